@@ -1,0 +1,44 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CLAUDE_VERSION := 2.1.330
+CLAUDE_DIR := .cache/claude-code
+CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
+
+.PHONY: demo test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+# The real Claude Code CLI, for the end-to-end hook tests (npm skips the
+# postinstall here, so the platform package's native binary is used).
+$(CLAUDE_BIN):
+	mkdir -p $(CLAUDE_DIR)
+	cd $(CLAUDE_DIR) && npm install --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
+	$(CLAUDE_BIN) --version
+
+demo: $(VENV)/.installed
+	@BIN=$(BIN) sh scripts/demo.sh
+
+test: $(VENV)/.dev $(CLAUDE_BIN)
+	@RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests; the suite is missing" >&2; fi; exit $$rc
+
+lint: $(VENV)/.installed
+	$(BIN)/runtime lint
+	$(BIN)/runtime doc-roles --check
+	$(BIN)/runtime migrate --check
+	$(BIN)/runtime schema --check
+
+bench: $(VENV)/.dev
+	$(BIN)/python bench/gate.py
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache

@@ -1,0 +1,7 @@
+"""Role-sandboxed multi-agent runtime.
+
+Kept empty on purpose: the PreToolUse hook imports ``runtime.gate`` in a fresh
+process for every tool call, and anything imported here would be paid each time.
+"""
+
+__version__ = "0.1.0"

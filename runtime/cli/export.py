@@ -1,0 +1,16 @@
+"""runtime export claude-agents: .claude/agents/<role>.md for each spawnable role."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import find_catalog
+from runtime.tooling.claude import export_agents
+
+
+def run(args) -> int:
+    catalog = Catalog(Path(find_catalog(args.catalog)))
+    for path in export_agents(catalog, Path(args.out)):
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,45 @@
+"""runtime hook install: merge the PreToolUse hook into .claude/settings.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from runtime.errors import UsageError
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import find_catalog
+from runtime.manifests.role import load_role
+from runtime.tooling.claude import hook_command, merge_hook, read_settings, write_atomic
+
+
+def _executable(explicit: str | None) -> str:
+    if explicit:
+        return os.path.abspath(explicit)
+    here = Path(sys.argv[0])
+    if here.name == "runtime" and here.exists():
+        return str(here.resolve())
+    found = shutil.which("runtime")
+    if not found:
+        raise UsageError("cannot find the runtime executable; pass --command PATH")
+    return os.path.abspath(found)
+
+
+def run(args) -> int:
+    catalog = Catalog(Path(find_catalog(args.catalog)))
+    if args.role:
+        role = load_role(catalog, args.role)
+        if not role.spawnable:
+            raise UsageError(f"role `{role.name}` is not spawnable and cannot gate a session")
+    exe = _executable(args.command)
+    path = Path(args.settings)
+    before = read_settings(path)
+    after = merge_hook(json.loads(json.dumps(before)), hook_command(exe, str(catalog.root), args.role), exe)
+    if after == before and path.exists():
+        print(f"{path}: hook already installed")
+        return 0
+    write_atomic(path, json.dumps(after, indent=2) + "\n")
+    print(f"{path}: PreToolUse hook installed ({'role ' + args.role if args.role else 'subagents gated by role'})")
+    return 0

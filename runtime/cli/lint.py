@@ -1,0 +1,32 @@
+"""runtime lint [PATHS]: validate the catalog and task manifests, run atom examples."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import find_catalog
+from runtime.tooling.lint import lint
+
+
+def run(args) -> int:
+    catalog = Catalog(Path(find_catalog(args.catalog)))
+    paths = [Path(p) for p in args.paths] or [p for p in [catalog.root / "manifests"] if p.is_dir()]
+    report = lint(catalog, paths)
+    if args.json:
+        print(json.dumps({
+            "ok": not report.errors,
+            "errors": [{"file": e.path, "line": e.line, "message": e.message} for e in report.errors],
+            "warnings": report.warnings,
+            "counts": {"atoms": report.atoms, "examples": report.examples, "roles": report.roles, "tasks": report.tasks},
+        }, indent=2))
+    else:
+        for w in report.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        for e in report.errors:
+            print(f"error: {e}", file=sys.stderr)
+        status = "ok" if not report.errors else f"{len(report.errors)} error(s)"
+        print(f"lint: {report.atoms} atoms, {report.examples} examples, {report.roles} roles, {report.tasks} tasks: {status}")
+    return 1 if report.errors else 0

@@ -1,0 +1,113 @@
+"""The ``runtime`` command: one module per verb, each a ``run(args) -> int``.
+
+Verb modules are imported only when their verb runs, so ``runtime --help``
+and ``runtime check`` (a fresh process per tool call) stay light. Errors
+that are the user's to fix (``FatalError``) become one line and exit 1 here,
+in one place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from runtime.errors import FatalError, ManifestErrors
+
+VERBS = {
+    "lint": "runtime.cli.lint",
+    "schema": "runtime.cli.schema",
+    "roles": "runtime.cli.roles",
+    "compose": "runtime.cli.compose",
+    "hook": "runtime.cli.hook",
+    "export": "runtime.cli.export",
+    "doc-roles": "runtime.cli.doc_roles",
+    "migrate": "runtime.cli.migrate",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="runtime",
+        description="Role-sandboxed multi-agent runtime: capability atoms, roles, and a fail-closed PreToolUse gate.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--catalog", metavar="DIR", help="folder with capabilities/ and roles/ (default: found upward from here, then the shipped one)")
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
+    sub.required = True
+    add = sub.add_parser
+
+    def verb(name: str, **kw):
+        return add(name, parents=[common], **kw)
+
+    p = verb("lint", help="validate atoms, roles and task manifests; run every atom example")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="task manifests or folders of them (default: manifests/)")
+    p.add_argument("--json", action="store_true", help="print findings as JSON")
+
+    p = verb("schema", help="write JSON Schemas for capability, role and task files")
+    p.add_argument("--out", metavar="DIR", help="folder to write to (default: <catalog>/schemas)")
+    p.add_argument("--check", action="store_true", help="exit 1 if the written schemas are stale")
+
+    p = verb("roles", help="list the roles")
+    p.add_argument("--json", action="store_true")
+
+    p = verb("compose", help="print the prompt bundle of a task (or of a role)")
+    p.add_argument("task", nargs="?", metavar="TASK", help="a task manifest")
+    p.add_argument("--role", help="compose a role without a task")
+    p.add_argument("--root", metavar="DIR", help="worktree root the policy is anchored at (default: .)")
+    p.add_argument("--json", action="store_true", help="print the bundle and the compiled policy as JSON")
+    p.add_argument("--policy-out", metavar="FILE", help="also write the compiled policy to FILE")
+
+    add("check", help="PreToolUse hook: read a Claude Code hook call on stdin, answer allow/deny/ask",
+                   add_help=False)
+
+    p = sub.add_parser("hook", help="install the PreToolUse hook into Claude Code settings")
+    hook_sub = p.add_subparsers(dest="action", metavar="ACTION")
+    hook_sub.required = True
+    h = hook_sub.add_parser("install", parents=[common], help="merge the hook into .claude/settings.json (idempotent)")
+    h.add_argument("--settings", metavar="FILE", default=".claude/settings.json")
+    h.add_argument("--role", help="gate the main session with this role (default: leave it to Claude Code; gate subagents by their role)")
+    h.add_argument("--command", metavar="PATH", help="the runtime executable to call (default: this one)")
+
+    p = sub.add_parser("export", help="export roles for other tools")
+    ex_sub = p.add_subparsers(dest="target", metavar="TARGET")
+    ex_sub.required = True
+    e = ex_sub.add_parser("claude-agents", parents=[common], help="write .claude/agents/<role>.md for every spawnable role")
+    e.add_argument("--out", metavar="DIR", default=".claude/agents")
+
+    p = verb("doc-roles", help="regenerate docs/AGENT-ROLES.md from the role and atom files")
+    p.add_argument("--check", action="store_true", help="exit 1 with a diff when the file is stale")
+    p.add_argument("--out", metavar="FILE", help="file to write (default: <catalog>/docs/AGENT-ROLES.md)")
+
+    p = verb("migrate", help="rewrite deprecated atom names to their new names")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="TOML files or folders (default: roles/ and manifests/)")
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 listing each deprecated use")
+    p.add_argument("--diff", action="store_true", help="show the change as a diff (nothing written)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["check"]:
+        from runtime.cli import check
+
+        return check.main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        module = importlib.import_module(VERBS[args.verb])
+        return module.run(args)
+    except ManifestErrors as exc:
+        for err in exc.errors:
+            print(f"error: {err}", file=sys.stderr)
+        return exc.exit_code
+    except FatalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

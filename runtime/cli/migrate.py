@@ -1,0 +1,58 @@
+"""runtime migrate [--check] [--diff] [PATHS]: deprecated atom names to new names."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+
+from runtime.errors import ManifestError, ManifestErrors
+from runtime.manifests.catalog import Catalog, display_path
+from runtime.manifests.locate import find_catalog
+from runtime.tooling.claude import write_atomic
+from runtime.tooling.migrate import rewrite
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        out += sorted(p.rglob("*.toml")) if p.is_dir() else [p]
+    return out
+
+
+def run(args) -> int:
+    catalog = Catalog(Path(find_catalog(args.catalog)))
+    aliases = {a.name: a.target for a in catalog.aliases.values()}
+    defaults = [catalog.role_dir, catalog.root / "manifests"]
+    paths = [Path(p) for p in args.paths] or [p for p in defaults if p.exists()]
+    changes, errors, found = [], [], 0
+    for path in _files(paths):
+        where = display_path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+            new, uses = rewrite(text, aliases, where)
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(ManifestError(where, 1, f"cannot read: {exc}"))
+            continue
+        except ManifestError as exc:
+            errors.append(exc)
+            continue
+        found += len(uses)
+        for use in uses:
+            if args.check:
+                print(f"{where}:{use.line}: `{use.old}` is deprecated, use `{use.new}`")
+        if uses:
+            changes.append((path, where, text, new, uses))
+    if errors:
+        raise ManifestErrors(errors)
+    if args.check:
+        return 1 if found else 0
+    for path, where, text, new, uses in changes:
+        if args.diff:
+            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True), where, where))
+        else:
+            write_atomic(path, new)
+            print(f"{where}: {len(uses)} name(s) rewritten")
+    if not changes:
+        print("no deprecated names found")
+    return 0

@@ -1,0 +1,35 @@
+"""runtime roles: the roles of the catalog, as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import find_catalog
+from runtime.tooling.doc_roles import ordered_roles
+
+
+def run(args) -> int:
+    catalog = Catalog(Path(find_catalog(args.catalog)))
+    roles = ordered_roles(catalog)
+    if args.json:
+        print(json.dumps([{
+            "name": r.name, "display_name": r.display_name, "spawnable": r.spawnable,
+            "escalation": r.escalation, "extends": r.chain[-2] if len(r.chain) > 1 else None,
+            "tools": list(r.tools), "atoms": list(r.atom_names()),
+        } for r in roles], indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Roles in {catalog.root}")
+    for col in ("role", "spawnable", "escalation", "extends", "tools", "atoms"):
+        table.add_column(col, overflow="fold")
+    for r in roles:
+        table.add_row(
+            r.name, "yes" if r.spawnable else "[red]no[/red]", r.escalation,
+            r.chain[-2] if len(r.chain) > 1 else "—", ", ".join(r.tools), str(len(r.atoms)),
+        )
+    Console().print(table)
+    return 0

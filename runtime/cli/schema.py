@@ -1,0 +1,26 @@
+"""runtime schema: write JSON Schemas for capability, role and task files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runtime.manifests.locate import find_catalog
+from runtime.tooling.schemas import manifest_schemas, render
+
+
+def run(args) -> int:
+    out = Path(args.out) if args.out else Path(find_catalog(args.catalog)) / "schemas"
+    stale = []
+    for name, schema in manifest_schemas().items():
+        path = out / name
+        text = render(schema)
+        if args.check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(path))
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    for path in stale:
+        print(f"{path}: stale; run `runtime schema` to regenerate")
+    return 1 if stale else 0

@@ -1,0 +1,41 @@
+"""The gate's answer."""
+
+from __future__ import annotations
+
+ALLOW = "allow"
+DENY = "deny"
+ASK = "ask"
+
+
+class GateDecision:
+    """A verdict (allow, deny or ask), why, and which atom and rule decided."""
+
+    __slots__ = ("verdict", "reason", "atom", "rule")
+
+    def __init__(self, verdict: str, reason: str, atom: str | None = None, rule: str | None = None) -> None:
+        self.verdict = verdict
+        self.reason = reason
+        self.atom = atom
+        self.rule = rule
+
+    @property
+    def allowed(self) -> bool:
+        return self.verdict == ALLOW
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"decision": self.verdict, "reason": self.reason, "atom": self.atom, "rule": self.rule}
+
+    def __repr__(self) -> str:
+        return f"GateDecision({self.verdict!r}, {self.reason!r}, atom={self.atom!r}, rule={self.rule!r})"
+
+
+def deny(reason: str, atom: str | None = None, rule: str | None = None) -> GateDecision:
+    return GateDecision(DENY, reason, atom, rule)
+
+
+def allow(reason: str, atom: str | None = None, rule: str | None = None) -> GateDecision:
+    return GateDecision(ALLOW, reason, atom, rule)
+
+
+def ask(reason: str, atom: str | None = None, rule: str | None = None) -> GateDecision:
+    return GateDecision(ASK, reason, atom, rule)

@@ -1,0 +1,212 @@
+"""The gate: ``decide(policy, tool_name, tool_input, cwd) -> GateDecision``.
+
+Default deny: a tool the role does not show is denied; writes need a grant
+from a scope gate and shell commands a grant from the shell rules. Deny beats
+ask beats allow. Any exception inside is a deny that says so.
+"""
+
+from __future__ import annotations
+
+import os
+
+from runtime.gate.decision import ALLOW, ASK, DENY, GateDecision, allow, deny
+from runtime.gate.paths import PathError, is_sink, protected_reason, relative_to, resolve
+from runtime.gate.policy import Policy
+
+_WRITE_KEYS = {
+    "Write": ("file_path", {"file_path", "content"}),
+    "Edit": ("file_path", {"file_path", "old_string", "new_string", "replace_all"}),
+    "MultiEdit": ("file_path", {"file_path", "edits"}),
+    "NotebookEdit": ("notebook_path", {"notebook_path", "new_source", "cell_id", "cell_type", "edit_mode"}),
+}
+_READ_KEYS = {
+    "Read": ("file_path", True, {"file_path", "offset", "limit", "pages"}),
+    "Glob": ("path", False, {"pattern", "path"}),
+    "Grep": ("path", False, {"pattern", "path", "glob", "type", "output_mode", "-A", "-B", "-C", "-n", "-i",
+                             "multiline", "head_limit", "offset", "context"}),
+}
+_BASH_KEYS = {"command", "description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}
+
+
+class Context:
+    """One decision's view of the policy, handed to gate kinds."""
+
+    __slots__ = ("policy", "tool", "cwd")
+
+    def __init__(self, policy: Policy, tool: str, cwd: str) -> None:
+        self.policy = policy
+        self.tool = tool
+        self.cwd = cwd
+
+    def check_write(self, target: str, cwds: tuple[str, ...], source: str) -> GateDecision:
+        """May ``target`` be written, taken relative to each of ``cwds``?"""
+        result = None
+        for cwd in cwds:
+            d = self._write_one(target, cwd, source)
+            if d.verdict == DENY:
+                return d
+            if result is None or d.verdict == ASK:
+                result = d
+        return result if result is not None else deny("no working folder to resolve the path against")
+
+    def _write_one(self, target: str, cwd: str, source: str) -> GateDecision:
+        policy = self.policy
+        if isinstance(target, str) and is_sink(os.path.normpath(target if target[:1] == "/" else f"{cwd}/{target}")):
+            return allow(f"`{target}` is not a file")
+        try:
+            resolved = resolve(target, cwd)
+        except PathError as exc:
+            return deny(f"{source}: {exc}", None, "path")
+        why = protected_reason(resolved, policy.protected)
+        if why:
+            return deny(f"{source}: writing `{resolved}` is not allowed: {why}", None, "protected")
+        rel = relative_to(resolved, policy.root)
+        grant = pending = None
+        for gate in policy.write_gates:
+            d = gate.on_write(resolved, rel, self)
+            if d is None:
+                continue
+            if d.verdict == DENY:
+                return d
+            if d.verdict == ASK:
+                pending = d
+            else:
+                grant = d
+        if grant is None:
+            return deny(f"{source}: role `{policy.role}` has no write scope, so it may not write `{rel if rel is not None else resolved}`", None, "no-write-scope")
+        return pending or grant
+
+
+def decide(policy: Policy, tool_name: object, tool_input: object, cwd: object) -> GateDecision:
+    """Decide one tool call. Never raises: a failure inside is a deny."""
+    try:
+        return _decide(policy, tool_name, tool_input, cwd)
+    except Exception as exc:  # noqa: BLE001 - the gate fails closed on anything
+        return deny(f"the gate could not judge this call ({type(exc).__name__}: {exc}); it is denied", None, "gate-error")
+
+
+def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecision:
+    if not isinstance(tool, str) or not tool:
+        return deny("the hook input names no tool", None, "input")
+    if not isinstance(inp, dict):
+        return deny(f"the input of `{tool}` is not an object", None, "input")
+    if not isinstance(cwd, str) or not cwd.startswith("/") or "\x00" in cwd:
+        return deny("the hook input has no absolute cwd", None, "input")
+    if tool not in policy.tools:
+        shown = ", ".join(sorted(policy.tools)) or "none"
+        return deny(f"`{tool}` is not available to role `{policy.role}`; the tools you may use are: {shown}", None, "tools")
+    ctx = Context(policy, tool, cwd)
+    pending = None
+    for gate in policy.tool_gates:
+        d = gate.on_tool(tool, inp, ctx)
+        if d is not None:
+            if d.verdict == DENY:
+                return d
+            if d.verdict == ASK:
+                pending = d
+    handler = _HANDLERS.get(tool)
+    if handler is None:
+        return deny(f"`{tool}` is not a tool this gate knows how to check", None, "tools")
+    d = handler(ctx, inp)
+    if d.verdict == DENY or pending is None:
+        return d
+    return pending
+
+
+def _unknown_keys(tool: str, inp: dict, known: set[str]) -> GateDecision | None:
+    extra = set(inp) - known
+    if extra:
+        return deny(f"`{tool}` input has fields this gate does not know ({', '.join(sorted(map(str, extra)))}); it is denied", None, "input")
+    return None
+
+
+def _read(ctx: Context, inp: dict) -> GateDecision:
+    key, required, known = _READ_KEYS[ctx.tool]
+    bad = _unknown_keys(ctx.tool, inp, known)
+    if bad:
+        return bad
+    if ctx.tool != "Read" and not isinstance(inp.get("pattern"), str):
+        return deny(f"`{ctx.tool}` needs a string `pattern`", None, "input")
+    path = inp.get(key)
+    if path is None and not required:
+        return allow(f"`{ctx.tool}` only reads")
+    if not isinstance(path, str) or not path or "\x00" in path:
+        return deny(f"`{ctx.tool}` needs `{key}` as a non-empty path without NUL bytes", None, "input")
+    return allow(f"`{ctx.tool}` only reads")
+
+
+def _write(ctx: Context, inp: dict) -> GateDecision:
+    key, known = _WRITE_KEYS[ctx.tool]
+    bad = _unknown_keys(ctx.tool, inp, known)
+    if bad:
+        return bad
+    if ctx.tool == "MultiEdit":
+        edits = inp.get("edits")
+        if not isinstance(edits, list) or not all(isinstance(e, dict) for e in edits):
+            return deny("`MultiEdit` needs `edits` as a list of objects", None, "input")
+    path = inp.get(key)
+    if not isinstance(path, str):
+        return deny(f"`{ctx.tool}` needs `{key}` as a string", None, "input")
+    return ctx.check_write(path, (ctx.cwd,), ctx.tool)
+
+
+def _bash(ctx: Context, inp: dict) -> GateDecision:
+    from runtime.gate.shell import ShellDeny, analyze
+
+    bad = _unknown_keys("Bash", inp, _BASH_KEYS)
+    if bad:
+        return bad
+    if inp.get("dangerouslyDisableSandbox"):
+        return deny("Bash calls may not disable the sandbox", None, "input")
+    command = inp.get("command")
+    try:
+        script = analyze(command, ctx.cwd)
+    except ShellDeny as exc:
+        return deny(str(exc), None, "shell")
+    policy = ctx.policy
+    pending = None
+    for cmd in script.commands:
+        grant = None
+        for gate in policy.command_gates:
+            d = gate.on_command(cmd, ctx)
+            if d is None:
+                continue
+            if d.verdict == DENY:
+                return d
+            if d.verdict == ASK:
+                pending = d
+            else:
+                grant = d
+        if grant is None:
+            return deny(f"`{cmd.name}` cannot run: role `{policy.role}` has no shell rules", None, "no-shell-rules")
+    for write in script.writes:
+        d = ctx.check_write(write.target, write.cwds, f"redirection `{write.text}`")
+        if d.verdict == DENY:
+            return d
+        if d.verdict == ASK:
+            pending = d
+    if pending is not None:
+        return pending
+    names = ", ".join(dict.fromkeys(c.name for c in script.commands))
+    return allow(f"every command is allowed ({names})", None, "shell")
+
+
+def _web(ctx: Context, inp: dict) -> GateDecision:
+    if ctx.tool == "WebFetch":
+        bad = _unknown_keys("WebFetch", inp, {"url", "prompt"})
+        url = inp.get("url")
+        if bad or not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            return bad or deny("`WebFetch` needs an http(s) `url`", None, "input")
+        return allow("the role may fetch web pages")
+    bad = _unknown_keys("WebSearch", inp, {"query", "allowed_domains", "blocked_domains"})
+    if bad or not isinstance(inp.get("query"), str):
+        return bad or deny("`WebSearch` needs a string `query`", None, "input")
+    return allow("the role may search the web")
+
+
+_HANDLERS = {
+    "Read": _read, "Glob": _read, "Grep": _read,
+    "Write": _write, "Edit": _write, "MultiEdit": _write, "NotebookEdit": _write,
+    "Bash": _bash,
+    "WebFetch": _web, "WebSearch": _web,
+}

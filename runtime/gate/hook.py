@@ -1,0 +1,65 @@
+"""Claude Code's PreToolUse protocol around the gate.
+
+Input: one JSON object on stdin. Output: ``hookSpecificOutput`` with the
+decision and reason on stdout; a deny also exits 2 with the reason on stderr,
+because Claude Code runs the tool on any other non-zero exit (1, a crash, a
+timeout). So every failure here, including a missing or corrupt policy and
+input we cannot read, becomes a deny with exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from runtime.gate.decision import DENY, GateDecision, deny
+from runtime.gate.engine import decide
+from runtime.gate.policy import Policy
+
+
+class HookAnswer:
+    __slots__ = ("stdout", "stderr", "exit_code", "decision")
+
+    def __init__(self, stdout: str, stderr: str, exit_code: int, decision: GateDecision | None) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit_code = exit_code
+        self.decision = decision
+
+
+DEFER = HookAnswer("", "", 0, None)  # no opinion: Claude Code's own permissions decide
+
+
+def answer(decision: GateDecision) -> HookAnswer:
+    reason = decision.reason + (f" [{decision.atom}]" if decision.atom else "")
+    payload = {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision.verdict,
+        "permissionDecisionReason": reason,
+    }}
+    out = json.dumps(payload) + "\n"
+    if decision.verdict == DENY:
+        return HookAnswer(out, reason + "\n", 2, decision)
+    return HookAnswer(out, "", 0, decision)
+
+
+def run_hook(raw: bytes, select_policy: Callable[[dict], Policy | None]) -> HookAnswer:
+    """Decide one hook call. ``select_policy`` may return None to defer."""
+    try:
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            return answer(deny(f"the hook input is not JSON ({exc}); the call is denied", None, "input"))
+        if not isinstance(data, dict):
+            return answer(deny("the hook input is not a JSON object; the call is denied", None, "input"))
+        if data.get("hook_event_name") != "PreToolUse":
+            return answer(deny("this hook only answers PreToolUse events; the call is denied", None, "input"))
+        try:
+            policy = select_policy(data)
+        except Exception as exc:  # noqa: BLE001 - no policy means no allow
+            return answer(deny(f"no usable policy: {exc}", None, "policy"))
+        if policy is None:
+            return DEFER
+        return answer(decide(policy, data.get("tool_name"), data.get("tool_input"), data.get("cwd")))
+    except Exception as exc:  # noqa: BLE001 - fail closed
+        return answer(deny(f"the hook failed ({type(exc).__name__}: {exc}); the call is denied", None, "hook-error"))

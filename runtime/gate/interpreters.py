@@ -1,0 +1,105 @@
+"""Interpreter one-liners: code given on the command line or on stdin.
+
+``python -c``, ``perl -e``, ``node -e``, ``awk '...'``, a script read from
+stdin, and ``sed`` scripts beyond plain printing and substitution all run code
+the gate cannot judge; they are denied unless a rule sets ``inline-code``.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PYTHON = re.compile(r"^(?:python|pypy)[0-9.]*$")
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+# name -> (letters that take inline code in a short-option cluster, long options that do,
+#          short options that take a separate value, whether no script means stdin)
+_SPECS: dict[str, tuple[str, frozenset[str], str, bool]] = {
+    "python": ("c", frozenset(), "WXQ", True),
+    "perl": ("eE", frozenset(), "IMmdxl0", True),
+    "ruby": ("e", frozenset(), "IrCEKTx", True),
+    "node": ("ep", frozenset({"--eval", "--print"}), "r", True),
+    "nodejs": ("ep", frozenset({"--eval", "--print"}), "r", True),
+    "bun": ("e", frozenset({"--eval", "--print"}), "r", False),
+    "deno": ("", frozenset(), "", False),
+    "php": ("rRBE", frozenset(), "cdfz", True),
+    "lua": ("e", frozenset(), "l", True),
+    "luajit": ("e", frozenset(), "l", True),
+    "Rscript": ("e", frozenset(), "", True),
+    "tclsh": ("", frozenset(), "", True),
+}
+_SED_ADDR = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)?(?:,(?:\d+|\$|/(?:[^/\\]|\\.)*/))?"
+_SED_SAFE = re.compile(
+    rf"^\s*{_SED_ADDR}\s*(?:[pdq=]|s(?P<d>[^\s\\\w])(?:(?!(?P=d))[^\\]|\\.)*(?P=d)(?:(?!(?P=d))[^\\]|\\.)*(?P=d)[gipI0-9]*)?\s*$"
+)
+
+
+def _spec_for(name: str):
+    if _PYTHON.match(name):
+        return _SPECS["python"]
+    return _SPECS.get(name)
+
+
+def inline_code(name: str, args: list[str]) -> str | None:
+    """Why ``name args`` runs code given inline, or None."""
+    if name in _AWK:
+        if "-f" in args or any(a.startswith("--file") for a in args):
+            return None
+        return f"`{name}` programs given on the command line can run commands (system, pipes); use grep, cut or sort"
+    if name == "sed":
+        return _sed(args)
+    if name == "deno" and args[:1] == ["eval"]:
+        return "`deno eval` runs inline code"
+    spec = _spec_for(name)
+    if spec is None:
+        return None
+    letters, longs, with_value, stdin = spec
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-":
+            return f"`{name} -` runs a script read from stdin"
+        if a == "--":
+            break
+        if a.startswith("--"):
+            if a.split("=", 1)[0] in longs:
+                return f"`{name} {a.split('=', 1)[0]}` runs inline code"
+            i += 1
+            continue
+        if a.startswith("-"):
+            cluster = a[1:]
+            for n, ch in enumerate(cluster):
+                if ch in letters:
+                    return f"`{name} -{ch}` runs inline code; write a file in your scope and run that instead, if your rules allow"
+                if ch in with_value:
+                    i += 0 if n + 1 < len(cluster) else 1
+                    break
+                if ch == "m" and letters == "c":
+                    return None  # python -m MODULE: the rule's subcommands decide
+            i += 1
+            continue
+        return None  # a script file: the rules decide
+    return f"`{name}` with no script reads code from stdin" if stdin else None
+
+
+def _sed(args: list[str]) -> str | None:
+    scripts, i, plain = [], 0, []
+    while i < len(args):
+        a = args[i]
+        if a in ("-e", "--expression"):
+            scripts.append(args[i + 1] if i + 1 < len(args) else "")
+            i += 2
+            continue
+        if a.startswith("--expression="):
+            scripts.append(a.split("=", 1)[1])
+        elif a in ("-f", "--file") or a.startswith("--file="):
+            return "`sed -f` runs a script file the gate cannot read"
+        elif not a.startswith("-"):
+            plain.append(a)
+        i += 1
+    if not scripts and plain:
+        scripts = [plain[0]]
+    for script in scripts:
+        for part in script.replace("\n", ";").split(";"):
+            if part.strip() and not _SED_SAFE.match(part):
+                return f"the sed script `{script[:40]}` may write files or run commands; only addresses with p, d, q, = and s///[gip] are allowed"
+    return None

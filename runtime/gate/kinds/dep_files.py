@@ -1,0 +1,30 @@
+"""safety::no-dep-bump: dependency declarations and lock files stay as they are."""
+
+from __future__ import annotations
+
+from runtime.gate.decision import deny
+from runtime.gate.kinds.base import Gate, no_more, take_list
+from runtime.gate.kinds.write_scope import compile_globs
+
+
+class DepFiles(Gate):
+    kind = "dep-files"
+
+    def configure(self, params):
+        self.globs = take_list(params, "globs")
+        self.match = compile_globs(self.globs)
+        # Flags are dropped on both sides: `python3 -m pip install` matches `python3 pip install`.
+        self.commands = [tuple(w for w in c.split() if not w.startswith("-")) for c in take_list(params, "commands")]
+        no_more(self.kind, params)
+
+    def on_write(self, resolved, rel, ctx):
+        if rel is not None and self.match is not None and self.match.match(rel):
+            return deny(f"`{rel}` declares or locks dependencies; this task may not change them (say in your report what you need)", self.atom, "dep-files")
+        return None
+
+    def on_command(self, cmd, ctx):
+        words = (cmd.name, *[a for a in cmd.args if not a.startswith("-")])
+        for prefix in self.commands:
+            if words[: len(prefix)] == prefix:
+                return deny(f"`{' '.join(prefix)}` changes dependencies; this task may not (say in your report what you need)", self.atom, " ".join(prefix))
+        return None

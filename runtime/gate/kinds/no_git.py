@@ -1,0 +1,27 @@
+"""policy::no-git-ops: no git or gh in any form; only the orchestrator holds git."""
+
+from __future__ import annotations
+
+from runtime.gate.decision import deny
+from runtime.gate.kinds.base import Gate, no_more, take_list
+
+
+class NoGit(Gate):
+    kind = "no-git"
+
+    def configure(self, params):
+        self.programs = frozenset(p.lower() for p in take_list(params, "programs"))
+        no_more(self.kind, params)
+
+    def on_command(self, cmd, ctx):
+        name = cmd.name.lower()
+        if name in self.programs or name.startswith("git-"):
+            return deny(
+                f"`{cmd.name}` is a git tool{f' (run through `{cmd.via.strip()}`)' if cmd.via else ''}: agents never run git; "
+                "the orchestrator commits your verified work, so just edit files and report",
+                self.atom, cmd.name,
+            )
+        for key, _ in cmd.assigns:
+            if key.upper().startswith("GIT_"):
+                return deny(f"`{key}` configures git; agents never run git", self.atom, key)
+        return None

@@ -1,0 +1,118 @@
+"""Path resolution for the gate: absolute, `..` collapsed, symlinks followed.
+
+Paths are compared by components: a resolved path is inside ``root`` when it
+equals it or starts with ``root + "/"`` (so ``src_evil`` is never inside
+``src``). On Linux the directory part is resolved with one ``O_PATH`` open and a
+``/proc/self/fd`` read-back (a few syscalls whatever the depth); elsewhere, or
+when anything is unusual, ``os.path.realpath`` does the work.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+_O_PATH = getattr(os, "O_PATH", 0)
+_PROC_FD = "/proc/self/fd/"
+_PROTECTED_NAMES = (".git", ".claude")
+_DEV_WRITABLE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+class PathError(ValueError):
+    """A path the gate cannot interpret: always a deny."""
+
+
+def resolve(path: object, cwd: str) -> str:
+    """The canonical absolute form of ``path`` taken relative to ``cwd``."""
+    if not isinstance(path, str):
+        raise PathError("a path must be a string")
+    if not path:
+        raise PathError("the path is empty")
+    if "\x00" in path:
+        raise PathError("the path contains a NUL byte")
+    full = path if path[0] == "/" else f"{cwd}/{path}"
+    if "/.." in full or not _O_PATH:
+        # `..` after a symlink must be applied to the link's target, which
+        # realpath does component by component; normpath would get it wrong.
+        return os.path.realpath(full)
+    full = os.path.normpath(full)
+    if full.startswith("//"):
+        full = "/" + full.lstrip("/")
+    parent, _, name = full.rpartition("/")
+    try:
+        fd = os.open(parent or "/", _O_PATH | os.O_DIRECTORY)
+    except FileNotFoundError:
+        # A new folder: resolve the deepest folder that exists. Nothing below
+        # it exists, so the rest of the path holds no symlink.
+        base, _, tail = parent.rpartition("/")
+        while base:
+            try:
+                fd = os.open(base, _O_PATH | os.O_DIRECTORY)
+            except FileNotFoundError:
+                base, _, more = base.rpartition("/")
+                tail = f"{more}/{tail}"
+                continue
+            except OSError:
+                return os.path.realpath(full)
+            try:
+                real = os.readlink(f"{_PROC_FD}{fd}")
+            except OSError:
+                return os.path.realpath(full)
+            finally:
+                os.close(fd)
+            if real[:1] != "/" or real.endswith(" (deleted)"):
+                return os.path.realpath(full)
+            return f"{real.rstrip('/')}/{tail}/{name}"
+        return os.path.realpath(full)
+    except OSError:
+        return os.path.realpath(full)
+    try:
+        real_parent = os.readlink(f"{_PROC_FD}{fd}")
+        if real_parent[:1] != "/" or real_parent.endswith(" (deleted)"):
+            return os.path.realpath(full)
+        if not name:
+            return real_parent
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return f"{real_parent}/{name}" if real_parent != "/" else f"/{name}"
+        if stat.S_ISLNK(st.st_mode):
+            return os.path.realpath(full)
+        return f"{real_parent}/{name}" if real_parent != "/" else f"/{name}"
+    except OSError:
+        return os.path.realpath(full)
+    finally:
+        os.close(fd)
+
+
+def relative_to(resolved: str, root: str) -> str | None:
+    """``resolved`` relative to ``root`` ("" for the root itself), or None if outside."""
+    if resolved == root:
+        return ""
+    if root == "/":
+        return resolved[1:]
+    if resolved.startswith(root) and resolved[len(root)] == "/":
+        return resolved[len(root) + 1:]
+    return None
+
+
+def protected_reason(resolved: str, protected: tuple[str, ...]) -> str | None:
+    """Why a write to ``resolved`` is never allowed, or None."""
+    low = resolved.lower()
+    if "/.git" in low or "/.claude" in low:
+        for comp in low.split("/"):
+            # Case-insensitive and trailing dots/spaces ignored: on macOS and
+            # Windows file systems `.GIT` and `.git.` name the same folder.
+            if comp.rstrip(". ") in _PROTECTED_NAMES:
+                return f"`{comp}` folders are never written by agents (only the orchestrator holds git and settings)"
+    for p in protected:
+        if resolved == p or resolved.startswith(p + "/"):
+            return "this path holds the runtime's own policy or catalog files, which agents never write"
+    if low.startswith(("/dev/", "/proc/", "/sys/")) and resolved not in _DEV_WRITABLE:
+        return "writing to device, /proc or /sys files is not allowed"
+    return None
+
+
+def is_sink(resolved: str) -> bool:
+    """Write targets that are not files (`/dev/null` and the standard streams)."""
+    return resolved in _DEV_WRITABLE or resolved.startswith("/dev/fd/") or resolved.startswith("/proc/self/fd/")

@@ -1,0 +1,106 @@
+"""Loading a compiled policy (the JSON that ``runtime.policy.compile`` writes).
+
+The gate trusts nothing in it: the content hash must match, the format and
+version must be known, every gate kind must be in the registry and every
+parameter must be what that kind expects. Any surprise is a PolicyError, and
+the hook turns a PolicyError into a deny.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from runtime.gate.kinds import GATES, PolicyError
+
+FORMAT = "agent-runtime-policy"
+VERSION = 1
+
+
+def _sha256():
+    # _sha256 is built into CPython and imports in microseconds; hashlib pulls
+    # in OpenSSL bindings, which the per-call hook process would pay for.
+    try:
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - other interpreters
+        from hashlib import sha256
+    return sha256
+
+
+def canonical(doc: dict) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def content_hash(doc: dict) -> str:
+    body = {k: v for k, v in doc.items() if k != "hash"}
+    return "sha256:" + _sha256()(canonical(body)).hexdigest()
+
+
+class Policy:
+    """A loaded policy: the gate objects, ready to decide."""
+
+    __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash")
+
+    def __init__(self, doc: dict, extra_protected: tuple[str, ...] = ()) -> None:
+        if not isinstance(doc, dict):
+            raise PolicyError("the policy is not a JSON object")
+        if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+            raise PolicyError(f"not a {FORMAT} document of version {VERSION}")
+        if doc.get("hash") != content_hash(doc):
+            raise PolicyError("the policy's content hash does not match: it was edited or corrupted")
+        self.doc = doc
+        self.hash = doc["hash"]
+        self.role = _str(doc, "role")
+        root = _str(doc, "root")
+        if not root.startswith("/") or "\x00" in root:
+            raise PolicyError("the policy's root is not an absolute path")
+        self.root = os.path.realpath(root)
+        tools = doc.get("tools")
+        if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+            raise PolicyError("`tools` must be a list of tool names")
+        self.tools = frozenset(tools)
+        protected = doc.get("protected")
+        if not isinstance(protected, list) or not all(isinstance(p, str) and p.startswith("/") for p in protected):
+            raise PolicyError("`protected` must be a list of absolute paths")
+        self.protected = tuple(os.path.realpath(p) for p in protected) + tuple(extra_protected)
+        raw_gates = doc.get("gates")
+        if not isinstance(raw_gates, list):
+            raise PolicyError("`gates` must be a list")
+        self.gates = []
+        for entry in raw_gates:
+            if not isinstance(entry, dict) or set(entry) != {"atom", "kind", "params"}:
+                raise PolicyError("a gate entry must have exactly atom, kind and params")
+            cls = GATES.get(entry["kind"])
+            if cls is None:
+                raise PolicyError(f"unknown gate kind `{entry['kind']}`")
+            if not isinstance(entry["params"], dict):
+                raise PolicyError("gate params must be an object")
+            self.gates.append(cls(str(entry["atom"]), entry["params"]))
+        # Gates that only deny run before those that grant, so a denial names
+        # the atom that forbids (no-git) rather than the one that did not allow.
+        self.gates.sort(key=lambda g: g.grants)
+        self.tool_gates = [g for g in self.gates if g.on_tool is not None]
+        self.write_gates = [g for g in self.gates if g.on_write is not None]
+        self.command_gates = [g for g in self.gates if g.on_command is not None]
+
+
+def _str(doc: dict, key: str) -> str:
+    value = doc.get(key)
+    if not isinstance(value, str) or not value:
+        raise PolicyError(f"`{key}` must be a non-empty string")
+    return value
+
+
+def load_policy(path: str) -> Policy:
+    """Read and check a compiled policy file; the file itself becomes protected."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise PolicyError(f"cannot read the policy {path}: {exc.strerror or exc}") from None
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise PolicyError(f"the policy {path} is not valid JSON: {exc}") from None
+    real = os.path.realpath(path)
+    return Policy(doc, (real,))

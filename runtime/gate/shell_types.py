@@ -1,0 +1,51 @@
+"""What the shell analysis produces (kept apart so wrappers can use it too)."""
+
+from __future__ import annotations
+
+
+class ShellDeny(Exception):
+    """The command cannot be allowed; the message says why and what to do."""
+
+
+class Word:
+    __slots__ = ("value", "glob", "tilde")
+
+    def __init__(self, value: str, glob: bool = False, tilde: bool = False) -> None:
+        self.value = value
+        self.glob = glob
+        self.tilde = tilde
+
+
+class Command:
+    """One simple command as it would run, after unwrapping wrappers."""
+
+    __slots__ = ("name", "args", "words", "assigns", "cwds", "text", "via", "open_args")
+
+    def __init__(self, name, words, assigns, cwds, text, via, open_args):
+        self.name = name
+        self.words = words
+        self.args = [w.value for w in words]
+        self.assigns = assigns
+        self.cwds = cwds
+        self.text = text
+        self.via = via
+        self.open_args = open_args
+
+
+class Write:
+    """A file a redirection writes, with every directory it may be relative to."""
+
+    __slots__ = ("target", "cwds", "text")
+
+    def __init__(self, target: str, cwds: tuple[str, ...], text: str) -> None:
+        self.target = target
+        self.cwds = cwds
+        self.text = text
+
+
+class Script:
+    __slots__ = ("commands", "writes")
+
+    def __init__(self) -> None:
+        self.commands: list[Command] = []
+        self.writes: list[Write] = []

@@ -1,0 +1,208 @@
+"""Programs that run other programs: unwrap them, or refuse them.
+
+A wrapper's inner command is judged like any other (so `timeout 60 git push`
+is a git call); runners whose inner command cannot be seen are denied
+outright, whatever the role's rules say.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from runtime.gate.shell_types import ShellDeny, Word
+
+PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+TRUSTED_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
+
+# Builtins that execute text, change the shell's own state or hide what runs.
+FORBIDDEN_BUILTINS = frozenset({
+    "eval", "source", ".", "exec", "trap", "alias", "unalias", "enable", "set", "shopt", "declare",
+    "typeset", "export", "local", "readonly", "unset", "hash", "coproc", "pushd", "popd", "fc",
+    "history", "bind", "complete", "compgen", "let", "mapfile", "readarray", "read", "getopts",
+    "shift", "ulimit", "umask", "disown", "caller",
+})
+# Programs that run a command the gate cannot unwrap.
+OPAQUE_RUNNERS = frozenset({
+    "sudo", "doas", "su", "runuser", "sg", "newgrp", "chroot", "unshare", "nsenter", "setpriv", "flock",
+    "script", "watch", "parallel", "strace", "ltrace", "gdb", "lldb", "valgrind", "perf", "catchsegv",
+    "chrt", "taskset", "ionice", "prlimit", "systemd-run", "start-stop-daemon", "expect", "tmux",
+    "screen", "busybox", "toybox", "fakeroot", "proot", "firejail", "bwrap", "dbus-launch", "xvfb-run",
+    "npx", "pnpx", "bunx", "uvx", "pipx", "at", "batch", "crontab", "zsh", "fish", "csh", "tcsh", "ksh",
+    "mksh", "eatmydata", "torsocks", "proxychains", "proxychains4", "rlwrap", "entr", "socat",
+})
+SHELLS = frozenset({"sh", "bash", "dash", "ash"})
+
+
+class Unwrapped:
+    """What a wrapper runs: inner commands, shell scripts, extra environment."""
+
+    __slots__ = ("commands", "scripts", "assigns", "record_self", "open_args")
+
+    def __init__(self, commands=(), scripts=(), assigns=(), record_self=False, open_args=False):
+        self.commands: list[list[Word]] = list(commands)
+        self.scripts: list[str] = list(scripts)
+        self.assigns: list[tuple[str, Word]] = list(assigns)
+        self.record_self = record_self
+        self.open_args = open_args
+
+
+def program_name(word: Word) -> str:
+    """The program a command word names, by basename; paths only from system folders."""
+    value = word.value
+    if word.glob or word.tilde:
+        raise ShellDeny(f"the program name `{value}` uses a glob or `~`; call programs by name")
+    if "/" in value:
+        base = os.path.basename(value)
+        if value.startswith("/"):
+            folder, base = os.path.split(os.path.normpath(value))
+            if folder in TRUSTED_BIN_DIRS and PROGRAM.match(base):
+                return base
+        raise ShellDeny(f"`{value}` runs a program by its path; call it by name (`{base}`) so the policy can check it")
+    if not PROGRAM.match(value):
+        raise ShellDeny(f"`{value}` is not a program name")
+    return value
+
+
+def _options(name: str, args: list[Word], with_value: set[str], flags: set[str]) -> int:
+    """Skip a wrapper's options; return the index of its first operand."""
+    i = 0
+    while i < len(args):
+        a = args[i].value
+        if a == "--":
+            return i + 1
+        if not a.startswith("-") or a == "-":
+            return i
+        key = a.split("=", 1)[0]
+        if key in flags and "=" not in a:
+            i += 1
+        elif key in with_value:
+            i += 1 if "=" in a else 2
+        elif a[:2] in with_value and len(a) > 2 and not a.startswith("--"):
+            i += 1  # attached value: -n10, -oL
+        else:
+            raise ShellDeny(f"`{name} {a}`: unknown option for a wrapper; the gate only unwraps options it knows")
+    return i
+
+
+def _after(name: str, args: list[Word], with_value: set[str], flags: set[str], skip: int = 0) -> Unwrapped:
+    i = _options(name, args, with_value, flags) + skip
+    if i > len(args):
+        raise ShellDeny(f"`{name}` is missing its arguments")
+    rest = args[i:]
+    return Unwrapped([rest]) if rest else Unwrapped(record_self=True)
+
+
+def _env(args: list[Word]) -> Unwrapped:
+    assigns: list[tuple[str, Word]] = []
+    i = 0
+    while i < len(args):
+        a = args[i].value
+        if a in ("-i", "--ignore-environment", "-0", "--null", "-"):
+            i += 1
+        elif a in ("-u", "--unset"):
+            i += 2
+        elif a.startswith(("--unset=", "-u")):
+            i += 1
+        elif a == "--":
+            i += 1
+            break
+        elif a.startswith("-"):
+            raise ShellDeny(f"`env {a}` is not allowed (only -i, -0 and -u are unwrapped)")
+        elif "=" in a:
+            key, _, val = a.partition("=")
+            assigns.append((key, Word(val, args[i].glob, val.startswith("~"))))
+            i += 1
+        else:
+            break
+    while i < len(args) and "=" in args[i].value and not args[i].value.startswith("-"):
+        key, _, val = args[i].value.partition("=")
+        assigns.append((key, Word(val, args[i].glob, val.startswith("~"))))
+        i += 1
+    rest = args[i:]
+    return Unwrapped([rest] if rest else [], assigns=assigns, record_self=not rest)
+
+
+def _shell(name: str, args: list[Word]) -> Unwrapped:
+    i, script_flag = 0, False
+    while i < len(args):
+        a = args[i].value
+        if a in ("--noprofile", "--norc", "--login"):
+            i += 1
+        elif a in ("-o", "+o"):
+            i += 2
+        elif re.fullmatch(r"[-+][euxvlc]+", a):
+            script_flag = script_flag or "c" in a
+            i += 1
+        elif a.startswith(("-", "+")):
+            raise ShellDeny(f"`{name} {a}` is not allowed (options unwrapped: -c -e -u -x -v -l -o)")
+        else:
+            break
+    if not script_flag:
+        return Unwrapped(record_self=True)  # a script file or stdin: the rules decide
+    if i >= len(args):
+        raise ShellDeny(f"`{name} -c` has no script")
+    return Unwrapped(scripts=[args[i].value])
+
+
+def _find(args: list[Word]) -> Unwrapped:
+    commands: list[list[Word]] = []
+    i = 0
+    while i < len(args):
+        a = args[i].value
+        if a in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j].value not in (";", "+"):
+                j += 1
+            if j >= len(args):
+                raise ShellDeny(f"`find {a}` is not terminated by `;` or `+`")
+            if j == i + 1:
+                raise ShellDeny(f"`find {a}` has no command")
+            commands.append(args[i + 1:j])
+            i = j + 1
+        elif a in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls"):
+            raise ShellDeny(f"`find {a}` writes or deletes files the gate cannot list; find the files, then act on explicit paths")
+        else:
+            i += 1
+    return Unwrapped(commands, record_self=True)
+
+
+_SIMPLE: dict[str, tuple[set[str], set[str], int]] = {
+    # name: (options taking a value, options without one, operands before the command)
+    "command": (set(), {"-p", "-v", "-V"}, 0),
+    "builtin": (set(), set(), 0),
+    "nohup": (set(), set(), 0),
+    "time": ({"-f", "--format"}, {"-p", "-v", "--verbose", "-q", "--quiet", "--portability"}, 0),
+    "timeout": ({"-s", "--signal", "-k", "--kill-after"}, {"--preserve-status", "--foreground", "-v", "--verbose"}, 1),
+    "nice": ({"-n", "--adjustment"}, set(), 0),
+    "stdbuf": ({"-i", "-o", "-e", "--input", "--output", "--error"}, set(), 0),
+    "setsid": (set(), {"-c", "--ctty", "-f", "--fork", "-w", "--wait"}, 0),
+}
+_XARGS_VALUE = {"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a", "--max-args", "--max-procs",
+                "--delimiter", "--replace", "--arg-file", "--max-lines", "--max-chars", "--eof"}
+_XARGS_FLAGS = {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x", "--exit"}
+
+
+def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
+    """What ``name args`` runs if it is a wrapper; None for an ordinary program."""
+    if name in FORBIDDEN_BUILTINS:
+        raise ShellDeny(f"`{name}` is not allowed: it runs text or changes the shell in ways the gate cannot see")
+    if name in OPAQUE_RUNNERS:
+        raise ShellDeny(f"`{name}` runs other programs in a way the gate cannot check; run the inner command directly")
+    if name == "env":
+        return _env(args)
+    if name in SHELLS:
+        return _shell(name, args)
+    if name == "find":
+        return _find(args)
+    if name == "xargs":
+        i = _options(name, args, _XARGS_VALUE, _XARGS_FLAGS)
+        rest = args[i:] or [Word("echo")]
+        return Unwrapped([rest], open_args=True)
+    if name == "nice" and args and re.fullmatch(r"-\d+", args[0].value):
+        args = args[1:]
+    spec = _SIMPLE.get(name)
+    if spec is None:
+        return None
+    with_value, flags, skip = spec
+    return _after(name, args, with_value, flags, skip)

@@ -1,0 +1,200 @@
+"""Capability atoms: ``capabilities/<category>/<slug>/{capability.toml,text.md}``.
+
+An atom states one rule as data: the gate kind, verify kind and sandbox
+contributions it names from the registries in ``runtime.manifests.kinds``, the
+typed parameters those kinds consume, and examples that test it. An alias stub
+holds only ``alias`` and ``deprecated``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from runtime.errors import ManifestError
+from runtime.manifests.kinds import GATE_KINDS, SANDBOX_KINDS, TASK_FIELDS, VERIFY_KINDS
+from runtime.manifests.model import Model, parse_model
+from runtime.manifests.names import check_atom_name
+from runtime.manifests.params import PARAM_TYPES, check_value
+from runtime.manifests.tomlsrc import TomlSource, read_toml
+
+PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+ParamType = Literal[tuple(PARAM_TYPES)]  # type: ignore[valid-type]
+
+
+class ParamSpec(Model):
+    type: ParamType
+    default: Any = None
+    task_field: Literal[tuple(TASK_FIELDS)] | None = None  # type: ignore[valid-type]
+
+
+class GateExample(Model):
+    tool: str
+    input: dict[str, Any]
+    expect: Literal["allow", "deny", "ask"]
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class VerifyExample(Model):
+    evidence: dict[str, Any]
+    expect: Literal["passed", "rejected"]
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class AtomFile(Model):
+    name: str
+    summary: str
+    gate: Literal[tuple(GATE_KINDS)] | None = None  # type: ignore[valid-type]
+    verify: Literal[tuple(VERIFY_KINDS)] | None = None  # type: ignore[valid-type]
+    sandbox: list[Literal[tuple(SANDBOX_KINDS)]] = Field(default_factory=list)  # type: ignore[valid-type]
+    params: dict[str, ParamSpec] = Field(default_factory=dict)
+    examples: list[dict[str, Any]] = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_atom_name(v)
+
+    @field_validator("summary")
+    @classmethod
+    def _summary(cls, v: str) -> str:
+        if not v.strip() or "\n" in v or len(v) > 120:
+            raise ValueError("summary must be one line of at most 120 characters")
+        return v
+
+
+class AliasFile(Model):
+    alias: str
+    deprecated: str
+
+    @field_validator("alias")
+    @classmethod
+    def _alias(cls, v: str) -> str:
+        return check_atom_name(v)
+
+
+@dataclass(frozen=True)
+class Atom:
+    name: str
+    summary: str
+    gate: str | None
+    verify: str | None
+    sandbox: tuple[str, ...]
+    params: dict[str, ParamSpec]
+    examples: tuple[GateExample | VerifyExample, ...]
+    text: str
+    toml_path: Path
+    text_path: Path
+    src: TomlSource = field(repr=False, compare=False)
+
+    def example_line(self, index: int) -> int:
+        return self.src.line_of(("examples", index))
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str
+    target: str
+    note: str
+    toml_path: Path
+    src: TomlSource = field(repr=False, compare=False)
+
+
+def name_for_folder(folder: Path) -> str:
+    return f"{folder.parent.name}::{folder.name}"
+
+
+def load_atom_folder(folder: Path, display: str) -> Atom | Alias:
+    """Load one atom folder; ``display`` is the path shown in messages."""
+    toml_path = folder / "capability.toml"
+    data, src = read_toml(toml_path, display)
+    expected = name_for_folder(folder)
+    if "alias" in data:
+        stub = parse_model(AliasFile, data, src)
+        if (folder / "text.md").exists():
+            raise ManifestError(display, 1, "an alias stub has no text.md: it only points to its new name")
+        if stub.alias == expected:
+            raise ManifestError(display, src.line_of(("alias",)), f"`{expected}` is an alias of itself")
+        return Alias(expected, stub.alias, stub.deprecated, toml_path, src)
+    atom = parse_model(AtomFile, data, src)
+    if atom.name != expected:
+        raise src.error(("name",), f"name `{atom.name}` does not match its folder (expected `{expected}`)")
+    if not (atom.gate or atom.verify or atom.sandbox):
+        raise src.error(("name",), "the atom enforces nothing: name a gate, verify or sandbox kind (prompt-only rules are not atoms)")
+    if len(set(atom.sandbox)) != len(atom.sandbox):
+        raise src.error(("sandbox",), "duplicate sandbox kinds")
+    _check_params(atom, src)
+    examples = tuple(_check_example(atom, n, ex, src) for n, ex in enumerate(atom.examples))
+    if atom.gate and not any(isinstance(e, GateExample) for e in examples):
+        raise src.error(("gate",), "an atom with a gate kind needs at least one example tool call")
+    if atom.verify and not any(isinstance(e, VerifyExample) for e in examples):
+        raise src.error(("verify",), "an atom with a verify kind needs at least one verify example")
+    text_path = folder / "text.md"
+    try:
+        text = text_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(display, 1, f"cannot read text.md: {exc}") from None
+    if not text.strip():
+        raise ManifestError(str(Path(display).with_name("text.md")), 1, "text.md is empty")
+    return Atom(
+        atom.name, atom.summary, atom.gate, atom.verify, tuple(atom.sandbox), dict(atom.params),
+        examples, text, toml_path, text_path, src,
+    )
+
+
+def _kind_params(atom: AtomFile) -> dict[str, str]:
+    wanted: dict[str, str] = {}
+    for registry, kind in ((GATE_KINDS, atom.gate), (VERIFY_KINDS, atom.verify)):
+        if kind:
+            wanted.update(registry[kind])
+    return wanted
+
+
+def _check_params(atom: AtomFile, src: TomlSource) -> None:
+    wanted = _kind_params(atom)
+    for pname, spec in atom.params.items():
+        loc = ("params", pname)
+        if not PARAM_NAME.match(pname):
+            raise src.error(loc, f"`{pname}` is not a parameter name")
+        if pname not in wanted:
+            raise src.error(loc, f"parameter `{pname}` is not used by the atom's kinds (they take: {', '.join(sorted(wanted)) or 'nothing'})")
+        if spec.type != wanted[pname]:
+            raise src.error(loc + ("type",), f"parameter `{pname}` must have type `{wanted[pname]}` for this kind")
+        if spec.task_field and TASK_FIELDS[spec.task_field] != spec.type:
+            raise src.error(loc + ("task-field",), f"task field `{spec.task_field}` has type `{TASK_FIELDS[spec.task_field]}`, not `{spec.type}`")
+        if spec.default is None and not spec.task_field:
+            raise src.error(loc, f"parameter `{pname}` needs a default or a task-field to come from")
+        if spec.default is not None:
+            try:
+                check_value(spec.type, spec.default)
+            except ValueError as exc:
+                raise src.error(loc + ("default",), f"default of `{pname}`: {exc}") from None
+    for pname in wanted:
+        if pname not in atom.params:
+            raise src.error(("params",), f"the atom's kinds need parameter `{pname}` ({wanted[pname]}); declare it")
+
+
+def _check_example(atom: AtomFile, n: int, raw: dict[str, Any], src: TomlSource) -> GateExample | VerifyExample:
+    prefix = ("examples", n)
+    if "tool" in raw:
+        ex: GateExample | VerifyExample = parse_model(GateExample, raw, src, prefix)
+        if not atom.gate:
+            raise src.error(prefix, "a tool-call example needs the atom to have a gate kind")
+    elif "evidence" in raw:
+        ex = parse_model(VerifyExample, raw, src, prefix)
+        if not atom.verify:
+            raise src.error(prefix, "a verify example needs the atom to have a verify kind")
+    else:
+        raise src.error(prefix, "an example needs `tool` and `input` (a tool call) or `evidence` (a verify example)")
+    for pname, value in ex.params.items():
+        if pname not in atom.params:
+            raise src.error(prefix + ("params",), f"example sets undeclared parameter `{pname}`")
+        try:
+            check_value(atom.params[pname].type, value)
+        except ValueError as exc:
+            raise src.error(prefix + ("params", pname), f"`{pname}`: {exc}") from None
+    return ex

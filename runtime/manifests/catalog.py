@@ -1,0 +1,101 @@
+"""The catalog: a folder holding ``capabilities/`` and ``roles/``.
+
+Finding one is ``runtime.manifests.locate`` (standard library, for the hook).
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cached_property
+from pathlib import Path
+
+from runtime.errors import ManifestError
+from runtime.manifests.atom import Alias, Atom, load_atom_folder
+
+_WARNED: set[str] = set()
+
+
+def display_path(path: Path) -> str:
+    """A path as messages show it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def warn_once(key: str, message: str) -> None:
+    """Print a warning on stderr once per process for ``key``."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        print(f"warning: {message}", file=sys.stderr)
+
+
+def warn_deprecated(alias: Alias, used_in: str, line: int) -> None:
+    """One warning per alias per process, naming where it was used and the new name."""
+    warn_once(f"alias:{alias.name}", f"{used_in}:{line}: `{alias.name}` is deprecated, use `{alias.target}` ({alias.note})")
+
+
+class Catalog:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self.cap_dir = self.root / "capabilities"
+        self.role_dir = self.root / "roles"
+
+    def atom_folders(self) -> list[Path]:
+        return sorted(p.parent for p in self.cap_dir.glob("*/*/capability.toml"))
+
+    def load_entries(self, collect: list[ManifestError] | None = None) -> tuple[dict[str, Atom], dict[str, Alias]]:
+        """Every atom and alias. Errors raise, or are appended to ``collect``."""
+        atoms: dict[str, Atom] = {}
+        aliases: dict[str, Alias] = {}
+        for folder in self.atom_folders():
+            try:
+                entry = load_atom_folder(folder, display_path(folder / "capability.toml"))
+            except ManifestError as exc:
+                if collect is None:
+                    raise
+                collect.append(exc)
+                continue
+            (aliases if isinstance(entry, Alias) else atoms)[entry.name] = entry
+        for alias in aliases.values():
+            where = display_path(alias.toml_path)
+            line = alias.src.line_of(("alias",))
+            err = None
+            if alias.target in aliases:
+                err = ManifestError(where, line, f"alias `{alias.name}` points to another alias `{alias.target}`; alias chains are not allowed")
+            elif alias.target not in atoms:
+                err = ManifestError(where, line, f"alias `{alias.name}` points to `{alias.target}`, which does not exist")
+            if err:
+                if collect is None:
+                    raise err
+                collect.append(err)
+        return atoms, aliases
+
+    @cached_property
+    def entries(self) -> tuple[dict[str, Atom], dict[str, Alias]]:
+        return self.load_entries()
+
+    @property
+    def atoms(self) -> dict[str, Atom]:
+        return self.entries[0]
+
+    @property
+    def aliases(self) -> dict[str, Alias]:
+        return self.entries[1]
+
+    def canonical(self, name: str, used_in: str, line: int) -> str:
+        """The atom name that ``name`` stands for (aliases resolved, with a warning)."""
+        atoms, aliases = self.entries
+        if name in atoms:
+            return name
+        if name in aliases:
+            alias = aliases[name]
+            warn_deprecated(alias, used_in, line)
+            return alias.target
+        raise ManifestError(used_in, line, f"unknown atom `{name}`")
+
+    def role_path(self, name: str) -> Path:
+        return self.role_dir / f"{name}.toml"
+
+    def role_names(self) -> list[str]:
+        return sorted(p.stem for p in self.role_dir.glob("*.toml"))

@@ -1,0 +1,56 @@
+"""The fixed registries an atom may name, with the parameters each kind consumes.
+
+Standard library only: the gate's tests cross-check these names against the
+gate implementations (``runtime.gate.kinds.GATES``), and lint cross-checks the
+verify kinds against ``runtime.verify.kinds.EVALUATORS``.
+"""
+
+from __future__ import annotations
+
+# Tools the runtime knows how to gate. A role can show only these; anything
+# else an agent asks for (MCP tools, Agent/Task, future tools) is denied.
+TOOLS: tuple[str, ...] = (
+    "Read", "Glob", "Grep", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "WebFetch", "WebSearch",
+)
+WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
+NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
+
+# kind -> {parameter name: parameter type}
+GATE_KINDS: dict[str, dict[str, str]] = {
+    "deny-tools": {"tools": "tool-list"},
+    "bash-allowlist": {"rules": "program-rules"},
+    "write-whitelist": {"globs": "glob-list"},
+    "write-denylist": {"globs": "glob-list"},
+    "read-only": {},
+    "no-git": {"programs": "str-list"},
+    "dep-files": {"globs": "glob-list", "commands": "str-list"},
+    "no-network": {"programs": "str-list", "tools": "tool-list"},
+}
+
+VERIFY_KINDS: dict[str, dict[str, str]] = {
+    "scope-whitelist": {"globs": "glob-list"},
+    "scope-denylist": {"globs": "glob-list"},
+    "no-changes": {},
+    "dep-stable": {"globs": "glob-list"},
+    "tests-green": {"command": "command", "min-count": "int"},
+    "checks-green": {"commands": "command-list"},
+    "size-limits": {"max-file-lines": "int", "max-function-lines": "int"},
+    "report-fields": {"fields": "str-list"},
+    "severity-grades": {"grades": "str-list"},
+}
+
+SANDBOX_KINDS: dict[str, dict[str, str]] = {
+    "no-network": {},
+    "read-only-worktree": {},
+}
+
+# Task manifest fields an atom parameter may be bound to, with their types.
+TASK_FIELDS: dict[str, str] = {
+    "scope.files-whitelist": "glob-list",
+    "scope.files-denylist": "glob-list",
+    "verification.test-command": "command",
+    "verification.test-count-min": "int",
+    "verification.check-commands": "command-list",
+    "output.report-fields-required": "str-list",
+}

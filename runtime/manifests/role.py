@@ -1,0 +1,172 @@
+"""Roles: ``roles/<name>.toml`` bundles atoms, shows tools, sets parameters.
+
+``extends`` takes the parent's atoms first (duplicates dropped), ``relaxes``
+drops atoms the parent brought, depth is limited to 16 and cycles are errors.
+A role's shell rules are the ``tools::bash-allowlist`` atom's parameters:
+there is no other way for a role to allow a command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from runtime.errors import ManifestError
+from runtime.manifests.atom import Atom
+from runtime.manifests.catalog import Catalog, display_path, warn_once
+from runtime.manifests.kinds import TOOLS
+from runtime.manifests.model import Model, parse_model
+from runtime.manifests.names import check_role_name
+from runtime.manifests.params import check_value
+from runtime.manifests.tomlsrc import TomlSource, read_toml
+
+MAX_DEPTH = 16
+Escalation = Literal["ask-via-return", "orchestrator-notify", "fail-fast"]
+
+
+class RoleSection(Model):
+    name: str
+    display_name: str
+    description: str
+    use_cases: list[str] = Field(min_length=1)
+    spawnable: bool = True
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_role_name(v)
+
+
+class CapabilitiesSection(Model):
+    required: list[str] = Field(default_factory=list)
+    extends: str | None = None
+    relaxes: list[str] = Field(default_factory=list)
+
+
+class ToolsSection(Model):
+    shown: list[Literal[TOOLS]]  # type: ignore[valid-type]
+
+
+class EscalationSection(Model):
+    policy: Escalation
+
+
+class RoleFile(Model):
+    role: RoleSection
+    capabilities: CapabilitiesSection = Field(default_factory=CapabilitiesSection)
+    tools: ToolsSection | None = None
+    escalation: EscalationSection | None = None
+    params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResolvedRole:
+    name: str
+    display_name: str
+    description: str
+    use_cases: tuple[str, ...]
+    spawnable: bool
+    escalation: str
+    tools: tuple[str, ...]
+    atoms: tuple[Atom, ...]
+    params: dict[str, dict[str, Any]]  # values the role chain sets, by atom
+    chain: tuple[str, ...]  # ancestors first, this role last
+    path: Path
+    src: TomlSource = field(repr=False, compare=False)
+
+    def atom_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.atoms)
+
+
+def load_role(catalog: Catalog, name: str, used_in: str | None = None, line: int = 1) -> ResolvedRole:
+    """Load and resolve a role by name; unknown names are an error at ``used_in:line``."""
+    path = catalog.role_path(name)
+    try:
+        check_role_name(name)
+    except ValueError as exc:
+        raise ManifestError(used_in or "<command line>", line, str(exc)) from None
+    if not path.is_file():
+        known = ", ".join(catalog.role_names()) or "none"
+        raise ManifestError(used_in or "<command line>", line, f"unknown role `{name}` (roles: {known})")
+    return _resolve(catalog, path, ())
+
+
+def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRole:
+    where = display_path(path)
+    data, src = read_toml(path, where)
+    role = parse_model(RoleFile, data, src)
+    if role.role.name != path.stem:
+        raise src.error(("role", "name"), f"role name `{role.role.name}` does not match its file name `{path.stem}.toml`")
+    caps = role.capabilities
+    parent: ResolvedRole | None = None
+    if caps.extends is not None:
+        loc = ("capabilities", "extends")
+        if caps.extends == role.role.name or caps.extends in seen:
+            cycle = " -> ".join((*seen, role.role.name, caps.extends))
+            raise src.error(loc, f"role inheritance cycle: {cycle}")
+        if len(seen) + 1 >= MAX_DEPTH:
+            raise src.error(loc, f"role inheritance is deeper than {MAX_DEPTH} levels")
+        parent_path = catalog.role_path(caps.extends)
+        if not parent_path.is_file():
+            raise src.error(loc, f"unknown parent role `{caps.extends}`")
+        parent = _resolve(catalog, parent_path, (*seen, role.role.name))
+
+    def canon(names: list[str], key: str) -> list[str]:
+        out: list[str] = []
+        for n, name in enumerate(names):
+            line = src.line_of(("capabilities", key, n))
+            c = catalog.canonical(name, where, line)
+            if c in out:
+                raise ManifestError(where, line, f"`{name}` is listed twice in capabilities.{key}")
+            out.append(c)
+        return out
+
+    required = canon(caps.required, "required")
+    relaxes = canon(caps.relaxes, "relaxes")
+    names = list(parent.atom_names()) if parent else []
+    for n, r in enumerate(relaxes):
+        if r in required:
+            raise src.error(("capabilities", "relaxes", n), f"`{r}` is both required and relaxed")
+        if r in names:
+            names.remove(r)
+        else:
+            line = src.line_of(("capabilities", "relaxes", n))
+            warn_once(f"relax:{where}:{line}", f"{where}:{line}: relaxes `{r}`, which the role does not have")
+    for r in required:
+        if r not in names:
+            names.append(r)
+    atoms = tuple(catalog.atoms[n] for n in names)
+
+    tools = tuple(role.tools.shown) if role.tools else (parent.tools if parent else None)
+    if tools is None:
+        raise src.error(("role",), "missing required table `[tools]` (or `capabilities.extends` to inherit it)")
+    if len(set(tools)) != len(tools):
+        raise src.error(("tools", "shown"), "a tool is listed twice")
+    escalation = role.escalation.policy if role.escalation else (parent.escalation if parent else None)
+    if escalation is None:
+        raise src.error(("role",), "missing required table `[escalation]` (or `capabilities.extends` to inherit it)")
+
+    params = {k: dict(v) for k, v in parent.params.items() if k in names} if parent else {}
+    for key, values in role.params.items():
+        line = src.line_of(("params", key))
+        atom_name = catalog.canonical(key, where, line)
+        if atom_name not in names:
+            raise ManifestError(where, line, f"parameters for `{key}`, which is not one of the role's atoms")
+        specs = catalog.atoms[atom_name].params
+        for pname, value in values.items():
+            loc = ("params", key, pname)
+            if pname not in specs:
+                raise src.error(loc, f"`{atom_name}` has no parameter `{pname}` (it has: {', '.join(sorted(specs)) or 'none'})")
+            try:
+                value = check_value(specs[pname].type, value)
+            except ValueError as exc:
+                raise src.error(loc, f"`{pname}`: {exc}") from None
+            params.setdefault(atom_name, {})[pname] = value
+    return ResolvedRole(
+        role.role.name, role.role.display_name, role.role.description, tuple(role.role.use_cases),
+        role.role.spawnable, escalation, tools, atoms, params,
+        (*(parent.chain if parent else ()), role.role.name), path, src,
+    )

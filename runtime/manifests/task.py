@@ -1,0 +1,119 @@
+"""Task manifests (``task.toml``): one agent's role, scope, checks and body.
+
+Every field a task sets must be consumed by an atom of its role: a whitelist
+given to a role without a write scope, or a test command given to a role that
+runs no tests, is an error rather than a silent no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from runtime.errors import ManifestError
+from runtime.manifests.catalog import Catalog, display_path
+from runtime.manifests.kinds import TASK_FIELDS
+from runtime.manifests.model import Model, parse_model
+from runtime.manifests.names import check_agent_id, generated_agent_id
+from runtime.manifests.params import check_value
+from runtime.manifests.role import ResolvedRole, load_role
+from runtime.manifests.tomlsrc import TomlSource, read_toml
+
+
+class TaskSection(Model):
+    role: str
+    agent_id: str = ""
+    parent_agent: str = ""
+    goal: str
+
+
+class ScopeSection(Model):
+    files_whitelist: list[str] | None = None
+    files_denylist: list[str] | None = None
+
+
+class VerificationSection(Model):
+    test_command: str | None = None
+    test_count_min: int | None = None
+    check_commands: list[str] | None = None
+
+
+class OutputSection(Model):
+    report_fields_required: list[str] | None = None
+
+
+class BodySection(Model):
+    text: str
+
+
+class TaskFile(Model):
+    task: TaskSection
+    scope: ScopeSection = Field(default_factory=ScopeSection)
+    verification: VerificationSection = Field(default_factory=VerificationSection)
+    output: OutputSection = Field(default_factory=OutputSection)
+    body: BodySection
+
+
+@dataclass(frozen=True)
+class Task:
+    path: Path
+    digest: str
+    agent_id: str
+    parent_agent: str
+    goal: str
+    role: ResolvedRole
+    fields: dict[str, Any]  # task field name ("scope.files-whitelist") -> value, only those set
+    body: str
+    src: TomlSource = field(repr=False, compare=False)
+
+
+def _set_fields(task: TaskFile) -> dict[str, Any]:
+    dumped = task.model_dump(by_alias=True)
+    out = {}
+    for name in TASK_FIELDS:
+        table, key = name.split(".")
+        value = dumped[table][key]
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def load_task(catalog: Catalog, path: Path | str) -> Task:
+    path = Path(path)
+    where = display_path(path)
+    data, src = read_toml(path, where)
+    parsed = parse_model(TaskFile, data, src)
+    digest = hashlib.sha256(src.text.encode()).hexdigest()
+    role = load_role(catalog, parsed.task.role, where, src.line_of(("task", "role")))
+    if not role.spawnable:
+        raise src.error(("task", "role"), f"role `{role.name}` is not spawnable: only the orchestrator holds git; give this work to the orchestrator")
+    agent_id = parsed.task.agent_id or generated_agent_id(role.name, digest)
+    for key, value in (("agent-id", agent_id), ("parent-agent", parsed.task.parent_agent)):
+        try:
+            if value:
+                check_agent_id(value)
+        except ValueError as exc:
+            raise src.error(("task", key), str(exc)) from None
+    if not parsed.task.goal.strip():
+        raise src.error(("task", "goal"), "the goal is empty")
+    fields = _set_fields(parsed)
+    bound = {spec.task_field: (atom.name, pname) for atom in role.atoms for pname, spec in atom.params.items() if spec.task_field}
+    for name, value in fields.items():
+        loc = tuple(name.split("."))
+        if name not in bound:
+            raise src.error(loc, f"`{name}` is set, but role `{role.name}` has no atom that uses it")
+        try:
+            fields[name] = check_value(TASK_FIELDS[name], value)
+        except ValueError as exc:
+            raise src.error(loc, f"`{name}`: {exc}") from None
+    for name, (atom_name, pname) in bound.items():
+        spec = next(a for a in role.atoms if a.name == atom_name).params[pname]
+        if name not in fields and spec.default is None and pname not in role.params.get(atom_name, {}):
+            raise src.error(("task", "role"), f"role `{role.name}` needs `{name}` in this task (for `{atom_name}`)")
+    if not parsed.body.text.strip():
+        raise src.error(("body", "text"), "the body is empty")
+    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, src)

@@ -1,0 +1,90 @@
+"""compile_policy: a role (and task) to the one JSON document the gate reads.
+
+The document holds everything the gate needs: tools shown, gate kinds with
+their parameter values (shell rules, write scopes, protected globs), the
+worktree root every path is anchored at, and the runtime's own files that no
+agent may write. Verify and sandbox entries ride along for the spawner. A
+content hash seals it; the gate refuses a document whose hash does not match.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from runtime.errors import ManifestError
+from runtime.gate.policy import FORMAT, VERSION, content_hash
+from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
+from runtime.manifests.catalog import Catalog, display_path
+from runtime.manifests.compose import param_values
+from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, VERIFY_KINDS, WRITE_TOOLS
+from runtime.manifests.role import ResolvedRole
+from runtime.manifests.task import Task
+
+
+def _role_error(role: ResolvedRole, loc: tuple[str, ...], message: str) -> ManifestError:
+    return ManifestError(display_path(role.path), role.src.line_of(loc), message)
+
+
+def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, Any]]) -> None:
+    """Every tool a role shows must be usable, and no rule may open a hole."""
+    gates = {a.gate: a for a in role.atoms if a.gate}
+    tools = set(role.tools)
+    denied = set(values[gates["deny-tools"].name]["tools"]) if "deny-tools" in gates else set()
+    both = sorted(tools & denied)
+    if both:
+        raise _role_error(role, ("tools", "shown"), f"the role shows {', '.join(both)} but `tools::deny-tools` denies it")
+    if "Bash" in tools and "bash-allowlist" not in gates:
+        raise _role_error(role, ("tools", "shown"), "the role shows Bash but has no shell rules (add `tools::bash-allowlist`)")
+    writes = sorted(tools & WRITE_TOOLS)
+    if writes and ("write-whitelist" not in gates or "read-only" in gates):
+        raise _role_error(role, ("tools", "shown"), f"the role shows {', '.join(writes)} but has no write scope (add `scope::files-whitelist`)")
+    if tools & NETWORK_TOOLS and "no-network" in gates:
+        raise _role_error(role, ("tools", "shown"), "the role shows web tools but has `net::no-network`")
+    if "bash-allowlist" in gates:
+        for rule in values[gates["bash-allowlist"].name]["rules"]:
+            prog = rule["program"]
+            if prog in SHELLS or prog in OPAQUE_RUNNERS or prog in FORBIDDEN_BUILTINS or prog in ("env", "xargs", "cd"):
+                raise _role_error(
+                    role, ("params",),
+                    f"shell rule for `{prog}`: shells, wrappers and runners are checked through what they run; a rule for them would allow anything",
+                )
+
+
+def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog) -> dict[str, Any]:
+    """The compiled policy for ``role`` (and ``task``) anchored at worktree ``root``."""
+    if not role.spawnable:
+        raise _role_error(role, ("role", "spawnable"), f"role `{role.name}` is not spawnable: no agent ever runs under it, so it has no policy")
+    values = param_values(role, task)
+    check_role_coherent(role, values)
+    gates, verify, sandbox = [], [], []
+    for atom in role.atoms:
+        have = values[atom.name]
+        if atom.gate:
+            gates.append({"atom": atom.name, "kind": atom.gate, "params": {p: have[p] for p in GATE_KINDS[atom.gate]}})
+        if atom.verify and all(p in have for p in VERIFY_KINDS[atom.verify]):
+            # Without a task, a verify kind may lack its task-given values;
+            # such a policy gates calls but verifies nothing (nothing to verify).
+            verify.append({"atom": atom.name, "kind": atom.verify, "params": {p: have[p] for p in VERIFY_KINDS[atom.verify]}})
+        for kind in atom.sandbox:
+            sandbox.append({"atom": atom.name, "kind": kind})
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "role": role.name,
+        "escalation": role.escalation,
+        "task": None if task is None else {
+            "path": str(task.path.resolve()),
+            "sha256": task.digest,
+            "agent_id": task.agent_id,
+            "parent_agent": task.parent_agent,
+        },
+        "root": str(Path(root).resolve()),
+        "tools": list(role.tools),
+        "gates": gates,
+        "verify": verify,
+        "sandbox": sandbox,
+        "protected": [str(catalog.cap_dir), str(catalog.role_dir)],
+    }
+    doc["hash"] = content_hash(doc)
+    return doc

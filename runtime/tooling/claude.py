@@ -1,0 +1,100 @@
+"""Claude Code integration: the hook in settings.json, roles as subagents."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from runtime.errors import FatalError, ManifestError
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.compose import compose_bundle
+from runtime.manifests.role import ResolvedRole, load_role
+
+HOOK_TIMEOUT_S = 30
+
+
+def hook_command(executable: str, catalog_root: str, role: str | None) -> str:
+    args = [executable, "check", "--catalog", catalog_root]
+    args += ["--role", role] if role else ["--main-session", "defer"]
+    return shlex.join(args)
+
+
+def _is_ours(entry: Any, executable: str) -> bool:
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    if not isinstance(hooks, list):
+        return False
+    for hook in hooks:
+        command = hook.get("command", "") if isinstance(hook, dict) else ""
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            continue
+        if words[:2] == [executable, "check"]:
+            return True
+    return False
+
+
+def merge_hook(settings: dict[str, Any], command: str, executable: str) -> dict[str, Any]:
+    """``settings`` with our PreToolUse hook in place exactly once; the rest untouched."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise FatalError("settings: `hooks` is not an object; fix it by hand before installing")
+    entries = hooks.setdefault("PreToolUse", [])
+    if not isinstance(entries, list):
+        raise FatalError("settings: `hooks.PreToolUse` is not a list; fix it by hand before installing")
+    ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
+    kept = [e for e in entries if not _is_ours(e, executable)]
+    position = next((i for i, e in enumerate(entries) if _is_ours(e, executable)), len(kept))
+    kept.insert(min(position, len(kept)), ours)
+    hooks["PreToolUse"] = kept
+    return settings
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(str(path), exc.lineno, f"invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ManifestError(str(path), 1, "settings must be a JSON object")
+    return data
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def agent_markdown(role: ResolvedRole) -> str:
+    description = " ".join(role.description.split())
+    front = [
+        "---",
+        f"name: {role.name}",
+        f"description: {json.dumps(description)}",
+        f"tools: {', '.join(role.tools)}",
+        "---",
+        "",
+    ]
+    return "\n".join(front) + compose_bundle(role, None)
+
+
+def export_agents(catalog: Catalog, out: Path) -> list[Path]:
+    written = []
+    for name in catalog.role_names():
+        role = load_role(catalog, name)
+        if not role.spawnable:
+            continue
+        path = out / f"{role.name}.md"
+        write_atomic(path, agent_markdown(role))
+        written.append(path)
+    return written

@@ -1,0 +1,76 @@
+"""Atoms test themselves: every example in a capability.toml is run by lint.
+
+A tool-call example runs the real gate on a policy holding only that atom,
+anchored at an empty temporary worktree. Other atoms are replaced by a
+scaffold that grants writes and commands, so an example shows what this atom
+decides on its own. A verify example runs the atom's evaluator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.errors import ManifestError
+from runtime.gate.decision import allow
+from runtime.gate.engine import decide
+from runtime.gate.kinds.base import Gate
+from runtime.gate.policy import FORMAT, VERSION, Policy, content_hash
+from runtime.manifests.atom import Atom, GateExample
+from runtime.manifests.catalog import display_path
+from runtime.manifests.kinds import GATE_KINDS, TOOLS, VERIFY_KINDS
+from runtime.manifests.params import check_value
+from runtime.verify.kinds import evaluate
+
+
+class _Scaffold(Gate):
+    kind = "example-scaffold"
+    grants = True
+
+    def on_write(self, resolved, rel, ctx):
+        return allow("granted by the example scaffold")
+
+    def on_command(self, cmd, ctx):
+        return allow("granted by the example scaffold")
+
+
+def _values(atom: Atom, overrides: dict[str, Any]) -> dict[str, Any]:
+    values = {p: spec.default for p, spec in atom.params.items() if spec.default is not None}
+    values.update({p: check_value(atom.params[p].type, v) for p, v in overrides.items()})
+    return values
+
+
+def example_policy(atom: Atom, values: dict[str, Any], root: str) -> Policy:
+    doc = {
+        "format": FORMAT, "version": VERSION, "role": f"example of {atom.name}", "root": root,
+        "tools": list(TOOLS), "protected": [],
+        "gates": [{"atom": atom.name, "kind": atom.gate, "params": {p: values[p] for p in GATE_KINDS[atom.gate]}}],
+    }
+    doc["hash"] = content_hash(doc)
+    policy = Policy(doc)
+    scaffold = _Scaffold("example-scaffold", {})
+    if atom.gate != "write-whitelist":
+        policy.write_gates.append(scaffold)
+    if atom.gate != "bash-allowlist":
+        policy.command_gates.append(scaffold)
+    return policy
+
+
+def run_examples(atom: Atom, root: str) -> list[ManifestError]:
+    """Run every example of ``atom``; each mismatch is one error at its line."""
+    failures = []
+    where = display_path(atom.toml_path)
+    for n, ex in enumerate(atom.examples):
+        values = _values(atom, ex.params)
+        if isinstance(ex, GateExample):
+            decision = decide(example_policy(atom, values, root), ex.tool, ex.input, root)
+            got, why = decision.verdict, decision.reason
+        else:
+            missing = [p for p in VERIFY_KINDS[atom.verify] if p not in values]
+            if missing:
+                failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: set {', '.join(missing)} in its params"))
+                continue
+            result = evaluate(atom.verify, {p: values[p] for p in VERIFY_KINDS[atom.verify]}, ex.evidence)
+            got, why = result.status, result.feedback
+        if got != ex.expect:
+            failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: expected {ex.expect}, got {got}: {why}"))
+    return failures

@@ -1,0 +1,70 @@
+"""lint: every atom, role and task manifest checked, every atom example run."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime.errors import ManifestError
+from runtime.manifests.catalog import Catalog, display_path
+from runtime.manifests.compose import param_values
+from runtime.manifests.role import load_role
+from runtime.manifests.task import load_task
+from runtime.policy.compile import check_role_coherent, compile_policy
+from runtime.tooling.examples import run_examples
+
+MAX_TEXT_WORDS = 200
+
+
+@dataclass
+class LintReport:
+    errors: list[ManifestError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    atoms: int = 0
+    examples: int = 0
+    roles: int = 0
+    tasks: int = 0
+
+
+def task_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        files += sorted(path.rglob("*.toml")) if path.is_dir() else [path]
+    return files
+
+
+def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
+    report = LintReport()
+    atoms, _ = catalog.load_entries(collect=report.errors)
+    report.atoms = len(atoms)
+    with tempfile.TemporaryDirectory(prefix="runtime-lint-") as root:
+        for atom in atoms.values():
+            words = len(atom.text.split())
+            if words > MAX_TEXT_WORDS:
+                report.warnings.append(f"{display_path(atom.text_path)}:1: text.md has {words} words (keep it under {MAX_TEXT_WORDS})")
+            report.examples += len(atom.examples)
+            report.errors += run_examples(atom, str(Path(root).resolve()))
+    if report.errors:
+        return report  # roles and tasks would only repeat broken atoms
+    for name in catalog.role_names():
+        report.roles += 1
+        try:
+            role = load_role(catalog, name)
+            check_role_coherent(role, param_values(role, None))
+        except ManifestError as exc:
+            report.errors.append(exc)
+    seen: dict[str, str] = {}
+    for path in task_files(paths):
+        report.tasks += 1
+        try:
+            task = load_task(catalog, path)
+            compile_policy(task.role, task, catalog.root, catalog)
+        except ManifestError as exc:
+            report.errors.append(exc)
+            continue
+        where = display_path(path)
+        if task.agent_id in seen:
+            report.errors.append(task.src.error(("task", "agent-id"), f"agent id `{task.agent_id}` is also used by {seen[task.agent_id]}"))
+        seen.setdefault(task.agent_id, where)
+    return report

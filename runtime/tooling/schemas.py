@@ -1,0 +1,38 @@
+"""JSON Schemas of the three manifest kinds, for editors (`#:schema` lines)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from runtime.manifests.atom import AliasFile, AtomFile
+from runtime.manifests.role import RoleFile
+from runtime.manifests.task import TaskFile
+
+BASE = "https://agent-runtime.invalid/schemas"
+
+
+def _schema(model, title: str) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True, mode="validation")
+    schema["title"] = title
+    return schema
+
+
+def manifest_schemas() -> dict[str, dict[str, Any]]:
+    atom = _schema(AtomFile, "Capability atom")
+    alias = _schema(AliasFile, "Deprecated alias stub")
+    capability = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{BASE}/capability.schema.json",
+        "title": "capability.toml: an atom or an alias stub",
+        "anyOf": [atom, alias],
+    }
+    out = {"capability.schema.json": capability}
+    for name, model, title in (("role.schema.json", RoleFile, "roles/<name>.toml"), ("task.schema.json", TaskFile, "task.toml")):
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE}/{name}", **_schema(model, title)}
+        out[name] = schema
+    return out
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,71 @@
+"""tests-green: the task's test command passes, with at least ``min-count`` tests.
+
+An exit code of zero is not enough on its own: a test run that collected
+nothing, or that a model trimmed down, also exits zero. So the pass count is
+read from the output (see ``runner_output`` for the formats). Evidence::
+
+    {"exit-code": 0, "output": "<stdout and stderr of the command, interleaved>"}
+
+Rejected when the exit code is not zero, when any test failed or errored, or
+when fewer than ``min-count`` passed; when the count cannot be read at all and
+``min-count`` is above zero, that is a rejection too (nothing proves the tests ran).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.verify.kinds.base import MAX_QUOTED_LINES, quoted, tail, take_int, take_str
+from runtime.verify.kinds.runner_output import RunCounts, read_counts
+from runtime.verify.result import VerifyResult, passed, rejected
+
+# Without failure lines to quote, the end of the output is where runners say what went wrong.
+TAIL_LINES = 25
+
+
+def tests_green(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResult:
+    command = take_str(params, "command", "parameter")
+    min_count = take_int(params, "min-count", "parameter")
+    exit_code = take_int(evidence, "exit-code", "evidence")
+    output = take_str(evidence, "output", "evidence")
+    counts = read_counts(output)
+    details = {
+        "runner": counts.runner, "passed": counts.passed, "failed": counts.failed,
+        "errors": counts.errors, "exit-code": exit_code, "min-count": min_count,
+    }
+    problems = []
+    if exit_code != 0:
+        problems.append(f"`{command}` exited with code {exit_code}")
+    if counts.failed or counts.errors:
+        problems.append(f"{counts.failed} test(s) failed and {counts.errors} errored")
+    if problems:
+        return rejected(
+            f"The tests are not green: {'; '.join(problems)}. Fix the cause and run `{command}` again until it passes.\n"
+            f"{_relevant_output(counts, output)}",
+            details,
+        )
+    if counts.passed is None:
+        if min_count > 0:
+            return rejected(
+                f"The count of passing tests could not be read from the output of `{command}`, and at least "
+                f"{min_count} must pass. Run the tests so that the runner prints its usual summary "
+                "(for go test, use -v).",
+                details,
+            )
+        return passed(f"`{command}` exited with code 0", details)
+    if counts.passed < min_count:
+        return rejected(
+            f"Only {counts.passed} test(s) passed, but at least {min_count} must run and pass. "
+            f"Add the missing tests (or make sure they are collected) and run `{command}` again.",
+            details,
+        )
+    return passed(f"{counts.passed} test(s) passed ({min_count} required)", details)
+
+
+def _relevant_output(counts: RunCounts, output: str) -> str:
+    if counts.failure_lines:
+        lines = counts.failure_lines[:MAX_QUOTED_LINES]
+        more = len(counts.failure_lines) - len(lines)
+        return "Failures:\n" + quoted(lines) + (f"\n    ... and {more} more" if more else "")
+    lines = tail(output, TAIL_LINES)
+    return "End of the output:\n" + quoted(lines) if lines else "The command printed nothing."

@@ -1,0 +1,157 @@
+"""Run the real Claude Code CLI (2.1.330) non-interactively against a fake model server.
+
+What ``run_claude`` passes, and why (each point verified against the real binary as root):
+
+- ``-p PROMPT --output-format json``: one final JSON object on stdout, with
+  ``permission_denials`` (every call a hook or the permission system refused).
+- ``--permission-mode dontAsk`` and NO allow rules (no ``--allowedTools``, no
+  ``permissions.allow``): the PreToolUse hook runs first for every offered tool; its
+  ``permissionDecision: "allow"`` makes the call run, exit 2 / ``deny`` blocks it, and anything
+  else (no decision, exit 1, a crash, a missing script, a timeout) falls through to ``dontAsk``,
+  which denies. That makes hook + CLI fail closed. With an allow rule for a tool, a crashing hook
+  lets that tool run. (``bypassPermissions`` is refused as root.)
+- ``--setting-sources user``: HOME is a private temp dir, so this loads no settings but ours. With
+  the default sources a ``.claude/settings.json`` in the worktree holding
+  ``{"disableAllHooks": true}`` switches the ``--settings`` hook off.
+- ``--tools A,B``: the built-in tools offered to the model (comma-joined, since the flag is
+  variadic). A tool not offered never reaches the hook: the model gets ``is_error`` "No such tool
+  available".
+- Environment built from scratch (no inherited ``CLAUDE*``/``ANTHROPIC*``/proxy variables): HOME in
+  a temp dir, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY=test``, ``DISABLE_TELEMETRY=1``,
+  ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``, and ``HTTPS_PROXY``/``HTTP_PROXY`` pointing at the
+  fake server (``NO_PROXY`` for loopback) so any stray request to another host is caught there
+  instead of leaving the machine. stdin is /dev/null.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+_PLATFORM_BINARY = Path("node_modules/@anthropic-ai/claude-code-linux-x64/claude")
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+_CANDIDATES = (
+    _REPO_ROOT / ".cache/claude-code" / _PLATFORM_BINARY,
+    Path("/root/.cache/runtime-claude") / _PLATFORM_BINARY,
+)
+
+
+def find_cli() -> Path | None:
+    """The CLI binary: ``RUNTIME_CLAUDE_BIN`` if set, else the first known install that exists."""
+    override = os.environ.get("RUNTIME_CLAUDE_BIN")
+    if override:
+        return Path(override) if os.access(override, os.X_OK) else None
+    return next((p for p in _CANDIDATES if os.access(p, os.X_OK)), None)
+
+
+def cli_version(binary: Path) -> str | None:
+    try:
+        with tempfile.TemporaryDirectory(prefix="claude-home-") as home:
+            out = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                                 timeout=30, stdin=subprocess.DEVNULL, env=_base_env(home))
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def missing_cli_reason() -> str | None:
+    """Why the real CLI cannot be used here, or None when it can."""
+    binary = find_cli()
+    if binary is None:
+        override = os.environ.get("RUNTIME_CLAUDE_BIN")
+        if override:
+            return f"RUNTIME_CLAUDE_BIN={override} is not an executable file"
+        return "Claude Code CLI not found; looked in " + ", ".join(map(str, _CANDIDATES))
+    if cli_version(binary) is None:
+        return f"{binary} --version failed (a stub bin/claude.exe, or a broken install?)"
+    return None
+
+
+@dataclass
+class ClaudeRun:
+    args: list[str]
+    returncode: int | None  # None when it was killed on timeout
+    stdout: str
+    stderr: str
+    result: dict[str, Any] | None  # the final JSON object, when stdout held one
+    timed_out: bool = False
+    permission_denials: list[dict[str, Any]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """Everything a failing assertion should show."""
+        return (f"args={self.args}\nreturncode={self.returncode} timed_out={self.timed_out}\n"
+                f"stdout={self.stdout[-4000:]}\nstderr={self.stderr[-4000:]}")
+
+
+def _base_env(home: str) -> dict[str, str]:
+    env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "LANG": os.environ.get("LANG", "C.UTF-8")}
+    if "TMPDIR" in os.environ:
+        env["TMPDIR"] = os.environ["TMPDIR"]
+    return env
+
+
+def _parse_result(stdout: str) -> dict[str, Any] | None:
+    # --output-format json prints one object; take the last line that parses, to be lenient.
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def run_claude(prompt: str, cwd: str | os.PathLike[str], settings: dict[str, Any], server_url: str,
+               tools: list[str] | None, extra_args: Sequence[str] = (), timeout: float = 120,
+               *, binary: Path | None = None, env: dict[str, str] | None = None) -> ClaudeRun:
+    """Run ``claude -p PROMPT`` in ``cwd`` with ``settings`` (hooks etc.) passed by --settings.
+
+    ``tools`` None keeps the CLI's default tool set; a list offers exactly those built-in tools.
+    ``extra_args`` go last (e.g. ``["--allowedTools", "Read"]``); ``env`` adds variables.
+    """
+    binary = binary or find_cli()
+    if binary is None:
+        raise RuntimeError(missing_cli_reason())
+    with tempfile.TemporaryDirectory(prefix="claude-home-") as home:
+        settings_file = Path(home) / "runtime-settings.json"
+        settings_file.write_text(json.dumps(settings))
+        args = [str(binary), "-p", prompt, "--output-format", "json",
+                "--settings", str(settings_file), "--setting-sources", "user",
+                "--permission-mode", "dontAsk"]
+        if tools is not None:
+            args += ["--tools", ",".join(tools)]
+        args += list(extra_args)
+        child_env = _base_env(home) | {
+            "ANTHROPIC_BASE_URL": server_url,
+            "ANTHROPIC_API_KEY": "test",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "HTTPS_PROXY": server_url, "HTTP_PROXY": server_url,
+            "NO_PROXY": "127.0.0.1,localhost",
+        } | (env or {})
+        out_path, err_path = Path(home) / "stdout", Path(home) / "stderr"
+        # Output goes to files, not pipes: a background command the agent started may keep a
+        # pipe open long after the CLI exits. A session of its own lets a timeout end them all.
+        with out_path.open("w") as out, err_path.open("w") as err:
+            proc = subprocess.Popen(args, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err, start_new_session=True)
+            try:
+                proc.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                timed_out = True
+        stdout, stderr = out_path.read_text(errors="replace"), err_path.read_text(errors="replace")
+    result = _parse_result(stdout)
+    return ClaudeRun(args=args, returncode=None if timed_out else proc.returncode, stdout=stdout,
+                     stderr=stderr, result=result, timed_out=timed_out,
+                     permission_denials=list((result or {}).get("permission_denials") or []))
