@@ -8,7 +8,6 @@ in one place.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
@@ -26,7 +25,9 @@ VERBS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser():
+    import argparse  # not at module level: `runtime check` never needs it
+
     parser = argparse.ArgumentParser(
         prog="runtime",
         description="Role-sandboxed multi-agent runtime: capability atoms, roles, and a fail-closed PreToolUse gate.",

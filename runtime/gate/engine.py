@@ -20,7 +20,7 @@ _WRITE_KEYS = {
     "NotebookEdit": ("notebook_path", {"notebook_path", "new_source", "cell_id", "cell_type", "edit_mode"}),
 }
 _READ_KEYS = {
-    "Read": ("file_path", True, {"file_path", "offset", "limit", "pages"}),
+    "Read": ("file_path", True, {"file_path", "offset", "limit", "pages", "allow_large"}),
     "Glob": ("path", False, {"pattern", "path"}),
     "Grep": ("path", False, {"pattern", "path", "glob", "type", "output_mode", "-A", "-B", "-C", "-n", "-i",
                              "multiline", "head_limit", "offset", "context"}),
@@ -70,8 +70,8 @@ class Context:
                 return d
             if d.verdict == ASK:
                 pending = d
-            else:
-                grant = d
+            if gate.grants:
+                grant = d  # allow, or ask: granted pending approval
         if grant is None:
             return deny(f"{source}: role `{policy.role}` has no write scope, so it may not write `{rel if rel is not None else resolved}`", None, "no-write-scope")
         return pending or grant
@@ -175,8 +175,8 @@ def _bash(ctx: Context, inp: dict) -> GateDecision:
                 return d
             if d.verdict == ASK:
                 pending = d
-            else:
-                grant = d
+            if gate.grants:
+                grant = d  # allow, or ask: granted pending approval
         if grant is None:
             return deny(f"`{cmd.name}` cannot run: role `{policy.role}` has no shell rules", None, "no-shell-rules")
     for write in script.writes:

@@ -161,22 +161,29 @@ class _Walker:
 
     def redirected(self, node) -> None:
         body = None
-        extra: list[Word] = []
+        redirects = []
         for child in node.children:
             if child.type in _STATEMENTS and body is None:
                 body = child
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                extra += self.redirect(child)
+                redirects.append(child)
             else:
                 raise self.refuse(child)
         if body is None:
             raise ShellDeny("a redirection without a command is not allowed")
         if body.type == "command":
+            # Words after a redirection are the command's arguments (`pytest >f -p x`).
+            extra: list[Word] = []
+            for child in redirects:
+                extra += self.redirect(child)
             self.command(body, extra)
-        elif extra:
-            raise ShellDeny("arguments after a redirection of a compound command are not allowed; put arguments before redirections")
-        else:
-            self.statement(body)
+            return
+        # tree-sitter hangs `a && b > f` on the whole list; judge the list first
+        # so the target is resolved against every folder a `cd` in it may reach.
+        self.statement(body)
+        for child in redirects:
+            if self.redirect(child):
+                raise ShellDeny("arguments after a redirection of a compound command are not allowed; put arguments before redirections")
 
     def redirect(self, node) -> list[Word]:
         """Record what a redirection writes; return stray words that are really arguments."""
@@ -334,6 +341,8 @@ class _Walker:
 
     def simple(self, words: list[Word], assigns, text: str, via: str, open_args: bool) -> None:
         """Judge one simple command: builtins, wrappers, or a program to record."""
+        if words[0].value in wrappers.FORBIDDEN_BUILTINS:
+            wrappers.unwrap(words[0].value, [])  # raises with the reason
         name = wrappers.program_name(words[0])
         args = words[1:]
         if name == "cd":

@@ -97,6 +97,36 @@ def _base_env(home: str) -> dict[str, str]:
     return env
 
 
+def _descendants(pid: int) -> list[int]:
+    """Processes below ``pid``, read from /proc (Linux). Empty where /proc is unreadable."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # The field after the parenthesised command name: state, then the parent pid.
+            ppid = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (ValueError, IndexError, OSError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _kill_tree(pid: int) -> None:
+    # The CLI starts each shell command in a session of its own, so killing the CLI's process
+    # group is not enough: find its descendants first, while they are still its children.
+    for victim in [*_descendants(pid), pid]:
+        try:
+            os.kill(victim, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def _parse_result(stdout: str) -> dict[str, Any] | None:
     # --output-format json prints one object; take the last line that parses, to be lenient.
     for line in reversed(stdout.strip().splitlines()):
@@ -139,15 +169,15 @@ def run_claude(prompt: str, cwd: str | os.PathLike[str], settings: dict[str, Any
         } | (env or {})
         out_path, err_path = Path(home) / "stdout", Path(home) / "stderr"
         # Output goes to files, not pipes: a background command the agent started may keep a
-        # pipe open long after the CLI exits. A session of its own lets a timeout end them all.
+        # pipe open long after the CLI exits.
         with out_path.open("w") as out, err_path.open("w") as err:
             proc = subprocess.Popen(args, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
+                                    stdout=out, stderr=err)
             try:
                 proc.wait(timeout=timeout)
                 timed_out = False
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                _kill_tree(proc.pid)
                 proc.wait()
                 timed_out = True
         stdout, stderr = out_path.read_text(errors="replace"), err_path.read_text(errors="replace")

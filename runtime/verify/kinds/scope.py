@@ -53,8 +53,8 @@ def scope_whitelist(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyR
     return rejected(
         f"You changed {len(offending)} path(s) outside your write scope. You may change only: {allowed}.\n"
         f"{listing(offending)}\n"
-        "Revert these changes (restore the files as they were, delete files you created there), "
-        "or explain in your report why the task needs them.",
+        "Revert these changes: restore the files as they were and delete files you created there. "
+        "If the task truly needs them, say so in your report instead of making them.",
         {"changed": len(changed), "offending": len(offending)},
     )
 

@@ -42,6 +42,9 @@ def size_limits(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResul
         except SyntaxError as exc:
             offenders.append(f"`{path}` does not parse (line {exc.lineno}: {exc.msg}): fix the syntax")
             continue
+        except ValueError as exc:  # Python 3.11 reports NUL bytes in source this way
+            offenders.append(f"`{path}` does not parse ({exc}): fix it")
+            continue
         if max_function:
             for name, size in function_sizes(tree):
                 if size > max_function:

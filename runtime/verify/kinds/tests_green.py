@@ -36,8 +36,10 @@ def tests_green(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResul
     problems = []
     if exit_code != 0:
         problems.append(f"`{command}` exited with code {exit_code}")
-    if counts.failed or counts.errors:
-        problems.append(f"{counts.failed} test(s) failed and {counts.errors} errored")
+    if counts.failed:
+        problems.append(f"{counts.failed} test(s) failed")
+    if counts.errors:
+        problems.append(f"{counts.errors} test(s) errored")
     if problems:
         return rejected(
             f"The tests are not green: {'; '.join(problems)}. Fix the cause and run `{command}` again until it passes.\n"

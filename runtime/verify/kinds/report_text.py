@@ -1,0 +1,112 @@
+"""The structure of an agent's final report, shared by report-fields and severity-grades.
+
+Reports are read as structure, never searched as strings: a word inside a
+sentence is not a field. Two forms are understood:
+
+- JSON: the whole report as one object, or objects in fenced ```json blocks;
+- Markdown or plain text: ``## Heading`` sections (their content runs to the
+  next heading of the same or a higher level) and ``Field: value`` lines,
+  optionally bold or in a list item. A ``Field:`` line with nothing after the
+  colon takes the lines below it, up to the next heading or unindented label.
+
+Lines inside fenced code blocks are content, never headings or labels.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_JSON_BLOCK = re.compile(r"^\s*```\s*json\s*\n(.*?)^\s*```", re.M | re.S | re.I)
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)[\s#]*$")
+_LABEL = re.compile(
+    r"^(\s*(?:[-*+]\s+|\d+[.)]\s+)?)(?:\*\*|__)?([A-Za-z][A-Za-z0-9 _/-]{0,60}?)(?:\*\*|__)?\s*:(?:\*\*|__)?(?:\s+(.*))?$"
+)
+LABEL_LEVEL = 7  # labels rank below every heading
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading or a label, with the text on its own line and the lines it holds."""
+
+    title: str
+    level: int
+    inline: str
+    body: tuple[str, ...]
+
+    def has_content(self) -> bool:
+        return any(has_content(line) for line in (self.inline, *self.body))
+
+
+def normalise(name: str) -> str:
+    """Field names compare case-insensitively, with `-`, `_` and spaces alike and emphasis ignored."""
+    return " ".join(re.sub(r"[-_\s*`]+", " ", name).strip(" :").casefold().split())
+
+
+def has_content(value: Any) -> bool:
+    """Whether a value says something: text with a letter or digit, or a non-empty structure."""
+    if isinstance(value, str):
+        return any(ch.isalnum() for ch in value)
+    if isinstance(value, (list, dict)):
+        return bool(value)
+    return value is not None
+
+
+def json_objects(report: str) -> list[dict[str, Any]]:
+    """The report when it is one JSON object, else the objects of its fenced ```json blocks."""
+    try:
+        whole, blocks = json.loads(report), []
+    except ValueError:
+        whole, blocks = None, _JSON_BLOCK.findall(report)
+    objects = [whole] if isinstance(whole, dict) else []
+    for block in blocks:
+        try:
+            data = json.loads(block)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            objects.append(data)
+    return objects
+
+
+def code_lines(lines: list[str]) -> list[bool]:
+    """Which lines are inside fenced code blocks; a fence line counts as code itself (it is content)."""
+    flags, inside = [], False
+    for line in lines:
+        fence = bool(_FENCE.match(line))
+        flags.append(inside or fence)
+        inside = inside != fence
+    return flags
+
+
+def heading_levels(lines: list[str], in_code: list[bool]) -> list[int]:
+    """The heading level of each line, 0 for lines that are not headings."""
+    return [0 if code or not (m := HEADING.match(line)) else len(m[1]) for line, code in zip(lines, in_code)]
+
+
+def sections(report: str) -> list[Section]:
+    lines = report.splitlines()
+    in_code = code_lines(lines)
+    levels = heading_levels(lines, in_code)
+    found = []
+    for i, line in enumerate(lines):
+        if in_code[i]:
+            continue
+        if level := levels[i]:
+            end = next((j for j in range(i + 1, len(lines)) if 0 < levels[j] <= level), len(lines))
+            found.append(Section(HEADING.match(line)[2], level, "", tuple(lines[i + 1:end])))
+        elif label := _LABEL.match(line):
+            inline = label[3] or ""
+            end = i + 1
+            if not has_content(inline):
+                end = next((j for j in range(i + 1, len(lines)) if levels[j] or _is_top_label(lines[j], in_code[j])), len(lines))
+            found.append(Section(label[2], LABEL_LEVEL, inline, tuple(lines[i + 1:end])))
+    return found
+
+
+def _is_top_label(line: str, in_code: bool) -> bool:
+    label = _LABEL.match(line)
+    return bool(label) and not in_code and not label[1]

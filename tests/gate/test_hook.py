@@ -1,0 +1,148 @@
+"""`runtime check` as Claude Code runs it: a fresh process, JSON in, decision out."""
+
+import json
+import os
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+
+def hook_input(tool, tool_input, cwd, **extra):
+    return json.dumps({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": tool,
+                       "tool_input": tool_input, "cwd": str(cwd), "tool_use_id": "toolu_1", **extra})
+
+
+@pytest.fixture
+def policy_file(policy_for, tmp_path):
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy_for("edit-local").doc))
+    return path
+
+
+def decision(proc):
+    return json.loads(proc.stdout)["hookSpecificOutput"]
+
+
+def test_allow_answers_json_and_exits_zero(policy_file, worktree):
+    proc = run_cli("check", "--policy", str(policy_file), input=hook_input("Bash", {"command": "pytest -q"}, worktree))
+    assert proc.returncode == 0 and proc.stderr == ""
+    out = decision(proc)
+    assert out["hookEventName"] == "PreToolUse" and out["permissionDecision"] == "allow"
+
+
+def test_deny_exits_two_with_the_reason_on_stderr(policy_file, worktree):
+    proc = run_cli("check", "--policy", str(policy_file), input=hook_input("Bash", {"command": "git push"}, worktree))
+    assert proc.returncode == 2
+    out = decision(proc)
+    assert out["permissionDecision"] == "deny"
+    assert "agents never run git" in proc.stderr and "[policy::no-git-ops]" in proc.stderr
+    assert out["permissionDecisionReason"] == proc.stderr.strip()
+
+
+@pytest.mark.parametrize("payload", [
+    "", "not json", "[]", "null", '{"tool_name": "Read"}',
+    '{"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": "x"}, "cwd": "/"}',
+    '{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "x"}}',
+    '\xff\xfe',
+])
+def test_malformed_input_is_a_deny_with_exit_two(policy_file, payload):
+    proc = run_cli("check", "--policy", str(policy_file), input=payload)
+    assert proc.returncode == 2 and decision(proc)["permissionDecision"] == "deny"
+
+
+def test_missing_or_corrupt_policy_denies(tmp_path, policy_file, worktree):
+    call = hook_input("Read", {"file_path": "src/pkg/mod.py"}, worktree)
+    missing = run_cli("check", "--policy", str(tmp_path / "nope.json"), input=call)
+    assert missing.returncode == 2 and "no usable policy" in missing.stderr
+    doc = json.loads(policy_file.read_text())
+    doc["tools"].append("WebFetch")
+    policy_file.write_text(json.dumps(doc))
+    edited = run_cli("check", "--policy", str(policy_file), input=call)
+    assert edited.returncode == 2 and "content hash" in edited.stderr
+    policy_file.write_text("{ truncated")
+    corrupt = run_cli("check", "--policy", str(policy_file), input=call)
+    assert corrupt.returncode == 2 and "not valid JSON" in corrupt.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["--bogus"], ["--policy"], ["--policy", "a", "--role", "b"], ["--role", "x", "--main-session", "maybe"]])
+def test_usage_errors_deny_instead_of_exiting_one(args, worktree):
+    proc = run_cli("check", *args, input=hook_input("Read", {"file_path": "x"}, worktree))
+    assert proc.returncode == 2 and decision(proc)["permissionDecision"] == "deny"
+
+
+def test_role_policies_are_compiled_once_and_cached(worktree, tmp_path):
+    cache = tmp_path / "cache"
+    env = {"RUNTIME_CACHE_DIR": str(cache)}
+    call = hook_input("Bash", {"command": "pytest -q"}, worktree)
+    first = run_cli("check", "--role", "explorer", "--catalog", str(REPO), input=call, env=env)
+    assert first.returncode == 0 and decision(first)["permissionDecision"] == "allow"
+    cached = list(cache.glob("explorer-*.json"))
+    assert len(cached) == 1
+    mtime = cached[0].stat().st_mtime_ns
+    again = run_cli("check", "--role", "explorer", "--catalog", str(REPO), input=hook_input("Bash", {"command": "touch x"}, worktree), env=env)
+    assert again.returncode == 2
+    assert list(cache.glob("explorer-*.json")) == cached and cached[0].stat().st_mtime_ns == mtime
+
+
+def test_the_cache_is_protected_from_the_agent(worktree, tmp_path):
+    cache = worktree / "src" / "cache"
+    env = {"RUNTIME_CACHE_DIR": str(cache)}
+    call = hook_input("Write", {"file_path": str(cache / "edit-local-x.json"), "content": "{}"}, worktree)
+    task = tmp_path / "t.toml"
+    task.write_text('[task]\nrole = "edit-local"\ngoal = "g"\n[scope]\nfiles-whitelist = ["src/**"]\n'
+                    '[verification]\ntest-command = "pytest"\ncheck-commands = ["true"]\n[body]\ntext = "x"\n')
+    proc = run_cli("check", "--role", "edit-local", "--task", str(task), "--catalog", str(REPO), input=call, env=env)
+    assert proc.returncode == 2 and "runtime's own policy" in proc.stderr
+
+
+def test_subagents_are_gated_by_the_role_named_by_agent_type(worktree):
+    env = {"CLAUDE_PROJECT_DIR": str(worktree)}
+    read_only = hook_input("Bash", {"command": "ls"}, worktree, agent_type="read-only", agent_id="a1")
+    proc = run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=read_only, env=env)
+    assert proc.returncode == 2 and "not available to role `read-only`" in proc.stderr
+    explorer = hook_input("Bash", {"command": "ls"}, worktree, agent_type="explorer", agent_id="a2")
+    proc = run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=explorer, env=env)
+    assert proc.returncode == 0 and decision(proc)["permissionDecision"] == "allow"
+    unknown = hook_input("Bash", {"command": "ls"}, worktree, agent_type="general-purpose")
+    proc = run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=unknown, env=env)
+    assert proc.returncode == 2 and "not in the catalog" in proc.stderr
+    hostile = hook_input("Bash", {"command": "ls"}, worktree, agent_type="../../etc/x")
+    proc = run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=hostile, env=env)
+    assert proc.returncode == 2
+
+
+def test_main_session_defers_only_when_asked(worktree):
+    call = hook_input("Bash", {"command": "git status"}, worktree)
+    deferred = run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=call)
+    assert deferred.returncode == 0 and deferred.stdout == ""
+    gated = run_cli("check", "--catalog", str(REPO), input=call)
+    assert gated.returncode == 2 and "no role for this call" in gated.stderr
+
+
+def test_the_hook_never_reads_a_catalog_planted_in_the_worktree(worktree, tmp_path):
+    (worktree / "roles").mkdir()
+    (worktree / "capabilities").mkdir()
+    (worktree / "roles" / "evil.toml").write_text("[role]\n")
+    call = hook_input("Bash", {"command": "ls"}, worktree, agent_type="evil")
+    proc = run_cli("check", "--main-session", "defer", input=call, cwd=worktree)
+    assert proc.returncode == 2 and "not in the catalog" in proc.stderr
+
+
+def test_git_ops_can_never_gate_a_session(worktree):
+    proc = run_cli("check", "--role", "git-ops", "--catalog", str(REPO), input=hook_input("Bash", {"command": "git status"}, worktree))
+    assert proc.returncode == 2 and "not spawnable" in proc.stderr
+
+
+def test_the_hook_process_imports_no_heavy_modules(policy_file, worktree):
+    probe = (
+        "import sys, io; sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()));"
+        "from runtime.cli.main import main; rc = main(['check', '--policy', sys.argv[2]]);"
+        "heavy = sorted(m for m in ('pydantic', 'rich', 'tomlkit', 'litellm', 'argparse', 'anyio', 'psutil') if m in sys.modules);"
+        "print('HEAVY', heavy, rc, file=sys.stderr)"
+    )
+    import subprocess
+    import sys
+    for call in (hook_input("Bash", {"command": "pytest -q && git push"}, worktree), hook_input("Edit", {"file_path": "src/pkg/mod.py", "old_string": "x", "new_string": "y"}, worktree)):
+        proc = subprocess.run([sys.executable, "-c", probe, call, str(policy_file)], capture_output=True, text=True, env={**os.environ})
+        assert "HEAVY [] " in proc.stderr, proc.stderr

@@ -1,0 +1,53 @@
+import os
+
+import pytest
+
+from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
+
+
+def test_resolve_follows_symlinks_and_collapses_dotdot(worktree):
+    root = str(worktree)
+    assert resolve("src/pkg/mod.py", root) == f"{root}/src/pkg/mod.py"
+    assert resolve(f"{root}/src/../src/pkg/mod.py", root) == f"{root}/src/pkg/mod.py"
+    assert resolve("src/pkg/escape/passwd", root) == "/etc/passwd"
+    assert resolve("src/pkg/escape/new/dir/file", root) == "/etc/new/dir/file"
+    assert resolve("src/pkg/gitlink/config", root) == f"{root}/.git/config"
+    assert resolve("src/new/deeper/file.py", root) == f"{root}/src/new/deeper/file.py"
+    assert resolve("src/pkg/../../../x", root) == os.path.realpath(f"{root}/../x")
+
+
+def test_resolve_matches_realpath_on_many_shapes(worktree):
+    root = str(worktree)
+    for path in ["src", "src/", "./src//pkg/./mod.py", "/", "/tmp", "src/pkg/escape", "src/pkg/gitlink/",
+                 "src/pkg/escape/../hosts", "nope/nope/nope", f"{root}/src/pkg"]:
+        assert resolve(path, root) == os.path.realpath(os.path.join(root, path)), path
+
+
+@pytest.mark.parametrize("bad", ["", "a\x00b", None, 3, ["x"]])
+def test_resolve_rejects_what_is_not_a_path(worktree, bad):
+    with pytest.raises(PathError):
+        resolve(bad, str(worktree))
+
+
+def test_relative_to_compares_components():
+    assert relative_to("/w/src/a.py", "/w") == "src/a.py"
+    assert relative_to("/w", "/w") == ""
+    assert relative_to("/w_evil/a.py", "/w") is None
+    assert relative_to("/etc/passwd", "/w") is None
+    assert relative_to("/etc/passwd", "/") == "etc/passwd"
+
+
+@pytest.mark.parametrize("path", ["/w/.git/config", "/w/sub/.git/hooks/x", "/w/.GIT/config", "/w/.git./hooks",
+                                  "/w/.claude/settings.json", "/w/.Claude/x", "/w/.git", "/proc/self/mem", "/sys/x", "/dev/sda"])
+def test_protected_paths(path):
+    assert protected_reason(path, ()) is not None
+
+
+@pytest.mark.parametrize("path", ["/w/.gitignore", "/w/.github/workflows/ci.yml", "/w/src/git/x.py", "/dev/null"])
+def test_ordinary_paths_are_not_protected(path):
+    assert protected_reason(path, ()) is None
+
+
+def test_runtime_files_are_protected():
+    assert protected_reason("/cat/roles/x.toml", ("/cat/roles",)) is not None
+    assert protected_reason("/cat/roles_x/y", ("/cat/roles",)) is None
