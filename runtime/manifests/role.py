@@ -94,6 +94,16 @@ def load_role(catalog: Catalog, name: str, used_in: str | None = None, line: int
     return _resolve(catalog, path, ())
 
 
+def _cycle_error(catalog: Catalog, seen: tuple[str, ...], back_to: str) -> ManifestError:
+    """One error per cycle, whichever role the walk started from: at its first member by name."""
+    members = list(seen[seen.index(back_to):]) if back_to in seen else [back_to]
+    first = min(members)
+    ring = members[members.index(first):] + members[: members.index(first)] + [first]
+    path = catalog.role_path(first)
+    _, src = read_toml(path, display_path(path))
+    return src.error(("capabilities", "extends"), f"role inheritance cycle: {' -> '.join(ring)}")
+
+
 def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRole:
     where = display_path(path)
     data, src = read_toml(path, where)
@@ -105,14 +115,13 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
     if caps.extends is not None:
         loc = ("capabilities", "extends")
         if caps.extends == role.role.name or caps.extends in seen:
-            cycle = " -> ".join((*seen, role.role.name, caps.extends))
-            raise src.error(loc, f"role inheritance cycle: {cycle}")
-        if len(seen) + 1 >= MAX_DEPTH:
-            raise src.error(loc, f"role inheritance is deeper than {MAX_DEPTH} levels")
+            raise _cycle_error(catalog, (*seen, role.role.name), caps.extends)
         parent_path = catalog.role_path(caps.extends)
         if not parent_path.is_file():
             raise src.error(loc, f"unknown parent role `{caps.extends}`")
         parent = _resolve(catalog, parent_path, (*seen, role.role.name))
+        if len(parent.chain) + 1 > MAX_DEPTH:
+            raise src.error(loc, f"role inheritance is {len(parent.chain) + 1} levels deep; the limit is {MAX_DEPTH}")
 
     def canon(names: list[str], key: str) -> list[str]:
         out: list[str] = []

@@ -54,6 +54,7 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
             check_role_coherent(role, param_values(role, None))
         except ManifestError as exc:
             report.errors.append(exc)
+    _dedupe(report)  # a broken parent role fails every child the same way
     seen: dict[str, str] = {}
     for path in task_files(paths):
         report.tasks += 1
@@ -67,4 +68,12 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
         if task.agent_id in seen:
             report.errors.append(task.src.error(("task", "agent-id"), f"agent id `{task.agent_id}` is also used by {seen[task.agent_id]}"))
         seen.setdefault(task.agent_id, where)
+    _dedupe(report)
     return report
+
+
+def _dedupe(report: LintReport) -> None:
+    unique: dict[str, ManifestError] = {}
+    for err in report.errors:
+        unique.setdefault(str(err), err)
+    report.errors = list(unique.values())

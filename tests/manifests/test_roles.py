@@ -61,7 +61,7 @@ def test_depth_over_sixteen_is_an_error(catalog_copy):
     for n in range(1, 17):
         (roles / f"r{n}.toml").write_text(role_file(f"r{n}", f"r{n - 1}"))
     assert len(load_role(Catalog(catalog_copy), "r15").chain) == 16
-    with pytest.raises(ManifestError, match="deeper than 16"):
+    with pytest.raises(ManifestError, match="17 levels deep; the limit is 16"):
         load_role(Catalog(catalog_copy), "r16")
 
 

@@ -1,0 +1,64 @@
+"""hook install merges idempotently; export writes one subagent per spawnable role."""
+
+import json
+import shlex
+
+from tests.conftest import REPO, RUNTIME, run_cli
+
+
+def test_install_merges_into_existing_settings_and_is_idempotent(tmp_path):
+    settings = tmp_path / ".claude/settings.json"
+    settings.parent.mkdir()
+    mine = {"model": "x", "permissions": {"allow": ["Read"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}],
+                      "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "log"}]}]}}
+    settings.write_text(json.dumps(mine))
+    first = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path)
+    assert first.returncode == 0
+    data = json.loads(settings.read_text())
+    assert data["model"] == "x" and data["permissions"] == mine["permissions"]
+    assert data["hooks"]["PostToolUse"] == mine["hooks"]["PostToolUse"]
+    pre = data["hooks"]["PreToolUse"]
+    assert pre[0] == mine["hooks"]["PreToolUse"][0] and len(pre) == 2
+    ours = pre[1]
+    assert ours["matcher"] == "*"
+    words = shlex.split(ours["hooks"][0]["command"])
+    assert words[1:] == ["check", "--catalog", str(REPO), "--main-session", "defer"]
+    text = settings.read_text()
+    again = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path)
+    assert again.returncode == 0 and "already installed" in again.stdout and settings.read_text() == text
+    role = run_cli("hook", "install", "--catalog", str(REPO), "--role", "explorer", cwd=tmp_path)
+    assert role.returncode == 0
+    pre = json.loads(settings.read_text())["hooks"]["PreToolUse"]
+    assert len(pre) == 2 and shlex.split(pre[1]["hooks"][0]["command"])[-2:] == ["--role", "explorer"]
+
+
+def test_installed_command_really_gates(tmp_path):
+    run_cli("hook", "install", "--catalog", str(REPO), "--role", "explorer", "--command", RUNTIME, cwd=tmp_path)
+    command = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    import subprocess
+    call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git log"}, "cwd": str(tmp_path)})
+    proc = subprocess.run(command, shell=True, input=call, capture_output=True, text=True)
+    assert proc.returncode == 2 and "agents never run git" in proc.stderr
+
+
+def test_install_refuses_invalid_settings_and_git_ops(tmp_path):
+    settings = tmp_path / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"model": "x",\n  oops}')
+    proc = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stderr.startswith(f"error: {settings.relative_to(tmp_path)}:2: invalid JSON")
+    assert settings.read_text() == '{"model": "x",\n  oops}'
+    proc = run_cli("hook", "install", "--catalog", str(REPO), "--role", "git-ops", cwd=tmp_path)
+    assert proc.returncode == 1 and "not spawnable" in proc.stderr
+
+
+def test_export_writes_one_agent_per_spawnable_role(tmp_path):
+    proc = run_cli("export", "claude-agents", "--catalog", str(REPO), cwd=tmp_path)
+    assert proc.returncode == 0
+    files = sorted(p.name for p in (tmp_path / ".claude/agents").iterdir())
+    assert files == ["edit-local.md", "edit-shared.md", "explorer.md", "read-only.md"]
+    text = (tmp_path / ".claude/agents/explorer.md").read_text()
+    front, body = text.split("---\n")[1], text.split("---\n", 2)[2]
+    assert "name: explorer\n" in front and "tools: Read, Glob, Grep, Bash\n" in front
+    assert body.startswith("# No git") and "## Your task's scope" in body

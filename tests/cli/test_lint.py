@@ -1,0 +1,36 @@
+import json
+
+from tests.conftest import REPO, run_cli
+
+
+def test_shipped_catalog_and_examples_lint_clean():
+    proc = run_cli("lint", "--json", cwd=REPO)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["ok"] and report["errors"] == []
+    assert report["counts"]["atoms"] == 13 and report["counts"]["roles"] == 5 and report["counts"]["tasks"] >= 4
+    assert report["counts"]["examples"] >= 50
+
+
+def test_a_failing_atom_example_is_a_lint_error(catalog_copy):
+    path = catalog_copy / "capabilities/policy/no-git-ops/capability.toml"
+    text = path.read_text()
+    path.write_text(text.replace('input = { command = "git push origin HEAD" }\nexpect = "deny"', 'input = { command = "git push origin HEAD" }\nexpect = "allow"'))
+    proc = run_cli("lint", cwd=catalog_copy)
+    assert proc.returncode == 1
+    (line,) = [l for l in proc.stderr.splitlines() if l.startswith("error:")]
+    assert line.startswith("error: capabilities/policy/no-git-ops/capability.toml:10: example 1: expected allow, got deny")
+
+
+def test_a_long_text_is_a_warning_not_an_error(catalog_copy):
+    (catalog_copy / "capabilities/net/no-network/text.md").write_text("word " * 250)
+    proc = run_cli("lint", cwd=catalog_copy)
+    assert proc.returncode == 0
+    assert "warning: capabilities/net/no-network/text.md:1: text.md has 250 words" in proc.stderr
+
+
+def test_duplicate_agent_ids_across_tasks(catalog_copy):
+    src = catalog_copy / "manifests/examples/fix-tokenizer.toml"
+    (catalog_copy / "manifests/examples/copy.toml").write_text(src.read_text().replace("Fix the off-by-one", "Fix another"))
+    proc = run_cli("lint", cwd=catalog_copy)
+    assert proc.returncode == 1
+    assert "agent id `ag-fix-tokenizer` is also used by" in proc.stderr
