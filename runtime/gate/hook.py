@@ -10,7 +10,6 @@ input we cannot read, becomes a deny with exit 2.
 from __future__ import annotations
 
 import json
-from typing import Callable
 
 from runtime.gate.decision import DENY, GateDecision, deny
 from runtime.gate.engine import decide
@@ -43,8 +42,8 @@ def answer(decision: GateDecision) -> HookAnswer:
     return HookAnswer(out, "", 0, decision)
 
 
-def run_hook(raw: bytes, select_policy: Callable[[dict], Policy | None]) -> HookAnswer:
-    """Decide one hook call. ``select_policy`` may return None to defer."""
+def run_hook(raw: bytes, select_policy) -> HookAnswer:
+    """Decide one hook call. ``select_policy(data)`` returns the Policy, or None to defer."""
     try:
         try:
             data = json.loads(raw)

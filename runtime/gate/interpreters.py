@@ -53,6 +53,8 @@ def inline_code(name: str, args: list[str]) -> str | None:
     if spec is None:
         return None
     letters, longs, with_value, stdin = spec
+    if args and args[0] in ("--version", "-V", "--help", "-h"):
+        return None
     i = 0
     while i < len(args):
         a = args[i]
@@ -81,23 +83,75 @@ def inline_code(name: str, args: list[str]) -> str | None:
     return f"`{name}` with no script reads code from stdin" if stdin else None
 
 
-def _sed(args: list[str]) -> str | None:
-    scripts, i, plain = [], 0, []
+# GNU sed's long options (getopt_long accepts any unambiguous prefix) and what they are.
+_SED_LONG = {
+    "expression": "script", "file": "file", "in-place": "flag", "line-length": "value", "null-data": "flag",
+    "zero-terminated": "flag", "quiet": "flag", "silent": "flag", "regexp-extended": "flag", "separate": "flag",
+    "unbuffered": "flag", "posix": "flag", "debug": "flag", "sandbox": "flag", "follow-symlinks": "flag",
+    "binary": "flag", "help": "flag", "version": "flag",
+}
+_SED_SHORT_VALUE = {"e": "script", "f": "file", "l": "value"}
+_SED_SHORT_FLAGS = set("nErsuzi")
+
+
+def _sed_options(args: list[str]) -> tuple[list[str], list[str]] | str:
+    """(scripts given with -e, other operands), or why the options cannot be read."""
+    scripts, operands, i = [], [], 0
     while i < len(args):
         a = args[i]
-        if a in ("-e", "--expression"):
-            scripts.append(args[i + 1] if i + 1 < len(args) else "")
-            i += 2
+        if a == "--":
+            operands += args[i + 1:]
+            break
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            matches = [o for o in _SED_LONG if o.startswith(name)] if name else []
+            kind = _SED_LONG[name] if name in _SED_LONG else (_SED_LONG[matches[0]] if len(matches) == 1 else None)
+            if kind is None:
+                return f"`sed {a}` is not an option the gate can read"
+            if kind in ("script", "file", "value") and not eq:
+                value = args[i + 1] if i + 1 < len(args) else ""
+                i += 1
+            if kind == "script":
+                scripts.append(value)
+            elif kind == "file":
+                return "`sed --file` runs a script file the gate cannot read"
+            i += 1
             continue
-        if a.startswith("--expression="):
-            scripts.append(a.split("=", 1)[1])
-        elif a in ("-f", "--file") or a.startswith("--file="):
-            return "`sed -f` runs a script file the gate cannot read"
-        elif not a.startswith("-"):
-            plain.append(a)
+        if a.startswith("-") and a != "-":
+            cluster = a[1:]
+            for n, ch in enumerate(cluster):
+                kind = _SED_SHORT_VALUE.get(ch)
+                if kind is None:
+                    if ch not in _SED_SHORT_FLAGS:
+                        return f"`sed -{ch}` is not an option the gate can read"
+                    if ch == "i":
+                        break  # -i[SUFFIX]: the rest of the cluster is the suffix
+                    continue
+                value = cluster[n + 1:]
+                if not value:
+                    value = args[i + 1] if i + 1 < len(args) else ""
+                    i += 1
+                if kind == "file":
+                    return "`sed -f` runs a script file the gate cannot read"
+                if kind == "script":
+                    scripts.append(value)
+                break
+            i += 1
+            continue
+        operands.append(a)
         i += 1
-    if not scripts and plain:
-        scripts = [plain[0]]
+    return scripts, operands
+
+
+def _sed(args: list[str]) -> str | None:
+    parsed = _sed_options(args)
+    if isinstance(parsed, str):
+        return parsed
+    scripts, operands = parsed
+    if not scripts:
+        if not operands:
+            return "`sed` needs its script on the command line"
+        scripts = [operands[0]]
     for script in scripts:
         for part in script.replace("\n", ";").split(";"):
             if part.strip() and not _SED_SAFE.match(part):

@@ -24,10 +24,9 @@ _parser = None
 def _parse(source: bytes):
     global _parser
     if _parser is None:
-        import tree_sitter
-        import tree_sitter_bash
+        from runtime.gate.treesitter import bash_parser
 
-        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _parser = bash_parser()
     return _parser.parse(source)
 
 
@@ -63,19 +62,30 @@ _ASSIGN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # setting them would let a command escape what the gate checked.
 _UNSAFE_VARS = frozenset({
     "PATH", "IFS", "CDPATH", "ENV", "BASH_ENV", "GLOBIGNORE", "SHELLOPTS", "BASHOPTS", "PS4",
-    "PROMPT_COMMAND", "HOME", "TMPDIR", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
-    "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "RUSTFLAGS",
-    "RUSTDOCFLAGS", "RUSTC", "RUSTC_WRAPPER", "RUSTDOC", "GOFLAGS", "EDITOR", "VISUAL", "PAGER", "SHELL",
-    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+    "PROMPT_COMMAND", "HOME", "TMPDIR", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB",
+    "RUBYOPT", "RUBYLIB", "EDITOR", "VISUAL", "PAGER", "SHELL", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    "XDG_CACHE_HOME", "CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "CFLAGS", "CXXFLAGS",
+    "CPPFLAGS", "LDFLAGS", "LDLIBS", "MAKEFLAGS", "MFLAGS", "PKG_CONFIG", "PKG_CONFIG_PATH",
 })
-_UNSAFE_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "CARGO_", "PYTEST_", "PIP_", "UV_", "GO", "SSH_")
+_UNSAFE_PREFIXES = (
+    "LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "CARGO_", "RUST", "PYTEST_", "PIP_", "UV_", "GO",
+    "CGO_", "SSH_", "PYTHON",
+)
+# Python variables that only tune output or hashing; every other PYTHON* can load code.
+_SAFE_PYTHON_VARS = frozenset({
+    "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8",
+    "PYTHONFAULTHANDLER", "PYTHONDEVMODE", "PYTHONTRACEMALLOC",
+})
+_SAFE_RUST_VARS = frozenset({"RUST_BACKTRACE", "RUST_LOG", "RUST_TEST_THREADS", "RUST_MIN_STACK"})
 
 
 def check_assignment(name: str, value: Word) -> None:
     if not _ASSIGN_NAME.match(name):
         raise ShellDeny(f"`{name}` is not a variable name")
     upper = name.upper()
-    if upper in _UNSAFE_VARS or upper.startswith(_UNSAFE_PREFIXES):
+    if upper in _SAFE_PYTHON_VARS or upper in _SAFE_RUST_VARS:
+        pass
+    elif upper in _UNSAFE_VARS or upper.startswith(_UNSAFE_PREFIXES):
         raise ShellDeny(f"setting `{name}` can change what a command runs or where it writes; run the command without it")
     if value.tilde:
         raise ShellDeny(f"the value of `{name}` uses `~`; write the path out")
@@ -87,9 +97,22 @@ def analyze(source: str, cwd: str) -> Script:
         raise ShellDeny("the command is empty")
     if "\x00" in source:
         raise ShellDeny("the command contains a NUL byte")
+    _check_continuations(source)
     walker = _Walker(source, (cwd,))
     walker.run()
     return walker.script
+
+
+def _check_continuations(source: str) -> None:
+    """A backslash-newline joins lines; tree-sitter splits the word there instead."""
+    at = source.find("\\\n")
+    while at >= 0:
+        # Between words (a space before it) it only joins lines; inside a word
+        # it would glue the parts tree-sitter reports as separate words.
+        before = source[at - 1] if at else " "
+        if before not in " \t":
+            raise ShellDeny("a line continuation (backslash-newline) inside a word is not allowed; write the word on one line")
+        at = source.find("\\\n", at + 2)
 
 
 class _Walker:
@@ -99,6 +122,7 @@ class _Walker:
         self.via = via
         self.script = Script()
         self.spans: list[tuple[int, int]] = []
+        self.after_cd: tuple[str, ...] | None = None
 
     # -- helpers -----------------------------------------------------------
     def text(self, node) -> str:
@@ -140,6 +164,10 @@ class _Walker:
     # -- statements --------------------------------------------------------
     def statements(self, node) -> None:
         for child in node.children:
+            if child.type == "&&" and self.after_cd is not None:
+                # `cd DIR && next`: next runs only if the cd worked, so only in DIR.
+                self.cwds = self.after_cd
+            self.after_cd = None
             self.statement(child)
 
     def statement(self, node) -> None:
@@ -154,6 +182,15 @@ class _Walker:
             self.command(node, [])
         elif kind == "redirected_statement":
             self.redirected(node)
+        elif kind == "subshell":
+            saved = self.cwds  # a subshell's `cd` ends with it
+            self.statements(node)
+            self.cwds, self.after_cd = saved, None
+        elif kind == "pipeline":
+            for child in node.children:  # each element runs in a subshell
+                saved = self.cwds
+                self.statement(child)
+                self.cwds, self.after_cd = saved, None
         elif kind in _STATEMENTS:
             self.statements(node)
         else:
@@ -226,14 +263,20 @@ class _Walker:
 
     def heredoc(self, node) -> list[Word]:
         extra: list[Word] = []
+        quoted = False
         for child in node.children:
             kind = child.type
-            if kind in ("heredoc_start", "heredoc_end", "<<", "<<-"):
+            if kind == "heredoc_start":
+                quoted = any(ch in self.text(child) for ch in "'\"\\")
+                self.cover(child)
+            elif kind in ("heredoc_end", "<<", "<<-"):
                 self.cover(child)
             elif kind == "heredoc_body":
                 for part in child.children:
                     if part.type != "heredoc_content":
                         raise self.refuse(part)
+                if not quoted and any(ch in self.text(child) for ch in "$`"):
+                    raise ShellDeny("an unquoted heredoc expands `$` and backticks; quote its delimiter (<<'EOF') to keep the text literal")
                 self.cover(child)
             elif kind == "file_redirect":
                 extra += self.redirect(child)
@@ -349,6 +392,8 @@ class _Walker:
             self.cd(args)
             return
         inner = wrappers.unwrap(name, args)
+        if inner is not None and open_args:
+            raise ShellDeny(f"`xargs {name}` would let its input add options to `{name}`; run `{name}` directly")
         if inner is None:
             self.script.commands.append(Command(name, args, assigns, self.cwds, text, via, open_args))
             return
@@ -372,9 +417,10 @@ class _Walker:
             raise ShellDeny("`cd` needs exactly one literal folder (no `-`, `~` or globs)")
         target = rest[0].value
         # A failed `cd` leaves the old folder current, so later paths are
-        # checked against every folder the shell may be in.
-        new = tuple(os.path.normpath(os.path.join(c, target)) for c in self.cwds)
+        # checked against every folder the shell may be in (but see `&&`).
+        new = tuple(dict.fromkeys(os.path.normpath(os.path.join(c, target)) for c in self.cwds))
         self.cwds = tuple(dict.fromkeys(self.cwds + new))
+        self.after_cd = new
 
 
 def _unescape_double(text: str) -> str:

@@ -150,7 +150,9 @@ def _find(args: list[Word]) -> Unwrapped:
     i = 0
     while i < len(args):
         a = args[i].value
-        if a in ("-exec", "-execdir", "-ok", "-okdir"):
+        if a in ("-execdir", "-okdir"):
+            raise ShellDeny(f"`find {a}` runs its command in each found folder, where relative paths cannot be checked; use -exec")
+        if a in ("-exec", "-ok"):
             j = i + 1
             while j < len(args) and args[j].value not in (";", "+"):
                 j += 1
@@ -158,6 +160,8 @@ def _find(args: list[Word]) -> Unwrapped:
                 raise ShellDeny(f"`find {a}` is not terminated by `;` or `+`")
             if j == i + 1:
                 raise ShellDeny(f"`find {a}` has no command")
+            if any("{}" in w.value and w.value != "{}" for w in args[i + 1:j]):
+                raise ShellDeny(f"`find {a}`: `{{}}` inside a longer word is replaced by the found path; pass `{{}}` as a word of its own")
             commands.append(args[i + 1:j])
             i = j + 1
         elif a in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls"):

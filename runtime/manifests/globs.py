@@ -80,10 +80,23 @@ def glob_to_regex(glob: str) -> str:
 
 
 def globs_to_regex(globs: list[str]) -> str | None:
-    """One alternation for a list of globs (``None`` for an empty list)."""
+    """One alternation for a list of globs (``None`` for an empty list).
+
+    Globs of the form ``**/NAME`` share one ``(?:[^/]+/)*`` prefix, so a long
+    list of file names (the dependency files) is matched in one pass.
+    """
     if not globs:
         return None
-    return "|".join(f"(?:{glob_to_regex(g)})" for g in globs)
+    names, others = [], []
+    for g in (check_glob(g) for g in globs):
+        tail = g[3:]
+        if g.startswith("**/") and tail and "/" not in tail and tail != "**":
+            names.append(_component(tail))
+        else:
+            others.append(f"(?:{glob_to_regex(g)})")
+    if names:
+        others.append(f"(?:^(?:[^/]+/)*(?:{'|'.join(names)})(?:/.*)?$)")
+    return "|".join(others)
 
 
 def is_literal(glob: str) -> bool:

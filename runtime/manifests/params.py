@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -16,7 +16,16 @@ FLAG = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class ProgramRule(Model):
-    """One per-program rule of ``tools::bash-allowlist``."""
+    """One per-program rule of ``tools::bash-allowlist``.
+
+    ``option-style`` says how the program reads its options, so flags are
+    matched in every spelling it accepts: ``gnu`` (getopt_long, nopt: long
+    options may be abbreviated, short ones clustered), ``exact`` (argparse
+    without abbreviation, clap: clusters but no abbreviations), ``go`` (the
+    flag package: single-dash long flags, ``-x`` and ``--x`` alike, no
+    clusters). ``arg-files`` allows arguments starting with ``@``, which
+    argparse, gcc and javac expand from files the gate cannot see.
+    """
 
     program: str
     subcommands: list[str] = Field(default_factory=list)
@@ -25,6 +34,8 @@ class ProgramRule(Model):
     scope_path_flags: list[str] = Field(default_factory=list)
     positional_writes: bool = False
     inline_code: bool = False
+    arg_files: bool = False
+    option_style: Literal["gnu", "exact", "go"] = "gnu"
     ask: bool = False
 
     @field_validator("program")

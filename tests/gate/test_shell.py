@@ -50,7 +50,9 @@ def test_dequoted_arguments_and_assignments():
 
 def test_redirection_targets_are_writes_with_their_folders():
     script = analyze("cd src && echo x > out.txt 2>&1 && cat < in.txt >> log", "/w")
-    assert sorted((w.target, w.cwds) for w in script.writes) == [("log", ("/w", "/w/src")), ("out.txt", ("/w", "/w/src"))]
+    assert sorted((w.target, w.cwds) for w in script.writes) == [("log", ("/w/src",)), ("out.txt", ("/w/src",))]
+    script = analyze("cd src; echo x > out.txt", "/w")
+    assert [(w.target, w.cwds) for w in script.writes] == [("out.txt", ("/w", "/w/src"))]
 
 
 def test_words_after_a_redirection_are_arguments():

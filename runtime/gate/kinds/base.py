@@ -16,7 +16,7 @@ scope atom there are no writes, with no shell rules there are no commands.
 
 from __future__ import annotations
 
-from typing import Any
+
 
 
 class PolicyError(ValueError):
@@ -30,22 +30,22 @@ class Gate:
     on_write = None
     on_command = None
 
-    def __init__(self, atom: str, params: dict[str, Any]) -> None:
+    def __init__(self, atom: str, params: dict[str, object]) -> None:
         self.atom = atom
         self.configure(dict(params))
 
-    def configure(self, params: dict[str, Any]) -> None:
+    def configure(self, params: dict[str, object]) -> None:
         if params:
             raise PolicyError(f"{self.kind}: unexpected parameters {sorted(params)}")
 
 
-def take_list(params: dict[str, Any], key: str) -> list[str]:
+def take_list(params: dict[str, object], key: str) -> list[str]:
     value = params.pop(key, None)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise PolicyError(f"parameter `{key}` must be a list of strings")
     return value
 
 
-def no_more(kind: str, params: dict[str, Any]) -> None:
+def no_more(kind: str, params: dict[str, object]) -> None:
     if params:
         raise PolicyError(f"{kind}: unexpected parameters {sorted(params)}")

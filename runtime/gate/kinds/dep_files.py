@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
-from runtime.gate.kinds.write_scope import compile_globs
+from runtime.gate.kinds.write_scope import compile_globs, holds_any, literal_prefixes
 
 
 class DepFiles(Gate):
@@ -13,18 +13,25 @@ class DepFiles(Gate):
     def configure(self, params):
         self.globs = take_list(params, "globs")
         self.match = compile_globs(self.globs)
+        self.prefixes = literal_prefixes(self.globs)  # empty for `**/name` globs
         # Flags are dropped on both sides: `python3 -m pip install` matches `python3 pip install`.
-        self.commands = [tuple(w for w in c.split() if not w.startswith("-")) for c in take_list(params, "commands")]
+        self.commands: dict[str, list[tuple[str, ...]]] = {}
+        for c in take_list(params, "commands"):
+            words = tuple(w for w in c.split() if not w.startswith("-"))
+            self.commands.setdefault(words[0], []).append(words)
         no_more(self.kind, params)
 
     def on_write(self, resolved, rel, ctx):
-        if rel is not None and self.match is not None and self.match.match(rel):
+        if rel is not None and self.match is not None and (self.match.match(rel) or holds_any(rel, self.prefixes)):
             return deny(f"`{rel}` declares or locks dependencies; this task may not change them (say in your report what you need)", self.atom, "dep-files")
         return None
 
     def on_command(self, cmd, ctx):
+        prefixes = self.commands.get(cmd.name)
+        if not prefixes:
+            return None
         words = (cmd.name, *[a for a in cmd.args if not a.startswith("-")])
-        for prefix in self.commands:
+        for prefix in prefixes:
             if words[: len(prefix)] == prefix:
                 return deny(f"`{' '.join(prefix)}` changes dependencies; this task may not (say in your report what you need)", self.atom, " ".join(prefix))
         return None

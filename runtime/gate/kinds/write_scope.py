@@ -10,12 +10,33 @@ import re
 
 from runtime.gate.decision import allow, deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
-from runtime.manifests.globs import globs_to_regex
+from runtime.manifests.globs import check_glob, globs_to_regex
 
 
 def compile_globs(globs: list[str]):
     pattern = globs_to_regex(globs)
     return re.compile(pattern) if pattern else None
+
+
+def literal_prefixes(globs: list[str]) -> tuple[str, ...]:
+    """The leading wildcard-free folders of each glob (`src/gen/**` -> `src/gen`)."""
+    out = []
+    for glob in globs:
+        parts = []
+        for part in check_glob(glob).split("/"):
+            if any(ch in part for ch in "*?["):
+                break
+            parts.append(part)
+        if parts:
+            out.append("/".join(parts))
+    return tuple(out)
+
+
+def holds_any(rel: str, prefixes: tuple[str, ...]) -> bool:
+    """Is ``rel`` one of ``prefixes`` or a folder above one? (`rm -rf src` removes `src/gen`.)"""
+    if rel == "":
+        return bool(prefixes)
+    return any(p == rel or p.startswith(rel + "/") for p in prefixes)
 
 
 class WriteWhitelist(Gate):
@@ -42,9 +63,12 @@ class WriteDenylist(Gate):
     def configure(self, params):
         self.globs = take_list(params, "globs")
         self.match = compile_globs(self.globs)
+        self.prefixes = literal_prefixes(self.globs)
         no_more(self.kind, params)
 
     def on_write(self, resolved, rel, ctx):
-        if rel is not None and self.match is not None and self.match.match(rel):
-            return deny(f"`{rel}` is in the task's denylist ({', '.join(self.globs)}); leave it unchanged", self.atom, "files-denylist")
+        if rel is None or self.match is None:
+            return None
+        if self.match.match(rel) or holds_any(rel, self.prefixes):
+            return deny(f"`{rel or '.'}` is in or holds the task's denylist ({', '.join(self.globs)}); leave it unchanged", self.atom, "files-denylist")
         return None
