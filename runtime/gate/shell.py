@@ -91,10 +91,36 @@ def check_assignment(name: str, value: Word) -> None:
         raise ShellDeny(f"the value of `{name}` uses `~`; write the path out")
 
 
+# The analysis reads nothing but its two strings, so it is memoised: an agent
+# re-runs the same commands (its tests, above all) many times in one session.
+# Every check that looks at the file system or the policy runs on each call.
+_MEMO: dict[tuple[str, str], Script | str] = {}
+_MEMO_SIZE = 512
+
+
 def analyze(source: str, cwd: str) -> Script:
-    """Parse ``source`` and return the commands it would run and the files its redirections write."""
+    """Parse ``source`` and return the commands it would run and the files its redirections write.
+
+    The result is shared between calls: callers must not change it.
+    """
     if not isinstance(source, str) or not source.strip():
         raise ShellDeny("the command is empty")
+    key = (source, cwd)
+    found = _MEMO.get(key)
+    if found is None:
+        try:
+            found = _analyze(source, cwd)
+        except ShellDeny as exc:
+            found = str(exc)
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = found
+    if isinstance(found, str):
+        raise ShellDeny(found)
+    return found
+
+
+def _analyze(source: str, cwd: str) -> Script:
     if "\x00" in source:
         raise ShellDeny("the command contains a NUL byte")
     _check_continuations(source)
@@ -369,7 +395,7 @@ class _Walker:
         words += extra
         if not words:
             raise ShellDeny("shell variable assignments on their own are not allowed; pass values as arguments")
-        self.simple(words, assigns, self.text(node), self.via, open_args=False)
+        self.simple(words, assigns, self.via, open_args=False)
 
     def assignment(self, node) -> tuple[str, str]:
         self.cover(node)
@@ -382,7 +408,7 @@ class _Walker:
         check_assignment(name, value)
         return name, value.value
 
-    def simple(self, words: list[Word], assigns, text: str, via: str, open_args: bool) -> None:
+    def simple(self, words: list[Word], assigns, via: str, open_args: bool) -> None:
         """Judge one simple command: builtins, wrappers, or a program to record."""
         if words[0].value in wrappers.FORBIDDEN_BUILTINS:
             wrappers.unwrap(words[0].value, [])  # raises with the reason
@@ -395,10 +421,10 @@ class _Walker:
         if inner is not None and open_args:
             raise ShellDeny(f"`xargs {name}` would let its input add options to `{name}`; run `{name}` directly")
         if inner is None:
-            self.script.commands.append(Command(name, args, assigns, self.cwds, text, via, open_args))
+            self.script.commands.append(Command(name, args, assigns, self.cwds, via, open_args))
             return
         if inner.record_self:
-            self.script.commands.append(Command(name, args, assigns, self.cwds, text, via, open_args))
+            self.script.commands.append(Command(name, args, assigns, self.cwds, via, open_args))
         for a_name, a_value in inner.assigns:
             check_assignment(a_name, a_value)
         assigns = assigns + [(n, v.value) for n, v in inner.assigns]
@@ -409,7 +435,7 @@ class _Walker:
             self.script.writes += sub.script.writes
         for cmd in inner.commands:
             if cmd:
-                self.simple(cmd, assigns, text, via + name + " ", open_args or inner.open_args)
+                self.simple(cmd, assigns, via + name + " ", open_args or inner.open_args)
 
     def cd(self, args: list[Word]) -> None:
         rest = [a for a in args if a.value not in ("-P", "-L", "--")]

@@ -19,15 +19,14 @@ class Word:
 class Command:
     """One simple command as it would run, after unwrapping wrappers."""
 
-    __slots__ = ("name", "args", "words", "assigns", "cwds", "text", "via", "open_args")
+    __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args")
 
-    def __init__(self, name, words, assigns, cwds, text, via, open_args):
+    def __init__(self, name, words, assigns, cwds, via, open_args):
         self.name = name
         self.words = words
         self.args = [w.value for w in words]
         self.assigns = assigns
         self.cwds = cwds
-        self.text = text
         self.via = via
         self.open_args = open_args
 
