@@ -1,0 +1,125 @@
+"""Words of a Bash command: dequoted, or refused when their value is not literal.
+
+A mixin of the shell walker: it records the byte span of every node it
+judges (``cover``), so the walker can refuse a command holding bytes nobody
+looked at.
+"""
+
+from __future__ import annotations
+
+import re
+
+from runtime.gate.shell_types import ShellDeny, Word
+
+_CONSTRUCT_NAMES = {
+    "command_substitution": "command substitution ($(...) or backticks)",
+    "process_substitution": "process substitution (<(...) or >(...))",
+    "simple_expansion": "variable expansion ($NAME)",
+    "expansion": "parameter expansion (${...})",
+    "arithmetic_expansion": "arithmetic expansion ($((...)))",
+    "brace_expression": "brace expansion ({a..b})",
+    "ansi_c_string": "ANSI-C quoting ($'...')",
+    "translated_string": "locale quoting ($\"...\")",
+    "function_definition": "function definitions",
+    "if_statement": "if statements",
+    "while_statement": "loops",
+    "for_statement": "loops",
+    "c_style_for_statement": "loops",
+    "case_statement": "case statements",
+    "test_command": "test expressions ([[ ]])",
+    "declaration_command": "declarations (export, declare, local, readonly)",
+    "unset_command": "unset",
+    "variable_assignment": "shell variable assignments",
+}
+_GLOB = re.compile(r"[*?\[]")
+_SPECIAL = re.compile(r"[*?\[{]")
+_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+
+
+class WordReader:
+    src: bytes
+    spans: list[tuple[int, int]]
+
+    def text(self, node) -> str:
+        return self.src[node.start_byte:node.end_byte].decode(errors="replace")
+
+    def cover(self, node) -> None:
+        self.spans.append((node.start_byte, node.end_byte))
+
+    def refuse(self, node) -> ShellDeny:
+        what = _CONSTRUCT_NAMES.get(node.type, f"`{node.type}`")
+        snippet = self.text(node).strip().splitlines()[0][:60] if self.text(node).strip() else node.type
+        return ShellDeny(f"{what} is not allowed (in `{snippet}`): the gate cannot see what it would run; write plain commands with literal arguments")
+
+    def word(self, node) -> Word:
+        """Dequote one word; refuse anything whose value is not literal."""
+        kind = node.type
+        self.spans.append((node.start_byte, node.end_byte))
+        if kind == "word":
+            raw = node.text.decode()
+            if "\\" not in raw and not _SPECIAL.search(raw):
+                return Word(raw, False, raw[:1] == "~")
+            value, mask = self._part(node)
+        elif kind == "concatenation":
+            parts = [self._part(c) for c in node.children]
+            value = "".join(p[0] for p in parts)
+            mask = "".join(p[1] for p in parts)
+        else:
+            value, mask = self._part(node)
+        glob = _GLOB.search(mask) is not None
+        if "{" in mask and _BRACE.search(mask):
+            raise ShellDeny(f"brace expansion in `{value}` is not allowed; list the words out")
+        if glob and (mask[:1] in ("*", "?", "[") or value.startswith("-")):
+            raise ShellDeny(f"`{value}` is a glob that could expand to option names; start it with `./` or a folder name")
+        return Word(value, glob, mask[:1] == "~")
+
+    def _part(self, node) -> tuple[str, str]:
+        """(value, mask) where mask repeats unquoted characters and hides quoted ones."""
+        kind = node.type
+        raw = self.text(node)
+        if kind in ("word", "number"):
+            if "\\" not in raw:
+                return raw, raw
+            value, mask, i = [], [], 0
+            while i < len(raw):
+                ch = raw[i]
+                if ch == "\\" and i + 1 < len(raw):
+                    if raw[i + 1] != "\n":
+                        value.append(raw[i + 1])
+                        mask.append("q")
+                    i += 2
+                    continue
+                value.append(ch)
+                mask.append(ch)
+                i += 1
+            return "".join(value), "".join(mask)
+        if kind == "raw_string":
+            body = raw[1:-1]
+            return body, "q" * len(body)
+        if kind == "string":
+            out = []
+            for child in node.children:
+                if child.type == '"':
+                    continue
+                if child.type != "string_content":
+                    raise self.refuse(child)
+                out.append(_unescape_double(self.text(child)))
+            body = "".join(out)
+            return body, "q" * len(body)
+        raise self.refuse(node)
+
+
+def _unescape_double(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '"\\$`\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
