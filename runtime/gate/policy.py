@@ -17,14 +17,17 @@ FORMAT = "agent-runtime-policy"
 VERSION = 1
 
 
-def _sha256():
-    # _sha256 is built into CPython and imports in microseconds; hashlib pulls
-    # in OpenSSL bindings, which the per-call hook process would pay for.
+def new_sha256(data: bytes = b""):
+    """A sha256 hasher without importing hashlib.
+
+    _sha256 is built into CPython and imports in microseconds; hashlib pulls
+    in the OpenSSL bindings, which the per-call hook process would pay for.
+    """
     try:
         from _sha256 import sha256
     except ImportError:  # pragma: no cover - other interpreters
         from hashlib import sha256
-    return sha256
+    return sha256(data)
 
 
 def canonical(doc: dict) -> bytes:
@@ -33,7 +36,7 @@ def canonical(doc: dict) -> bytes:
 
 def content_hash(doc: dict) -> str:
     body = {k: v for k, v in doc.items() if k != "hash"}
-    return "sha256:" + _sha256()(canonical(body)).hexdigest()
+    return "sha256:" + new_sha256(canonical(body)).hexdigest()
 
 
 class Policy:

@@ -11,7 +11,7 @@ import json
 import os
 import tempfile
 
-from runtime.gate.policy import Policy, VERSION, _sha256, load_policy
+from runtime.gate.policy import VERSION, Policy, load_policy, new_sha256
 
 
 def cache_dir() -> str:
@@ -33,7 +33,7 @@ def catalog_files(catalog_root: str) -> list[str]:
 
 
 def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:
-    h = _sha256()()
+    h = new_sha256()
     h.update(f"v{VERSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
     for path in catalog_files(catalog_root) + ([task_path] if task_path else []):
         with open(path, "rb") as fh:
