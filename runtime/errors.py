@@ -34,3 +34,24 @@ class ManifestErrors(FatalError):
     def __init__(self, errors: list[ManifestError]) -> None:
         self.errors = errors
         super().__init__("\n".join(str(e) for e in errors))
+
+
+class RunFailure(Exception):
+    """An agent run that ended badly: it is reported as an outcome, not as a crash."""
+
+    outcome = "failed"
+
+    def __init__(self, detail: str, message: str) -> None:
+        self.detail = detail
+        self.message = message
+        super().__init__(f"{self.outcome}({detail}): {message}")
+
+
+class AgentFailed(RunFailure):
+    """failed(kind): the agent, its model or its workspace broke (kind says which)."""
+
+
+class LimitExhausted(RunFailure):
+    """exhausted(limit): the run hit one of its limits and was stopped."""
+
+    outcome = "exhausted"

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from runtime.errors import ManifestError
+from runtime.manifests.agent import AgentSection, AgentSpec, check_agent
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.kinds import TASK_FIELDS
 from runtime.manifests.model import Model, parse_model
@@ -55,6 +56,7 @@ class TaskFile(Model):
     scope: ScopeSection = Field(default_factory=ScopeSection)
     verification: VerificationSection = Field(default_factory=VerificationSection)
     output: OutputSection = Field(default_factory=OutputSection)
+    agent: AgentSection | None = None
     body: BodySection
 
 
@@ -68,6 +70,7 @@ class Task:
     role: ResolvedRole
     fields: dict[str, Any]  # task field name ("scope.files-whitelist") -> value, only those set
     body: str
+    agent: AgentSpec | None  # how spawn runs it; compose and lint need no [agent]
     src: TomlSource = field(repr=False, compare=False)
 
 
@@ -116,4 +119,5 @@ def load_task(catalog: Catalog, path: Path | str) -> Task:
             raise src.error(("task", "role"), f"role `{role.name}` needs `{name}` in this task (for `{atom_name}`)")
     if not parsed.body.text.strip():
         raise src.error(("body", "text"), "the body is empty")
-    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, src)
+    agent = check_agent(parsed.agent, src, path.resolve().parent) if parsed.agent is not None else None
+    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, agent, src)

@@ -7,9 +7,12 @@ What ``run_claude`` passes, and why (each point verified against the real binary
 - ``--permission-mode dontAsk`` and NO allow rules (no ``--allowedTools``, no
   ``permissions.allow``): the PreToolUse hook runs first for every offered tool; its
   ``permissionDecision: "allow"`` makes the call run, exit 2 / ``deny`` blocks it, and anything
-  else (no decision, exit 1, a crash, a missing script, a timeout) falls through to ``dontAsk``,
-  which denies. That makes hook + CLI fail closed. With an allow rule for a tool, a crashing hook
-  lets that tool run. (``bypassPermissions`` is refused as root.)
+  else (no decision, exit 1, a crash, a missing script, a timeout) falls through to ``dontAsk``.
+  ``dontAsk`` denies most calls, but 2.1.330 still runs what it judges read-only inside the working
+  directory (``ls``, ``cat``, ``find``, ``git status``, ``echo``...), so a hook that fails open
+  there is not fully covered by the CLI: the gate must deny itself (exit 2), which ours does. With
+  an allow rule for a tool, a crashing hook lets that tool run. (``bypassPermissions`` is refused
+  as root.)
 - ``--setting-sources user``: HOME is a private temp dir, so this loads no settings but ours. With
   the default sources a ``.claude/settings.json`` in the worktree holding
   ``{"disableAllHooks": true}`` switches the ``--settings`` hook off.

@@ -1,0 +1,83 @@
+"""The builtin agent loop: model turn, gate, tool, repeat, until a final report.
+
+Run as `python -I -m runtime.agent --bundle B --policy P --broker SOCK --root DIR
+[--feedback F]` inside the sandbox. `-I` keeps the worktree (which may hold a
+`runtime` package of its own) off the import path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from runtime.agent.events import emit
+from runtime.agent.schemas import tool_schemas
+from runtime.agent.tools import TOOLS
+from runtime.gate.decision import ALLOW
+from runtime.gate.engine import decide
+from runtime.gate.policy import PolicyError, load_policy
+from runtime.models.broker import BrokerClient
+from runtime.models.types import ModelError
+
+KICKOFF = "Begin the task. Work in {root}. When you are done, answer with your final report and no tool calls."
+RETRY = ("Your previous attempt was rejected when it was verified:\n\n{feedback}\n\n"
+         "Fix this in the same worktree (your earlier changes are still there), then answer with your final report.")
+
+
+def run_tool(name: str, args: dict, root: str) -> tuple[str, bool]:
+    tool = TOOLS.get(name)
+    if tool is None:
+        return f"`{name}` is not implemented by this agent", True
+    try:
+        return tool(args, root)
+    except Exception as exc:  # noqa: BLE001 - a tool failure is the model's to read
+        return f"`{name}` failed: {type(exc).__name__}: {exc}", True
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="runtime.agent")
+    for opt in ("--bundle", "--policy", "--broker", "--root"):
+        parser.add_argument(opt, required=True)
+    parser.add_argument("--feedback")
+    args = parser.parse_args(argv)
+    try:
+        policy = load_policy(args.policy)
+    except PolicyError as exc:
+        emit("error", kind="policy", message=str(exc))
+        return 3
+    with open(args.bundle, encoding="utf-8") as fh:
+        bundle = fh.read()
+    first = KICKOFF.format(root=args.root)
+    if args.feedback:
+        with open(args.feedback, encoding="utf-8") as fh:
+            first = RETRY.format(feedback=fh.read())
+    messages: list[dict] = [{"role": "system", "content": bundle}, {"role": "user", "content": first}]
+    schemas = tool_schemas([name for name in TOOLS if name in policy.tools])
+    client = BrokerClient(args.broker)
+    turn = 0
+    while True:
+        turn += 1
+        emit("turn", n=turn)
+        try:
+            reply = client.complete(messages, schemas)
+        except ModelError as exc:
+            emit("error", kind=exc.kind, message=str(exc))
+            return 3
+        assistant: dict = {"role": "assistant", "content": reply.content or ""}
+        if reply.tool_calls:
+            assistant["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                "name": c.name, "arguments": json.dumps(c.arguments)}} for c in reply.tool_calls]
+        messages.append(assistant)
+        if not reply.tool_calls:
+            emit("final", content=reply.content or "")
+            return 0
+        for call in reply.tool_calls:
+            decision = decide(policy, call.name, call.arguments, args.root)
+            if decision.verdict == ALLOW:
+                text, is_error = run_tool(call.name, call.arguments, args.root)
+            else:
+                # A single spawn has no one to approve an `ask`: it is refused, with the reason.
+                text, is_error = f"Refused by the runtime's gate: {decision.reason}", True
+            emit("tool", tool=call.name, input=call.arguments, decision=decision.verdict, reason=decision.reason,
+                 atom=decision.atom, rule=decision.rule, is_error=is_error, result=text[:400])
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": text})

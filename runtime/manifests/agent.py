@@ -1,0 +1,95 @@
+"""The `[agent]` table of a task: which backend runs the agent, and its limits.
+
+Each field is acted on by the spawn pipeline: the backend chooses how the
+agent process is launched, `model`, `script` and `api-base` configure the
+model broker (builtin) or the CLI (claude-code), `command` is the program of
+the command backend, `env` names the only variables passed in from the
+orchestrator's environment, `retries` is the budget of attempts after a
+rejection, and every limit is enforced by the parent from what it observes.
+Fields that make no sense for the chosen backend are errors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from runtime.manifests.model import Model
+from runtime.manifests.tomlsrc import TomlSource
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class LimitsSection(Model):
+    timeout_s: int = Field(default=900, gt=0)
+    max_turns: int = Field(default=60, gt=0)
+    max_tool_calls: int = Field(default=300, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_cost_usd: float | int | None = Field(default=None, gt=0)
+    memory_mb: int = Field(default=4096, gt=0)
+    max_processes: int = Field(default=512, gt=0)
+
+
+class AgentSection(Model):
+    backend: Literal["builtin", "claude-code", "command"]
+    model: str | None = None
+    script: str | None = None
+    api_base: str | None = None
+    command: list[str] | None = Field(default=None, min_length=1)
+    env: list[str] = Field(default_factory=list)
+    retries: int = Field(default=1, ge=0, le=10)
+    limits: LimitsSection = Field(default_factory=LimitsSection)
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    backend: str
+    model: str | None
+    script: Path | None
+    api_base: str | None
+    command: tuple[str, ...] | None
+    env: tuple[str, ...]
+    retries: int
+    limits: LimitsSection
+
+
+def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> AgentSpec:
+    """Cross-field rules of `[agent]`; each violation names its line."""
+    def err(key: str, message: str):
+        return src.error(("agent", key), message)
+
+    backend = section.backend
+    if backend == "command":
+        if not section.command:
+            raise err("backend", "the command backend needs `command = [program, args...]`")
+        for key in ("model", "script", "api_base"):
+            if getattr(section, key) is not None:
+                raise err(key.replace("_", "-"), f"`{key.replace('_', '-')}` is not used by the command backend")
+    else:
+        if section.command is not None:
+            raise err("command", f"`command` is only for the command backend, not {backend}")
+        if backend == "builtin" and not section.model:
+            raise err("backend", "the builtin backend needs `model` (a litellm model name, or scripted/<name>)")
+    scripted = bool(section.model and section.model.startswith("scripted/"))
+    if scripted and backend != "builtin":
+        raise err("model", "the scripted model runs only in the builtin backend")
+    if scripted != (section.script is not None):
+        raise err("script" if section.script else "model", "`script` goes with a `scripted/<name>` model, and only with it")
+    if section.api_base is not None and not re.match(r"^https?://[^\s/]+", section.api_base):
+        raise err("api-base", "`api-base` must be an http(s) URL")
+    for n, name in enumerate(section.env):
+        if not ENV_NAME.match(name):
+            raise src.error(("agent", "env", n), f"`{name}` is not an environment variable name")
+    script = None
+    if section.script is not None:
+        script = (task_dir / section.script).resolve()
+        if not script.is_file():
+            raise err("script", f"script file {section.script} does not exist")
+    return AgentSpec(
+        backend, section.model, script, section.api_base,
+        tuple(section.command) if section.command else None, tuple(section.env), section.retries, section.limits,
+    )
