@@ -8,7 +8,8 @@ command to it. Mount order matters because later mounts win:
    folders often live under /tmp) are mounted on top of the tmpfs instead of
    being hidden by it;
 2. the private HOME and the extra binds (sockets, run folders);
-3. the worktree, read-only or read-write, then the writable paths inside it;
+3. the worktree read-only (the tmpfs would hide a worktree under /tmp), then
+   the writable paths inside it read-write, unless `read_only_worktree`;
 4. the protected paths (`.git`, `.claude`, the policy folder) read-only, last,
    so no earlier read-write bind can uncover them.
 
@@ -20,7 +21,8 @@ between two attempts cannot turn a writable path into one outside it.
 
 As root, bubblewrap does not create a user namespace: `--cap-drop ALL` empties
 the capability sets of the sandboxed process, and bubblewrap always sets
-PR_SET_NO_NEW_PRIVS, so no exec inside can regain them.
+PR_SET_NO_NEW_PRIVS, so no exec inside can regain them. bubblewrap adds one
+variable to the environment, PWD (the worktree), after `--chdir`.
 """
 
 from __future__ import annotations
@@ -81,9 +83,10 @@ class SandboxSpec:
 
     `writable` are existing paths inside the worktree bound read-write;
     `readonly` are protected paths re-bound read-only after them (the
-    worktree's `.git`, `.claude`, the policy or bundle folder). With
-    `read_only_worktree` the whole worktree is read-only and `writable` must be
-    empty. `home` is a private folder bound read-write; `extra_binds_rw` and
+    worktree's `.git`, `.claude`, the policy or bundle folder); the rest of the
+    worktree is read-only. With `read_only_worktree` the whole worktree is
+    read-only whatever `writable` says (a verify run reuses the task's spec
+    that way). `home` is a private folder bound read-write; `extra_binds_rw` and
     `extra_binds_ro` are folders outside the worktree the agent needs (a folder
     holding a Unix socket, a run folder). `env` is the complete environment:
     nothing is inherited.
@@ -110,8 +113,6 @@ class SandboxSpec:
         readonly = [self._resolve(p, "read-only path") for p in self.readonly]
         extra_rw = [self._resolve(p, "extra read-write bind") for p in self.extra_binds_rw]
         extra_ro = [self._resolve(p, "extra read-only bind") for p in self.extra_binds_ro]
-        if self.read_only_worktree and writable:
-            raise SandboxSpecError("a read-only worktree cannot have writable paths")
         for path in writable:
             if not _inside(path, worktree):
                 raise SandboxSpecError(f"writable path {path} is outside the worktree {worktree}")
@@ -128,8 +129,8 @@ class SandboxSpec:
             out += ["--bind", str(path), str(path)]
         for path in extra_ro:
             out += ["--ro-bind", str(path), str(path)]
-        out += ["--ro-bind" if self.read_only_worktree else "--bind", str(worktree), str(worktree)]
-        for path in writable:
+        out += ["--ro-bind", str(worktree), str(worktree)]
+        for path in [] if self.read_only_worktree else writable:
             out += ["--bind", str(path), str(path)]
         for path in readonly:
             out += ["--ro-bind", str(path), str(path)]

@@ -1,0 +1,69 @@
+"""The typed result of a spawn: ok, rejected, failed(kind) or exhausted(limit).
+
+Nothing is dropped and nothing failed is reported as a success: every attempt
+and every check is recorded, and the exit code follows the status (0 for ok,
+2 otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = ("ok", "rejected", "failed", "exhausted")
+
+
+@dataclass
+class CheckRecord:
+    atom: str
+    kind: str
+    status: str  # passed | rejected | error
+    feedback: str
+
+
+@dataclass
+class Attempt:
+    number: int
+    duration_s: float = 0.0
+    exit_code: int | None = None
+    breach: str | None = None
+    turns: int = 0
+    tool_calls: int = 0
+    denials: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    report: str | None = None
+    checks: list[CheckRecord] = field(default_factory=list)
+    feedback: str | None = None  # what was sent to the next attempt
+
+
+@dataclass
+class Outcome:
+    status: str
+    detail: str | None
+    agent_id: str
+    role: str
+    base: str | None = None
+    branch: str | None = None
+    commit: str | None = None
+    merged: str | None = None
+    worktree: str | None = None
+    message: str = ""
+    attempts: list[Attempt] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown outcome status {self.status!r}")
+
+    @property
+    def label(self) -> str:
+        return self.status if self.detail is None else f"{self.status}({self.detail})"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "ok" else 2
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["label"] = self.label
+        return out

@@ -1,0 +1,246 @@
+"""Launch an agent process and enforce, from the parent, the limits it can observe.
+
+The agent runs in its own session and process group. stdout and stderr go to
+files, not pipes, so a background child holding the descriptors open can
+neither block the agent nor hang the parent on a read; the caller still
+follows stdout line by line (the agent's JSON events): each poll reads what
+the file gained.
+
+Each poll snapshots the tree with psutil (the descendants of every process
+ever seen, so a re-parented child stays known, plus every member of the
+agent's session) and checks the wall clock, summed RSS, process count and the
+caller's `check()` hook (turns, tool calls, tokens, cost). When the main
+process exits, a limit is breached or the caller is cancelled, the tree is
+stopped in stages: close stdin, bounded wait, SIGTERM to the group, bounded
+wait, SIGKILL to the group, then SIGKILL to every remembered process still
+alive until none remains. A process that calls `setsid` and whose parent exits
+between two polls is invisible to the parent: the sandbox's PID namespace
+(`bwrap --unshare-pid`) ends that one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+from anyio.abc import Process
+
+log = logging.getLogger(__name__)
+_STEP_S = 0.02  # how often the bounded waits look again
+Check = Callable[[], str | None | Awaitable[str | None]]  # a breach name or None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the parent enforces. None disables a limit; `grace_s` bounds each stop stage."""
+
+    timeout_s: float
+    memory_mb: float | None = None  # sum of RSS over the whole process tree
+    max_processes: int | None = None  # live processes in the tree, the main one included
+    poll_s: float = 0.1
+    grace_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the run ended. `breach` names the limit (the run is `exhausted(<breach>)`).
+
+    `exit_code` is the main process's (negative: the signal that ended it);
+    `leftovers_killed` counts the processes other than the main one that were
+    still alive when the stop began or that the sweep found later.
+    """
+
+    exit_code: int | None
+    breach: str | None
+    duration_s: float
+    peak_memory_mb: float
+    peak_processes: int
+    leftovers_killed: int
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _rss(proc: psutil.Process) -> int:
+    try:
+        return proc.memory_info().rss
+    except psutil.Error:
+        return 0
+
+
+class _Tree:
+    """Every process the agent started: descendants of all processes seen, and its session."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.known = pid, dict[int, psutil.Process]()  # the first scan finds pid: it leads the session
+        self.peak_memory_mb, self.peak_processes = 0.0, 0
+
+    def live(self) -> list[psutil.Process]:
+        found = {proc.pid: proc for proc in self.known.values() if _alive(proc)}
+        for proc in list(found.values()):
+            try:
+                found.update((child.pid, child) for child in proc.children(recursive=True) if child.pid not in found)
+            except psutil.Error:
+                pass
+        for pid in psutil.pids():  # a session id cannot be reused while a member lives
+            try:
+                if pid not in found and os.getsid(pid) == self.pid:
+                    found[pid] = psutil.Process(pid)
+            except (OSError, psutil.Error):
+                pass
+        self.known.update(found)
+        return [proc for proc in found.values() if _alive(proc)]
+
+    def measure(self) -> tuple[float, int]:
+        procs = self.live()
+        memory_mb = sum(_rss(proc) for proc in procs) / (1024 * 1024)
+        self.peak_memory_mb = max(self.peak_memory_mb, memory_mb)
+        self.peak_processes = max(self.peak_processes, len(procs))
+        return memory_mb, len(procs)
+
+
+class _Tail:
+    """Hands each complete line of a growing file to a callback (the last partial one at the end)."""
+
+    def __init__(self, path: Path, callback: Callable[[str], Any] | None) -> None:
+        self.callback, self.partial = callback, b""
+        self.file = open(path, "rb") if callback is not None else None  # noqa: SIM115 - closed in close()
+
+    async def poll(self, final: bool = False) -> None:
+        if self.file is None or self.callback is None:
+            return
+        *lines, self.partial = (self.partial + self.file.read()).split(b"\n")
+        if final and self.partial:
+            lines, self.partial = [*lines, self.partial], b""
+        for line in lines:
+            await _maybe_await(self.callback(line.rstrip(b"\r").decode("utf-8", "replace")))
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def _close_stdin(stream: Any, data: bytes = b"") -> None:
+    try:
+        if data:
+            await stream.send(data)
+        await stream.aclose()
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        pass  # the agent exited or closed its stdin without reading everything
+
+
+async def _monitor(proc: Process, tree: _Tree, tail: _Tail, limits: Limits, check: Check | None,
+                   started: float) -> str | None:
+    """Poll until the main process exits (None) or a limit is breached (its name)."""
+    while True:
+        memory_mb, count = tree.measure()
+        await tail.poll()
+        remaining = limits.timeout_s - (time.monotonic() - started)
+        if proc.returncode is not None:
+            return None
+        if remaining <= 0:
+            return "timeout"
+        if limits.memory_mb is not None and memory_mb > limits.memory_mb:
+            return "memory"
+        if limits.max_processes is not None and count > limits.max_processes:
+            return "processes"
+        if check is not None and (breach := await _maybe_await(check())):
+            return str(breach)
+        with anyio.move_on_after(min(limits.poll_s, remaining)):
+            await proc.wait()
+
+
+async def _wait_until(done: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline:
+        await anyio.sleep(_STEP_S)
+
+
+async def _stop(proc: Process, tree: _Tree, grace_s: float) -> int:
+    """Stop the whole tree in stages; return how many processes besides the main one it ended."""
+    leftovers = {p.pid: p for p in tree.live() if p.pid != proc.pid}
+    if proc.stdin is not None:
+        await _close_stdin(proc.stdin)
+    await _wait_until(lambda: proc.returncode is not None, grace_s)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not tree.live():
+            break
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)  # the group outlives its leader while a member lives
+        if sig == signal.SIGTERM:
+            await _wait_until(lambda: not tree.live(), grace_s)
+    deadline = time.monotonic() + max(grace_s, 1.0)
+    while rest := tree.live():  # members that left the group, or that a dying parent started
+        for p in rest:
+            if p.pid != proc.pid:
+                leftovers.setdefault(p.pid, p)
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        if time.monotonic() >= deadline:
+            log.error("agent processes survived SIGKILL: %s", sorted(p.pid for p in rest))
+            break
+        await anyio.sleep(_STEP_S)
+    with anyio.move_on_after(max(grace_s, 1.0)):
+        await proc.aclose()  # reaps the main process
+    return len(leftovers)
+
+
+async def supervise(
+    argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stdin: bytes | None,
+    stdout_path: Path | str, stderr_path: Path | str, limits: Limits,
+    on_stdout_line: Callable[[str], Any] | None = None, check: Check | None = None,
+) -> Outcome:
+    """Run `argv` under `limits` and stop every process it started, whatever happens.
+
+    `env` is the complete environment (nothing is inherited). `check()` returns
+    a breach name ("turns", "tool-calls", "tokens", "cost") or None; it and
+    `on_stdout_line` may be plain functions or coroutine functions.
+    """
+    started = time.monotonic()
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, anyio.CancelScope(shield=True):
+        proc = await anyio.open_process(  # shielded: a started process is always tracked
+            list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=out, stderr=err, cwd=cwd, env=dict(env), start_new_session=True,
+        )
+    tree, tail = _Tree(proc.pid), _Tail(Path(stdout_path), on_stdout_line)
+    breach: str | None = None
+    failure: Exception | None = None
+    try:
+        try:
+            async with anyio.create_task_group() as tg:
+                if stdin is not None and proc.stdin is not None:
+                    tg.start_soon(_close_stdin, proc.stdin, stdin)
+                try:
+                    breach = await _monitor(proc, tree, tail, limits, check, started)
+                except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup
+                    failure = exc
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                leftovers = await _stop(proc, tree, limits.grace_s)
+        if failure is not None:
+            raise failure
+        await tail.poll(final=True)
+    finally:
+        tail.close()
+    return Outcome(proc.returncode, breach, time.monotonic() - started, round(tree.peak_memory_mb, 1),
+                   tree.peak_processes, leftovers)

@@ -1,0 +1,187 @@
+"""Supervising a real agent process: exit codes, limits, stragglers, cancellation.
+
+The agents are small Python or shell scripts that print the pids of what they
+start, so each test can check with psutil that nothing survived the stop.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import psutil
+import pytest
+
+from runtime.spawn.supervise import Limits, Outcome, supervise
+
+PY = sys.executable
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
+FAST = {"poll_s": 0.05, "grace_s": 0.5}
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def marked(marker: str) -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["cmdline", "status"])
+            if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
+
+
+def run(tmp_path: Path, argv: list[str], *, stdin: bytes | None = None, lines: list[str] | None = None,
+        on_line=None, check=None, **limits) -> Outcome:
+    limits = Limits(**{"timeout_s": 5.0, **FAST, **limits})
+    return anyio.run(lambda: supervise(
+        argv, cwd=tmp_path, env=ENV, stdin=stdin, stdout_path=tmp_path / "out.jsonl",
+        stderr_path=tmp_path / "err.log", limits=limits,
+        on_stdout_line=on_line or (None if lines is None else lines.append), check=check,
+    ))
+
+
+def pids_in(lines: list[str]) -> list[int]:
+    return [int(word) for line in lines for word in line.split() if word.isdigit()]
+
+
+def test_normal_exit(tmp_path):
+    outcome = run(tmp_path, [PY, "-c", "import sys; print('hello'); print('oops', file=sys.stderr)"])
+    assert (outcome.exit_code, outcome.breach, outcome.leftovers_killed) == (0, None, 0)
+    assert (tmp_path / "out.jsonl").read_text() == "hello\n"
+    assert (tmp_path / "err.log").read_text() == "oops\n"
+    assert outcome.peak_processes >= 1 and outcome.duration_s < 3
+
+
+def test_non_zero_exit(tmp_path):
+    outcome = run(tmp_path, [PY, "-c", "raise SystemExit(3)"])
+    assert (outcome.exit_code, outcome.breach) == (3, None)
+
+
+def test_stdin_is_fed_then_closed(tmp_path):
+    outcome = run(tmp_path, ["/bin/cat"], stdin=b"the bundle\n" * 10000)
+    assert outcome.exit_code == 0
+    assert (tmp_path / "out.jsonl").read_bytes() == b"the bundle\n" * 10000
+
+
+def test_timeout_stops_the_whole_tree(tmp_path):
+    lines: list[str] = []
+    started = time.monotonic()
+    outcome = run(tmp_path, ["/bin/sh", "-c", "sleep 30 & echo $!; echo $$; wait"], lines=lines, timeout_s=0.5)
+    assert outcome.breach == "timeout"
+    assert time.monotonic() - started < 0.5 + 2 * FAST["grace_s"] + 1.0
+    assert len(pids_in(lines)) == 2 and all(gone(pid) for pid in pids_in(lines))
+
+
+def test_sigterm_ignored_is_sigkilled(tmp_path):
+    code = "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(os.getpid()); time.sleep(30)"
+    lines: list[str] = []
+    outcome = run(tmp_path, [PY, "-c", code], lines=lines, timeout_s=0.3)
+    assert outcome.breach == "timeout"
+    assert outcome.exit_code == -9
+    assert all(gone(pid) for pid in pids_in(lines))
+
+
+def test_setsid_child_is_found_and_killed(tmp_path):
+    seen: dict[str, tuple[int, int]] = {}
+
+    def record(line: str) -> None:
+        main, child = map(int, line.split())
+        seen["main"], seen["child"] = (main, os.getsid(main)), (child, os.getsid(child))
+
+    code = ("import os, subprocess, time\nc = subprocess.Popen(['setsid', 'sleep', '30'])\n"
+            "while os.getsid(c.pid) != c.pid:\n    time.sleep(0.01)\nprint(os.getpid(), c.pid)\ntime.sleep(0.5)")
+    outcome = run(tmp_path, [PY, "-c", code], on_line=record)
+    (main, main_sid), (child, child_sid) = seen["main"], seen["child"]
+    assert main_sid == main and child_sid == child  # the child left the agent's session for its own
+    assert (outcome.exit_code, outcome.breach) == (0, None)
+    assert outcome.leftovers_killed == 1
+    assert gone(child)
+
+
+def test_sandboxed_agent_tree_is_stopped(tmp_path):
+    from runtime.sandbox.bwrap import SandboxSpec, bwrap_path
+    from tests.conftest import require
+
+    bwrap = bwrap_path()
+    require(bwrap is not None, "bubblewrap (bwrap) is not installed")
+    marker = f"776.{secrets.randbelow(10**6):06d}"
+    (tmp_path / "wt").mkdir()
+    (tmp_path / "home").mkdir()
+    sandbox = SandboxSpec(worktree=tmp_path / "wt", home=tmp_path / "home", env=ENV)
+    outcome = run(tmp_path, [*sandbox.args(bwrap), "/bin/sh", "-c", f"sleep {marker} & sleep {marker}"], timeout_s=0.5)
+    assert outcome.breach == "timeout"
+    assert outcome.peak_processes >= 4  # bwrap, its init inside the PID namespace, sh, two sleeps
+    assert marked(marker) == []
+
+
+def test_fork_bomb_is_bounded(tmp_path):
+    marker = f"777.{secrets.randbelow(10**6):06d}"
+    # At most 60 sleeping children, so a supervisor bug cannot take the machine down.
+    code = (f"import subprocess, time\nfor _ in range(60):\n    subprocess.Popen(['sleep', '{marker}'])\n"
+            "    time.sleep(0.01)\ntime.sleep(30)")
+    outcome = run(tmp_path, [PY, "-c", code], max_processes=10)
+    assert outcome.breach == "processes"
+    assert outcome.peak_processes > 10
+    assert outcome.leftovers_killed >= 10
+    assert marked(marker) == []
+
+
+def test_memory_growth_is_bounded(tmp_path):
+    # At most 400 MB, touched so that it is resident.
+    code = "import time\nkeep = []\nfor _ in range(40):\n    keep.append(b'x' * (10 << 20))\n    time.sleep(0.02)\ntime.sleep(30)"
+    outcome = run(tmp_path, [PY, "-c", code], memory_mb=100)
+    assert outcome.breach == "memory"
+    assert outcome.peak_memory_mb > 100
+    assert outcome.exit_code is not None and outcome.exit_code < 0
+
+
+def test_check_hook_breach(tmp_path):
+    lines: list[str] = []
+    code = "import time\nfor i in range(200):\n    print('{\"turn\": %d}' % i)\n    time.sleep(0.05)"
+    outcome = run(tmp_path, [PY, "-c", code], lines=lines, check=lambda: "turns" if len(lines) >= 3 else None)
+    assert outcome.breach == "turns"
+    assert 3 <= len(lines) < 50
+
+
+def test_lines_arrive_while_the_process_runs(tmp_path):
+    go = tmp_path / "go"
+    lines: list[str] = []
+
+    def on_line(line: str) -> None:
+        lines.append(line)
+        go.touch()  # the agent prints its second line only after the parent saw the first
+
+    code = (f"import os, time\nprint('first')\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\n"
+            "print('second', end='')")
+    outcome = run(tmp_path, [PY, "-c", code], on_line=on_line, timeout_s=3)
+    assert (outcome.exit_code, outcome.breach) == (0, None)
+    assert lines == ["first", "second"]
+
+
+def test_cancelling_the_caller_still_kills_the_tree(tmp_path):
+    lines: list[str] = []
+
+    async def main() -> bool:
+        with anyio.move_on_after(0.5) as scope:
+            await supervise(
+                ["/bin/sh", "-c", "sleep 30 & echo $!; echo $$; wait"], cwd=tmp_path, env=ENV, stdin=b"",
+                stdout_path=tmp_path / "out", stderr_path=tmp_path / "err",
+                limits=Limits(timeout_s=30, **FAST), on_stdout_line=lines.append,
+            )
+        return scope.cancelled_caught
+
+    assert anyio.run(main)
+    assert len(pids_in(lines)) == 2
+    assert all(gone(pid) for pid in pids_in(lines))
+
+
+def test_callback_error_propagates_and_the_tree_is_stopped(tmp_path):
+    code = "import os, time; print(os.getpid()); time.sleep(30)"
+    with pytest.raises(ZeroDivisionError):
+        run(tmp_path, [PY, "-c", code], on_line=lambda line: 1 / 0)
+    assert gone(int((tmp_path / "out.jsonl").read_text()))
