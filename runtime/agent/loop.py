@@ -8,7 +8,6 @@ Run as `python -I -m runtime.agent --bundle B --policy P --broker SOCK --root DI
 from __future__ import annotations
 
 import argparse
-import json
 
 from runtime.agent.events import emit
 from runtime.agent.schemas import tool_schemas
@@ -63,15 +62,17 @@ def main(argv: list[str]) -> int:
         except ModelError as exc:
             emit("error", kind=exc.kind, message=str(exc))
             return 3
-        assistant: dict = {"role": "assistant", "content": reply.content or ""}
-        if reply.tool_calls:
-            assistant["tool_calls"] = [{"id": c.id, "type": "function", "function": {
-                "name": c.name, "arguments": json.dumps(c.arguments)}} for c in reply.tool_calls]
-        messages.append(assistant)
+        messages.append(reply.assistant_message())
         if not reply.tool_calls:
             emit("final", content=reply.content or "")
             return 0
         for call in reply.tool_calls:
+            if call.error:
+                # Arguments that were not a JSON object: nothing to judge or run.
+                emit("tool", tool=call.name, input={}, decision="deny", reason=call.error, atom=None,
+                     rule="input", is_error=True, result=call.error)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": call.error})
+                continue
             decision = decide(policy, call.name, call.arguments, args.root)
             if decision.verdict == ALLOW:
                 text, is_error = run_tool(call.name, call.arguments, args.root)

@@ -1,0 +1,377 @@
+"""The model broker: the agent's only way to a model, over a Unix socket.
+
+The agent runs sandboxed, with no network and no API keys. ``BrokerClient`` (agent side) sends
+the conversation and the tool schemas; ``Broker`` (orchestrator side) calls the model through
+``runtime.models.llm`` with the configuration and keys only the orchestrator holds, and sends the
+answer back.
+
+One broker serves one agent on one socket: the socket is the agent's identity. The broker fills
+``model``, ``api_base``, ``script``, ``timeout_s``, ``max_retries`` and ``agent_id`` from its own
+``AgentModelConfig``; whatever the agent sends for those fields is ignored, so it cannot choose
+another model, server or script, nor play another agent's script. It keeps the agent's usage
+totals (calls, errors, tokens, cost) for the orchestrator's limits, across connections and
+attempts for as long as the broker lives.
+
+Wire format: UTF-8 JSON, one object per line each way, any number of requests per connection,
+answered in order::
+
+    -> {"messages": [...OpenAI chat messages...], "tools": [...function-tool schemas...]}
+    <- {"ok": true, "reply": {"content": str|null,
+                              "tool_calls": [{"id", "name", "arguments": {...}, "error"?: str}],
+                              "prompt_tokens": int, "completion_tokens": int, "cost_usd": float}}
+    <- {"ok": false, "error": {"kind": "llm"|"request", "message": "one line"}}
+
+A request may carry an ``"id"`` (string or integer), echoed in its reply. A malformed line, or one
+over ``max_line_bytes`` (read and discarded up to its newline, never held in memory), gets an
+``ok: false`` reply of kind ``request``; the connection goes on, and the broker never stops.
+
+Concurrency: threads, not anyio. ``socketserver`` accepts in one background thread and serves
+each connection in its own daemon thread, which calls ``llm.complete`` (a blocking call with its
+own timeouts and retries). The orchestrator can start and stop a broker from synchronous or anyio
+code alike (``start()``/``close()``, or ``with Broker(...)``), and a slow model call never blocks
+the orchestrator's event loop.
+
+This module imports only the standard library and ``runtime.models.types`` at the top:
+``BrokerClient`` runs in the agent process, which never imports litellm (``llm`` is imported
+only when a ``Broker`` is created without its own ``complete`` function).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import socketserver
+import stat
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from runtime.models.types import ModelError, ModelReply, ModelRequest, check_messages, check_tools, one_line
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_SUN_PATH_MAX = 107  # bytes of a Unix socket path, without the trailing NUL (Linux)
+
+
+@dataclass(frozen=True)
+class AgentModelConfig:
+    """How the broker calls the model for its agent (never sent to the agent)."""
+
+    model: str
+    api_base: str | None = None
+    script: str | None = None
+    timeout_s: float = 120.0
+    max_retries: int = 2
+    api_key: str | None = field(default=None, repr=False)  # None: litellm reads the provider's variable
+    backoff_s: float = 0.5
+
+
+@dataclass(frozen=True)
+class Usage:
+    """An agent's model usage so far."""
+
+    calls: int = 0  # model calls answered (successful or not)
+    errors: int = 0  # of which ended in a ModelError
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def _error(kind: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"kind": kind, "message": one_line(message)}}
+
+
+class Broker:
+    """Serves one agent's model calls on a Unix socket (mode 0600)."""
+
+    def __init__(self, socket_path: str | os.PathLike[str], agent_id: str, config: AgentModelConfig, *,
+                 complete: Callable[[ModelRequest], ModelReply] | None = None,
+                 on_usage: Callable[[str, Usage], None] | None = None,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self.socket_path = Path(socket_path)
+        if len(os.fsencode(self.socket_path)) > _SUN_PATH_MAX:
+            raise ValueError(f"socket path too long for a Unix socket ({len(os.fsencode(self.socket_path))} "
+                             f"bytes, at most {_SUN_PATH_MAX}): {self.socket_path}")
+        self.agent_id = agent_id
+        self.config = config
+        if complete is None:
+            from runtime.models import llm  # no litellm import until a call is made
+
+            def complete(request: ModelRequest) -> ModelReply:
+                return llm.complete(request, api_key=config.api_key, backoff_s=config.backoff_s)
+        self._complete = complete
+        self._on_usage = on_usage
+        self.max_line_bytes = max_line_bytes
+        self._usage = Usage()
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._inode: tuple[int, int] | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> Broker:
+        if self._server is not None:
+            return self
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            st = os.lstat(self.socket_path)
+        except FileNotFoundError:
+            pass
+        else:
+            if not stat.S_ISSOCK(st.st_mode):
+                raise FileExistsError(f"{self.socket_path} exists and is not a socket")
+            os.unlink(self.socket_path)  # a stale socket of an earlier run
+        server = _Server(self)
+        # Bind under a temporary name, restrict it, then move it into place: no moment where
+        # the socket exists at its path with looser permissions (no process-wide umask games).
+        tmp = self.socket_path.with_name(f".{self.socket_path.name}.{os.getpid()}.{id(self)}.tmp")
+        if len(os.fsencode(tmp)) > _SUN_PATH_MAX:
+            tmp = self.socket_path.with_name(f".b{os.getpid() % 100000}.tmp")
+        try:
+            server.socket.bind(os.fspath(tmp))
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.socket_path)
+            server.socket.listen(16)
+        except BaseException:
+            server.server_close()
+            if tmp.exists():
+                tmp.unlink()
+            raise
+        st = os.lstat(self.socket_path)
+        self._inode = (st.st_dev, st.st_ino)
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"broker-{self.agent_id}", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop accepting, drop open connections and remove the socket (idempotent).
+
+        A model call already running finishes in its daemon thread; its answer is discarded.
+        """
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        server.drop_connections()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        try:
+            st = os.lstat(self.socket_path)
+            if (st.st_dev, st.st_ino) == self._inode:
+                os.unlink(self.socket_path)
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self) -> Broker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- accounting -------------------------------------------------------------------------
+    def usage(self) -> Usage:
+        with self._lock:
+            return self._usage
+
+    def _record(self, reply: ModelReply | None) -> Usage:
+        with self._lock:
+            u = self._usage
+            if reply is None:
+                u = replace(u, calls=u.calls + 1, errors=u.errors + 1)
+            else:
+                u = replace(u, calls=u.calls + 1, prompt_tokens=u.prompt_tokens + reply.prompt_tokens,
+                            completion_tokens=u.completion_tokens + reply.completion_tokens,
+                            cost_usd=u.cost_usd + reply.cost_usd)
+            self._usage = u
+        if self._on_usage is not None:
+            try:
+                self._on_usage(self.agent_id, u)
+            except Exception:  # noqa: BLE001 - the orchestrator's hook must not break the agent's call
+                pass
+        return u
+
+    # -- one request --------------------------------------------------------------------------
+    def handle_line(self, line: bytes | str) -> dict[str, Any]:
+        """The reply to one request line (never raises)."""
+        try:
+            data = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _error("request", f"the request is not JSON: {exc}")
+        if not isinstance(data, dict):
+            return _error("request", "the request must be a JSON object with `messages` and `tools`")
+        reply = self._handle(data)
+        request_id = data.get("id")
+        if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+            reply["id"] = request_id
+        return reply
+
+    def _handle(self, data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            messages = check_messages(data.get("messages"))
+            tools = check_tools(data.get("tools"))
+        except ValueError as exc:
+            return _error("request", str(exc))
+        cfg = self.config
+        request = ModelRequest(  # everything but messages and tools comes from the broker
+            model=cfg.model, messages=messages, tools=tools, api_base=cfg.api_base, script=cfg.script,
+            timeout_s=cfg.timeout_s, max_retries=cfg.max_retries, agent_id=self.agent_id,
+        )
+        try:
+            reply = self._complete(request)
+        except ModelError as exc:
+            self._record(None)
+            return {"ok": False, "error": exc.to_dict()}
+        except Exception as exc:  # noqa: BLE001 - a bug in a model call is still an answer
+            self._record(None)
+            return _error("llm", f"{cfg.model}: unexpected {type(exc).__name__}: {exc}")
+        self._record(reply)
+        return {"ok": True, "reply": reply.to_dict()}
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        broker = self.server.broker
+        limit = broker.max_line_bytes
+        while True:
+            try:
+                line = self.rfile.readline(limit + 1)
+            except OSError:
+                return
+            if not line:
+                return
+            if len(line) > limit:
+                if not self._skip_line(limit):
+                    return
+                reply = _error("request", f"the request line is longer than {limit} bytes")
+            elif not line.strip():
+                continue
+            else:
+                reply = broker.handle_line(line)
+            try:
+                self.wfile.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                self.wfile.flush()
+            except OSError:
+                return
+
+    def _skip_line(self, limit: int) -> bool:
+        """Discard the rest of an oversized line; False when the connection ended first."""
+        while True:
+            try:
+                chunk = self.rfile.readline(limit)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            if chunk.endswith(b"\n"):
+                return True
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+        super().__init__(os.fspath(broker.socket_path), _Handler, bind_and_activate=False)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conns_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._conns_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        with self._conns_lock:
+            conns, self._conns = list(self._conns), set()
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class BrokerClient:
+    """The agent's side: standard library only (no litellm, no anyio).
+
+    One connection, opened on first use and reopened after a failure. ``complete`` raises
+    ``ModelError``: the broker's own error (kind ``llm`` or ``request``), or kind ``broker`` when
+    the connection breaks or the reply makes no sense.
+    """
+
+    def __init__(self, socket_path: str | os.PathLike[str], timeout_s: float | None = None) -> None:
+        self.socket_path = os.fspath(socket_path)
+        self.timeout_s = timeout_s
+        self._sock: socket.socket | None = None
+        self._rfile: Any = None
+        self._lock = threading.Lock()
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ModelReply:
+        line = json.dumps({"messages": messages, "tools": tools or []}, separators=(",", ":")).encode() + b"\n"
+        with self._lock:
+            try:
+                if self._sock is None:
+                    self._connect()
+                assert self._sock is not None
+                self._sock.sendall(line)
+                raw = self._rfile.readline()
+            except OSError as exc:
+                self._disconnect()
+                raise ModelError(f"broker connection failed ({self.socket_path}): {exc}", kind="broker") from None
+            if not raw:
+                self._disconnect()
+                raise ModelError(f"the broker closed the connection ({self.socket_path})", kind="broker")
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
+                raise ValueError("no `ok` field")
+            if not data["ok"]:
+                raise ModelError.from_dict(data.get("error"))
+            return ModelReply.from_dict(data.get("reply"))
+        except ValueError as exc:
+            raise ModelError(f"malformed reply from the broker: {exc}", kind="broker") from None
+
+    def _connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout_s)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        self._sock, self._rfile = sock, sock.makefile("rb")
+
+    def _disconnect(self) -> None:
+        sock, rfile, self._sock, self._rfile = self._sock, self._rfile, None, None
+        for closable in (rfile, sock):
+            if closable is not None:
+                try:
+                    closable.close()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._disconnect()
+
+    def __enter__(self) -> BrokerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,215 @@
+"""Model calls through litellm: the only module of the project that imports litellm.
+
+litellm is imported lazily, inside functions (it costs 3-5 s), after setting
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` (otherwise it fetches a cost map over the network and takes
+about 7 s offline). Nothing imports litellm by importing this module.
+
+``complete(request)`` makes one model call with bounded retries:
+
+- Retried (``request.max_retries`` times after the first attempt, backoff ``backoff_s * 2**n``
+  capped at 30 s): connection errors, timeouts, 408, 429 and 5xx answers. litellm's own retries
+  are switched off (``max_retries=0``) so the count is ours alone.
+- Not retried: any other 4xx (a bad request stays bad), a bad scripted-model file, a response
+  with no choices. Every failure ends as ``ModelError(kind="llm")`` naming the last error in one
+  line.
+- Tool calls are read from ``message.tool_calls`` whatever ``finish_reason`` says (mocked and
+  scripted calls come back with ``"stop"``). Arguments arrive as a JSON string; one that is not a
+  JSON object does NOT fail the call: it becomes a ``ToolCall`` with empty ``arguments`` and
+  ``error`` set, which the agent answers as a failed tool call so the model can retry it (one
+  garbled call is not worth failing the whole run for). An empty string is ``{}``.
+- Cost: litellm's own figure when it knows the model (``_hidden_params["response_cost"]``, else
+  ``completion_cost``), 0.0 for a model it does not know. Never raises for cost.
+
+Models named ``scripted/<anything>`` go to the scripted provider (``runtime.models.scripted``),
+registered once in ``litellm.custom_provider_map``. It takes the script and the agent id from
+``metadata={"script": path, "agent_id": id}`` (``complete`` fills them from the request), so
+``litellm.completion(model="scripted/x", messages=..., metadata=...)`` works directly too.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from runtime.errors import ManifestError
+from runtime.models import scripted
+from runtime.models.types import ModelError, ModelReply, ModelRequest, ToolCall, one_line
+
+SCRIPTED_PROVIDER = "scripted"
+MAX_BACKOFF_S = 30.0
+
+_LOCK = threading.Lock()
+_LITELLM: Any = None
+
+
+def get_litellm() -> Any:
+    """The litellm module, imported once (offline cost map, quiet, scripted provider registered)."""
+    global _LITELLM
+    with _LOCK:
+        if _LITELLM is None:
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            import litellm
+
+            litellm.suppress_debug_info = True  # else unknown models print "Provider List: ..." to stdout
+            _register_scripted(litellm)
+            _LITELLM = litellm
+    return _LITELLM
+
+
+def _register_scripted(litellm: Any) -> None:
+    if any(item.get("provider") == SCRIPTED_PROVIDER for item in litellm.custom_provider_map):
+        return
+    litellm.custom_provider_map = [
+        *litellm.custom_provider_map,
+        {"provider": SCRIPTED_PROVIDER, "custom_handler": _scripted_provider_class(litellm)()},
+    ]
+
+
+def _scripted_provider_class(litellm: Any) -> type:
+    """The litellm ``CustomLLM`` serving scripted models (defined here: subclassing needs litellm)."""
+    from litellm import CustomLLM
+    from litellm.llms.custom_llm import CustomLLMError
+
+    class ScriptedLLM(CustomLLM):
+        def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
+                       model_response: Any, print_verbose: Callable, encoding: Any, api_key: Any,
+                       logging_obj: Any, optional_params: dict, acompletion: Any = None,
+                       litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
+                       timeout: Any = None, client: Any = None) -> Any:
+            metadata = (litellm_params or {}).get("metadata") or {}
+            script = metadata.get("script")
+            if not script:
+                raise CustomLLMError(400, f"scripted/{model}: no script (pass metadata={{'script': PATH}})")
+            agent_id = str(metadata.get("agent_id") or "default")
+            try:
+                played = scripted.play(script, agent_id, messages, optional_params.get("tools"))
+            except ManifestError as exc:
+                raise CustomLLMError(400, str(exc)) from None
+            message: dict[str, Any] = {"role": "assistant", "content": played.content}
+            if played.tool_calls:
+                message["tool_calls"] = [
+                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                    for c in played.tool_calls
+                ]
+            return litellm.ModelResponse(
+                model=f"{SCRIPTED_PROVIDER}/{model}",
+                choices=[{"index": 0, "message": message,
+                          "finish_reason": "tool_calls" if played.tool_calls else "stop"}],
+                usage={"prompt_tokens": played.prompt_tokens, "completion_tokens": played.completion_tokens,
+                       "total_tokens": played.prompt_tokens + played.completion_tokens},
+            )
+
+        async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
+            return self.completion(*args, **kwargs)
+
+    return ScriptedLLM
+
+
+def is_scripted(model: str) -> bool:
+    return model.startswith(SCRIPTED_PROVIDER + "/")
+
+
+def complete(request: ModelRequest, *, api_key: str | None = None, backoff_s: float = 0.5,
+             sleep: Callable[[float], None] = time.sleep) -> ModelReply:
+    """One model call with bounded retries; ``ModelError(kind="llm")`` when it cannot be made.
+
+    ``api_key`` is passed to litellm when given; otherwise litellm reads the provider's usual
+    variable (``OPENAI_API_KEY``, ...) from the orchestrator's environment.
+    """
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "messages": copy.deepcopy(request.messages),
+        "timeout": request.timeout_s,
+        "max_retries": 0,  # litellm/openai SDK retries off: ours are counted below
+    }
+    if request.tools:
+        kwargs["tools"] = copy.deepcopy(request.tools)
+    if request.api_base:
+        kwargs["api_base"] = request.api_base
+    if api_key is not None:
+        kwargs["api_key"] = api_key
+    if is_scripted(request.model):
+        if not request.script:
+            raise ModelError(f"{request.model}: a scripted model needs a script file")
+        try:
+            scripted.load_script(request.script)  # a bad script is not worth retrying
+        except ManifestError as exc:
+            raise ModelError(f"{request.model}: bad script: {exc}") from None
+        kwargs["metadata"] = {"script": request.script, "agent_id": request.agent_id}
+
+    litellm = get_litellm()
+    attempts = 1 + max(0, request.max_retries)
+    for attempt in range(1, attempts + 1):
+        try:
+            response = litellm.completion(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a ModelError below
+            if attempt < attempts and _retryable(litellm, exc):
+                sleep(min(backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S))
+                continue
+            raise ModelError(f"{request.model}: {_describe(exc)} (attempt {attempt} of {attempts})") from None
+        return _to_reply(litellm, response, request.model)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retryable(litellm: Any, exc: BaseException) -> bool:
+    if isinstance(exc, (litellm.Timeout, litellm.APIConnectionError, litellm.RateLimitError,
+                        litellm.InternalServerError, litellm.ServiceUnavailableError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status in (408, 429) or status >= 500
+    return isinstance(exc, (ConnectionError, TimeoutError))
+
+
+def _describe(exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    head = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
+    return f"{head}: {one_line(str(exc) or repr(exc), 300)}"
+
+
+def _to_reply(litellm: Any, response: Any, model: str) -> ModelReply:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise ModelError(f"{model}: the response has no choices")
+    message = choices[0].message
+    calls = []
+    for k, tc in enumerate(getattr(message, "tool_calls", None) or [], start=1):
+        function = tc.function
+        calls.append(_tool_call(getattr(tc, "id", None) or f"call_{k}", function.name or "", function.arguments))
+    usage = getattr(response, "usage", None)
+    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    content = message.content if isinstance(message.content, str) else None
+    return ModelReply(content, calls, prompt_tokens, completion_tokens, _cost(litellm, response, model))
+
+
+def _tool_call(call_id: str, name: str, raw: Any) -> ToolCall:
+    if isinstance(raw, dict):
+        return ToolCall(call_id, name, raw)
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return ToolCall(call_id, name, {})
+    try:
+        parsed = json.loads(raw)
+    except (TypeError, ValueError) as exc:
+        return ToolCall(call_id, name, {}, f"the arguments of {name} are not valid JSON ({exc}): {one_line(raw, 200)}")
+    if not isinstance(parsed, dict):
+        return ToolCall(call_id, name, {}, f"the arguments of {name} must be a JSON object, not {type(parsed).__name__}")
+    return ToolCall(call_id, name, parsed)
+
+
+def _cost(litellm: Any, response: Any, model: str) -> float:
+    if is_scripted(model):
+        return 0.0
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        return float(cost)
+    try:
+        return float(litellm.completion_cost(completion_response=response, model=model) or 0.0)
+    except Exception:  # noqa: BLE001 - an unknown model has no price: that is not an error
+        return 0.0
