@@ -7,7 +7,10 @@ command to it. Mount order matters because later mounts win:
    a private tmpfs on /tmp — first, so the binds below (worktrees and run
    folders often live under /tmp) are mounted on top of the tmpfs instead of
    being hidden by it;
-2. the private HOME and the extra binds (sockets, run folders);
+2. empty tmpfs over the `masked` folders (the orchestrator's own home, with
+   its keys and tokens), then the private HOME and the extra binds (sockets,
+   run folders, and whatever a masked folder holds that the agent needs, such
+   as the Python interpreter) on top of them;
 3. the worktree read-only (the tmpfs would hide a worktree under /tmp), then
    the writable paths inside it read-write, unless `read_only_worktree`;
 4. the protected paths (`.git`, `.claude`, the policy folder) read-only, last,
@@ -88,8 +91,9 @@ class SandboxSpec:
     read-only whatever `writable` says (a verify run reuses the task's spec
     that way). `home` is a private folder bound read-write; `extra_binds_rw` and
     `extra_binds_ro` are folders outside the worktree the agent needs (a folder
-    holding a Unix socket, a run folder). `env` is the complete environment:
-    nothing is inherited.
+    holding a Unix socket, a run folder). `masked` folders are hidden behind an
+    empty tmpfs (binds listed above are mounted on top again). `env` is the
+    complete environment: nothing is inherited.
     """
 
     worktree: Path
@@ -100,6 +104,7 @@ class SandboxSpec:
     network: bool = False
     extra_binds_rw: list[Path] = field(default_factory=list)
     extra_binds_ro: list[Path] = field(default_factory=list)
+    masked: list[Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
 
     def args(self, bwrap: str | None = None) -> list[str]:
@@ -124,6 +129,8 @@ class SandboxSpec:
         if not self.network:
             out.append("--unshare-net")
         out += _BASE_MOUNTS
+        for path in (self._resolve(p, "masked folder") for p in self.masked):
+            out += ["--tmpfs", str(path)]
         out += ["--bind", str(home), str(home)]
         for path in extra_rw:
             out += ["--bind", str(path), str(path)]

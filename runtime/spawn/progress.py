@@ -1,0 +1,71 @@
+"""What the orchestrator observes of a running agent, from its event stream.
+
+Backends turn their own output into the same few facts: turns, tool calls,
+denials (with reasons), the final report. Each fact is also appended to the
+audit log, and a listener (the live view) is told after every change.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Progress:
+    agent_id: str
+    attempt: int = 1
+    state: str = "starting"
+    turns: int = 0
+    tool_calls: int = 0
+    denials: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    report: str | None = None
+    error: dict[str, str] | None = None
+    started: float = field(default_factory=time.monotonic)
+    denied: list[dict[str, Any]] = field(default_factory=list)
+    listener: Callable[["Progress"], None] | None = None
+    audit: Any = None  # runtime.audit.log.AuditLog
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def changed(self) -> None:
+        if self.listener is not None:
+            self.listener(self)
+
+    def record(self, kind: str, **data: Any) -> None:
+        if self.audit is not None:
+            self.audit.append(kind, self.agent_id, attempt=self.attempt, **data)
+
+    def builtin_event(self, line: str) -> None:
+        """One JSON line of the builtin agent (runtime.agent.events)."""
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return  # not an event (stray output of a tool); the audit keeps events only
+        if not isinstance(event, dict):
+            return
+        kind = event.get("event")
+        if kind == "turn":
+            self.turns += 1
+        elif kind == "tool":
+            self.tool_calls += 1
+            decision = str(event.get("decision"))
+            self.record("gate", tool=event.get("tool"), input=event.get("input"), decision=decision,
+                        reason=event.get("reason"), atom=event.get("atom"), rule=event.get("rule"))
+            if decision != "allow":
+                self.denials += 1
+                self.denied.append({"tool": event.get("tool"), "reason": event.get("reason")})
+            else:
+                self.record("tool", tool=event.get("tool"), is_error=bool(event.get("is_error")),
+                            result=str(event.get("result", ""))[:400])
+        elif kind == "final":
+            self.report = str(event.get("content") or "")
+        elif kind == "error":
+            self.error = {"kind": str(event.get("kind") or "agent"), "message": str(event.get("message") or "")}
+        self.changed()

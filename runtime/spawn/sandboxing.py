@@ -1,0 +1,77 @@
+"""The sandbox of one agent, derived from its compiled policy.
+
+Writable: the folders (or files) the task's whitelist names, inside the
+worktree; when a named folder does not exist yet, its nearest existing parent
+inside the worktree (the gate and verify still hold the agent to the exact
+globs). Read-only: the worktree's `.git` and `.claude`, and the run folder
+with the bundle, the policy and the broker socket. Hidden: the orchestrator's
+own home (keys, tokens, tool configuration), with the interpreter and the
+runtime bound back read-only when they live there. No network unless the
+policy's sandbox contributions allow it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import runtime
+from runtime.sandbox.bwrap import SandboxSpec
+from runtime.sandbox.env import agent_env
+
+_WILD = set("*?[")
+
+
+def writable_paths(policy: dict[str, Any], worktree: Path) -> list[Path]:
+    globs: list[str] = []
+    for gate in policy["gates"]:
+        if gate["kind"] == "write-whitelist":
+            globs += gate["params"]["globs"]
+    out: list[Path] = []
+    for glob in globs:
+        parts = []
+        for part in glob.split("/"):
+            if _WILD & set(part):
+                break
+            parts.append(part)
+        path = worktree.joinpath(*parts)
+        while not path.exists() and path != worktree:
+            path = path.parent
+        if path.is_symlink() or not path.resolve().is_relative_to(worktree.resolve()):
+            continue  # a planted symlink never becomes a writable bind
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def runtime_binds() -> list[Path]:
+    """What the agent process needs to run: the interpreter and the runtime package."""
+    package_root = Path(runtime.__file__).resolve().parent.parent
+    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package_root}
+    return sorted(p for p in paths if p.exists())
+
+
+def masked_folders() -> list[Path]:
+    homes = {Path.home().resolve(), Path("/root")}
+    return sorted(p for p in homes if p.exists() and p != Path("/"))
+
+
+def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: list[Path],
+                  declared_env: dict[str, str], extra_ro: list[Path] = ()) -> SandboxSpec:
+    kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
+    protected = [p for p in (worktree / ".git", worktree / ".claude") if p.exists()]
+    masked = masked_folders()
+    # Whatever lies under a masked folder and must stay visible is bound back.
+    binds_ro = [p for p in (*runtime_binds(), *extra_ro) if any(p.is_relative_to(m) for m in masked)]
+    return SandboxSpec(
+        worktree=worktree,
+        home=home,
+        writable=writable_paths(policy, worktree),
+        readonly=protected,
+        read_only_worktree="read-only-worktree" in kinds,
+        network="no-network" not in kinds,
+        extra_binds_ro=[*run_ro, *binds_ro],
+        masked=masked,
+        env=agent_env(home, declared_env),
+    )

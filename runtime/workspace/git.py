@@ -1,0 +1,287 @@
+"""Git as the orchestrator runs it: hardened, bounded in time, never interactive.
+
+Only the orchestrator runs git, never an agent. An agent may still have planted
+something the orchestrator's next git call would obey (a hook, an fsmonitor
+command), so every call turns those off on its command line, which beats every
+config file; drops each ``GIT_*`` variable of the caller (``GIT_DIR``,
+``GIT_CONFIG_*``, ``GIT_INDEX_FILE`` would redirect it); reads no stdin; and
+has a timeout. Commands inside an agent's worktree name its git directory
+explicitly, from the main repository's own records (``in_worktree``), so a
+``.git`` file the agent rewrote cannot point the orchestrator elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime.errors import FatalError
+
+HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+             # commit and merge would start `git maintenance --auto`, which may detach into the background
+             "-c", "maintenance.auto=false")
+IDENTITY = ("agent-runtime", "agent-runtime@localhost")
+# author.* and committer.* beat user.* (git >= 2.22), so all three are pinned;
+# signing would prompt or use the user's key for a commit the user did not make.
+_IDENTITY = tuple(
+    arg for who in ("user", "author", "committer")
+    for arg in ("-c", f"{who}.name={IDENTITY[0]}", "-c", f"{who}.email={IDENTITY[1]}")
+) + ("-c", "commit.gpgSign=false")
+
+
+class GitError(FatalError):
+    """A git command failed or was refused: the command, and git's stderr (or the reason)."""
+
+    def __init__(self, command: Sequence[str], stderr: str | bytes, returncode: int | None = None) -> None:
+        self.command = [str(a) for a in command]
+        self.stderr = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+        self.returncode = returncode
+        detail = " ".join(line.strip() for line in self.stderr.splitlines() if line.strip())
+        line = f"git {shlex.join(self.command)}: {detail[:400] or f'exit status {returncode}'}"
+        super().__init__(line.replace("\n", "\\n"))  # a message or path may hold newlines
+
+
+class BaseMoved(GitError):
+    """The base branch is no longer at the commit the caller checked."""
+
+
+class NothingToCommit(GitError):
+    """The worktree has no change to commit."""
+
+
+@dataclass(frozen=True)
+class MergeSimulation:
+    """``git merge-tree`` of base and branch: the merged tree when clean, else the conflicted paths."""
+
+    clean: bool
+    tree: str | None
+    conflicts: list[str] = field(default_factory=list)
+    base: str = ""
+    head: str = ""
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    head: str | None
+    branch: str | None  # full ref name; None when detached
+
+
+def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
+    env.update(extra or {})
+    return env
+
+
+def _rmtree(path: Path) -> None:
+    # The agent may have left folders unreadable or unwritable; they are still ours to delete.
+    # Symlinks are never chmod-ed: chmod follows them.
+    os.chmod(path, 0o700)
+    for folder, subdirs, _ in os.walk(path):  # top-down: each folder is opened after it is fixed
+        for name in (os.path.join(folder, d) for d in subdirs):
+            if not os.path.islink(name):
+                os.chmod(name, 0o700)
+    shutil.rmtree(path)
+
+
+def _plain(value: str, what: str) -> str:
+    # An argument starting with "-" would be read as an option.
+    if not value or value.startswith("-"):
+        raise GitError([what, value], f"refusing {what} {value!r}")
+    return value
+
+
+class Git:
+    """One repository, given any path inside it; ``root`` is its top level, ``common_dir`` its shared git dir."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 120.0) -> None:
+        self.timeout = timeout
+        out = self.run("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", cwd=path)
+        top, common = os.fsdecode(out.stdout).rstrip("\n").split("\n")
+        self.root, self.common_dir = Path(top), Path(common)
+
+    def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
+            ok: Sequence[int] | None = (0,)) -> subprocess.CompletedProcess[bytes]:
+        """Run one hardened git command; a return code outside ``ok`` (None: any) is a GitError."""
+        cmd = ["git", "-C", str(cwd or self.root), *HARDENING, *args]
+        try:
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, env=_env(env), timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise GitError(args, f"timed out after {self.timeout:g}s") from None
+        except OSError as exc:
+            raise GitError(args, str(exc)) from None
+        if ok is not None and proc.returncode not in ok:
+            raise GitError(args, proc.stderr, proc.returncode)
+        return proc
+
+    def text(self, *args: str, **kw) -> str:
+        return os.fsdecode(self.run(*args, **kw).stdout).strip()
+
+    def head(self) -> str:
+        return self.resolve("HEAD")
+
+    def current_branch(self) -> str | None:
+        ref = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).stdout.decode().strip()
+        return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
+
+    def resolve(self, rev: str) -> str:
+        """The commit sha ``rev`` names; GitError if it names none."""
+        sha = self.run("rev-parse", "-q", "--verify", f"{_plain(rev, 'revision')}^{{commit}}", ok=(0, 1)).stdout
+        if not sha.strip():
+            raise GitError(["rev-parse", "--verify", rev], f"unknown revision {rev!r}")
+        return sha.decode().strip()
+
+    def branch_exists(self, name: str) -> bool:
+        self.run("check-ref-format", "--branch", _plain(name, "branch"))
+        return self.run("show-ref", "--verify", "-q", f"refs/heads/{name}", ok=(0, 1)).returncode == 0
+
+    def _rev(self, branch_or_rev: str) -> str:
+        # A tag may share a branch's name and wins git's lookup; spell branches out.
+        ref = f"refs/heads/{branch_or_rev}"
+        is_branch = self.run("show-ref", "--verify", "-q", ref, ok=(0, 1)).returncode == 0
+        return self.resolve(ref if is_branch else branch_or_rev)
+
+    def worktrees(self) -> list[Worktree]:
+        out = self.run("worktree", "list", "--porcelain", "-z").stdout
+        trees = []
+        for record in out.split(b"\0\0"):
+            info = dict(os.fsdecode(f).partition(" ")[::2] for f in record.split(b"\0") if f)
+            if "worktree" in info:
+                trees.append(Worktree(Path(info["worktree"]), info.get("HEAD"), info.get("branch")))
+        return trees
+
+    def worktree_gitdir(self, path: str | os.PathLike[str]) -> Path | None:
+        """The admin dir git recorded for the linked worktree at ``path``, or None; never read from ``path``."""
+        want = os.path.join(os.path.realpath(path), ".git")
+        for record in sorted((self.common_dir / "worktrees").glob("*/gitdir")):
+            recorded = record.read_text(errors="surrogateescape").rstrip("\n")
+            if os.path.join(os.path.realpath(os.path.dirname(recorded)), ".git") == want:
+                return record.parent
+        return None
+
+    def in_worktree(self, path: str | os.PathLike[str]) -> dict:
+        """``run`` keywords for a command inside the linked worktree at ``path``, its git dir named explicitly."""
+        gitdir = self.worktree_gitdir(path)
+        if gitdir is None:
+            raise GitError(["worktree", str(path)], f"{path} is not a worktree of {self.root}")
+        top = os.path.realpath(path)
+        return {"cwd": top, "env": {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": top}}
+
+    def add_worktree(self, path: str | os.PathLike[str], branch: str, base: str | None = None) -> str:
+        """Check out a new branch ``branch`` at ``base`` (default: HEAD) into ``path``; returns the base sha."""
+        path, base_sha = Path(path).absolute(), self.resolve(base or "HEAD")
+        if self.branch_exists(branch):
+            raise GitError(["worktree", "add", "-b", branch], f"branch {branch!r} already exists")
+        if os.path.lexists(path):
+            raise GitError(["worktree", "add", str(path)], f"{path} already exists")
+        self.run("worktree", "add", "-q", "-b", branch, str(path), base_sha)
+        return base_sha
+
+    def remove_worktree(self, path: str | os.PathLike[str]) -> None:
+        """Remove the worktree whatever state the agent left it in, then prune git's records."""
+        path = Path(path).absolute()
+        ours = self.worktree_gitdir(path) is not None  # asked first: a failed remove still drops git's record
+        gone = self.run("worktree", "remove", "--force", "--force", str(path), ok=None).returncode == 0
+        if not gone and os.path.lexists(path):
+            # A deleted or replaced .git link, or folders made unwritable, stop git; the folder is still ours.
+            if not ours:
+                raise GitError(["worktree", "remove", str(path)], f"{path} is not a worktree of {self.root}")
+            _rmtree(path)
+        self.run("worktree", "prune")
+
+    def delete_branch(self, name: str) -> None:
+        self.run("branch", "-D", _plain(name, "branch"))
+
+    def read_file(self, rev: str, path: str) -> bytes | None:
+        """The bytes of ``path`` (from the top level) at ``rev``; None when it is not a file there."""
+        spec = f"{self.resolve(rev)}:{path.lstrip('/')}"
+        obj = self.run("rev-parse", "-q", "--verify", spec, ok=(0, 1)).stdout.decode().strip()
+        if not obj or self.text("cat-file", "-t", obj) != "blob":
+            return None
+        return self.run("cat-file", "blob", obj).stdout
+
+    def commit_all(self, worktree: str | os.PathLike[str], message: str, *, branch: str | None = None) -> str:
+        """``add -A`` and commit in ``worktree`` as agent-runtime, hooks off; returns the commit sha."""
+        inside = self.in_worktree(worktree)
+        if branch is not None:
+            on = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1), **inside).stdout.decode().strip()
+            if on != f"refs/heads/{branch}":
+                raise GitError(["commit"], f"worktree {worktree} is on {on or 'a detached HEAD'}, not {branch}")
+        self.run("add", "-A", **inside)
+        if self.run("diff-index", "--cached", "--quiet", "HEAD", "--", ok=(0, 1), **inside).returncode == 0:
+            raise NothingToCommit(["commit"], f"nothing to commit in {worktree}")
+        # --cleanup=whitespace: the default would drop message lines starting with '#'.
+        self.run(*_IDENTITY, "commit", "--no-verify", "-q", "--cleanup=whitespace", "-m", message, **inside)
+        return self.text("rev-parse", "HEAD", **inside)
+
+    def simulate_merge(self, base_sha: str, branch: str) -> MergeSimulation:
+        """Merge ``branch`` into ``base_sha`` in the object store only; no ref or file changes."""
+        base, head = self.resolve(base_sha), self._rev(branch)
+        out = self.run("merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", base, head, ok=(0, 1))
+        tree, *paths = out.stdout.split(b"\0")
+        if out.returncode == 0:
+            return MergeSimulation(True, tree.decode(), [], base, head)
+        return MergeSimulation(False, None, list(dict.fromkeys(os.fsdecode(p) for p in paths if p)), base, head)
+
+    def _commit_tree(self, tree: str, message: str, parents: Sequence[str]) -> str:
+        parent_args = [arg for p in parents for arg in ("-p", p)]
+        return self.text(*_IDENTITY, "commit-tree", *parent_args, "-m", message, _plain(tree, "tree"))
+
+    @contextlib.contextmanager
+    def checkout_tree(self, tree_or_commit: str, path: str | os.PathLike[str],
+                      *, parents: Sequence[str] = ()) -> Iterator[Path]:
+        """A detached temporary worktree holding ``tree_or_commit`` (a tree gets a throwaway commit); removed on exit."""
+        path = Path(path).absolute()
+        if os.path.lexists(path):
+            raise GitError(["worktree", "add", str(path)], f"{path} already exists")
+        kind = self.text("cat-file", "-t", _plain(tree_or_commit, "object"))
+        if kind not in ("tree", "commit"):
+            raise GitError(["cat-file", "-t", tree_or_commit], f"{tree_or_commit} is a {kind}, not a tree or commit")
+        commit = self._commit_tree(tree_or_commit, "agent-runtime: simulated merge", parents) if kind == "tree" else tree_or_commit
+        self.run("worktree", "add", "-q", "--detach", str(path), commit)
+        try:
+            yield path
+        finally:
+            self.remove_worktree(path)
+
+    def merge(self, base_branch: str, branch: str, message: str, *, expected_base: str) -> str:
+        """Merge ``branch`` into ``base_branch`` with a merge commit (``--no-ff``); returns its sha.
+
+        The merge commit is built in the object store (``merge-tree`` + ``commit-tree``),
+        so no index or working tree ever holds a half-done merge. If no worktree has
+        the base checked out, the ref moves by ``update-ref <new> <old>``: git's ref
+        lock makes that a compare-and-swap, so a base that moved meanwhile is refused,
+        never overwritten. If a worktree has it checked out, moving the ref alone would
+        leave that checkout showing the merge reversed as local changes; so the checkout
+        must be clean and is fast-forwarded with ``merge --ff-only``, which checks every
+        file before it writes one and refuses if the user committed meanwhile.
+        """
+        ref = f"refs/heads/{_plain(base_branch, 'branch')}"
+        current = self.resolve(ref)
+        if current != expected_base:
+            raise BaseMoved(["merge", branch], f"{base_branch} moved from {expected_base[:12]} to {current[:12]}")
+        sim = self.simulate_merge(current, branch)
+        if not sim.clean:
+            raise GitError(["merge", branch], f"merge conflicts in {', '.join(sim.conflicts) or 'the tree'}")
+        commit = self._commit_tree(str(sim.tree), message, (current, sim.head))
+        holders = [w for w in self.worktrees() if w.branch == ref]
+        if not holders:
+            try:
+                self.run("update-ref", "-m", f"agent-runtime: merge {branch}", ref, commit, current)
+            except GitError as exc:
+                raise BaseMoved(exc.command, exc.stderr, exc.returncode) from None
+            return commit
+        if len(holders) > 1:
+            raise GitError(["merge", branch], f"{base_branch} is checked out in {len(holders)} worktrees")
+        checkout = holders[0].path
+        if self.run("status", "--porcelain", "-z", "--untracked-files=no", cwd=checkout).stdout:
+            raise GitError(["merge", branch], f"{base_branch} is checked out in {checkout} with uncommitted changes")
+        self.run("merge", "--ff-only", "--no-autostash", "-q", commit, cwd=checkout)
+        return commit
