@@ -9,6 +9,7 @@ in one place.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from runtime.errors import FatalError, ManifestErrors
@@ -22,6 +23,10 @@ VERBS = {
     "export": "runtime.cli.export",
     "doc-roles": "runtime.cli.doc_roles",
     "migrate": "runtime.cli.migrate",
+    "spawn": "runtime.cli.spawn",
+    "verify": "runtime.cli.verify",
+    "audit": "runtime.cli.audit",
+    "status": "runtime.cli.status",
 }
 
 
@@ -84,6 +89,37 @@ def build_parser():
     p.add_argument("paths", nargs="*", metavar="PATH", help="TOML files or folders (default: roles/ and manifests/)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 listing each deprecated use")
     p.add_argument("--diff", action="store_true", help="show the change as a diff (nothing written)")
+    p = verb("spawn", help="run one agent on a task: sandbox, gate, verify, retry, commit")
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("--base", metavar="REV", help="the revision to branch from (default: HEAD)")
+    p.add_argument("--merge", action="store_true", help="merge verified work into the base after re-checking the merge")
+    p.add_argument("--keep", action="store_true", help="keep the worktree afterwards")
+    p.add_argument("--no-os-sandbox", action="store_true", help="run without bubblewrap (loudly warned; the gate still applies)")
+    p.add_argument("--state-dir", metavar="DIR", help="where runs, worktrees and the audit log live")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    p = verb("verify", help="run the verify step alone on an agent-authored worktree (for CI)")
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("--worktree", metavar="DIR", required=True)
+    p.add_argument("--base", metavar="REV", required=True)
+    p.add_argument("--report", metavar="FILE", help="the agent's final report, for the report checks")
+    p.add_argument("--no-os-sandbox", action="store_true", help="run the check commands without bubblewrap")
+
+    p = verb("audit", help="the audit log: verify its chain, show its records")
+    audit_sub = p.add_subparsers(dest="action", metavar="ACTION")
+    audit_sub.required = True
+    a = audit_sub.add_parser("verify", parents=[common], help="detect edited, deleted or reordered records")
+    a.add_argument("--state-dir", metavar="DIR")
+    a = audit_sub.add_parser("show", parents=[common], help="print records, filtered")
+    a.add_argument("--state-dir", metavar="DIR")
+    a.add_argument("--agent", help="only this agent's records")
+    a.add_argument("--kind", help="only records of this kind (spawn, gate, tool, check, retry, commit, merge, outcome)")
+    a.add_argument("--json", action="store_true", help="one JSON record per line")
+
+    p = verb("status", help="the runs of this repository and their state")
+    p.add_argument("agent", nargs="?", help="one agent id")
+    p.add_argument("--state-dir", metavar="DIR")
+    p.add_argument("--json", action="store_true")
     return parser
 
 
@@ -108,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 - one line for the user; the traceback on request
+        if os.environ.get("RUNTIME_DEBUG"):
+            raise
+        print(f"error: internal error ({type(exc).__name__}: {exc}); set RUNTIME_DEBUG=1 for the traceback", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

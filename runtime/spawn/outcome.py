@@ -45,8 +45,9 @@ class Outcome:
     role: str
     base: str | None = None
     branch: str | None = None
-    commit: str | None = None
-    merged: str | None = None
+    commit: str | None = None  # the verified commit on the agent branch
+    merged: str | None = None  # the merge commit on the base branch
+    inspection: str | None = None  # unverified work committed on the agent branch, for inspection only
     worktree: str | None = None
     message: str = ""
     attempts: list[Attempt] = field(default_factory=list)

@@ -1,0 +1,104 @@
+"""Accepting verified work: the commit on the agent branch, and the optional merge.
+
+Only the orchestrator commits, with hooks and fsmonitor disabled. The merge
+into the base happens only after the checks pass again on the simulated
+merge, and only if the base has not moved since. Unverified work is never
+merged: after a rejection or a failure, whatever the agent changed is
+committed on its branch marked `Verified: no`, for inspection only.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from runtime.errors import AgentFailed
+from runtime.sandbox.bwrap import SandboxSpec
+from runtime.sandbox.env import agent_env
+from runtime.spawn.commands import command_runner
+from runtime.spawn.outcome import Outcome
+from runtime.spawn.sandboxing import masked_folders, runtime_binds
+from runtime.verify.gather import Workspace, command_evidence
+from runtime.verify.kinds import evaluate
+from runtime.workspace.git import GitError, NothingToCommit
+
+COMMAND_KINDS = ("tests-green", "checks-green")
+
+
+def commit_message(run, verified: bool, outcome: Outcome) -> str:
+    task = run.task
+    checks = outcome.attempts[-1].checks if outcome.attempts else []
+    summary = ", ".join(f"{c.atom} {c.status}" for c in checks) or "none"
+    title = task.goal.strip().splitlines()[0][:72]
+    head = run.audit.append("commit-intent", run.agent_id, verified=verified, label=outcome.label)["hash"]
+    return (
+        f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
+        f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n"
+        f"Agent-Id: {run.agent_id}\nRole: {task.role.name}\nVerified: {'yes' if verified else 'no'}\n"
+        f"Outcome: {outcome.label}\nAudit-Head: {head}\n"
+    )
+
+
+async def accept(run, outcome: Outcome) -> None:
+    run.save("committing")
+    try:
+        outcome.commit = run.git.commit_all(run.worktree, commit_message(run, True, outcome))
+    except NothingToCommit:
+        outcome.commit = None  # a read-only role: verified, nothing to commit
+    run.audit.append("commit", run.agent_id, commit=outcome.commit, branch=run.branch)
+    if run.options.merge:
+        if outcome.commit is None:
+            outcome.message = "nothing to merge: the agent changed nothing"
+            return
+        await _merge(run, outcome)
+
+
+async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[str]:
+    entries = [e for e in run.policy.get("verify", []) if e["kind"] in COMMAND_KINDS]
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="runtime-merge-") as tmp:
+        with run.git.checkout_tree(tree, Path(tmp) / "merged", parents=(base, commit)) as path:
+            path = Path(path)
+            sandbox = None
+            if run.options.use_sandbox:
+                sandbox = SandboxSpec(worktree=path, home=run.home, writable=[path], network=False,
+                                      extra_binds_ro=[p for p in runtime_binds() if any(p.is_relative_to(m) for m in masked_folders())],
+                                      masked=masked_folders(), env=agent_env(run.home, {}))
+            runner = command_runner(path, sandbox, run.home)
+            for entry in entries:
+                evidence = await command_evidence(entry["kind"], entry["params"], Workspace(run.git, path, base, None, runner))
+                result = evaluate(entry["kind"], entry["params"], evidence)
+                if not result.ok:
+                    failures.append(f"{entry['atom']}: {result.feedback}")
+    return failures
+
+
+async def _merge(run, outcome: Outcome) -> None:
+    if run.base_branch is None:
+        raise AgentFailed("merge", "the base is not a branch, so there is nothing to merge into")
+    run.save("merging")
+    expected = run.git.resolve(run.base_branch)
+    simulation = run.git.simulate_merge(expected, run.branch)
+    if not simulation.clean:
+        outcome.status = "rejected"
+        outcome.message = f"merging into {run.base_branch} conflicts in: {', '.join(simulation.conflicts)}"
+        return
+    failures = await _merged_checks_pass(run, simulation.tree, expected, outcome.commit)
+    if failures:
+        outcome.status = "rejected"
+        outcome.message = "the checks fail on the simulated merge:\n" + "\n".join(failures)
+        return
+    message = f"Merge agent {run.agent_id} ({run.task.role.name}) into {run.base_branch}\n\nAgent-Id: {run.agent_id}\n"
+    outcome.merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
+    run.audit.append("merge", run.agent_id, into=run.base_branch, commit=outcome.merged)
+
+
+def keep_for_inspection(run, outcome: Outcome) -> None:
+    """Commit whatever an unaccepted run changed on its branch (never merged)."""
+    if not run.worktree or not Path(run.worktree).exists() or outcome.commit:
+        return
+    try:
+        outcome.inspection = run.git.commit_all(run.worktree, commit_message(run, False, outcome))
+    except (NothingToCommit, GitError):
+        return
+    run.audit.append("commit", run.agent_id, commit=outcome.inspection, branch=run.branch, verified=False)

@@ -1,0 +1,124 @@
+"""One attempt of one agent: its process, in its sandbox, under its limits.
+
+The backend decides what runs inside the sandbox: `builtin` is the runtime's
+own agent loop (`python -I -m runtime.agent`, gating each call in-process and
+reaching the model through the broker), `command` is any program the task
+names, given the bundle on stdin (it gates itself through `runtime check`
+with the policy path in `RUNTIME_POLICY`), and `claude-code` is the real CLI
+(see `runtime.spawn.claude`). Everything else is the same for all three.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from runtime.errors import FatalError
+from runtime.manifests.task import Task
+from runtime.sandbox.bwrap import SandboxSpec
+from runtime.sandbox.env import agent_env
+from runtime.spawn.progress import Progress
+from runtime.spawn.supervise import Limits, Outcome, supervise
+
+
+@dataclass
+class AttemptSetup:
+    task: Task
+    policy: dict[str, Any]
+    worktree: Path
+    run_ro: Path  # bundle.md, policy.json, feedback-N.md: read-only inside the sandbox
+    home: Path  # the agent's private home
+    attempt_dir: Path  # stdout and stderr of this attempt (outside the sandbox)
+    sandbox: SandboxSpec | None  # None: --no-os-sandbox
+    broker_socket: Path | None
+    feedback: str | None
+    progress: Progress
+    usage: Callable[[], Any] | None = None  # the broker's usage totals (turns, tokens, cost)
+
+
+def declared_env(task: Task) -> dict[str, str]:
+    agent = task.agent
+    missing = [n for n in agent.env if n not in os.environ]
+    if missing:
+        raise FatalError(f"{task.path}: [agent] env names {', '.join(missing)}, which the orchestrator's environment does not set")
+    return {name: os.environ[name] for name in agent.env}
+
+
+def _command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
+    agent = setup.task.agent
+    bundle, policy = setup.run_ro / "bundle.md", setup.run_ro / "policy.json"
+    if agent.backend == "builtin":
+        argv = [sys.executable, "-I", "-m", "runtime.agent", "--bundle", str(bundle), "--policy", str(policy),
+                "--broker", str(setup.broker_socket), "--root", str(setup.worktree)]
+        if feedback_path is not None:
+            argv += ["--feedback", str(feedback_path)]
+        return argv, None, {}
+    if agent.backend == "command":
+        text = bundle.read_text(encoding="utf-8")
+        if setup.feedback:
+            text += "\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n" + setup.feedback + "\n"
+        extra = {"RUNTIME_POLICY": str(policy), "RUNTIME_BUNDLE": str(bundle),
+                 "RUNTIME_REPORT_FILE": str(setup.home / "report.md")}
+        return list(agent.command), text.encode(), extra
+    from runtime.spawn.claude import claude_command
+
+    return claude_command(setup, feedback_path)
+
+
+def _limit_check(setup: AttemptSetup):
+    limits, progress = setup.task.agent.limits, setup.progress
+
+    def check() -> str | None:
+        usage = setup.usage() if setup.usage else None
+        if usage is not None:
+            progress.tokens, progress.cost_usd = usage.total_tokens, usage.cost_usd
+        turns = max(progress.turns, usage.calls if usage is not None else 0)
+        if turns > limits.max_turns:
+            return "turns"
+        if progress.tool_calls > limits.max_tool_calls:
+            return "tool-calls"
+        if limits.max_tokens is not None and progress.tokens > limits.max_tokens:
+            return "tokens"
+        if limits.max_cost_usd is not None and progress.cost_usd > limits.max_cost_usd:
+            return "cost"
+        return None
+    return check
+
+
+async def run_attempt(setup: AttemptSetup) -> Outcome:
+    setup.attempt_dir.mkdir(parents=True, exist_ok=True)
+    feedback_path = None
+    if setup.feedback:
+        feedback_path = setup.run_ro / f"feedback-{setup.progress.attempt}.md"
+        feedback_path.write_text(setup.feedback, encoding="utf-8")
+    argv, stdin, extra_env = _command(setup, feedback_path)
+    if setup.sandbox is not None:
+        setup.sandbox.env.update(extra_env)
+        env = setup.sandbox.env
+        argv = setup.sandbox.args() + argv
+    else:
+        env = {**agent_env(setup.home, declared_env(setup.task)), **extra_env}
+    limits = setup.task.agent.limits
+    on_line = setup.progress.builtin_event if setup.task.agent.backend == "builtin" else None
+    if setup.task.agent.backend == "claude-code":
+        from runtime.spawn.claude import stream_event
+
+        on_line = lambda line: stream_event(setup.progress, line)  # noqa: E731
+    setup.progress.state = "running"
+    setup.progress.changed()
+    outcome = await supervise(
+        argv, cwd=setup.worktree, env=env, stdin=stdin,
+        stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
+        limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb, max_processes=limits.max_processes),
+        on_stdout_line=on_line, check=_limit_check(setup),
+    )
+    if setup.task.agent.backend == "command":
+        report_file = setup.home / "report.md"
+        if report_file.is_file():
+            setup.progress.report = report_file.read_text(encoding="utf-8", errors="replace")
+        else:
+            setup.progress.report = (setup.attempt_dir / "stdout.log").read_text(encoding="utf-8", errors="replace")
+    return outcome

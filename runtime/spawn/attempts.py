@@ -1,0 +1,104 @@
+"""The attempt loop: run, verify, and on a rejection run again with the feedback.
+
+Only a rejection uses up a retry. A breached limit ends the run as
+exhausted(limit); a broken model, agent, workspace or check that could not
+run ends it as failed(kind). Every attempt is recorded.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from runtime.errors import AgentFailed, LimitExhausted
+from runtime.spawn.attempt import AttemptSetup, declared_env, run_attempt
+from runtime.spawn.commands import command_runner
+from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
+from runtime.spawn.progress import Progress
+from runtime.spawn.sandboxing import agent_sandbox
+from runtime.verify.gather import Workspace, verify
+from runtime.workspace.changes import WorkspaceMissing, check_worktree
+
+
+def feedback_for(rejected: list[CheckRecord]) -> str:
+    parts = [f"## {c.atom} ({c.kind}) rejected your work\n\n{c.feedback.strip()}" for c in rejected]
+    return "\n\n".join(parts)
+
+
+def _start_broker(run):
+    agent = run.task.agent
+    if agent.backend != "builtin":
+        return None, None
+    from runtime.models.broker import AgentModelConfig, Broker
+
+    folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
+    config = AgentModelConfig(model=agent.model, api_base=agent.api_base,
+                              script=str(agent.script) if agent.script else None)
+    return Broker(folder / "model.sock", run.agent_id, config).start(), folder
+
+
+def _stderr_tail(attempt_dir: Path) -> str:
+    try:
+        text = (attempt_dir / "stderr.log").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return f": {text.splitlines()[-1][:300]}" if text else ""
+
+
+async def run_attempts(run, outcome: Outcome) -> None:
+    agent = run.task.agent
+    broker, sock_folder = _start_broker(run)
+    feedback = None
+    try:
+        for n in range(1, agent.retries + 2):
+            progress = Progress(run.agent_id, attempt=n, listener=run.options.listener, audit=run.audit)
+            binds = [run.run_ro] + ([sock_folder] if sock_folder else [])
+            sandbox = (agent_sandbox(run.policy, run.worktree, run.home, binds, declared_env(run.task))
+                       if run.options.use_sandbox else None)
+            attempt_dir = run.state.attempt(run.agent_id, n)
+            setup = AttemptSetup(run.task, run.policy, run.worktree, run.run_ro, run.home, attempt_dir, sandbox,
+                                 broker.socket_path if broker else None, feedback, progress,
+                                 usage=broker.usage if broker else None)
+            result = await run_attempt(setup)
+            attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
+                              progress.tool_calls, progress.denials, progress.tokens, progress.cost_usd, progress.report)
+            outcome.attempts.append(attempt)
+            run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in outcome.attempts])
+            if result.breach:
+                raise LimitExhausted(result.breach, f"attempt {n} was stopped after {result.duration_s:.1f} s")
+            if progress.error:
+                raise AgentFailed(progress.error["kind"], progress.error["message"])
+            try:
+                check_worktree(run.git, run.worktree)
+            except WorkspaceMissing as exc:
+                raise AgentFailed("workspace", str(exc)) from None
+            if result.exit_code != 0:
+                raise AgentFailed("agent", f"the agent exited with code {result.exit_code}{_stderr_tail(attempt_dir)}")
+            progress.state = "verifying"
+            progress.changed()
+            run.save("verifying")
+            runner = command_runner(run.worktree, sandbox, run.home)
+            attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner))
+            for check in attempt.checks:
+                run.audit.append("check", run.agent_id, attempt=n, atom=check.atom, check=check.kind,
+                                 status=check.status, feedback=check.feedback[:4000])
+            errors = [c for c in attempt.checks if c.status == "error"]
+            if errors:
+                raise AgentFailed("verify", "; ".join(f"{c.atom} could not run: {c.feedback}" for c in errors))
+            rejected = [c for c in attempt.checks if c.status == "rejected"]
+            if not rejected:
+                outcome.status, outcome.detail = "ok", None
+                return
+            feedback = feedback_for(rejected)
+            if n <= agent.retries:
+                attempt.feedback = feedback
+                run.audit.append("retry", run.agent_id, attempt=n, checks=[c.atom for c in rejected])
+                continue
+            outcome.status, outcome.detail, outcome.message = "rejected", None, feedback
+            return
+    finally:
+        if broker is not None:
+            broker.close()
+        if sock_folder is not None:
+            shutil.rmtree(sock_folder, ignore_errors=True)

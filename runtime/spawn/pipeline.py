@@ -1,0 +1,162 @@
+"""`runtime spawn`: one task manifest in, one verified commit (or a typed refusal) out.
+
+The orchestrator alone touches git. It takes the agent id's lock, creates a
+worktree on `agent/<id>` from the base, writes the bundle and the compiled
+policy outside it, runs attempts (see `runtime.spawn.attempt`) until the work
+verifies or the retry budget is spent, then commits verified work on the agent
+branch (and with `--merge`, merges it after re-checking a simulated merge).
+Every phase is recorded in the run's state file and the audit log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from runtime.audit.log import AuditLog
+from runtime.audit.redact import Redactor, secrets_from_env
+from runtime.errors import FatalError, ManifestError, RunFailure
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.compose import compose_bundle
+from runtime.manifests.locate import find_catalog
+from runtime.manifests.task import Task, load_task
+from runtime.policy.compile import compile_policy
+from runtime.sandbox.bwrap import SandboxUnavailable, bwrap_path
+from runtime.spawn.accept import accept, keep_for_inspection
+from runtime.spawn.attempts import run_attempts
+from runtime.spawn.outcome import Outcome
+from runtime.spawn.progress import Progress
+from runtime.spawn.recover import recover
+from runtime.spawn.state import StateDir, default_state_dir
+from runtime.workspace.git import Git
+from runtime.workspace.locks import acquire
+
+
+@dataclass
+class SpawnOptions:
+    repo: Path = field(default_factory=Path.cwd)
+    base: str | None = None
+    merge: bool = False
+    keep: bool = False
+    use_sandbox: bool = True
+    state_dir: Path | None = None
+    catalog: str | None = None
+    listener: Callable[[Progress], None] | None = None
+
+
+@dataclass
+class Run:
+    """Everything one spawn works with, passed between its phases."""
+
+    task: Task
+    catalog: Catalog
+    git: Git
+    state: StateDir
+    audit: AuditLog
+    options: SpawnOptions
+    base: str = ""
+    base_branch: str | None = None
+    worktree: Path = Path()
+    run_ro: Path = Path()
+    home: Path = Path()
+    policy: dict = field(default_factory=dict)
+    record: dict = field(default_factory=dict)
+
+    @property
+    def agent_id(self) -> str:
+        return self.task.agent_id
+
+    @property
+    def branch(self) -> str:
+        return f"agent/{self.task.agent_id}"
+
+    def save(self, status: str, **extra) -> None:
+        self.record.update(status=status, **extra)
+        self.state.write(self.agent_id, self.record)
+
+
+def load(task_path: str | Path, options: SpawnOptions) -> tuple[Task, Catalog]:
+    catalog = Catalog(Path(find_catalog(options.catalog)))
+    task = load_task(catalog, task_path)
+    if task.agent is None:
+        raise ManifestError(task.src.path, 1, "the task has no [agent] table: say which backend runs it")
+    return task, catalog
+
+
+async def spawn(task_path: str | Path, options: SpawnOptions) -> Outcome:
+    task, catalog = load(task_path, options)
+    if options.use_sandbox and bwrap_path() is None:
+        raise SandboxUnavailable()
+    git = Git(options.repo)
+    state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
+    state.root.mkdir(parents=True, exist_ok=True)
+    audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
+    with acquire(state.locks, task.agent_id):
+        run = Run(task, catalog, git, state, audit, options)
+        finished = recover(run)
+        if finished is not None:
+            return finished
+        return await _run(run)
+
+
+def _prepare(run: Run) -> None:
+    task, git = run.task, run.git
+    run.base = git.resolve(run.options.base or "HEAD")
+    if run.options.base and git.branch_exists(run.options.base):
+        run.base_branch = run.options.base
+    elif not run.options.base:
+        run.base_branch = git.current_branch()
+    run.worktree = run.state.worktree(run.agent_id)
+    run.worktree.parent.mkdir(parents=True, exist_ok=True)
+    git.add_worktree(run.worktree, run.branch, run.base)
+    folder = run.state.run(run.agent_id)
+    run.run_ro, run.home = folder / "agent-ro", folder / "home"
+    run.run_ro.mkdir(parents=True, exist_ok=True)
+    run.home.mkdir(parents=True, exist_ok=True)
+    run.policy = compile_policy(task.role, task, run.worktree, run.catalog)
+    (run.run_ro / "policy.json").write_text(json.dumps(run.policy, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (run.run_ro / "bundle.md").write_text(compose_bundle(task.role, task), encoding="utf-8")
+    run.record = {
+        "agent_id": run.agent_id, "role": task.role.name, "task": str(task.path.resolve()), "task_sha256": task.digest,
+        "backend": task.agent.backend, "base": run.base, "base_branch": run.base_branch, "branch": run.branch,
+        "worktree": str(run.worktree), "pid": os.getpid(), "attempts": [],
+    }
+    run.save("running")
+    run.audit.append("spawn", run.agent_id, task=str(task.path), sha256=task.digest, role=task.role.name,
+                     backend=task.agent.backend, base=run.base, branch=run.branch, sandbox=run.options.use_sandbox)
+
+
+async def _run(run: Run) -> Outcome:
+    _prepare(run)
+    outcome = Outcome("failed", "runtime", run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
+                      worktree=str(run.worktree))
+    try:
+        await run_attempts(run, outcome)
+        if outcome.status == "ok":
+            await accept(run, outcome)
+        else:
+            keep_for_inspection(run, outcome)
+    except RunFailure as exc:
+        outcome.status, outcome.detail, outcome.message = exc.outcome, exc.detail, exc.message
+        keep_for_inspection(run, outcome)
+    finally:
+        if not run.options.keep:
+            _remove_worktree(run)
+            outcome.worktree = None
+        run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
+                 merged=outcome.merged, attempts=outcome.to_dict()["attempts"])
+        run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
+                         commit=outcome.commit, merged=outcome.merged)
+    return outcome
+
+
+def _remove_worktree(run: Run) -> None:
+    try:
+        run.git.remove_worktree(run.worktree)
+    except FatalError:
+        shutil.rmtree(run.worktree, ignore_errors=True)

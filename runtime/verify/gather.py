@@ -1,0 +1,142 @@
+"""Verify on return: gather each check's evidence, then judge it with its evaluator.
+
+The orchestrator runs this against the worktree after the agent stops. The
+evidence comes from git (every change against the base, untracked files,
+renames, deletions, symlinks), from the files themselves (dependency files at
+base and now, changed files' sizes), from commands run inside the sandbox with
+a timeout (tests, checks), and from the agent's report. Commands must not
+change the work they check: the changes are listed again after them, and any
+difference is a rejection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from runtime.manifests.globs import globs_to_regex
+from runtime.spawn.outcome import CheckRecord
+from runtime.verify.kinds import evaluate
+from runtime.workspace.changes import Change, changed_paths
+from runtime.workspace.git import Git
+
+# A command runner: (command, timeout_s) -> (exit code, combined output).
+RunCommand = Callable[[str, float], Awaitable[tuple[int, str]]]
+COMMAND_TIMEOUT_S = 900.0
+MAX_FILE_BYTES = 2_000_000
+
+
+@dataclass
+class Workspace:
+    git: Git
+    worktree: Path
+    base: str
+    report: str | None
+    run_command: RunCommand
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None or len(data) > MAX_FILE_BYTES or b"\x00" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _fingerprint(ws: Workspace, changes: list[Change]) -> dict[str, str]:
+    out = {}
+    for change in changes:
+        path = ws.worktree / change.path
+        try:
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        except OSError:
+            data = b""
+        out[change.path] = f"{change.kind}:{hashlib.sha256(data).hexdigest()}"
+    return out
+
+
+def _structural(changes: list[Change]) -> str | None:
+    bad = [c for c in changes if c.escapes or c.path == ".git" or c.path.startswith(".git/")]
+    if not bad:
+        return None
+    lines = [f"- {c.path}" + (f" -> {c.symlink_target}" if c.symlink_target else "") for c in bad]
+    return "these changes reach outside the worktree or into .git, which is never allowed:\n" + "\n".join(lines)
+
+
+def _evidence(kind: str, params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any] | None:
+    paths = sorted({c.path for c in changes} | {c.old_path for c in changes if c.old_path})
+    if kind in ("scope-whitelist", "scope-denylist", "no-changes"):
+        return {"changed": paths}
+    if kind == "dep-stable":
+        pattern = globs_to_regex(params["globs"])
+        rx = re.compile(pattern) if pattern else None
+        before, after = {}, {}
+        for path in (p for p in paths if rx and rx.match(p)):
+            old = _text(ws.git.read_file(ws.base, path))
+            target = ws.worktree / path
+            new = _text(target.read_bytes()) if target.is_file() and not target.is_symlink() else None
+            if old is not None:
+                before[path] = old
+            if new is not None:
+                after[path] = new
+        return {"before": before, "after": after}
+    if kind == "size-limits":
+        files = {}
+        for c in changes:
+            target = ws.worktree / c.path
+            if c.kind != "deleted" and target.is_file() and not target.is_symlink():
+                text = _text(target.read_bytes())
+                if text is not None:
+                    files[c.path] = text
+        return {"files": files}
+    if kind in ("report-fields", "severity-grades"):
+        return {"report": ws.report or ""}
+    return None  # command kinds are gathered by running them
+
+
+async def command_evidence(kind: str, params: dict[str, Any], ws: Workspace) -> dict[str, Any]:
+    if kind == "tests-green":
+        code, output = await ws.run_command(params["command"], COMMAND_TIMEOUT_S)
+        return {"exit-code": code, "output": output}
+    results = []
+    for command in params["commands"]:
+        code, output = await ws.run_command(command, COMMAND_TIMEOUT_S)
+        results.append({"command": command, "exit-code": code, "output": output})
+    return {"results": results}
+
+
+async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
+    """Every verify entry of the policy, judged; structural violations fail the scope check."""
+    changes = changed_paths(ws.git, ws.worktree, ws.base)
+    records: list[CheckRecord] = []
+    structural = _structural(changes)
+    commands = []
+    for entry in policy.get("verify", []):
+        atom, kind, params = entry["atom"], entry["kind"], entry["params"]
+        if kind in ("tests-green", "checks-green"):
+            commands.append(entry)
+            continue
+        result = evaluate(kind, params, _evidence(kind, params, ws, changes))
+        status, feedback = result.status, result.feedback
+        if structural and kind in ("scope-whitelist", "no-changes") and status != "error":
+            status, feedback = "rejected", structural + ("" if result.ok else "\n" + feedback)
+        records.append(CheckRecord(atom, kind, status, feedback))
+    if structural and not any(r.kind in ("scope-whitelist", "no-changes") for r in records):
+        records.append(CheckRecord("runtime", "structure", "rejected", structural))
+    if commands:
+        before = _fingerprint(ws, changes)
+        for entry in commands:
+            evidence = await command_evidence(entry["kind"], entry["params"], ws)
+            result = evaluate(entry["kind"], entry["params"], evidence)
+            records.append(CheckRecord(entry["atom"], entry["kind"], result.status, result.feedback))
+        after = _fingerprint(ws, changed_paths(ws.git, ws.worktree, ws.base))
+        if after != before:
+            moved = sorted(set(before.items()) ^ set(after.items()))
+            names = sorted({path for path, _ in moved})
+            records.append(CheckRecord(
+                "runtime", "checks-unchanged", "rejected",
+                "running the checks changed the work they check (" + ", ".join(names[:10]) + "); "
+                "tests and checks must not write files that are not ignored",
+            ))
+    return records
