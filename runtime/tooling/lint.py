@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.role import load_role
 from runtime.manifests.task import load_task
+from runtime.models.scripted import load_script
 from runtime.policy.compile import check_role_coherent, compile_policy
 from runtime.tooling.examples import run_examples
 
@@ -57,6 +59,12 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
     _dedupe(report)  # a broken parent role fails every child the same way
     seen: dict[str, str] = {}
     for path in task_files(paths):
+        if _is_model_script(path):
+            try:
+                load_script(path)  # scripted-model playback files live beside their tasks
+            except ManifestError as exc:
+                report.errors.append(exc)
+            continue
         report.tasks += 1
         try:
             task = load_task(catalog, path)
@@ -70,6 +78,14 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
         seen.setdefault(task.agent_id, where)
     _dedupe(report)
     return report
+
+
+def _is_model_script(path: Path) -> bool:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # load_task reports the problem with its line
+    return "turn" in data and "task" not in data
 
 
 def _dedupe(report: LintReport) -> None:
