@@ -1,5 +1,5 @@
 #!/bin/sh
-# `make demo`: the roles, one composed bundle, and the gate deciding real calls.
+# `make demo`: the roles, a composed bundle, the gate on real calls, then a real spawn.
 set -eu
 BIN=${BIN:-.venv/bin}
 ROOT=$(pwd)
@@ -16,3 +16,30 @@ echo "== runtime compose manifests/examples/fix-tokenizer.toml"
 echo
 echo "== runtime check: tool calls of an edit-local agent, judged by the compiled policy"
 "$BIN/python" scripts/demo_checks.py "$BIN/runtime" "$POLICY" scripts/demo-calls.tsv
+
+echo
+echo "== runtime spawn: the scripted model plays an edit-local agent in a fresh git repository"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cp -r manifests/examples/spawn-demo/project "$WORK/repo"
+git -C "$WORK/repo" init -q -b trunk
+git -C "$WORK/repo" add -A
+git -C "$WORK/repo" -c user.name=demo -c user.email=demo@localhost commit -qm "a calculator with a bug"
+SANDBOX=""
+if ! command -v bwrap >/dev/null 2>&1; then
+    echo "(bubblewrap is not installed: the demo runs without the OS sandbox; install it with apt-get install bubblewrap)"
+    SANDBOX="--no-os-sandbox"
+fi
+cd "$WORK/repo"
+set +e
+RUNTIME_STATE_DIR="$WORK/state" "$ROOT/$BIN/runtime" spawn --catalog "$ROOT" $SANDBOX \
+    "$ROOT/manifests/examples/spawn-demo/task.toml"
+status=$?
+set -e
+echo
+echo "== what the gate decided (runtime audit show --kind gate)"
+RUNTIME_STATE_DIR="$WORK/state" "$ROOT/$BIN/runtime" audit show --kind gate
+echo
+echo "== the commit the orchestrator made on the agent branch"
+git --no-pager log --stat -1 agent/ag-demo-mean
+exit $status

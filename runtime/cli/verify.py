@@ -1,0 +1,52 @@
+"""runtime verify TASK --worktree DIR --base REV: the verify step alone, for CI.
+
+Prints a JSON report; exit 0 when every check passed, 2 when a check rejected
+the work, 1 when a check could not run (or the input is wrong).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import find_catalog
+from runtime.manifests.task import load_task
+from runtime.policy.compile import compile_policy
+from runtime.sandbox.bwrap import SandboxUnavailable, bwrap_path
+from runtime.workspace.git import Git
+
+
+def run(args) -> int:
+    import anyio
+
+    from runtime.spawn.commands import command_runner
+    from runtime.spawn.sandboxing import agent_sandbox
+    from runtime.verify.gather import Workspace, verify
+
+    catalog = Catalog(Path(find_catalog(args.catalog)))
+    task = load_task(catalog, args.task)
+    worktree = Path(args.worktree).resolve()
+    git = Git(worktree)
+    base = git.resolve(args.base)
+    policy = compile_policy(task.role, task, worktree, catalog)
+    report = Path(args.report).read_text(encoding="utf-8") if args.report else None
+    if not args.no_os_sandbox and bwrap_path() is None:
+        raise SandboxUnavailable()
+    with tempfile.TemporaryDirectory(prefix="runtime-verify-") as home:
+        home_path = Path(home)
+        sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {})
+        ws = Workspace(git, worktree, base, report, command_runner(worktree, sandbox, home_path))
+        checks = anyio.run(verify, policy, ws)
+    statuses = {c.status for c in checks}
+    result = {
+        "task": str(task.path), "worktree": str(worktree), "base": base,
+        "passed": [c.atom for c in checks if c.status == "passed"],
+        "failed": [{"capability": c.atom, "kind": c.kind, "reason": c.status, "detail": c.feedback}
+                   for c in checks if c.status != "passed"],
+    }
+    print(json.dumps(result, indent=2))
+    if "error" in statuses:
+        return 1
+    return 2 if "rejected" in statuses else 0
