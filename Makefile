@@ -39,6 +39,7 @@ lint: $(VENV)/.installed
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/spawn.py
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache

@@ -8,6 +8,7 @@ Run as `python -I -m runtime.agent --bundle B --policy P --broker SOCK --root DI
 from __future__ import annotations
 
 import argparse
+import time
 
 from runtime.agent.events import emit
 from runtime.agent.schemas import tool_schemas
@@ -73,12 +74,14 @@ def main(argv: list[str]) -> int:
                      rule="input", is_error=True, result=call.error)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": call.error})
                 continue
+            started = time.perf_counter()
             decision = decide(policy, call.name, call.arguments, args.root)
+            gate_ms = (time.perf_counter() - started) * 1000
             if decision.verdict == ALLOW:
                 text, is_error = run_tool(call.name, call.arguments, args.root)
             else:
                 # A single spawn has no one to approve an `ask`: it is refused, with the reason.
                 text, is_error = f"Refused by the runtime's gate: {decision.reason}", True
             emit("tool", tool=call.name, input=call.arguments, decision=decision.verdict, reason=decision.reason,
-                 atom=decision.atom, rule=decision.rule, is_error=is_error, result=text[:400])
+                 atom=decision.atom, rule=decision.rule, is_error=is_error, result=text[:400], gate_ms=round(gate_ms, 4))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text})

@@ -62,7 +62,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
                                  usage=broker.usage if broker else None)
             result = await run_attempt(setup)
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
-                              progress.tool_calls, progress.denials, progress.tokens, progress.cost_usd, progress.report)
+                              progress.tool_calls, progress.denials, progress.tokens, progress.cost_usd,
+                              result.peak_memory_mb, progress.report)
             outcome.attempts.append(attempt)
             run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in outcome.attempts])
             if result.breach:

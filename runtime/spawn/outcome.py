@@ -32,6 +32,7 @@ class Attempt:
     denials: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    peak_memory_mb: float = 0.0  # resident memory of the agent's whole process tree
     report: str | None = None
     checks: list[CheckRecord] = field(default_factory=list)
     feedback: str | None = None  # what was sent to the next attempt
