@@ -38,6 +38,21 @@ def _start_broker(run):
     return Broker(folder / "model.sock", run.agent_id, config).start(), folder
 
 
+def _redact_transcripts(run, attempt_dir: Path, report: str | None) -> str | None:
+    """Known secret values leave neither the transcripts on disk nor the report."""
+    redactor = run.audit.redactor
+    if not redactor:
+        return report
+    for name in ("stdout.log", "stderr.log"):
+        path = attempt_dir / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            clean = redactor.redact(text)
+            if clean != text:
+                path.write_text(clean, encoding="utf-8")
+    return redactor.redact(report) if report else report
+
+
 def _stderr_tail(attempt_dir: Path) -> str:
     try:
         text = (attempt_dir / "stderr.log").read_text(encoding="utf-8", errors="replace").strip()
@@ -61,6 +76,7 @@ async def run_attempts(run, outcome: Outcome) -> None:
                                  broker.socket_path if broker else None, feedback, progress,
                                  usage=broker.usage if broker else None)
             result = await run_attempt(setup)
+            progress.report = _redact_transcripts(run, attempt_dir, progress.report)
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
                               progress.tool_calls, progress.denials, progress.tokens, progress.cost_usd,
                               result.peak_memory_mb, progress.report)

@@ -238,3 +238,17 @@ def test_agent_env_is_built_from_scratch(home, monkeypatch):
     assert env["HOME"] == str(home) and env["TMPDIR"] == "/tmp" and env["TERM"] == "dumb"
     assert env["PATH"].split(":")[-1] == str(Path(sys.executable).parent)
     assert os.path.exists(Path(env["PATH"].split(":")[-1]) / "runtime")
+
+
+def test_masked_folders_hide_secrets_but_binds_show_through(bwrap, worktree, home, tmp_path):
+    masked = tmp_path / "orchestrator-home"
+    (masked / ".ssh").mkdir(parents=True)
+    (masked / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    (masked / "tools" / "bin").mkdir(parents=True)
+    (masked / "tools" / "bin" / "hello").write_text("visible\n")
+    sandbox = spec(worktree, home, masked=[masked], extra_binds_ro=[masked / "tools"])
+    secret = run(sandbox, bwrap, "cat", str(masked / ".ssh" / "id_ed25519"))
+    assert secret.returncode != 0 and "PRIVATE KEY" not in secret.stdout
+    shown = run(sandbox, bwrap, "cat", str(masked / "tools" / "bin" / "hello"))
+    assert shown.returncode == 0 and shown.stdout == "visible\n"
+    assert (masked / ".ssh" / "id_ed25519").read_text() == "PRIVATE KEY\n"  # the host is untouched
