@@ -28,6 +28,10 @@ def feedback_for(rejected: list[CheckRecord]) -> str:
 
 def _start_broker(run):
     agent = run.task.agent
+    if agent.backend == "claude-code":  # the CLI's HTTP proxy, which alone holds the API key
+        from runtime.spawn.claude import start_claude_proxy
+
+        return start_claude_proxy(run)
     if agent.backend != "builtin":
         return None, None
     from runtime.models.broker import AgentModelConfig, Broker

@@ -1,0 +1,266 @@
+"""The `claude-code` backend: the real Claude Code CLI as a sandboxed, gated, keyless agent.
+
+The CLI runs inside the agent's bubblewrap sandbox, under the relay (`runtime.spawn.claude_relay`)
+that gives it a loopback URL leading to the orchestrator's proxy (`runtime.spawn.anthropic_proxy`),
+which alone holds the API key. Every tool call passes the PreToolUse hook `runtime check --policy`
+(matcher `*`), given by `--settings` from the run's read-only folder, with `--setting-sources user`
+(a `.claude/settings.json` in the worktree cannot switch the hook off), `--permission-mode dontAsk`
+and no allow rules, so nothing runs that the gate did not allow. The prompt (the bundle, plus the
+verify feedback on a retry) goes in on stdin; stream-JSON comes out, and `stream_event` turns it
+into the facts the orchestrator tracks.
+
+Claude Code 2.1.330, checked: `--output-format stream-json` needs `--verbose` with `-p`;
+`--tools` accepts Read, Write, Edit, Bash, Glob, Grep, WebFetch, WebSearch and NotebookEdit (Glob,
+Grep and WebFetch exist although the default set leaves them out) and silently drops names it does
+not know (MultiEdit is gone: Edit covers it); a settings file that fails validation is silently
+ignored under `-p`, hook included, so the file written here is kept minimal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import runtime
+from runtime.errors import FatalError
+from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
+from runtime.spawn.progress import Progress
+
+# Tools of a role that the CLI offers under the same name; the rest are skipped (never Agent/Task:
+# delegation would start a second agent loop).
+CLI_TOOLS = frozenset({"Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "WebSearch", "NotebookEdit"})
+INSTALL_HINT = ("install it with `npm install -g @anthropic-ai/claude-code@2.1.330` (or `make test`, which installs "
+                "it under .cache/claude-code), or set RUNTIME_CLAUDE_BIN to the binary")
+# Quiet the CLI: no telemetry, update checks or error reports (they could not get out anyway).
+CLI_ENV = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+           "CLAUDE_CODE_MAX_RETRIES": "2"}  # a broken model API ends the run (failed(llm)), as in the broker
+_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+def _known_installs() -> list[Path]:
+    arch = _ARCH.get(platform.machine().lower(), platform.machine().lower())
+    binary = Path("node_modules/@anthropic-ai", f"claude-code-linux-{arch}", "claude")
+    package_root = Path(runtime.__file__).resolve().parent.parent
+    return [package_root / ".cache/claude-code" / binary, Path.home() / ".cache/runtime-claude" / binary,
+            Path("/root/.cache/runtime-claude") / binary]
+
+
+def find_claude() -> Path:
+    """The CLI: RUNTIME_CLAUDE_BIN, else `claude` on PATH, else a known install; FatalError if none."""
+    override = os.environ.get("RUNTIME_CLAUDE_BIN")
+    if override:
+        if not (os.path.isfile(override) and os.access(override, os.X_OK)):
+            raise FatalError(f"RUNTIME_CLAUDE_BIN={override} is not an executable file: {INSTALL_HINT}")
+        return Path(override).absolute()
+    on_path = shutil.which("claude")
+    for candidate in ([Path(on_path)] if on_path else []) + _known_installs():
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate.absolute()
+    raise FatalError(f"the Claude Code CLI was not found: {INSTALL_HINT}")
+
+
+def cli_launch(cli: Path) -> tuple[list[str], list[Path]]:
+    """How to start the CLI, and the folders it needs to see: the native binary's, or node's and the package's."""
+    real = cli.resolve()
+    with open(real, "rb") as f:
+        script = f.read(2) == b"#!"
+    if not script:
+        return [str(real)], [real.parent]
+    node = shutil.which("node")
+    if node is None:
+        raise FatalError(f"{real} is a Node.js script and `node` is not installed: install Node.js, or {INSTALL_HINT}")
+    node_real = Path(node).resolve()
+    packages = [p for p in real.parents if p.name == "node_modules"]
+    return [str(node_real), str(real)], [node_real.parent.parent, packages[-1] if packages else real.parent]
+
+
+def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
+    """The run's model proxy on a Unix socket in a short temporary folder (removed by the caller)."""
+    cli_launch(find_claude())  # a missing CLI fails before anything starts
+    credentials = upstream_credentials(os.environ)
+    folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
+    try:
+        proxy = AnthropicProxy(folder / "api.sock", run.task.agent.api_base or DEFAULT_UPSTREAM, credentials).start()
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return proxy, folder
+
+
+def _hook_command(policy: Path) -> str:
+    script = Path(sys.executable).with_name("runtime")
+    program = [str(script)] if script.is_file() else [sys.executable, "-m", "runtime.cli.main"]
+    return shlex.join([*program, "check", "--policy", str(policy)])
+
+
+def write_settings(run_ro: Path) -> Path:
+    """The CLI's only settings: the gate as the PreToolUse hook for every tool."""
+    hook = {"type": "command", "command": _hook_command(run_ro / "policy.json"), "timeout": 30}
+    path = run_ro / "claude-settings.json"
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}, indent=1) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes, dict[str, str]]:
+    """The relay and the CLI under it, the prompt for stdin, and the CLI's extra variables.
+
+    Also binds the CLI's folders into the sandbox when they sit under a masked folder (the
+    orchestrator's home), and lets the limit check see the cost and tokens the CLI reports.
+    """
+    prefix, folders = cli_launch(find_claude())
+    if setup.sandbox is not None:
+        masked = [m.resolve() for m in setup.sandbox.masked]
+        for folder in folders:
+            if any(folder.is_relative_to(m) for m in masked) and folder not in setup.sandbox.extra_binds_ro:
+                setup.sandbox.extra_binds_ro.append(folder)
+    tools = [t for t in setup.policy.get("tools", []) if t in CLI_TOOLS]
+    argv = [sys.executable, "-I", "-m", "runtime.spawn.claude_relay", "--socket", str(setup.broker_socket), "--",
+            *prefix, "-p", "--output-format", "stream-json", "--verbose",
+            "--settings", str(write_settings(setup.run_ro)), "--setting-sources", "user",
+            "--permission-mode", "dontAsk", "--permission-prompts", "none", "--strict-mcp-config",
+            "--tools", ",".join(tools)]
+    if setup.task.agent.model:
+        argv += ["--model", setup.task.agent.model]
+    prompt = (setup.run_ro / "bundle.md").read_text(encoding="utf-8")
+    if feedback_path is not None:
+        prompt += ("\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n"
+                   + feedback_path.read_text(encoding="utf-8") + "\n")
+    if setup.usage is not None:
+        setup.usage = _with_reported(setup.usage, setup.progress)
+    return argv, prompt.encode(), dict(CLI_ENV)
+
+
+def _with_reported(proxy_usage, progress: Progress):
+    """The proxy's counts, raised to what the CLI reported (its cost is known only to it)."""
+    def usage():
+        u = proxy_usage()
+        extra = max(0, progress.tokens - u.total_tokens)
+        return replace(u, prompt_tokens=u.prompt_tokens + extra, cost_usd=max(u.cost_usd, progress.cost_usd))
+    return usage
+
+
+# -- the stream -------------------------------------------------------------------------------
+_HOOK_ERROR = re.compile(r"^PreToolUse:\S* hook error: (?:\[[^\]\n]*\]: )?(.*)$", re.DOTALL)
+_ATOM = re.compile(r"\s*\[([A-Za-z0-9_.-]+::[A-Za-z0-9_.-]+)\]\s*$")
+
+
+@dataclass
+class _Stream:
+    """What one attempt's stream has shown so far (kept on its Progress)."""
+
+    messages: set[str] = field(default_factory=set)
+    calls: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    denied: set[str] = field(default_factory=set)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "" if content is None else str(content)
+
+
+def _source(decision: dict[str, Any]) -> str:
+    source = decision.get("source")
+    return "the gate (PreToolUse hook)" if source == "hook" else f"Claude Code's own permissions ({source})"
+
+
+def _deny(progress: Progress, state: _Stream, tool_id: str, tool: Any, tool_input: Any, reason: str) -> None:
+    if tool_id in state.denied:
+        return
+    state.denied.add(tool_id)
+    match = _ATOM.search(reason)
+    atom = match.group(1) if match else None
+    reason = reason[:match.start()] if match else reason
+    progress.denials += 1
+    progress.denied.append({"tool": tool, "reason": reason})
+    progress.record("gate", tool=tool, input=tool_input, decision="deny", reason=reason, atom=atom, rule=None)
+
+
+def _assistant(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
+    message = event.get("message") or {}
+    key = str(message.get("id") or event.get("uuid"))
+    if key not in state.messages:  # the CLI emits one line per content block of a message
+        state.messages.add(key)
+        progress.turns += 1
+    for block in message.get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") not in state.calls:
+            state.calls[str(block.get("id"))] = (block.get("name"), block.get("input"))
+            progress.tool_calls += 1
+
+
+def _user(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
+    meta = {m.get("id"): (m.get("permission_decision") or {}) for m in event.get("tool_result_meta") or []
+            if isinstance(m, dict)}
+    content = (event.get("message") or {}).get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        tool_id = str(block.get("tool_use_id"))
+        tool, tool_input = state.calls.get(tool_id, (None, None))
+        text, is_error = _text(block.get("content")), bool(block.get("is_error"))
+        decision = meta.get(tool_id, {})
+        hook = _HOOK_ERROR.match(text) if is_error and decision.get("decision") != "accept" else None
+        if hook or decision.get("decision") == "reject":
+            # Bash denials read "PreToolUse:Bash hook error: <reason>"; file tools get the bare reason.
+            reason = hook.group(1) if hook else text if is_error and text else f"refused by {_source(decision)}"
+            _deny(progress, state, tool_id, tool, tool_input, reason.strip())
+        elif decision.get("decision") == "accept":
+            progress.record("gate", tool=tool, input=tool_input, decision="allow",
+                            reason=f"allowed by {_source(decision)}", atom=None, rule=None)
+            progress.record("tool", tool=tool, is_error=is_error, result=text[:400])
+        else:  # the CLI answered itself (an unknown tool, bad input): the gate never saw it
+            progress.record("tool", tool=tool, is_error=is_error, result=text[:400])
+
+
+def _result(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
+    for denial in event.get("permission_denials") or []:
+        if isinstance(denial, dict):
+            _deny(progress, state, str(denial.get("tool_use_id")), denial.get("tool_name"), denial.get("tool_input"),
+                  "refused by Claude Code's permission mode")
+    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    tokens = sum(v for k, v in usage.items() if k.endswith("_tokens") and isinstance(v, int))
+    progress.tokens = max(progress.tokens, tokens)
+    cost = event.get("total_cost_usd")
+    if isinstance(cost, (int, float)):
+        progress.cost_usd = max(progress.cost_usd, float(cost))
+    if isinstance(event.get("result"), str):
+        progress.report = event["result"]
+    if event.get("is_error") or event.get("subtype") != "success":
+        # 2.1.330 reports a model API failure as subtype "success" with is_error and api_error_status.
+        api_status = event.get("api_error_status")
+        detail = event.get("result") or "; ".join(map(str, event.get("errors") or [])) or "no detail"
+        what = f"the model API failed (status {api_status})" if api_status else f"it ended with {event.get('subtype')}"
+        progress.error = {"kind": "llm" if api_status else "agent",
+                          "message": f"Claude Code reported an error: {what}: {str(detail)[:500]}"}
+
+
+def stream_event(progress: Progress, line: str) -> None:
+    """One line of the CLI's stream-JSON: turns, tool calls, gate decisions, the result."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return
+    if not isinstance(event, dict):
+        return
+    state = progress.__dict__.setdefault("_claude_stream", _Stream())
+    kind = event.get("type")
+    if kind == "assistant":
+        _assistant(progress, state, event)
+    elif kind == "user":
+        _user(progress, state, event)
+    elif kind == "result":
+        _result(progress, state, event)
+    else:
+        return
+    progress.changed()
