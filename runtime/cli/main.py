@@ -33,11 +33,16 @@ VERBS = {
 def build_parser():
     import argparse  # not at module level: `runtime check` never needs it
 
-    parser = argparse.ArgumentParser(
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # usage errors exit 1, like every other user error
+            self.print_usage(sys.stderr)
+            self.exit(1, f"{self.prog}: error: {message}\n")
+
+    parser = Parser(
         prog="runtime",
         description="Role-sandboxed multi-agent runtime: capability atoms, roles, and a fail-closed PreToolUse gate.",
     )
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--catalog", metavar="DIR", help="folder with capabilities/ and roles/ (default: found upward from here, then the shipped one)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
     sub.required = True

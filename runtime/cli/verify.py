@@ -10,6 +10,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import load_task
@@ -31,6 +32,8 @@ def run(args) -> int:
     git = Git(worktree)
     base = git.resolve(args.base)
     policy = compile_policy(task.role, task, worktree, catalog)
+    if args.report and not Path(args.report).is_file():
+        raise UsageError(f"{args.report}: no such report file")
     report = Path(args.report).read_text(encoding="utf-8") if args.report else None
     if not args.no_os_sandbox and bwrap_path() is None:
         raise SandboxUnavailable()

@@ -32,6 +32,7 @@ class LimitsSection(Model):
     max_cost_usd: float | int | None = Field(default=None, gt=0)
     memory_mb: int = Field(default=4096, gt=0)
     max_processes: int = Field(default=512, gt=0)
+    model_timeout_s: int = Field(default=120, gt=0)  # one model call (builtin: the broker's deadline)
 
 
 class AgentSection(Model):
@@ -74,6 +75,8 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
             raise err("command", f"`command` is only for the command backend, not {backend}")
         if backend == "builtin" and not section.model:
             raise err("backend", "the builtin backend needs `model` (a litellm model name, or scripted/<name>)")
+    if backend != "builtin" and "model_timeout_s" in section.limits.model_fields_set:
+        raise src.error(("agent", "limits", "model-timeout-s"), "`model-timeout-s` applies to the builtin backend's model calls only")
     scripted = bool(section.model and section.model.startswith("scripted/"))
     if scripted and backend != "builtin":
         raise err("model", "the scripted model runs only in the builtin backend")

@@ -75,6 +75,9 @@ def agent_env(home: Path, declared: Mapping[str, str], path: str | None = None) 
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "TERM": "dumb",
+        # Bytecode caches would be changes in the worktree (and, where a repository does not
+        # ignore them, committed); the agent and its checks run from source.
+        "PYTHONDONTWRITEBYTECODE": "1",
     }
     env.update(declared)
     return env

@@ -35,7 +35,8 @@ def commit_message(run, verified: bool, outcome: Outcome) -> str:
         f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
         f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n"
         f"Agent-Id: {run.agent_id}\nRole: {task.role.name}\nVerified: {'yes' if verified else 'no'}\n"
-        f"Outcome: {outcome.label}\nAudit-Head: {head}\n"
+        + ("" if verified else f"Outcome: {outcome.label}\n")  # a merge may still fail after a verified commit
+        + f"Audit-Head: {head}\n"
     )
 
 

@@ -68,7 +68,7 @@ def _command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str]
     return claude_command(setup, feedback_path)
 
 
-def _limit_check(setup: AttemptSetup):
+def limit_check(setup: AttemptSetup):
     limits, progress = setup.task.agent.limits, setup.progress
 
     def check() -> str | None:
@@ -113,7 +113,7 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
         argv, cwd=setup.worktree, env=env, stdin=stdin,
         stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
         limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb, max_processes=limits.max_processes),
-        on_stdout_line=on_line, check=_limit_check(setup),
+        on_stdout_line=on_line, check=limit_check(setup),
     )
     if setup.task.agent.backend == "command":
         report_file = setup.home / "report.md"

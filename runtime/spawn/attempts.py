@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from runtime.errors import AgentFailed, LimitExhausted
-from runtime.spawn.attempt import AttemptSetup, declared_env, run_attempt
+from runtime.spawn.attempt import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.commands import command_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
 from runtime.spawn.progress import Progress
@@ -38,7 +38,8 @@ def _start_broker(run):
 
     folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
     config = AgentModelConfig(model=agent.model, api_base=agent.api_base,
-                              script=str(agent.script) if agent.script else None)
+                              script=str(agent.script) if agent.script else None,
+                              timeout_s=float(agent.limits.model_timeout_s))
     return Broker(folder / "model.sock", run.agent_id, config).start(), folder
 
 
@@ -86,8 +87,10 @@ async def run_attempts(run, outcome: Outcome) -> None:
                               result.peak_memory_mb, progress.report)
             outcome.attempts.append(attempt)
             run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in outcome.attempts])
-            if result.breach:
-                raise LimitExhausted(result.breach, f"attempt {n} was stopped after {result.duration_s:.1f} s")
+            # An agent that finished between two polls is judged on its final counts too.
+            breach = result.breach or limit_check(setup)()
+            if breach:
+                raise LimitExhausted(breach, f"attempt {n} was stopped after {result.duration_s:.1f} s")
             if progress.error:
                 raise AgentFailed(progress.error["kind"], progress.error["message"])
             try:

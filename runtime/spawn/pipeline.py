@@ -30,6 +30,7 @@ from runtime.sandbox.bwrap import SandboxUnavailable, bwrap_path
 from runtime.spawn.accept import accept, keep_for_inspection
 from runtime.spawn.attempts import run_attempts
 from runtime.spawn.outcome import Outcome
+from runtime.spawn.preflight import preflight
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import recover
 from runtime.spawn.state import StateDir, default_state_dir
@@ -92,6 +93,7 @@ async def spawn(task_path: str | Path, options: SpawnOptions) -> Outcome:
     task, catalog = load(task_path, options)
     if options.use_sandbox and bwrap_path() is None:
         raise SandboxUnavailable()
+    preflight(task)
     git = Git(options.repo)
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
     state.root.mkdir(parents=True, exist_ok=True)

@@ -91,18 +91,38 @@ class _Tree:
         self.peak_memory_mb, self.peak_processes = 0.0, 0
 
     def live(self) -> list[psutil.Process]:
-        found = {proc.pid: proc for proc in self.known.values() if _alive(proc)}
-        for proc in list(found.values()):
+        # One pass over /proc per poll (parents and sessions together): walking
+        # `children(recursive=True)` per known process is quadratic, and a fork
+        # bomb would outrun the supervisor.
+        children: dict[int, list[int]] = {}
+        roots = {self.pid}
+        for proc in psutil.process_iter(["ppid"]):
+            children.setdefault(proc.info["ppid"], []).append(proc.pid)
             try:
-                found.update((child.pid, child) for child in proc.children(recursive=True) if child.pid not in found)
-            except psutil.Error:
+                if os.getsid(proc.pid) == self.pid:  # a session id cannot be reused while a member lives
+                    roots.add(proc.pid)
+            except OSError:
                 pass
-        for pid in psutil.pids():  # a session id cannot be reused while a member lives
-            try:
-                if pid not in found and os.getsid(pid) == self.pid:
-                    found[pid] = psutil.Process(pid)
-            except (OSError, psutil.Error):
-                pass
+        current = {pid for pids in children.values() for pid in pids}
+        # A remembered pid is followed only while it is the same process (psutil
+        # compares start times), so a reused pid never drags a stranger in.
+        todo = [pid for pid in roots if pid in current]
+        todo += [pid for pid, proc in self.known.items() if pid in current and _alive(proc)]
+        seen: set[int] = set()
+        while todo:
+            pid = todo.pop()
+            if pid not in seen:
+                seen.add(pid)
+                todo.extend(children.get(pid, ()))
+        found = {}
+        for pid in seen:
+            proc = self.known.get(pid)
+            if proc is None:
+                try:
+                    proc = psutil.Process(pid)
+                except psutil.Error:
+                    continue
+            found[pid] = proc
         self.known.update(found)
         return [proc for proc in found.values() if _alive(proc)]
 

@@ -182,6 +182,8 @@ def _git_link_change(root: Path, gitdir: Path) -> Change | None:
     link = root / ".git"
     if link.is_symlink():
         return Change(".git", "typechange", None, os.readlink(link), True)
+    if link.is_dir() and os.path.realpath(link) == os.path.realpath(gitdir):
+        return None  # the main working tree (a plain checkout): `.git` is the repository itself
     if not link.is_file():
         return Change(".git", "typechange", None, None, True)
     text = link.read_bytes().decode("utf-8", "surrogateescape").strip()

@@ -158,7 +158,13 @@ class Git:
         return trees
 
     def worktree_gitdir(self, path: str | os.PathLike[str]) -> Path | None:
-        """The admin dir git recorded for the linked worktree at ``path``, or None; never read from ``path``."""
+        """The admin dir git recorded for the worktree at ``path``, or None; never read from ``path``.
+
+        The main working tree (a plain checkout, as CI has) answers with the
+        common git dir, when that is its own `.git` folder.
+        """
+        if os.path.realpath(path) == os.path.realpath(self.root) and self.common_dir == Path(self.root) / ".git":
+            return self.common_dir
         want = os.path.join(os.path.realpath(path), ".git")
         for record in sorted((self.common_dir / "worktrees").glob("*/gitdir")):
             recorded = record.read_text(errors="surrogateescape").rstrip("\n")

@@ -234,7 +234,7 @@ def test_agent_env_refuses_names_that_undo_the_sandbox(home, name):
 def test_agent_env_is_built_from_scratch(home, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     env = agent_env(home, {"PYTHONUNBUFFERED": "1", "MY_FLAG": "on"})
-    assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PYTHONUNBUFFERED", "MY_FLAG"}
+    assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "MY_FLAG"}
     assert env["HOME"] == str(home) and env["TMPDIR"] == "/tmp" and env["TERM"] == "dumb"
     assert env["PATH"].split(":")[-1] == str(Path(sys.executable).parent)
     assert os.path.exists(Path(env["PATH"].split(":")[-1]) / "runtime")

@@ -122,7 +122,7 @@ files-whitelist = {json.dumps(whitelist)}
 [verification]
 test-command = "pytest -q tests"
 test-count-min = 1
-check-commands = ["python3 -m compileall -q src"]
+check-commands = ["python3 -m tabnanny src"]
 
 [output]
 report-fields-required = ["summary", "files-changed"]

@@ -1,0 +1,310 @@
+"""`runtime spawn` and `runtime verify` as users run them: refusals, exit codes, one-line errors.
+
+Exit codes: 0 ok, 2 for any other outcome, 1 for usage and manifest errors
+(which leave nothing behind: no branch, no worktree, no run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, RUNTIME
+from tests.spawn.conftest import (
+    BASE_BRANCH, FIXED, REPORT, SH_FIX, SH_REPORT, Spawner, git, kill_group, marker, no_survivors,
+)
+
+
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 1, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert proc.stdout == ""
+    return lines[0]
+
+
+def nothing_left(s: Spawner, agent_id: str) -> None:
+    assert s.git("branch", "--list", f"agent/{agent_id}") == ""
+    assert s.sha(BASE_BRANCH) == s.base
+    assert len(s.git("worktree", "list").splitlines()) == 1
+    assert not s.worktree(agent_id).exists()
+    assert not (s.run_dir(agent_id) / "state.json").exists()
+
+
+# -- refusals --------------------------------------------------------------------------------------
+
+def test_git_ops_role_is_refused(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-gitops", role="git-ops", scope={}, verification={}, output={})
+    line = one_line_error(s.spawn(task).proc)
+    assert "git-ops" in line and "not spawnable" in line and str(task.name) in line
+    nothing_left(s, "ag-gitops")
+
+
+def test_task_without_agent_table_is_refused(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-noagent", no_agent=True)
+    line = one_line_error(s.spawn(task).proc)
+    assert "[agent]" in line and f"{task}:" in line
+    nothing_left(s, "ag-noagent")
+
+
+@pytest.mark.parametrize("problem", ["missing-file", "bad-toml", "unknown-key", "bad-script"])
+def test_manifest_errors_exit_1(spawner: Spawner, problem: str):
+    s = spawner
+    task = s.task(agent_id="ag-bad")
+    if problem == "missing-file":
+        task = s.tmp / "nope.toml"
+    elif problem == "bad-toml":
+        task.write_text(task.read_text() + "\n[agent\n")
+    elif problem == "unknown-key":
+        task.write_text(task.read_text().replace("[agent]", "[agent]\nlanguage = \"python\"", 1))
+    else:
+        (s.tmp / "ag-bad.script.toml").write_text("[[turn]]\ncontent = 1\n")
+    line = one_line_error(s.spawn(task).proc)
+    assert ("nope.toml" if problem == "missing-file" else "ag-bad") in line
+    nothing_left(s, "ag-bad")
+
+
+def test_usage_errors_exit_1(spawner: Spawner):
+    s = spawner
+    for args in (["spawn", "--json"], ["spawn", "--bogus", "t.toml"], ["verify", "t.toml"]):
+        proc = s.cli(*args)
+        assert proc.returncode == 1, f"runtime {' '.join(args)}: exit {proc.returncode}, {proc.stderr}"
+
+
+def test_unknown_base_is_refused(spawner: Spawner):
+    s = spawner
+    line = one_line_error(s.spawn(s.task(agent_id="ag-nobase"), "--base", "no-such-rev").proc)
+    assert "no-such-rev" in line
+    nothing_left(s, "ag-nobase")
+
+
+@pytest.mark.parametrize("env", [["MISSING_VARIABLE"], ["LD_PRELOAD"]], ids=["undefined", "unsafe"])
+def test_bad_declared_env_is_refused_before_anything_is_created(spawner: Spawner, env: list[str]):
+    s = spawner
+    task = s.task(agent_id="ag-env-bad", agent={"env": env})
+    os.environ.pop("MISSING_VARIABLE", None)
+    line = one_line_error(s.spawn(task, env={"LD_PRELOAD": ""} if env == ["LD_PRELOAD"] else None).proc)
+    assert env[0] in line
+    nothing_left(s, "ag-env-bad")
+    if env == ["MISSING_VARIABLE"]:
+        # Once the user sets the variable, the very same task runs.
+        r = s.spawn(task, env={"MISSING_VARIABLE": "some value"})
+        assert r.code == 0 and r.label == "ok", r.describe()
+
+
+def test_agent_id_already_used_is_refused(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-twice", command=f"{SH_FIX}; {SH_REPORT}")
+    first = s.spawn(task)
+    assert first.code == 0, first.describe()
+    second = s.spawn(task)
+    line = one_line_error(second.proc)
+    assert "ag-twice" in line and "already ran" in line
+    assert s.sha("agent/ag-twice") == first.outcome["commit"]
+    assert s.commits(f"{s.base}..agent/ag-twice") == [first.outcome["commit"]]
+    assert s.state_json("ag-twice")["status"] == "ok"
+
+
+def test_agent_id_whose_branch_exists_is_refused(spawner: Spawner):
+    s = spawner
+    s.git("branch", "agent/ag-taken")
+    line = one_line_error(s.spawn(s.task(agent_id="ag-taken")).proc)
+    assert "in use" in line and "agent/ag-taken" in line
+    assert s.sha("agent/ag-taken") == s.base
+    assert not s.worktree("ag-taken").exists()
+
+
+def test_two_spawns_race_for_one_agent_id(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-race", command=f"{SH_FIX}; sleep 2; {SH_REPORT}")
+    procs = [s.start(task), s.start(task)]
+    try:
+        results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    finally:
+        for p in procs:
+            kill_group(p)
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 1], results
+    winner = next(r for r in results if r[0] == 0)
+    loser = next(r for r in results if r[0] == 1)
+    assert json.loads(winner[1])["label"] == "ok"
+    assert loser[1] == "" and "in use" in loser[2] and len(loser[2].strip().splitlines()) == 1
+    assert s.commits(f"{s.base}..agent/ag-race") == [json.loads(winner[1])["commit"]]
+    assert [r["status"] for r in s.status()] == ["ok"]
+    assert len(s.audit(kind="spawn")) == 1
+
+
+# -- bubblewrap missing ----------------------------------------------------------------------------
+
+def _path_without_bwrap(tmp: Path) -> str:
+    bin_dir = tmp / "bin-without-bwrap"
+    bin_dir.mkdir()
+    for tool in ("git",):
+        os.symlink(f"/usr/bin/{tool}", bin_dir / tool)
+    return str(bin_dir)
+
+
+def test_missing_bubblewrap_is_refused(spawner: Spawner):
+    s = spawner
+    env = {"PATH": _path_without_bwrap(s.tmp)}
+    line = one_line_error(s.spawn(s.task(agent_id="ag-nobwrap"), env=env).proc)
+    assert "bubblewrap" in line and "--no-os-sandbox" in line
+    nothing_left(s, "ag-nobwrap")
+
+
+def test_no_os_sandbox_runs_with_a_loud_warning(spawner: Spawner):
+    s = spawner
+    env = {"PATH": _path_without_bwrap(s.tmp)}
+    task = s.task(agent_id="ag-nosandbox", script=[
+        [{"name": "Write", "input": {"file_path": "README.md", "content": "x\n"}}],
+        [{"name": "Edit", "input": {"file_path": "src/calc/__init__.py", "old_string": "(len(values) + 1)",
+                                     "new_string": "len(values)"}}],
+        REPORT,
+    ])
+    r = s.spawn(task, "--no-os-sandbox", env=env)
+    assert r.code == 0, r.describe()
+    assert "WARNING" in r.stderr and "--no-os-sandbox" in r.stderr and "WITHOUT an OS sandbox" in r.stderr
+    assert r.outcome["label"] == "ok" and r.outcome["attempts"][0]["denials"] == 1  # the gate still applies
+    assert s.show(r.outcome["commit"], "README.md") == "# calc\n\nA tiny calculator.\n"
+    assert s.audit(kind="spawn")[0]["data"]["sandbox"] is False
+
+
+def test_human_summary_without_json(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-summary", command=f"{SH_FIX}; {SH_REPORT}")
+    proc = subprocess.run([RUNTIME, "spawn", "--catalog", str(REPO), str(task)], cwd=s.repo, capture_output=True,
+                          text=True, env=s.full_env(), timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.lstrip().startswith("ok") and "ag-summary" in proc.stdout
+    assert "agent/ag-summary" in proc.stdout and "quality::tests-green" in proc.stdout
+    failing = s.task(agent_id="ag-summary-2", command="exit 4")
+    proc = subprocess.run([RUNTIME, "spawn", "--catalog", str(REPO), str(failing)], cwd=s.repo, capture_output=True,
+                          text=True, env=s.full_env(), timeout=120)
+    assert proc.returncode == 2 and proc.stdout.lstrip().startswith("failed(agent)"), proc.stdout + proc.stderr
+
+
+# -- runtime verify on a hand-made worktree -----------------------------------------------------------
+
+@pytest.fixture
+def hand_made(spawner: Spawner):
+    """A linked worktree on its own branch, as a CI job might prepare one; the task and a good report."""
+    s = spawner
+    wt = s.tmp / "wt"
+    s.git("worktree", "add", "-q", "-b", "agent/by-hand", str(wt), s.base)
+    task = s.task(agent_id="ag-verify")
+    report = s.tmp / "report.md"
+    report.write_text(REPORT)
+    path = wt / "src" / "calc" / "__init__.py"
+    path.write_text(path.read_text().replace("(len(values) + 1)", FIXED))
+    return s, wt, task, report
+
+
+def verify(s: Spawner, task: Path, wt: Path, report: Path | None, base: str, *extra: str):
+    args = ["verify", "--catalog", str(REPO), str(task), "--worktree", str(wt), "--base", base, *extra]
+    if report is not None:
+        args += ["--report", str(report)]
+    proc = s.cli(*args, cwd=wt)
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        data = None
+    return proc, data
+
+
+def test_verify_clean_worktree(hand_made):
+    s, wt, task, report = hand_made
+    proc, data = verify(s, task, wt, report, s.base)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert data["failed"] == [] and "quality::tests-green" in data["passed"] and "scope::files-whitelist" in data["passed"]
+    assert data["base"] == s.base
+
+
+@pytest.mark.parametrize("change", ["untracked-in-new-folder", "rename-out", "deletion", "modified-committed",
+                                    "symlink-out"])
+def test_verify_out_of_scope_change(hand_made, change: str):
+    s, wt, task, report = hand_made
+    if change == "untracked-in-new-folder":
+        (wt / "newpkg" / "deep").mkdir(parents=True)
+        (wt / "newpkg" / "deep" / "mod.py").write_text("x = 1\n")
+        offending = "newpkg/deep/mod.py"
+    elif change == "rename-out":
+        git(wt, "mv", "tests/test_calc.py", "test_calc_moved.py")
+        offending = "test_calc_moved.py"
+    elif change == "deletion":
+        (wt / "docs" / "notes.md").unlink()
+        offending = "docs/notes.md"
+    elif change == "modified-committed":
+        (wt / "README.md").write_text("changed and committed\n")
+        git(wt, "commit", "-q", "-am", "an agent commit touching README")
+        offending = "README.md"
+    else:
+        os.symlink("/etc/passwd", wt / "src" / "calc" / "passwd")
+        offending = "src/calc/passwd"
+    proc, data = verify(s, task, wt, report, s.base)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    scope = [f for f in data["failed"] if f["capability"] == "scope::files-whitelist"]
+    assert scope and scope[0]["reason"] == "rejected" and offending in scope[0]["detail"]
+    # verify changes nothing it checks.
+    assert git(wt, "rev-parse", "HEAD") == s.sha("agent/by-hand")
+
+
+def test_verify_failing_tests_and_missing_report(hand_made):
+    s, wt, task, _ = hand_made
+    path = wt / "src" / "calc" / "__init__.py"
+    path.write_text(path.read_text().replace("return a + b", "return a - b"))
+    proc, data = verify(s, task, wt, None, s.base)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    failed = {f["capability"]: f["reason"] for f in data["failed"]}
+    assert failed == {"quality::tests-green": "rejected", "output::report-format": "rejected"}
+
+
+@pytest.mark.parametrize("problem", ["unknown-base", "not-a-repo", "missing-report"])
+def test_verify_errors_exit_1(hand_made, problem: str):
+    s, wt, task, report = hand_made
+    base, where = s.base, wt
+    if problem == "unknown-base":
+        base = "no-such-rev"
+    elif problem == "not-a-repo":
+        where = s.tmp / "plain"
+        where.mkdir()
+    else:
+        report = s.tmp / "no-report.md"
+    proc, _ = verify(s, task, where, report, base)
+    one_line_error(proc)
+
+
+def test_verify_on_a_plain_checkout_as_in_ci(spawner: Spawner):
+    """CI checks the agent's branch out in an ordinary clone, not in a linked worktree."""
+    s = spawner
+    clone = s.tmp / "ci-checkout"
+    git(s.tmp, "clone", "-q", str(s.repo), str(clone))
+    path = clone / "src" / "calc" / "__init__.py"
+    path.write_text(path.read_text().replace("(len(values) + 1)", FIXED))
+    git(clone, "commit", "-q", "-am", "the agent's work")
+    report = s.tmp / "report.md"
+    report.write_text(REPORT)
+    task = s.task(agent_id="ag-ci")
+    proc, data = verify(s, task, clone, report, "origin/" + BASE_BRANCH)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert data["failed"] == []
+    (clone / "stray.txt").write_text("out of scope\n")
+    proc, data = verify(s, task, clone, report, "origin/" + BASE_BRANCH)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+
+
+def test_no_survivors_helper_sees_live_processes():
+    """Sanity: the helper sees a live process and reports it (guards the orphan tests against false passes)."""
+    n = marker()
+    proc = subprocess.Popen(["sleep", n])
+    try:
+        with pytest.raises(AssertionError):
+            no_survivors(f"sleep {n}", timeout=0.3)
+    finally:
+        proc.kill()
+        proc.wait()
