@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from runtime.gate.decision import ALLOW, ASK, DENY, GateDecision, allow, deny
+from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.paths import PathError, is_sink, protected_reason, relative_to, resolve
 from runtime.gate.policy import Policy
 

@@ -13,7 +13,6 @@ import json
 
 from runtime.gate.decision import DENY, GateDecision, deny
 from runtime.gate.engine import decide
-from runtime.gate.policy import Policy
 
 
 class HookAnswer:

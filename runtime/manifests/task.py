@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import Field
 
-from runtime.errors import ManifestError
 from runtime.manifests.agent import AgentSection, AgentSpec, check_agent
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.kinds import TASK_FIELDS

@@ -42,17 +42,15 @@ import json
 import os
 import socket
 import socketserver
-import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from runtime.models.types import ModelError, ModelReply, ModelRequest, check_messages, check_tools, one_line
+from runtime.models.unix_service import TrackedServer, UnixService
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
-_SUN_PATH_MAX = 107  # bytes of a Unix socket path, without the trailing NUL (Linux)
 
 
 @dataclass(frozen=True)
@@ -87,18 +85,16 @@ def _error(kind: str, message: str) -> dict[str, Any]:
     return {"ok": False, "error": {"kind": kind, "message": one_line(message)}}
 
 
-class Broker:
+class Broker(UnixService):
     """Serves one agent's model calls on a Unix socket (mode 0600)."""
 
     def __init__(self, socket_path: str | os.PathLike[str], agent_id: str, config: AgentModelConfig, *,
                  complete: Callable[[ModelRequest], ModelReply] | None = None,
                  on_usage: Callable[[str, Usage], None] | None = None,
                  max_line_bytes: int = MAX_LINE_BYTES) -> None:
-        self.socket_path = Path(socket_path)
-        if len(os.fsencode(self.socket_path)) > _SUN_PATH_MAX:
-            raise ValueError(f"socket path too long for a Unix socket ({len(os.fsencode(self.socket_path))} "
-                             f"bytes, at most {_SUN_PATH_MAX}): {self.socket_path}")
+        super().__init__(socket_path)
         self.agent_id = agent_id
+        self.thread_name = f"broker-{agent_id}"
         self.config = config
         if complete is None:
             from runtime.models import llm  # no litellm import until a call is made
@@ -110,72 +106,9 @@ class Broker:
         self.max_line_bytes = max_line_bytes
         self._usage = Usage()
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._inode: tuple[int, int] | None = None
 
-    # -- lifecycle ----------------------------------------------------------------------------
-    def start(self) -> Broker:
-        if self._server is not None:
-            return self
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            st = os.lstat(self.socket_path)
-        except FileNotFoundError:
-            pass
-        else:
-            if not stat.S_ISSOCK(st.st_mode):
-                raise FileExistsError(f"{self.socket_path} exists and is not a socket")
-            os.unlink(self.socket_path)  # a stale socket of an earlier run
-        server = _Server(self)
-        # Bind under a temporary name, restrict it, then move it into place: no moment where
-        # the socket exists at its path with looser permissions (no process-wide umask games).
-        tmp = self.socket_path.with_name(f".{self.socket_path.name}.{os.getpid()}.{id(self)}.tmp")
-        if len(os.fsencode(tmp)) > _SUN_PATH_MAX:
-            tmp = self.socket_path.with_name(f".b{os.getpid() % 100000}.tmp")
-        try:
-            server.socket.bind(os.fspath(tmp))
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.socket_path)
-            server.socket.listen(16)
-        except BaseException:
-            server.server_close()
-            if tmp.exists():
-                tmp.unlink()
-            raise
-        st = os.lstat(self.socket_path)
-        self._inode = (st.st_dev, st.st_ino)
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"broker-{self.agent_id}", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        """Stop accepting, drop open connections and remove the socket (idempotent).
-
-        A model call already running finishes in its daemon thread; its answer is discarded.
-        """
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        server.drop_connections()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        try:
-            st = os.lstat(self.socket_path)
-            if (st.st_dev, st.st_ino) == self._inode:
-                os.unlink(self.socket_path)
-        except FileNotFoundError:
-            pass
-
-    def __enter__(self) -> Broker:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def make_server(self) -> TrackedServer:
+        return TrackedServer(self.socket_path, _Handler, self)
 
     # -- accounting -------------------------------------------------------------------------
     def usage(self) -> Usage:
@@ -238,10 +171,10 @@ class Broker:
 
 
 class _Handler(socketserver.StreamRequestHandler):
-    server: _Server
+    server: TrackedServer
 
     def handle(self) -> None:
-        broker = self.server.broker
+        broker = self.server.owner
         limit = broker.max_line_bytes
         while True:
             try:
@@ -275,36 +208,6 @@ class _Handler(socketserver.StreamRequestHandler):
                 return False
             if chunk.endswith(b"\n"):
                 return True
-
-
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        self._conns: set[socket.socket] = set()
-        self._conns_lock = threading.Lock()
-        super().__init__(os.fspath(broker.socket_path), _Handler, bind_and_activate=False)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._conns_lock:
-            self._conns.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._conns_lock:
-            self._conns.discard(request)
-        super().shutdown_request(request)
-
-    def drop_connections(self) -> None:
-        with self._conns_lock:
-            conns, self._conns = list(self._conns), set()
-        for conn in conns:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class BrokerClient:

@@ -23,25 +23,21 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
-import socketserver
-import stat
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
+from runtime.models.unix_service import TrackedServer, UnixService
 from runtime.models.broker import Usage
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 FORWARDED = ("/v1/messages", "/v1/messages/count_tokens")
 MAX_BODY = 64 * 1024 * 1024
-_SUN_PATH_MAX = 107
 _CHUNK = 64 * 1024
 # Never passed on: hop-by-hop headers, the agent's (placeholder) credentials, what we recompute.
 _DROP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
@@ -109,14 +105,14 @@ def _json(raw: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-class AnthropicProxy:
+class AnthropicProxy(UnixService):
     """Forwards one agent's model calls from a Unix socket to the upstream API, with our key."""
+
+    thread_name = "anthropic-proxy"
 
     def __init__(self, socket_path: str | os.PathLike[str], upstream: str = DEFAULT_UPSTREAM,
                  credentials: Mapping[str, str] | None = None, *, timeout_s: float = 600.0) -> None:
-        self.socket_path = Path(socket_path)
-        if len(os.fsencode(self.socket_path)) > _SUN_PATH_MAX:
-            raise ValueError(f"socket path too long for a Unix socket: {self.socket_path}")
+        super().__init__(socket_path)
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the upstream must be an http(s) URL, not {upstream!r}")
@@ -126,65 +122,12 @@ class AnthropicProxy:
         self.timeout_s = timeout_s
         self._usage = Usage()
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._inode: tuple[int, int] | None = None
+
+    def make_server(self) -> TrackedServer:
+        return _Server(self.socket_path, _Handler, self)
 
     def __repr__(self) -> str:  # never shows the credentials
         return f"AnthropicProxy({str(self.socket_path)!r} -> {self.upstream!r})"
-
-    # -- lifecycle ----------------------------------------------------------------------------
-    def start(self) -> AnthropicProxy:
-        if self._server is not None:
-            return self
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            if not stat.S_ISSOCK(os.lstat(self.socket_path).st_mode):
-                raise FileExistsError(f"{self.socket_path} exists and is not a socket")
-            os.unlink(self.socket_path)
-        except FileNotFoundError:
-            pass
-        server = _Server(self)
-        # Bind under a temporary name, restrict it, then move it into place (as the broker does).
-        tmp = self.socket_path.with_name(f".p{os.getpid() % 100000}.tmp")
-        try:
-            server.socket.bind(os.fspath(tmp))
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.socket_path)
-            server.socket.listen(16)
-        except BaseException:
-            server.server_close()
-            tmp.unlink(missing_ok=True)
-            raise
-        st = os.lstat(self.socket_path)
-        self._inode, self._server = (st.st_dev, st.st_ino), server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="anthropic-proxy", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        """Stop accepting, drop open connections and remove the socket (idempotent)."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        server.drop_connections()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        try:
-            st = os.lstat(self.socket_path)
-            if (st.st_dev, st.st_ino) == self._inode:
-                os.unlink(self.socket_path)
-        except FileNotFoundError:
-            pass
-
-    def __enter__(self) -> AnthropicProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- accounting -------------------------------------------------------------------------
     def usage(self) -> Usage:
@@ -240,7 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if body is None:
             return
-        proxy = self.server.proxy
+        proxy = self.server.owner
         conn = proxy._connect()
         try:
             conn.request("POST", proxy._prefix + self.path, body=body, headers=proxy._headers(self.headers))
@@ -318,36 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, proxy: AnthropicProxy) -> None:
-        self.proxy = proxy
-        self._conns: set[socket.socket] = set()
-        self._conns_lock = threading.Lock()
-        super().__init__(os.fspath(proxy.socket_path), _Handler, bind_and_activate=False)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._conns_lock:
-            self._conns.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._conns_lock:
-            self._conns.discard(request)
-        super().shutdown_request(request)
-
+class _Server(TrackedServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         # An agent that drops its connection mid-request is no error of ours; anything else is.
         if not isinstance(sys.exc_info()[1], OSError):
             super().handle_error(request, client_address)
-
-    def drop_connections(self) -> None:
-        with self._conns_lock:
-            conns, self._conns = list(self._conns), set()
-        for conn in conns:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass

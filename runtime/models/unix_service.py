@@ -1,0 +1,123 @@
+"""A threaded server on a Unix socket (mode 0600), started and stopped by the orchestrator.
+
+The model broker and the Anthropic proxy both serve one agent this way: the
+socket is bound under a temporary name, restricted, then moved into place, so
+it never exists at its path with looser permissions; closing drops open
+connections and removes the socket only if it is still ours.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import socketserver
+import stat
+import threading
+from pathlib import Path
+from typing import Any
+
+SUN_PATH_MAX = 107  # bytes of a Unix socket path, without the trailing NUL (Linux)
+
+
+class TrackedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Remembers its open connections so `close` can drop them."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, path: Path, handler: type, owner: Any) -> None:
+        self.owner = owner
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+        super().__init__(os.fspath(path), handler, bind_and_activate=False)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conns_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._conns_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        with self._conns_lock:
+            conns, self._conns = list(self._conns), set()
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class UnixService:
+    """Start/stop of one `TrackedServer` at `socket_path`; subclasses say which server."""
+
+    thread_name = "unix-service"
+
+    def __init__(self, socket_path: str | os.PathLike[str]) -> None:
+        self.socket_path = Path(socket_path)
+        if len(os.fsencode(self.socket_path)) > SUN_PATH_MAX:
+            raise ValueError(f"socket path too long for a Unix socket ({len(os.fsencode(self.socket_path))} "
+                             f"bytes, at most {SUN_PATH_MAX}): {self.socket_path}")
+        self._server: TrackedServer | None = None
+        self._thread: threading.Thread | None = None
+        self._inode: tuple[int, int] | None = None
+
+    def make_server(self) -> TrackedServer:
+        raise NotImplementedError
+
+    def start(self):
+        if self._server is not None:
+            return self
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            if not stat.S_ISSOCK(os.lstat(self.socket_path).st_mode):
+                raise FileExistsError(f"{self.socket_path} exists and is not a socket")
+            os.unlink(self.socket_path)  # a stale socket of an earlier run
+        except FileNotFoundError:
+            pass
+        server = self.make_server()
+        tmp = self.socket_path.with_name(f".s{os.getpid() % 100000}.{id(self) % 100000}.tmp")
+        try:
+            server.socket.bind(os.fspath(tmp))
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.socket_path)
+            server.socket.listen(16)
+        except BaseException:
+            server.server_close()
+            tmp.unlink(missing_ok=True)
+            raise
+        st = os.lstat(self.socket_path)
+        self._inode, self._server = (st.st_dev, st.st_ino), server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=self.thread_name, daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop accepting, drop open connections and remove the socket (idempotent).
+
+        A request already running finishes in its daemon thread; its answer is discarded.
+        """
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        server.drop_connections()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        try:
+            st = os.lstat(self.socket_path)
+            if (st.st_dev, st.st_ino) == self._inode:
+                os.unlink(self.socket_path)
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
