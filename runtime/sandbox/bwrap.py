@@ -107,6 +107,19 @@ class SandboxSpec:
     masked: list[Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
 
+    def expose(self, paths) -> None:
+        """Bind read-only whichever of ``paths`` the sandbox would hide: paths under a masked
+        folder or under /tmp (which is private inside), outside the worktree and not yet bound."""
+        hiding = [Path(m).resolve() for m in self.masked] + [Path("/tmp")]
+        worktree = Path(self.worktree).resolve()
+        bound = [Path(p).resolve() for p in (*self.extra_binds_ro, *self.extra_binds_rw, self.home)]
+        for path in (Path(p).resolve() for p in paths):
+            if not path.exists() or _overlaps(path, worktree) or any(_inside(path, b) for b in bound):
+                continue
+            if any(_inside(path, h) for h in hiding):
+                self.extra_binds_ro.append(path)
+                bound.append(path)
+
     def args(self, bwrap: str | None = None) -> list[str]:
         """The command prefix: the bwrap executable, its options, and `--`."""
         exe = bwrap or bwrap_path()

@@ -63,8 +63,8 @@ async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[st
             sandbox = None
             if run.options.use_sandbox:
                 sandbox = SandboxSpec(worktree=path, home=run.home, writable=[path], network=False,
-                                      extra_binds_ro=[p for p in runtime_binds() if any(p.is_relative_to(m) for m in masked_folders())],
                                       masked=masked_folders(), env=agent_env(run.home, {}))
+                sandbox.expose(runtime_binds())
             runner = command_runner(path, sandbox, run.home)
             for entry in entries:
                 evidence = await command_evidence(entry["kind"], entry["params"], Workspace(run.git, path, base, None, runner))

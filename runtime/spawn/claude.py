@@ -115,15 +115,13 @@ def write_settings(run_ro: Path) -> Path:
 def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes, dict[str, str]]:
     """The relay and the CLI under it, the prompt for stdin, and the CLI's extra variables.
 
-    Also binds the CLI's folders into the sandbox when they sit under a masked folder (the
-    orchestrator's home), and lets the limit check see the cost and tokens the CLI reports.
+    Also binds the CLI's folders into the sandbox when the sandbox would hide them (under the
+    orchestrator's masked home, or under /tmp), and lets the limit check see the cost and tokens
+    the CLI reports.
     """
     prefix, folders = cli_launch(find_claude())
     if setup.sandbox is not None:
-        masked = [m.resolve() for m in setup.sandbox.masked]
-        for folder in folders:
-            if any(folder.is_relative_to(m) for m in masked) and folder not in setup.sandbox.extra_binds_ro:
-                setup.sandbox.extra_binds_ro.append(folder)
+        setup.sandbox.expose(folders)
     tools = [t for t in setup.policy.get("tools", []) if t in CLI_TOOLS]
     argv = [sys.executable, "-I", "-m", "runtime.spawn.claude_relay", "--socket", str(setup.broker_socket), "--",
             *prefix, "-p", "--output-format", "stream-json", "--verbose",

@@ -61,17 +61,17 @@ def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: li
                   declared_env: dict[str, str], extra_ro: list[Path] = ()) -> SandboxSpec:
     kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
     protected = [p for p in (worktree / ".git", worktree / ".claude") if p.exists()]
-    masked = masked_folders()
-    # Whatever lies under a masked folder and must stay visible is bound back.
-    binds_ro = [p for p in (*runtime_binds(), *extra_ro) if any(p.is_relative_to(m) for m in masked)]
-    return SandboxSpec(
+    spec = SandboxSpec(
         worktree=worktree,
         home=home,
         writable=writable_paths(policy, worktree),
         readonly=protected,
         read_only_worktree="read-only-worktree" in kinds,
         network="no-network" not in kinds,
-        extra_binds_ro=[*run_ro, *binds_ro],
-        masked=masked,
+        extra_binds_ro=list(run_ro),
+        masked=masked_folders(),
         env=agent_env(home, declared_env),
     )
+    # The interpreter and the runtime must stay visible, wherever they are installed.
+    spec.expose([*runtime_binds(), *extra_ro])
+    return spec

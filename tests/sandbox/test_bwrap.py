@@ -53,7 +53,9 @@ def home(tmp_path) -> Path:
 
 def spec(worktree: Path, home: Path, **kw) -> SandboxSpec:
     kw.setdefault("env", agent_env(home, {}))
-    return SandboxSpec(worktree=worktree, home=home, **kw)
+    sandbox = SandboxSpec(worktree=worktree, home=home, **kw)
+    sandbox.expose([Path(sys.prefix), Path(sys.base_prefix)])  # an interpreter under /tmp stays usable
+    return sandbox
 
 
 def run(sandbox: SandboxSpec, bwrap: str, *cmd: str, timeout: float = 10) -> subprocess.CompletedProcess:
@@ -252,3 +254,12 @@ def test_masked_folders_hide_secrets_but_binds_show_through(bwrap, worktree, hom
     shown = run(sandbox, bwrap, "cat", str(masked / "tools" / "bin" / "hello"))
     assert shown.returncode == 0 and shown.stdout == "visible\n"
     assert (masked / ".ssh" / "id_ed25519").read_text() == "PRIVATE KEY\n"  # the host is untouched
+
+
+def test_expose_binds_back_what_tmp_or_a_mask_would_hide(worktree, home, tmp_path):
+    masked = tmp_path / "orchestrator-home"
+    (masked / "tools").mkdir(parents=True)
+    elsewhere = Path("/usr/bin")
+    sandbox = SandboxSpec(worktree=worktree, home=home, masked=[masked])
+    sandbox.expose([masked / "tools", worktree / "src", elsewhere, tmp_path / "missing"])
+    assert sandbox.extra_binds_ro == [(masked / "tools").resolve()]
