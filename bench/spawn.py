@@ -118,7 +118,7 @@ def main() -> int:
         root = Path(tmp)
         repo, state = make_repo(root), root / "state"
         (root / "report.toml").write_text(REPORT_SCRIPT)
-        overheads, agent_times, memories = [], [], []
+        overheads, agent_times = [], []
         for n in range(6):
             task = root / f"explore{n}.toml"
             task.write_text(EXPLORER_TASK.format(agent_id=f"bench-explore-{n}", script=root / "report.toml"))
@@ -129,15 +129,12 @@ def main() -> int:
             attempt = outcome.attempts[0]
             overheads.append(total - attempt.duration_s)
             agent_times.append(attempt.duration_s)
-            memories.append(attempt.peak_memory_mb)
         sb, plain = sandbox_start(20)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
         print(f"spawn overhead (sandboxed, all but the agent's run): median {statistics.median(overheads):.3f} s, "
               f"max {max(overheads):.3f} s over {len(overheads)} spawns (target <= 0.5 s)")
         print(f"agent process run (sandbox + interpreter + one model turn): median {statistics.median(agent_times):.3f} s")
         print(f"sandbox start: bwrap /bin/true {sb * 1000:.1f} ms vs /bin/true {plain * 1000:.1f} ms")
-        print(f"agent resident memory (whole tree, peak) in these one-turn runs: median {statistics.median(memories):.1f} MiB "
-              "(sampled every 0.1 s: a run this short is mostly seen starting)")
 
         (root / "edit.toml").write_text(edit_script())
         task = root / "edit-task.toml"
