@@ -20,6 +20,15 @@ about 7 s offline). Nothing imports litellm by importing this module.
 - Cost: litellm's own figure when it knows the model (``_hidden_params["response_cost"]``, else
   ``completion_cost``), 0.0 for a model it does not know. Never raises for cost.
 
+``complete_structured(request, schema)`` is ``complete`` with ``response_format=schema`` (a pydantic
+model class, which litellm sends as a strict JSON schema: ``{"type": "json_schema", "json_schema":
+{"name", "strict": true, "schema"}}``), the reply's content parsed with the model. Transport
+failures are retried as in ``complete``; a content that is not JSON or does not fit the schema is
+NOT retried here: it raises ``StructuredReplyError`` (a ``ModelError`` of kind ``"llm"``) carrying
+the error lines, the raw content and the reply, so that the caller can send the errors back to the
+model in its own conversation. A content wrapped in one Markdown code fence is unwrapped first.
+pydantic is imported only by that call, like litellm.
+
 Models named ``scripted/<anything>`` go to the scripted provider (``runtime.models.scripted``),
 registered once in ``litellm.custom_provider_map``. It takes the script and the agent id from
 ``metadata={"script": path, "agent_id": id}`` (``complete`` fills them from the request), so
@@ -34,11 +43,16 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from runtime.errors import ManifestError
 from runtime.models import scripted
 from runtime.models.types import ModelError, ModelReply, ModelRequest, ToolCall, one_line
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    M = TypeVar("M", bound=BaseModel)
 
 SCRIPTED_PROVIDER = "scripted"
 MAX_BACKOFF_S = 30.0
@@ -121,6 +135,83 @@ def complete(request: ModelRequest, *, api_key: str | None = None, backoff_s: fl
     ``api_key`` is passed to litellm when given; otherwise litellm reads the provider's usual
     variable (``OPENAI_API_KEY``, ...) from the orchestrator's environment.
     """
+    return _complete(request, {}, api_key=api_key, backoff_s=backoff_s, sleep=sleep)
+
+
+class StructuredReplyError(ModelError):
+    """A structured call whose reply does not fit the schema (not JSON, or not the model's shape).
+
+    ``kind`` is ``"llm"``. ``errors`` holds one line per problem (JSON path and message),
+    ``content`` the raw content the model wrote, ``reply`` the whole reply (for usage and cost).
+    """
+
+    def __init__(self, message: str, *, errors: list[str], content: str | None, reply: ModelReply) -> None:
+        super().__init__(message, kind="llm")
+        self.errors = errors
+        self.content = content
+        self.reply = reply
+
+
+def complete_structured(request: ModelRequest, schema: type[M], *, api_key: str | None = None,
+                        backoff_s: float = 0.5, sleep: Callable[[float], None] = time.sleep) -> tuple[M, ModelReply]:
+    """One call with ``response_format=schema``: the parsed instance of ``schema`` and the reply.
+
+    Raises ``ModelError(kind="llm")`` when the call cannot be made (after the bounded retries of
+    ``complete``), and ``StructuredReplyError`` (a ``ModelError``, never retried here) when the
+    content is not a JSON document of the schema's shape.
+    """
+    from pydantic import ValidationError
+
+    reply = _complete(request, {"response_format": schema}, api_key=api_key, backoff_s=backoff_s, sleep=sleep)
+    name = getattr(schema, "__name__", "the schema")
+    content = reply.content
+    if content is None or not content.strip():
+        what = "tool calls" if reply.tool_calls else "no content"
+        errors = [f"the reply has {what}: answer with one JSON document of the schema {name}"]
+    else:
+        try:
+            return schema.model_validate_json(_unfence(content)), reply
+        except ValidationError as exc:
+            errors = _validation_lines(exc)
+    shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
+    raise StructuredReplyError(f"{request.model}: the reply does not fit {name}: {shown}",
+                               errors=errors, content=content, reply=reply)
+
+
+def _unfence(content: str) -> str:
+    """The text inside one Markdown code fence wrapping the whole content, else the content."""
+    text = content.strip()
+    if text.startswith("```") and text.endswith("```") and text.count("```") == 2:
+        first_newline = text.find("\n")
+        if first_newline != -1:
+            return text[first_newline + 1:-3]
+    return content
+
+
+def _validation_lines(exc: Any, limit: int = 20) -> list[str]:
+    """One line per pydantic error: the JSON path (by alias) and the message."""
+    lines = []
+    for err in exc.errors(include_url=False)[:limit]:
+        where = ""
+        for part in err.get("loc", ()):
+            where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+        kind, msg = err.get("type", ""), str(err.get("msg", "invalid"))
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        if kind == "extra_forbidden":
+            msg = "unknown key"
+        elif kind == "missing":
+            msg = "missing key (every key is required: write null where the schema allows it)"
+        elif kind == "json_invalid":
+            msg = f"not valid JSON ({err.get('ctx', {}).get('error', msg)})"
+        lines.append(one_line(f"{where}: {msg}" if where else msg, 300))
+    if exc.error_count() > limit:
+        lines.append(f"... and {exc.error_count() - limit} more error(s)")
+    return lines
+
+
+def _complete(request: ModelRequest, extra: dict[str, Any], *, api_key: str | None, backoff_s: float,
+              sleep: Callable[[float], None]) -> ModelReply:
     kwargs: dict[str, Any] = {
         "model": request.model,
         "messages": copy.deepcopy(request.messages),
@@ -133,6 +224,7 @@ def complete(request: ModelRequest, *, api_key: str | None = None, backoff_s: fl
         kwargs["api_base"] = request.api_base
     if api_key is not None:
         kwargs["api_key"] = api_key
+    kwargs.update(extra)
     if is_scripted(request.model):
         if not request.script:
             raise ModelError(f"{request.model}: a scripted model needs a script file")

@@ -23,7 +23,14 @@ Faults, each consumed by the next chat requests and taking no turn:
 - ``hang_next(n)``: hold the next ``n`` requests without answering until the server closes (or
   ``hang_s`` passes), so the client's timeout fires.
 
-Every request is recorded (``requests``), failed and hung ones included (``outcome`` says which).
+Every request is recorded (``requests``), failed and hung ones included (``outcome`` says which),
+with its ``response_format`` (None when the request had none) for structured-output tests::
+
+    (sent,) = server.chat_requests()
+    assert sent.response_format["json_schema"]["strict"] is True
+
+A turn that is a string is answered as the message content, so a JSON document as a string is a
+structured reply (``json.dumps({"status": "ok", ...})``).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ class RecordedRequest:
     body: Any  # parsed JSON when it parses, else the raw text; None without a body
     outcome: str = "other"  # "turn", "fallback", "failed:<status>", "hung", "other"
     turn_index: int | None = None
+    response_format: Any = None  # the request's "response_format" as sent (structured output)
 
 
 class FakeOpenAIServer:
@@ -167,7 +175,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def _record(self, body: Any) -> RecordedRequest:
-            request = RecordedRequest(self.command, self.path, dict(self.headers), body)
+            response_format = body.get("response_format") if isinstance(body, dict) else None
+            request = RecordedRequest(self.command, self.path, dict(self.headers), body,
+                                      response_format=response_format)
             with server._lock:
                 server.requests.append(request)
             return request

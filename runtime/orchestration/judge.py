@@ -1,0 +1,49 @@
+"""Meta-validation: is the merged result within range of the plan's success criteria?
+
+Deterministic evidence first — every subtask's typed outcome, merge conflicts,
+the plan-level checks on the merged tree; only when all of that holds is a
+reviewer model (when configured) asked to judge the result against the
+success criteria. Anything out of range becomes the gap a replan must close.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Judgement:
+    status: str  # ok | replan
+    reason: str
+    learn: list[str] = field(default_factory=list)
+    gap: list[str] = field(default_factory=list)
+
+
+def deterministic_gap(outcomes: dict[str, str], conflicts: dict[str, list[str]],
+                      checks: list[tuple[str, int, str]]) -> list[str]:
+    gap = []
+    for subtask_id, label in sorted(outcomes.items()):
+        if label != "ok":
+            gap.append(f"subtask {subtask_id} ended {label}")
+    for subtask_id, paths in sorted(conflicts.items()):
+        gap.append(f"subtask {subtask_id} conflicts with earlier work in: {', '.join(paths)}")
+    for command, code, output in checks:
+        if code != 0:
+            tail = "\n".join(output.strip().splitlines()[-15:])
+            gap.append(f"plan check `{command}` fails (exit {code}):\n{tail}")
+    return gap
+
+
+def judge(outcomes: dict[str, str], conflicts: dict[str, list[str]], checks: list[tuple[str, int, str]],
+          review: Any = None) -> Judgement:
+    """``review`` is a callable returning the reviewer's verdict, called only when nothing else failed."""
+    gap = deterministic_gap(outcomes, conflicts, checks)
+    if gap:
+        return Judgement("replan", "the merged result is out of range:\n- " + "\n- ".join(gap), gap=gap)
+    if review is None:
+        return Judgement("ok", "every subtask was accepted, merged cleanly, and the plan checks pass")
+    verdict = review()
+    if verdict.status == "ok":
+        return Judgement("ok", verdict.reason, list(verdict.learn))
+    return Judgement("replan", verdict.reason, list(verdict.learn), gap=[f"reviewer: {verdict.reason}"])

@@ -1,0 +1,36 @@
+"""Meta-validation's writes: only an accepted run is remembered.
+
+The memory writer is handed out to this module alone (see
+`runtime.memory.store.META_VALIDATION_MODULES`); everything else reads.
+Results of accepted subtasks are recorded with their branch and commit;
+the reviewer's learnings wait as pending until curation promotes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runtime.memory.store import issue_meta_validation_token, open_for_meta_validation
+
+
+def memory_path(state_dir: Path) -> Path:
+    return state_dir / "memory.sqlite"
+
+
+def remember(run, verdict) -> None:
+    """Record an accepted run's subtasks and the reviewer's learnings (called on acceptance only)."""
+    writer = open_for_meta_validation(memory_path(run.state_dir), issue_meta_validation_token())
+    try:
+        with writer.batch():
+            for round_ in run.rounds:
+                for sub in round_:
+                    result = run.results.get(sub.id)
+                    if result is None or result.outcome.status != "ok":
+                        continue
+                    summary = (result.report or "").strip()[:4000] or sub.task.goal
+                    writer.record_result(run.run_id, sub.id, sub.task.role.name, sub.task.goal, summary,
+                                         result.branch, result.commit, tags=[sub.task.role.name])
+            for text in verdict.learn:
+                writer.add_pending_learning(run.run_id, text, source="reviewer")
+    finally:
+        writer.close()

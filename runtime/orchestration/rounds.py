@@ -1,0 +1,106 @@
+"""One round of a plan: its sequence groups in order, each group fanned out in parallel.
+
+Every subtask ends in a typed outcome; none is dropped. A subtask whose inputs
+failed is not dispatched (failed(dependency)); one dispatched more often than
+the plan allows ends failed(loop); an accepted one is never run again (a
+resumed run takes its result from the orchestrator's state).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from itertools import groupby
+from typing import Any, Callable
+
+from runtime.orchestration.executor import Job, LocalExecutor, SubtaskResult
+from runtime.orchestration.state import OrchestratorState
+from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
+from runtime.verify.kinds.report_text import normalise, sections
+
+
+@dataclass
+class RoundContext:
+    run_id: str
+    round: int
+    state: OrchestratorState
+    executor: LocalExecutor
+    catalog: Any
+    max_dispatches: int
+    results: dict[str, SubtaskResult]  # every subtask of every round so far, by id
+    describe_output: Callable[[str, SubtaskResult], str]
+
+
+def outcome_from_json(data: dict[str, Any]) -> Outcome:
+    attempts = [Attempt(**{**a, "checks": [CheckRecord(**c) for c in a.get("checks", [])]}) for a in data.pop("attempts", [])]
+    data.pop("label", None)
+    return Outcome(**data, attempts=attempts)
+
+
+def questions_in(report: str | None) -> list[str]:
+    """The `Questions` section or field of an ask-via-return agent's report."""
+    found = []
+    for section in sections(report or ""):
+        if normalise(section.title) == "questions":
+            for line in (section.inline, *section.body):
+                text = line.strip().lstrip("-*0123456789.) ").strip()
+                if text and text.lower() not in ("none", "n/a", "-"):
+                    found.append(text)
+    return found
+
+
+def agent_id_for(run_id: str, subtask_id: str, dispatch: int) -> str:
+    return f"{run_id}.{subtask_id}" if dispatch <= 1 else f"{run_id}.{subtask_id}.{dispatch}"
+
+
+async def run_round(ctx: RoundContext, subtasks: list) -> None:
+    ordered = sorted(subtasks, key=lambda s: s.sequence)
+    for _, group in groupby(ordered, key=lambda s: s.sequence):
+        handles = []
+        for sub in group:
+            handle = await _dispatch(ctx, sub)
+            if handle is not None:
+                handles.append((sub, handle))
+        for sub, handle in handles:
+            result = await ctx.executor.collect(handle)
+            _record(ctx, sub, result)
+
+
+async def _dispatch(ctx: RoundContext, sub) -> str | None:
+    state, run_id = ctx.state, ctx.run_id
+    stored = state.subtask(run_id, sub.id)
+    if stored is not None and stored["status"] == "ok" and stored["outcome_json"]:
+        ctx.results[sub.id] = SubtaskResult(sub.id, outcome_from_json(json.loads(stored["outcome_json"])))
+        return None  # accepted earlier (a resumed run): never run again
+    task = sub.task
+    failed_inputs = [u for u in sub.uses if u not in ctx.results or ctx.results[u].outcome.status != "ok"]
+    if failed_inputs:
+        _record(ctx, sub, SubtaskResult(sub.id, Outcome(
+            "failed", "dependency", "-", task.role.name, message=f"its inputs did not succeed: {', '.join(failed_inputs)}")))
+        return None
+    interrupted = stored is not None and stored["status"] == "running"
+    if stored is None:
+        state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id="", status="pending")
+    # A run that died mid-subtask resumes the same agent (spawn recovers it); anything else is a new dispatch.
+    dispatch = int(state.subtask(run_id, sub.id)["dispatches"]) if interrupted else state.dispatched(run_id, sub.id)
+    if dispatch > ctx.max_dispatches:
+        _record(ctx, sub, SubtaskResult(sub.id, Outcome(
+            "failed", "loop", "-", task.role.name, message=f"dispatched {dispatch} times (the plan allows {ctx.max_dispatches})")))
+        return None
+    agent_id = stored["agent_id"] if interrupted and stored["agent_id"] else agent_id_for(run_id, sub.id, dispatch)
+    context = "\n\n".join(ctx.describe_output(u, ctx.results[u]) for u in sub.uses) or None
+    state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
+    state.event(run_id, "dispatch", {"subtask": sub.id, "agent": agent_id, "dispatch": dispatch})
+    job = Job(run_id, sub.id, replace(task, agent_id=agent_id), ctx.catalog, context)
+    return await ctx.executor.start(job)
+
+
+def _record(ctx: RoundContext, sub, result: SubtaskResult) -> None:
+    ctx.results[sub.id] = result
+    outcome = result.outcome
+    ctx.state.put_subtask(
+        ctx.run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=outcome.agent_id, status=outcome.status,
+        label=outcome.label, branch=outcome.branch, commit_sha=outcome.commit, report=result.report,
+        outcome_json=json.dumps(outcome.to_dict()),
+    )
+    ctx.state.event(ctx.run_id, "subtask-end", {"subtask": sub.id, "label": outcome.label, "commit": outcome.commit})

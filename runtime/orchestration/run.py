@@ -1,0 +1,219 @@
+"""`runtime run`: plan, fan out, validate, merge, judge, and replan when the whole falls short.
+
+A run has an integration branch `run/<run-id>` from the base. Each round runs
+its subtasks (see `rounds`), merges the accepted branches into the integration
+branch in sequence order, runs the plan-level checks on the merged tree and
+judges the result (`judge`). Within range: accepted (merged into the base with
+`--merge`), and only then written to memory. Out of range: a replan request
+to the planner, up to the plan's `max-replans`; then the run stops and reports
+what was and was not achieved. Every step is in the orchestrator's state, so
+`--resume` continues a run that was killed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+
+from runtime.errors import FatalError
+from runtime.orchestration.executor import LocalExecutor, SubtaskResult
+from runtime.orchestration.fanin import changed_files, ensure_integration_branch, integrate
+from runtime.orchestration.judge import judge
+from runtime.orchestration.report import RunReport, SubtaskLine, render
+from runtime.orchestration.rounds import RoundContext, questions_in, run_round
+from runtime.orchestration.state import OrchestratorState
+from runtime.spawn.commands import commands_on_tree
+from runtime.spawn.pipeline import SpawnOptions
+from runtime.spawn.state import default_state_dir
+from runtime.workspace.git import Git
+
+
+@dataclass
+class RunOptions:
+    repo: Path = field(default_factory=Path.cwd)
+    merge: bool = False
+    use_sandbox: bool = True
+    state_dir: Path | None = None
+    catalog: str | None = None
+    resume: str | None = None
+    on_event: Callable[[str, dict[str, Any]], None] | None = None
+    replanner: Callable[..., Any] | None = None  # (run, judgement, results) -> Plan | list[str] questions | None
+    reviewer: Callable[..., Any] | None = None  # (run, checks) -> Review
+    remember: Callable[..., Any] | None = None  # (run, verdict): the meta-validation's memory writes
+
+
+@dataclass
+class Run:
+    run_id: str
+    plan: Any
+    git: Git
+    state: OrchestratorState
+    state_dir: Path
+    base: str
+    base_branch: str | None
+    integration: str
+    options: RunOptions
+    report: RunReport = None  # type: ignore[assignment]
+    results: dict[str, SubtaskResult] = field(default_factory=dict)
+    rounds: list[list] = field(default_factory=list)
+
+    def emit(self, kind: str, **data: Any) -> None:
+        self.state.event(self.run_id, kind, data)
+        if self.options.on_event is not None:
+            self.options.on_event(kind, {"run": self.run_id, **data})
+
+
+def _describe(run: Run) -> Callable[[str, SubtaskResult], str]:
+    def describe(subtask_id: str, result: SubtaskResult) -> str:
+        files = changed_files(run.git, run.base, result.commit) if result.commit else []
+        report = (result.report or "(no report)").strip()
+        return (f"### {subtask_id} ({result.outcome.label})\n\nChanged files: {', '.join(files) or 'none'}\n\n"
+                f"Report:\n\n{report}")
+    return describe
+
+
+def _listener(run: Run) -> Callable:
+    seen_writes: dict[str, int] = {}
+
+    def listener(handle: str, progress) -> None:
+        run.emit("progress", subtask=handle, agent=progress.agent_id, attempt=progress.attempt, state=progress.state,
+                 turns=progress.turns, tool_calls=progress.tool_calls, denials=progress.denials,
+                 elapsed_s=round(progress.elapsed_s, 1), cost_usd=progress.cost_usd)
+        sub = next((s for round_ in run.rounds for s in round_ if s.id == handle), None)
+        if sub is not None and sub.task.role.escalation == "orchestrator-notify":
+            for path in progress.writes[seen_writes.get(handle, 0):]:
+                run.emit("shared-path", subtask=handle, agent=progress.agent_id, path=path)
+            seen_writes[handle] = len(progress.writes)
+    return listener
+
+
+async def _round(run: Run, subtasks: list, number: int, catalog) -> None:
+    run.rounds.append(subtasks)
+    spawn_options = SpawnOptions(repo=run.git.root, base=run.base, use_sandbox=run.options.use_sandbox,
+                                 state_dir=run.state_dir, catalog=run.options.catalog)
+    async with anyio.create_task_group() as group:
+        executor = LocalExecutor(group, spawn_options, run.plan.concurrency, _listener(run))
+        ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results, _describe(run))
+        await run_round(ctx, subtasks)
+
+
+async def _fan_in(run: Run) -> tuple[dict[str, list[str]], list[tuple[str, int, str]]]:
+    order = [s for round_ in run.rounds for s in sorted(round_, key=lambda s: s.sequence)]
+    accepted = [(s.id, run.results[s.id].branch, run.results[s.id].commit) for s in order
+                if s.id in run.results and run.results[s.id].outcome.status == "ok" and run.results[s.id].commit]
+    integration = integrate(run.git, run.state, run.run_id, run.integration, accepted)
+    for sid, merged in integration.merged.items():
+        run.emit("integrated", subtask=sid, commit=merged)
+    head = run.git.resolve(run.integration)
+    checks = []
+    if run.plan.checks:
+        home = run.state_dir / "runs" / run.run_id / "checks-home"
+        home.mkdir(parents=True, exist_ok=True)
+        checks = await commands_on_tree(run.git, head, list(run.plan.checks), home, run.options.use_sandbox)
+        for command, code, _ in checks:
+            run.emit("plan-check", command=command, exit_code=code)
+    return integration.conflicts, checks
+
+
+def _lines(run: Run) -> list[SubtaskLine]:
+    merges = run.state.merges(run.run_id)
+    lines = []
+    for number, round_ in enumerate(run.rounds):
+        for sub in sorted(round_, key=lambda s: s.sequence):
+            result = run.results.get(sub.id)
+            if result is None:
+                continue
+            o = result.outcome
+            last = o.attempts[-1] if o.attempts else None
+            lines.append(SubtaskLine(
+                sub.id, number, sub.sequence, sub.task.role.name, o.agent_id, o.label, len(o.attempts),
+                sum(a.denials for a in o.attempts), sum(a.tokens for a in o.attempts), sum(a.cost_usd for a in o.attempts),
+                o.commit, merges.get(sub.id), [(c.atom, c.status) for c in (last.checks if last else [])],
+                questions_in(result.report) if sub.task.role.escalation == "ask-via-return" else [], o.message,
+            ))
+    return lines
+
+
+def _start(plan, options: RunOptions) -> Run:
+    git = Git(options.repo)
+    state_dir = Path(options.state_dir or default_state_dir(git.root)).resolve()
+    state = OrchestratorState(state_dir / "orchestrator.sqlite")
+    if options.resume:
+        record = state.run(options.resume)
+        if record is None:
+            raise FatalError(f"no run {options.resume} in {state_dir}")
+        if record["status"] in ("accepted", "rejected", "questions"):
+            raise FatalError(f"run {options.resume} already ended ({record['status']}); nothing to resume")
+        run = Run(options.resume, plan, git, state, state_dir, record["base"], record["base_branch"], record["integration"], options)
+    else:
+        run_id = "r" + secrets.token_hex(4)
+        base = git.resolve("HEAD")
+        run = Run(run_id, plan, git, state, state_dir, base, git.current_branch(), f"run/{run_id}", options)
+        state.create_run(run_id, str(plan.path) if plan.path else None, plan.data, base, run.base_branch, run.integration)
+    ensure_integration_branch(git, run.integration, run.base)
+    run.report = RunReport(run.run_id, plan.goal, "failed", "", base=run.base, integration=run.integration)
+    return run
+
+
+async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
+    """Run a validated plan to an accepted, rejected or failed end; the report says which and why."""
+    run = _start(plan, options)
+    run.emit("run-start", goal=plan.goal, base=run.base, integration=run.integration)
+    subtasks, number = list(plan.subtasks), 0
+    try:
+        while True:
+            await _round(run, subtasks, number, catalog)
+            conflicts, checks = await _fan_in(run)
+            run.report.checks = [(c, code) for c, code, _ in checks]
+            outcomes = {s.id: run.results[s.id].outcome.label for round_ in run.rounds for s in round_ if s.id in run.results}
+            # A subtask a later round re-dispatched counts by its latest outcome.
+            review = (lambda: options.reviewer(run, checks)) if options.reviewer else None
+            verdict = judge(outcomes, conflicts, checks, review)
+            run.emit("judgement", status=verdict.status, reason=verdict.reason)
+            if verdict.status == "ok":
+                _accept(run, verdict)
+                break
+            if number >= plan.max_replans or options.replanner is None:
+                run.report.status, run.report.reason = "rejected", verdict.reason
+                break
+            replanned = options.replanner(run, verdict)
+            run.report.replans.append({"reason": verdict.reason, "gap": verdict.gap})
+            run.state.update_run(run.run_id, replans=len(run.report.replans))
+            if isinstance(replanned, list):
+                run.report.status, run.report.reason, run.report.questions = "questions", "the planner needs answers", replanned
+                break
+            run.emit("replan", reason=verdict.reason, subtasks=[s.id for s in replanned.subtasks])
+            subtasks, number = list(replanned.subtasks), number + 1
+    finally:
+        run.report.subtasks = _lines(run)
+        run.report.questions += [q for line in run.report.subtasks for q in line.questions]
+        path = run.state_dir / "runs" / run.run_id / "report.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(run.report), encoding="utf-8")
+        run.report.path = str(path)
+        run.state.update_run(run.run_id, status=run.report.status, detail=run.report.reason[:2000])
+        run.emit("run-end", status=run.report.status, report=str(path))
+        run.state.close()
+    return run.report
+
+
+def _accept(run: Run, verdict) -> None:
+    run.report.status, run.report.reason = "accepted", verdict.reason
+    if run.options.merge:
+        if run.base_branch is None:
+            raise FatalError("the run started on a detached HEAD: there is no base branch to merge into")
+        head = run.git.resolve(run.base_branch)
+        if head != run.base:
+            run.report.status = "rejected"
+            run.report.reason = f"{run.base_branch} moved during the run; the integration branch {run.integration} is kept"
+            return
+        run.report.merged_into_base = run.git.merge(
+            run.base_branch, run.integration, f"Merge run {run.run_id}: {run.plan.goal}\n\nRun: {run.run_id}\n", expected_base=head)
+        run.emit("merged", into=run.base_branch, commit=run.report.merged_into_base)
+    if run.options.remember is not None:
+        run.options.remember(run, verdict)  # memory is written here, on acceptance, and nowhere else
+    run.emit("accepted", learn=verdict.learn)

@@ -1,0 +1,116 @@
+"""The orchestrator's own state: runs, subtasks, integration merges, events (SQLite, WAL).
+
+Every transition is committed before the next step starts, so after a crash
+`runtime run --resume RUN_ID` knows which subtasks were accepted (they are
+not run again) and which branches were already merged (they are not merged
+twice).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+create table if not exists runs (
+    run_id text primary key, created real not null, updated real not null, status text not null,
+    plan_path text, plan_json text not null, base text not null, base_branch text,
+    integration text not null, replans integer not null default 0, detail text
+);
+create table if not exists subtasks (
+    run_id text not null references runs(run_id), subtask_id text not null, round integer not null,
+    sequence integer not null, agent_id text not null, status text not null, label text,
+    dispatches integer not null default 0, branch text, commit_sha text, report text,
+    outcome_json text, updated real not null,
+    primary key (run_id, subtask_id)
+);
+create table if not exists merges (
+    run_id text not null references runs(run_id), subtask_id text not null, commit_sha text not null,
+    merged_as text not null, created real not null, primary key (run_id, subtask_id)
+);
+create table if not exists events (
+    id integer primary key autoincrement, run_id text not null, time real not null,
+    kind text not null, data text not null
+);
+"""
+
+
+class OrchestratorState:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("pragma journal_mode=wal")
+        self.conn.execute("pragma foreign_keys=on")
+        self.conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- runs ---------------------------------------------------------------------------------
+    def create_run(self, run_id: str, plan_path: str | None, plan: dict, base: str, base_branch: str | None,
+                   integration: str) -> None:
+        now = time.time()
+        self.conn.execute(
+            "insert into runs values (?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, null)",
+            (run_id, now, now, plan_path, json.dumps(plan), base, base_branch, integration),
+        )
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("select * from runs where run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        out = dict(row)
+        out["plan"] = json.loads(out.pop("plan_json"))
+        return out
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute(
+            "select run_id, status, created, updated, replans, detail from runs order by created")]
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        if "plan" in fields:
+            fields["plan_json"] = json.dumps(fields.pop("plan"))
+        fields["updated"] = time.time()
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        self.conn.execute(f"update runs set {cols} where run_id = ?", (*fields.values(), run_id))  # noqa: S608 - keys are ours
+
+    # -- subtasks -----------------------------------------------------------------------------
+    def subtask(self, run_id: str, subtask_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute("select * from subtasks where run_id = ? and subtask_id = ?", (run_id, subtask_id)).fetchone()
+        return dict(row) if row else None
+
+    def subtasks(self, run_id: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute(
+            "select * from subtasks where run_id = ? order by round, sequence, subtask_id", (run_id,))]
+
+    def put_subtask(self, run_id: str, subtask_id: str, **fields: Any) -> None:
+        fields["updated"] = time.time()
+        if self.subtask(run_id, subtask_id) is None:
+            cols = ["run_id", "subtask_id", *fields]
+            self.conn.execute(f"insert into subtasks ({', '.join(cols)}) values ({', '.join('?' * len(cols))})",  # noqa: S608
+                              (run_id, subtask_id, *fields.values()))
+        else:
+            cols = ", ".join(f"{k} = ?" for k in fields)
+            self.conn.execute(f"update subtasks set {cols} where run_id = ? and subtask_id = ?",  # noqa: S608
+                              (*fields.values(), run_id, subtask_id))
+
+    def dispatched(self, run_id: str, subtask_id: str) -> int:
+        """Count one more dispatch of a subtask; returns the new count (the loop guard reads it)."""
+        self.conn.execute("update subtasks set dispatches = dispatches + 1, updated = ? where run_id = ? and subtask_id = ?",
+                          (time.time(), run_id, subtask_id))
+        return int(self.subtask(run_id, subtask_id)["dispatches"])
+
+    # -- merges and events --------------------------------------------------------------------
+    def merges(self, run_id: str) -> dict[str, str]:
+        return {r["subtask_id"]: r["merged_as"] for r in self.conn.execute("select * from merges where run_id = ?", (run_id,))}
+
+    def record_merge(self, run_id: str, subtask_id: str, commit: str, merged_as: str) -> None:
+        self.conn.execute("insert into merges values (?, ?, ?, ?, ?)", (run_id, subtask_id, commit, merged_as, time.time()))
+
+    def event(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
+        self.conn.execute("insert into events (run_id, time, kind, data) values (?, ?, ?, ?)",
+                          (run_id, time.time(), kind, json.dumps(data)))
