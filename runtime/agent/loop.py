@@ -1,8 +1,13 @@
 """The builtin agent loop: model turn, gate, tool, repeat, until a final report.
 
 Run as `python -I -m runtime.agent --bundle B --policy P --broker SOCK --root DIR
-[--feedback F]` inside the sandbox. `-I` keeps the worktree (which may hold a
-`runtime` package of its own) off the import path.
+[--feedback F] [--approvals SOCK [--approval-timeout S]]` inside the sandbox. `-I` keeps the
+worktree (which may hold a `runtime` package of its own) off the import path.
+
+A call the gate answers `ask` is refused, unless the orchestrator serves an approvals socket
+(`--approvals`): then the agent asks there and waits until a person approves it (the call runs),
+denies it or lets it expire (it is refused, and the model reads why). The decision is the
+orchestrator's: nothing the agent sends can approve a call.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import time
 from runtime.agent.events import emit
 from runtime.agent.schemas import tool_schemas
 from runtime.agent.tools import TOOLS
-from runtime.gate.decision import ALLOW
+from runtime.approvals import DEFAULT_TIMEOUT_S
+from runtime.approvals.service import ask_orchestrator
+from runtime.gate.decision import ALLOW, ASK
 from runtime.gate.engine import decide
 from runtime.gate.policy import PolicyError, load_policy
 from runtime.models.broker import BrokerClient
@@ -39,6 +46,8 @@ def main(argv: list[str]) -> int:
     for opt in ("--bundle", "--policy", "--broker", "--root"):
         parser.add_argument(opt, required=True)
     parser.add_argument("--feedback")
+    parser.add_argument("--approvals", help="the orchestrator's approvals socket (without it, `ask` is refused)")
+    parser.add_argument("--approval-timeout", type=float, default=float(DEFAULT_TIMEOUT_S))
     args = parser.parse_args(argv)
     try:
         policy = load_policy(args.policy)
@@ -77,11 +86,24 @@ def main(argv: list[str]) -> int:
             started = time.perf_counter()
             decision = decide(policy, call.name, call.arguments, args.root)
             gate_ms = (time.perf_counter() - started) * 1000
-            if decision.verdict == ALLOW:
+            verdict, reason, extra = decision.verdict, decision.reason, {}
+            if verdict == ASK and args.approvals:
+                # Held pending in the orchestrator until a person decides (or it expires: a deny).
+                answer, why = ask_orchestrator(args.approvals, call.name, call.arguments, decision.reason,
+                                               args.approval_timeout)
+                extra = {"gate": ASK, "approval": answer}
+                if answer == ALLOW:
+                    verdict, reason = ALLOW, f"{why}; the gate had asked: {decision.reason}"
+                else:
+                    verdict, reason = "deny", f"this call needs a person's approval ({decision.reason}); {why}"
+            if verdict == ALLOW:
                 text, is_error = run_tool(call.name, call.arguments, args.root)
+            elif extra:
+                text, is_error = f"Not run: {reason}", True
             else:
-                # A single spawn has no one to approve an `ask`: it is refused, with the reason.
-                text, is_error = f"Refused by the runtime's gate: {decision.reason}", True
-            emit("tool", tool=call.name, input=call.arguments, decision=decision.verdict, reason=decision.reason,
-                 atom=decision.atom, rule=decision.rule, is_error=is_error, result=text[:400], gate_ms=round(gate_ms, 4))
+                # Without an approvals socket no one can approve an `ask`: it is refused, with the reason.
+                text, is_error = f"Refused by the runtime's gate: {reason}", True
+            emit("tool", tool=call.name, input=call.arguments, decision=verdict, reason=reason,
+                 atom=decision.atom, rule=decision.rule, is_error=is_error, result=text[:400], gate_ms=round(gate_ms, 4),
+                 **extra)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text})

@@ -4,6 +4,15 @@ This module runs in a fresh process for every tool call. Its options are
 parsed by hand and nothing heavier than the gate is imported: no argparse,
 no pydantic, no rich. With ``--role``, a policy is compiled on first use and
 cached (see ``runtime.policy.cache``).
+
+With ``--approvals SOCK`` (the orchestrator's approvals socket of a spawned
+agent), an ``ask`` becomes a blocking approval request: the hook waits for a
+person's decision and answers allow (exit 0) or deny (exit 2). The wait is at
+most ``--approval-wait`` seconds (default and maximum 25, see
+``runtime.approvals.HOOK_WAIT_MAX_S``), plus a 2 s grace for the answer:
+Claude Code kills a hook after 30 s and then runs the tool, so the hook must
+answer before that. A request not decided in time has expired: a deny.
+Without ``--approvals`` an ``ask`` is answered as ``ask``.
 """
 
 from __future__ import annotations
@@ -14,9 +23,9 @@ import sys
 
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
-    " [--main-session gate|defer]"
+    " [--main-session gate|defer] [--approvals SOCK [--approval-wait SECONDS]]"
 )
-_OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session"}
+_OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait"}
 _ROLE = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 
 
@@ -41,7 +50,42 @@ def parse(argv: list[str]) -> dict[str, str]:
         raise ValueError("--policy cannot be combined with --role or --task")
     if opts.get("--main-session", "gate") not in ("gate", "defer"):
         raise ValueError("--main-session must be gate or defer")
+    if "--approval-wait" in opts:
+        from runtime.approvals import HOOK_WAIT_MAX_S
+
+        if "--approvals" not in opts:
+            raise ValueError("--approval-wait needs --approvals")
+        try:
+            wait = float(opts["--approval-wait"])
+        except ValueError:
+            raise ValueError("--approval-wait must be a number of seconds") from None
+        if not 0 < wait <= HOOK_WAIT_MAX_S:
+            raise ValueError(f"--approval-wait must be more than 0 and at most {HOOK_WAIT_MAX_S} s "
+                             "(Claude Code runs the tool when its 30 s hook timeout passes)")
+    if "--approvals" in opts and not opts["--approvals"].startswith("/"):
+        raise ValueError("--approvals must be the absolute path of the orchestrator's approvals socket")
     return opts
+
+
+def approval_asker(opts: dict[str, str]):
+    """``on_ask`` for ``run_hook``: ask the orchestrator, answer what a person decided (None without --approvals)."""
+    socket_path = opts.get("--approvals")
+    if socket_path is None:
+        return None
+
+    def on_ask(data: dict, decision):
+        from runtime.approvals import HOOK_WAIT_MAX_S
+        from runtime.approvals.service import ask_orchestrator
+        from runtime.gate.decision import allow, deny
+
+        wait = float(opts.get("--approval-wait", HOOK_WAIT_MAX_S))
+        verdict, why = ask_orchestrator(socket_path, data.get("tool_name"), data.get("tool_input"),
+                                        decision.reason, wait)
+        if verdict == "allow":
+            return allow(f"{why}; the gate had asked: {decision.reason}", decision.atom, decision.rule)
+        return deny(why, decision.atom, decision.rule)
+
+    return on_ask
 
 
 def policy_selector(opts: dict[str, str]):
@@ -91,7 +135,7 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - a policy that cannot load denies every call
             result = answer(deny(f"no usable policy: {exc}", None, "policy"))
         else:
-            result = run_hook(raw, select)
+            result = run_hook(raw, select, approval_asker(opts))
     except Exception as exc:  # noqa: BLE001 - fail closed, never exit 1
         result = answer(deny(f"runtime check: {exc}. {USAGE}", None, "usage"))
     sys.stdout.write(result.stdout)

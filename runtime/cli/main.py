@@ -24,9 +24,13 @@ VERBS = {
     "doc-roles": "runtime.cli.doc_roles",
     "migrate": "runtime.cli.migrate",
     "spawn": "runtime.cli.spawn",
+    "run": "runtime.cli.run",
     "verify": "runtime.cli.verify",
     "audit": "runtime.cli.audit",
     "status": "runtime.cli.status",
+    "approve": "runtime.cli.approve",
+    "deny": "runtime.cli.approve",
+    "approvals": "runtime.cli.approve",
 }
 
 
@@ -103,6 +107,24 @@ def build_parser():
     p.add_argument("--state-dir", metavar="DIR", help="where runs, worktrees and the audit log live")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
+    p = verb("run", help="many agents on one goal: plan, fan out, verify, merge, judge, replan")
+    p.add_argument("plan", nargs="?", metavar="PLAN", help="a plan.toml")
+    p.add_argument("--goal", help="ask the planner model for the plan")
+    p.add_argument("--resume", metavar="RUN_ID", help="continue a run that was interrupted")
+    p.add_argument("--merge", action="store_true", help="merge the accepted result into the base branch")
+    p.add_argument("--save-plan", metavar="FILE", help="write the plan (with its [agent] tables) to FILE")
+    p.add_argument("--no-os-sandbox", action="store_true", help="run agents without bubblewrap (loudly warned)")
+    p.add_argument("--state-dir", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="an event stream, one JSON object per line")
+    p.add_argument("--planner-model", help="litellm model (or scripted/NAME) that writes plans and replans")
+    p.add_argument("--planner-api-base", metavar="URL")
+    p.add_argument("--planner-script", metavar="FILE", help="the scripted planner's playback file")
+    p.add_argument("--planner-retries", type=int, default=2, metavar="N", help="invalid plans sent back (default 2)")
+    p.add_argument("--agent-backend", default="builtin", choices=("builtin", "claude-code", "command"))
+    p.add_argument("--agent-model", help="the model of planned subtasks' agents")
+    p.add_argument("--agent-api-base", metavar="URL")
+    p.add_argument("--agent-scripts", metavar="DIR", help="scripted agents: DIR/<subtask id>.toml")
+
     p = verb("verify", help="run the verify step alone on an agent-authored worktree (for CI)")
     p.add_argument("task", metavar="TASK")
     p.add_argument("--worktree", metavar="DIR", required=True)
@@ -123,6 +145,24 @@ def build_parser():
 
     p = verb("status", help="the runs of this repository and their state")
     p.add_argument("agent", nargs="?", help="one agent id")
+    p.add_argument("--state-dir", metavar="DIR")
+    p.add_argument("--json", action="store_true")
+
+    p = verb("approve", help="approve an agent's call that waits for a decision (the gate said ask)")
+    p.add_argument("id", metavar="ID", help="the request id (see `runtime approvals`)")
+    p.add_argument("--reason", help="why (recorded, and told to the agent)")
+    p.add_argument("--state-dir", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print the decided request as JSON")
+
+    p = verb("deny", help="deny an agent's call that waits for a decision")
+    p.add_argument("id", metavar="ID", help="the request id (see `runtime approvals`)")
+    p.add_argument("--reason", required=True, help="why: the agent reads it instead of the call's result")
+    p.add_argument("--state-dir", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print the decided request as JSON")
+
+    p = verb("approvals", help="list the agents' calls that wait for a decision")
+    p.add_argument("--agent", help="only this agent's requests")
+    p.add_argument("--all", action="store_true", help="also decided and expired requests (the last 200)")
     p.add_argument("--state-dir", metavar="DIR")
     p.add_argument("--json", action="store_true")
     return parser

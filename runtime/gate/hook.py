@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from runtime.gate.decision import DENY, GateDecision, deny
+from runtime.gate.decision import ALLOW, ASK, DENY, GateDecision, deny
 from runtime.gate.engine import decide
 
 
@@ -41,8 +41,12 @@ def answer(decision: GateDecision) -> HookAnswer:
     return HookAnswer(out, "", 0, decision)
 
 
-def run_hook(raw: bytes, select_policy) -> HookAnswer:
-    """Decide one hook call. ``select_policy(data)`` returns the Policy, or None to defer."""
+def run_hook(raw: bytes, select_policy, on_ask=None) -> HookAnswer:
+    """Decide one hook call. ``select_policy(data)`` returns the Policy, or None to defer.
+
+    ``on_ask(data, decision)``, when given, turns an ``ask`` into the allow or deny a person
+    decided (``runtime check --approvals``); without it an ``ask`` is answered as it is.
+    """
     try:
         try:
             data = json.loads(raw)
@@ -58,6 +62,11 @@ def run_hook(raw: bytes, select_policy) -> HookAnswer:
             return answer(deny(f"no usable policy: {exc}", None, "policy"))
         if policy is None:
             return DEFER
-        return answer(decide(policy, data.get("tool_name"), data.get("tool_input"), data.get("cwd")))
+        decision = decide(policy, data.get("tool_name"), data.get("tool_input"), data.get("cwd"))
+        if decision.verdict == ASK and on_ask is not None:
+            decision = on_ask(data, decision)
+            if not isinstance(decision, GateDecision) or decision.verdict not in (ALLOW, DENY):
+                return answer(deny("the approval step gave no clear answer; the call is denied", None, "approval"))
+        return answer(decision)
     except Exception as exc:  # noqa: BLE001 - fail closed
         return answer(deny(f"the hook failed ({type(exc).__name__}: {exc}); the call is denied", None, "hook-error"))

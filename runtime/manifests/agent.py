@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from runtime.approvals import DEFAULT_TIMEOUT_S, HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
 from runtime.manifests.model import Model
 from runtime.manifests.tomlsrc import TomlSource
 
@@ -33,6 +34,9 @@ class LimitsSection(Model):
     memory_mb: int = Field(default=4096, gt=0)
     max_processes: int = Field(default=512, gt=0)
     model_timeout_s: int = Field(default=120, gt=0)  # one model call (builtin: the broker's deadline)
+    # How long a call the gate answers `ask` waits for a person's decision before it is denied.
+    # claude-code: at most HOOK_WAIT_MAX_S (25), and that is its default (see check_agent).
+    approval_timeout_s: int = Field(default=DEFAULT_TIMEOUT_S, gt=0)
 
 
 class AgentSection(Model):
@@ -77,6 +81,17 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
             raise err("backend", "the builtin backend needs `model` (a litellm model name, or scripted/<name>)")
     if backend != "builtin" and "model_timeout_s" in section.limits.model_fields_set:
         raise src.error(("agent", "limits", "model-timeout-s"), "`model-timeout-s` applies to the builtin backend's model calls only")
+    limits = section.limits
+    if backend == "claude-code":
+        # Claude Code kills a PreToolUse hook after HOOK_TIMEOUT_S and then runs the tool, so the
+        # hook (`runtime check --approvals`) must have its answer well before that.
+        if "approval_timeout_s" not in limits.model_fields_set:
+            limits = limits.model_copy(update={"approval_timeout_s": HOOK_WAIT_MAX_S})
+        elif limits.approval_timeout_s > HOOK_WAIT_MAX_S:
+            raise src.error(("agent", "limits", "approval-timeout-s"),
+                            f"`approval-timeout-s` is at most {HOOK_WAIT_MAX_S} for the claude-code backend: an approval "
+                            f"is awaited inside its PreToolUse hook, which Claude Code stops after {HOOK_TIMEOUT_S} s "
+                            "(and then runs the tool), so the decision must come before that")
     scripted = bool(section.model and section.model.startswith("scripted/"))
     if scripted and backend != "builtin":
         raise err("model", "the scripted model runs only in the builtin backend")
@@ -94,5 +109,5 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
             raise err("script", f"script file {section.script} does not exist")
     return AgentSpec(
         backend, section.model, script, section.api_base,
-        tuple(section.command) if section.command else None, tuple(section.env), section.retries, section.limits,
+        tuple(section.command) if section.command else None, tuple(section.env), section.retries, limits,
     )

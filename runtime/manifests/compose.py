@@ -85,10 +85,13 @@ def scope_block(role: ResolvedRole, task: Task | None, values: dict[str, dict[st
     return "\n".join(lines)
 
 
-def compose_bundle(role: ResolvedRole, task: Task | None) -> str:
+def compose_bundle(role: ResolvedRole, task: Task | None, context: str | None = None) -> str:
+    """The bundle; ``context`` (outputs of earlier subtasks of a plan) goes before the body."""
     values = param_values(role, task)
     parts = [atom.text.strip() for atom in role.atoms]
     parts.append(scope_block(role, task, values))
+    if context:
+        parts.append("## Results of earlier subtasks\n\n" + context.strip())
     if task is not None:
         parts.append(task.body.strip())
     return SEPARATOR.join(parts) + "\n"

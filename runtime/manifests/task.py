@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from runtime.errors import ManifestError
 from runtime.manifests.agent import AgentSection, AgentSpec, check_agent
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.kinds import TASK_FIELDS
@@ -70,7 +71,7 @@ class Task:
     fields: dict[str, Any]  # task field name ("scope.files-whitelist") -> value, only those set
     body: str
     agent: AgentSpec | None  # how spawn runs it; compose and lint need no [agent]
-    src: TomlSource = field(repr=False, compare=False)
+    src: TomlSource = field(repr=False, compare=False)  # a SourceView into the plan for an inline subtask
 
 
 def _set_fields(task: TaskFile) -> dict[str, Any]:
@@ -84,39 +85,90 @@ def _set_fields(task: TaskFile) -> dict[str, Any]:
     return out
 
 
+class SourceView:
+    """A ``TomlSource`` seen from inside one of its tables.
+
+    A task written inline in a plan (``[subtask.task]``, ``[subtask.scope]``,
+    ...) is validated by the same code as a task file; every key path that
+    code names is relative to the task, so the view prefixes it (with
+    ``("subtask", n)``) before asking the plan's source for the line.
+    """
+
+    def __init__(self, src: TomlSource, prefix: tuple[Any, ...]) -> None:
+        self.src = src
+        self.prefix = tuple(prefix)
+
+    @property
+    def path(self) -> str:
+        return self.src.path
+
+    @property
+    def text(self) -> str:
+        return self.src.text
+
+    def line_of(self, loc: tuple[Any, ...]) -> int:
+        return self.src.line_of(self.prefix + tuple(loc))
+
+    def error(self, loc: tuple[Any, ...], message: str) -> ManifestError:
+        return ManifestError(self.src.path, self.line_of(loc), message)
+
+
 def load_task(catalog: Catalog, path: Path | str) -> Task:
     path = Path(path)
-    where = display_path(path)
-    data, src = read_toml(path, where)
-    parsed = parse_model(TaskFile, data, src)
-    digest = hashlib.sha256(src.text.encode()).hexdigest()
-    role = load_role(catalog, parsed.task.role, where, src.line_of(("task", "role")))
+    data, src = read_toml(path, display_path(path))
+    return task_from_data(catalog, data, src, path)
+
+
+def task_from_data(
+    catalog: Catalog,
+    data: Any,
+    src: TomlSource,
+    path: Path | str,
+    loc_prefix: tuple[Any, ...] = (),
+    *,
+    digest: str | None = None,
+) -> Task:
+    """Validate a task's already-read TOML tables; errors name lines of ``src``.
+
+    ``load_task`` passes a whole task file. A plan passes the tables of one
+    inline subtask with ``loc_prefix=("subtask", n)`` (so errors point at the
+    plan's lines), ``path`` the plan file (``[agent] script`` is relative to
+    its folder) and its own ``digest`` (sha256 of the plan's bytes, a NUL and
+    the subtask id: see ``runtime.orchestration.plan``). Without ``digest``,
+    the digest is the sha256 of ``src``'s text, the file's bytes.
+    """
+    path = Path(path)
+    where = src.path
+    view: TomlSource | SourceView = SourceView(src, loc_prefix) if loc_prefix else src
+    parsed = parse_model(TaskFile, data, src, tuple(loc_prefix))
+    digest = digest or hashlib.sha256(src.text.encode()).hexdigest()
+    role = load_role(catalog, parsed.task.role, where, view.line_of(("task", "role")))
     if not role.spawnable:
-        raise src.error(("task", "role"), f"role `{role.name}` is not spawnable: only the orchestrator holds git; give this work to the orchestrator")
+        raise view.error(("task", "role"), f"role `{role.name}` is not spawnable: only the orchestrator holds git; give this work to the orchestrator")
     agent_id = parsed.task.agent_id or generated_agent_id(role.name, digest)
     for key, value in (("agent-id", agent_id), ("parent-agent", parsed.task.parent_agent)):
         try:
             if value:
                 check_agent_id(value)
         except ValueError as exc:
-            raise src.error(("task", key), str(exc)) from None
+            raise view.error(("task", key), str(exc)) from None
     if not parsed.task.goal.strip():
-        raise src.error(("task", "goal"), "the goal is empty")
+        raise view.error(("task", "goal"), "the goal is empty")
     fields = _set_fields(parsed)
     bound = {spec.task_field: (atom.name, pname) for atom in role.atoms for pname, spec in atom.params.items() if spec.task_field}
     for name, value in fields.items():
         loc = tuple(name.split("."))
         if name not in bound:
-            raise src.error(loc, f"`{name}` is set, but role `{role.name}` has no atom that uses it")
+            raise view.error(loc, f"`{name}` is set, but role `{role.name}` has no atom that uses it")
         try:
             fields[name] = check_value(TASK_FIELDS[name], value)
         except ValueError as exc:
-            raise src.error(loc, f"`{name}`: {exc}") from None
+            raise view.error(loc, f"`{name}`: {exc}") from None
     for name, (atom_name, pname) in bound.items():
         spec = next(a for a in role.atoms if a.name == atom_name).params[pname]
         if name not in fields and spec.default is None and pname not in role.params.get(atom_name, {}):
-            raise src.error(("task", "role"), f"role `{role.name}` needs `{name}` in this task (for `{atom_name}`)")
+            raise view.error(("task", "role"), f"role `{role.name}` needs `{name}` in this task (for `{atom_name}`)")
     if not parsed.body.text.strip():
-        raise src.error(("body", "text"), "the body is empty")
-    agent = check_agent(parsed.agent, src, path.resolve().parent) if parsed.agent is not None else None
-    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, agent, src)
+        raise view.error(("body", "text"), "the body is empty")
+    agent = check_agent(parsed.agent, view, path.resolve().parent) if parsed.agent is not None else None  # type: ignore[arg-type]
+    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, agent, view)  # type: ignore[arg-type]

@@ -11,7 +11,8 @@ A script is a list of ``[[turn]]`` entries, each either tool calls or a final co
     [[turn]]
     content = "Done: fixed the off-by-one."
 
-Keys: ``turn`` at the top (nothing else); in a turn exactly one of ``tool_calls`` (a non-empty
+Keys: ``turn`` at the top, and optionally ``latency-s`` (seconds every answer takes, to stand in
+for a real model's latency in benchmarks); in a turn exactly one of ``tool_calls`` (a non-empty
 array of ``{ name = "...", input = { ... } }``, ``input`` optional) and ``content`` (a string).
 A bad script is a one-line ``ManifestError`` ``file:line: message``.
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,7 @@ class ScriptTurn:
 class Script:
     path: str
     turns: tuple[ScriptTurn, ...]
+    latency_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,11 @@ def load_script(path: str | os.PathLike[str]) -> Script:
 def parse_script(data: dict[str, Any], src: TomlSource) -> Script:
     """Validate parsed TOML as a script; every error names its line."""
     for key in data:
-        if key != "turn":
-            raise src.error((key,), f"unknown key `{key}`: a script holds only [[turn]] entries")
+        if key not in ("turn", "latency-s"):
+            raise src.error((key,), f"unknown key `{key}`: a script holds [[turn]] entries and `latency-s`")
+    latency = data.get("latency-s", 0.0)
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency <= 600:
+        raise src.error(("latency-s",), "`latency-s` must be a number of seconds between 0 and 600")
     turns_raw = data.get("turn")
     if not isinstance(turns_raw, list) or not turns_raw:
         raise src.error(("turn",), "a script needs at least one [[turn]] entry")
@@ -142,7 +148,7 @@ def parse_script(data: dict[str, Any], src: TomlSource) -> Script:
                 raise err(f"`input` of {where} must be a table")
             calls.append(ScriptedCall(name, arguments))
         turns.append(ScriptTurn(None, tuple(calls), src.line_of(loc)))
-    return Script(src.path, tuple(turns))
+    return Script(src.path, tuple(turns), float(latency))
 
 
 def _item_line(src: TomlSource, key_loc: tuple[Any, ...], index: int) -> int:
@@ -214,6 +220,8 @@ def play(script_path: str | os.PathLike[str], agent_id: str, messages: list[Any]
         n_calls = len(turn.tool_calls) if turn is not None else 0
         _POSITIONS[key] = (index + 1, calls_made + n_calls)
     prompt_tokens = tokens(json.dumps(messages, sort_keys=True, default=str) + json.dumps(tools or [], sort_keys=True, default=str))
+    if script.latency_s:
+        time.sleep(script.latency_s)
     if turn is None:
         content = (f"The scripted model's script is used up: {Path(script.path).name} has "
                    f"{len(script.turns)} turn(s) and this is call {index + 1}.")

@@ -28,6 +28,7 @@ class Job:
     task: Task  # its agent id already made unique for the run
     catalog: Catalog
     context: str | None  # outputs of the earlier subtasks it uses
+    base: str | None = None  # the revision its worktree starts from (the integration so far)
 
 
 @dataclass
@@ -93,7 +94,7 @@ class LocalExecutor:
             if self._listener is not None:
                 self._listener(handle, progress)
 
-        options = replace(self._options, context=job.context, listener=seen)
+        options = replace(self._options, context=job.context, listener=seen, base=job.base or self._options.base)
         task = job.task
         try:
             with self._scopes[handle]:

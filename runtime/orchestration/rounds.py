@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from itertools import groupby
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from runtime.orchestration.executor import Job, LocalExecutor, SubtaskResult
 from runtime.orchestration.state import OrchestratorState
@@ -29,6 +29,9 @@ class RoundContext:
     max_dispatches: int
     results: dict[str, SubtaskResult]  # every subtask of every round so far, by id
     describe_output: Callable[[str, SubtaskResult], str]
+    emit: Callable[..., None]  # an event for the orchestrator's listeners
+    integrate: Callable[[], Awaitable[str]]  # merge what was accepted so far; returns the new head
+    base: str = ""  # where the next group's worktrees start: the integration so far
 
 
 def outcome_from_json(data: dict[str, Any]) -> Outcome:
@@ -54,6 +57,8 @@ def agent_id_for(run_id: str, subtask_id: str, dispatch: int) -> str:
 
 
 async def run_round(ctx: RoundContext, subtasks: list) -> None:
+    """Each sequence group in order; after a group, its accepted work is integrated so the next
+    group's agents start from it."""
     ordered = sorted(subtasks, key=lambda s: s.sequence)
     for _, group in groupby(ordered, key=lambda s: s.sequence):
         handles = []
@@ -64,6 +69,7 @@ async def run_round(ctx: RoundContext, subtasks: list) -> None:
         for sub, handle in handles:
             result = await ctx.executor.collect(handle)
             _record(ctx, sub, result)
+        ctx.base = await ctx.integrate()
 
 
 async def _dispatch(ctx: RoundContext, sub) -> str | None:
@@ -90,8 +96,8 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     agent_id = stored["agent_id"] if interrupted and stored["agent_id"] else agent_id_for(run_id, sub.id, dispatch)
     context = "\n\n".join(ctx.describe_output(u, ctx.results[u]) for u in sub.uses) or None
     state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
-    state.event(run_id, "dispatch", {"subtask": sub.id, "agent": agent_id, "dispatch": dispatch})
-    job = Job(run_id, sub.id, replace(task, agent_id=agent_id), ctx.catalog, context)
+    ctx.emit("dispatch", subtask=sub.id, agent=agent_id, dispatch=dispatch, base=ctx.base)
+    job = Job(run_id, sub.id, replace(task, agent_id=agent_id), ctx.catalog, context, ctx.base or None)
     return await ctx.executor.start(job)
 
 
@@ -103,4 +109,4 @@ def _record(ctx: RoundContext, sub, result: SubtaskResult) -> None:
         label=outcome.label, branch=outcome.branch, commit_sha=outcome.commit, report=result.report,
         outcome_json=json.dumps(outcome.to_dict()),
     )
-    ctx.state.event(ctx.run_id, "subtask-end", {"subtask": sub.id, "label": outcome.label, "commit": outcome.commit})
+    ctx.emit("subtask-end", subtask=sub.id, label=outcome.label, commit=outcome.commit)

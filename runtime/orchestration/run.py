@@ -60,6 +60,7 @@ class Run:
     report: RunReport = None  # type: ignore[assignment]
     results: dict[str, SubtaskResult] = field(default_factory=dict)
     rounds: list[list] = field(default_factory=list)
+    conflicts: dict[str, list[str]] = field(default_factory=dict)  # subtask id -> paths that would not merge
 
     def emit(self, kind: str, **data: Any) -> None:
         self.state.event(self.run_id, kind, data)
@@ -95,19 +96,32 @@ async def _round(run: Run, subtasks: list, number: int, catalog) -> None:
     run.rounds.append(subtasks)
     spawn_options = SpawnOptions(repo=run.git.root, base=run.base, use_sandbox=run.options.use_sandbox,
                                  state_dir=run.state_dir, catalog=run.options.catalog)
+
+    async def integrate_so_far() -> str:
+        _integrate(run)
+        return run.git.resolve(run.integration)
+
     async with anyio.create_task_group() as group:
         executor = LocalExecutor(group, spawn_options, run.plan.concurrency, _listener(run))
-        ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results, _describe(run))
+        ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results,
+                           _describe(run), run.emit, integrate_so_far, run.git.resolve(run.integration))
         await run_round(ctx, subtasks)
 
 
-async def _fan_in(run: Run) -> tuple[dict[str, list[str]], list[tuple[str, int, str]]]:
+def _integrate(run: Run) -> dict[str, list[str]]:
     order = [s for round_ in run.rounds for s in sorted(round_, key=lambda s: s.sequence)]
     accepted = [(s.id, run.results[s.id].branch, run.results[s.id].commit) for s in order
                 if s.id in run.results and run.results[s.id].outcome.status == "ok" and run.results[s.id].commit]
+    done = run.state.merges(run.run_id)
     integration = integrate(run.git, run.state, run.run_id, run.integration, accepted)
     for sid, merged in integration.merged.items():
-        run.emit("integrated", subtask=sid, commit=merged)
+        if sid not in done:
+            run.emit("integrated", subtask=sid, commit=merged)
+    run.conflicts.update(integration.conflicts)
+    return integration.conflicts
+
+
+async def _plan_checks(run: Run) -> list[tuple[str, int, str]]:
     head = run.git.resolve(run.integration)
     checks = []
     if run.plan.checks:
@@ -116,7 +130,7 @@ async def _fan_in(run: Run) -> tuple[dict[str, list[str]], list[tuple[str, int, 
         checks = await commands_on_tree(run.git, head, list(run.plan.checks), home, run.options.use_sandbox)
         for command, code, _ in checks:
             run.emit("plan-check", command=command, exit_code=code)
-    return integration.conflicts, checks
+    return checks
 
 
 def _lines(run: Run) -> list[SubtaskLine]:
@@ -167,7 +181,9 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
     try:
         while True:
             await _round(run, subtasks, number, catalog)
-            conflicts, checks = await _fan_in(run)
+            checks = await _plan_checks(run)
+            conflicts = {sid: paths for sid, paths in run.conflicts.items()
+                         if run.results.get(sid) and run.results[sid].outcome.status == "ok"}
             run.report.checks = [(c, code) for c, code, _ in checks]
             outcomes = {s.id: run.results[s.id].outcome.label for round_ in run.rounds for s in round_ if s.id in run.results}
             # A subtask a later round re-dispatched counts by its latest outcome.

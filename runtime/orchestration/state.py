@@ -44,6 +44,9 @@ class OrchestratorState:
         self.conn = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("pragma journal_mode=wal")
+        # WAL with synchronous=NORMAL survives a crash of the process (what --resume needs)
+        # without an fsync per progress event.
+        self.conn.execute("pragma synchronous=normal")
         self.conn.execute("pragma foreign_keys=on")
         self.conn.executescript(SCHEMA)
 

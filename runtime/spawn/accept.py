@@ -9,16 +9,11 @@ committed on its branch marked `Verified: no`, for inspection only.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from runtime.errors import AgentFailed
-from runtime.sandbox.bwrap import SandboxSpec
-from runtime.sandbox.env import agent_env
-from runtime.spawn.commands import command_runner
+from runtime.spawn.commands import commands_on_tree
 from runtime.spawn.outcome import Outcome
-from runtime.spawn.sandboxing import masked_folders, runtime_binds
-from runtime.verify.gather import Workspace, command_evidence
 from runtime.verify.kinds import evaluate
 from runtime.workspace.git import GitError, NothingToCommit
 
@@ -56,21 +51,20 @@ async def accept(run, outcome: Outcome) -> None:
 
 async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[str]:
     entries = [e for e in run.policy.get("verify", []) if e["kind"] in COMMAND_KINDS]
+    commands = [c for e in entries for c in ([e["params"]["command"]] if e["kind"] == "tests-green" else e["params"]["commands"])]
+    outputs = {cmd: (code, out) for cmd, code, out in
+               await commands_on_tree(run.git, tree, commands, run.home, run.options.use_sandbox, parents=(base, commit))}
     failures: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="runtime-merge-") as tmp:
-        with run.git.checkout_tree(tree, Path(tmp) / "merged", parents=(base, commit)) as path:
-            path = Path(path)
-            sandbox = None
-            if run.options.use_sandbox:
-                sandbox = SandboxSpec(worktree=path, home=run.home, writable=[path], network=False,
-                                      masked=masked_folders(), env=agent_env(run.home, {}))
-                sandbox.expose(runtime_binds())
-            runner = command_runner(path, sandbox, run.home)
-            for entry in entries:
-                evidence = await command_evidence(entry["kind"], entry["params"], Workspace(run.git, path, base, None, runner))
-                result = evaluate(entry["kind"], entry["params"], evidence)
-                if not result.ok:
-                    failures.append(f"{entry['atom']}: {result.feedback}")
+    for entry in entries:
+        params = entry["params"]
+        if entry["kind"] == "tests-green":
+            code, out = outputs[params["command"]]
+            evidence = {"exit-code": code, "output": out}
+        else:
+            evidence = {"results": [{"command": c, "exit-code": outputs[c][0], "output": outputs[c][1]} for c in params["commands"]]}
+        result = evaluate(entry["kind"], params, evidence)
+        if not result.ok:
+            failures.append(f"{entry['atom']}: {result.feedback}")
     return failures
 
 

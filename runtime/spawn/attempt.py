@@ -6,11 +6,19 @@ reaching the model through the broker), `command` is any program the task
 names, given the bundle on stdin (it gates itself through `runtime check`
 with the policy path in `RUNTIME_POLICY`), and `claude-code` is the real CLI
 (see `runtime.spawn.claude`). Everything else is the same for all three.
+
+A call the gate answers `ask` waits for a person's decision at the orchestrator's
+approvals socket (`runtime.approvals.service`), bound read-only into the sandbox
+next to the broker's: the builtin loop gets `--approvals SOCK`, the claude-code
+hook runs `runtime check ... --approvals SOCK --approval-wait S`, and a command
+agent finds the socket in `RUNTIME_APPROVALS` for its own `runtime check` calls.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +30,10 @@ from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.spawn.progress import Progress
 from runtime.spawn.supervise import Limits, Outcome, supervise
+
+
+# The same tool call, with the same input, this many times in a row: the agent is looping.
+LOOP_REPEATS = 3
 
 
 @dataclass
@@ -37,6 +49,7 @@ class AttemptSetup:
     feedback: str | None
     progress: Progress
     usage: Callable[[], Any] | None = None  # the broker's usage totals (turns, tokens, cost)
+    approvals_socket: Path | None = None  # the orchestrator's approvals service (None: `ask` is refused)
 
 
 def declared_env(task: Task) -> dict[str, str]:
@@ -55,6 +68,9 @@ def _command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str]
                 "--broker", str(setup.broker_socket), "--root", str(setup.worktree)]
         if feedback_path is not None:
             argv += ["--feedback", str(feedback_path)]
+        if setup.approvals_socket is not None:
+            argv += ["--approvals", str(setup.approvals_socket),
+                     "--approval-timeout", str(agent.limits.approval_timeout_s)]
         return argv, None, {}
     if agent.backend == "command":
         text = bundle.read_text(encoding="utf-8")
@@ -62,10 +78,30 @@ def _command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str]
             text += "\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n" + setup.feedback + "\n"
         extra = {"RUNTIME_POLICY": str(policy), "RUNTIME_BUNDLE": str(bundle),
                  "RUNTIME_REPORT_FILE": str(setup.home / "report.md")}
+        if setup.approvals_socket is not None:
+            extra["RUNTIME_APPROVALS"] = str(setup.approvals_socket)
         return list(agent.command), text.encode(), extra
     from runtime.spawn.claude import claude_command
 
-    return claude_command(setup, feedback_path)
+    argv, stdin, extra = claude_command(setup, feedback_path)
+    if setup.approvals_socket is not None:
+        _hook_asks_orchestrator(setup.run_ro / "claude-settings.json", setup.approvals_socket,
+                                agent.limits.approval_timeout_s)
+    return argv, stdin, extra
+
+
+def _hook_asks_orchestrator(settings: Path, socket_path: Path, wait_s: int) -> None:
+    """Give the CLI's PreToolUse hook (`runtime check --policy P`) the approvals socket.
+
+    ``wait_s`` was capped below Claude Code's hook timeout when the task was loaded
+    (`runtime.manifests.agent`); `runtime check` refuses a longer wait anyway.
+    """
+    doc = json.loads(settings.read_text(encoding="utf-8"))
+    tail = shlex.join(["--approvals", str(socket_path), "--approval-wait", str(wait_s)])
+    for entry in doc["hooks"]["PreToolUse"]:
+        for hook in entry["hooks"]:
+            hook["command"] = f"{hook['command']} {tail}"
+    settings.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
 def limit_check(setup: AttemptSetup):
@@ -76,6 +112,8 @@ def limit_check(setup: AttemptSetup):
         if usage is not None:
             progress.tokens, progress.cost_usd = usage.total_tokens, usage.cost_usd
         turns = max(progress.turns, usage.calls if usage is not None else 0)
+        if progress.repeats >= LOOP_REPEATS:
+            return "loop"
         if turns > limits.max_turns:
             return "turns"
         if progress.tool_calls > limits.max_tool_calls:

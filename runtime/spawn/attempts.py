@@ -7,6 +7,8 @@ run ends it as failed(kind). Every attempt is recorded.
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
@@ -43,6 +45,36 @@ def _start_broker(run):
     return Broker(folder / "model.sock", run.agent_id, config).start(), folder
 
 
+def _start_approvals(run, folder: Path | None):
+    """The run's approvals service: its socket next to the broker's, in the same short folder
+    (bound read-only into the sandbox), or in a folder of its own when there is no broker.
+
+    Returns the service and the folder when it made one (the caller removes it). Decisions live in
+    the state folder's `approvals.sqlite`, which no sandbox binds.
+    """
+    from runtime.approvals.service import ApprovalService, console_notifier
+    from runtime.approvals.store import ApprovalStore
+
+    own = None
+    if folder is None:
+        own = folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
+    try:
+        store = ApprovalStore.for_state(run.state.root)
+        on_pending = getattr(run.options, "on_pending", None)
+        if on_pending is None:
+            explicit = run.options.state_dir or os.environ.get("RUNTIME_STATE_DIR")
+            hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
+            on_pending = console_notifier(store, hint=hint)
+        service = ApprovalService(folder / "approvals.sock", run.agent_id, store,
+                                  timeout_s=run.task.agent.limits.approval_timeout_s, audit=run.audit,
+                                  on_pending=on_pending).start()
+    except BaseException:
+        if own is not None:
+            shutil.rmtree(own, ignore_errors=True)
+        raise
+    return service, own
+
+
 def _redact_transcripts(run, attempt_dir: Path, report: str | None) -> str | None:
     """Known secret values leave neither the transcripts on disk nor the report."""
     redactor = run.audit.redactor
@@ -69,9 +101,13 @@ def _stderr_tail(attempt_dir: Path) -> str:
 async def run_attempts(run, outcome: Outcome) -> None:
     agent = run.task.agent
     broker, sock_folder = _start_broker(run)
+    approvals = approvals_folder = None
     feedback = None
     try:
+        approvals, approvals_folder = _start_approvals(run, sock_folder)
+        sock_folder = sock_folder or approvals_folder
         for n in range(1, agent.retries + 2):
+            approvals.attempt = n
             progress = Progress(run.agent_id, attempt=n, listener=run.options.listener, audit=run.audit)
             binds = [run.run_ro] + ([sock_folder] if sock_folder else [])
             sandbox = (agent_sandbox(run.policy, run.worktree, run.home, binds, declared_env(run.task))
@@ -79,7 +115,7 @@ async def run_attempts(run, outcome: Outcome) -> None:
             attempt_dir = run.state.attempt(run.agent_id, n)
             setup = AttemptSetup(run.task, run.policy, run.worktree, run.run_ro, run.home, attempt_dir, sandbox,
                                  broker.socket_path if broker else None, feedback, progress,
-                                 usage=broker.usage if broker else None)
+                                 usage=broker.usage if broker else None, approvals_socket=approvals.socket_path)
             result = await run_attempt(setup)
             progress.report = _redact_transcripts(run, attempt_dir, progress.report)
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
@@ -89,6 +125,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
             run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in outcome.attempts])
             # An agent that finished between two polls is judged on its final counts too.
             breach = result.breach or limit_check(setup)()
+            if breach == "loop":
+                raise AgentFailed("loop", f"attempt {n} repeated the same tool call {progress.repeats} times in a row")
             if breach:
                 raise LimitExhausted(breach, f"attempt {n} was stopped after {result.duration_s:.1f} s")
             if progress.error:
@@ -122,6 +160,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
             outcome.status, outcome.detail, outcome.message = "rejected", None, feedback
             return
     finally:
+        if approvals is not None:
+            approvals.close()  # a request still pending expires (audited)
         if broker is not None:
             broker.close()
         if sock_folder is not None:

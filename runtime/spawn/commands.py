@@ -34,3 +34,28 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path):
         return (result.exit_code if result.exit_code is not None else 1), text
 
     return run
+
+
+async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
+                           parents: tuple[str, ...] = ()) -> list[tuple[str, int, str]]:
+    """Run ``commands`` on a checkout of ``tree`` (a merge result), each in the sandbox.
+
+    The checkout is a throwaway folder: it is writable, nothing else is, and it
+    has no network. Returns (command, exit code, output) for each.
+    """
+    from runtime.spawn.sandboxing import masked_folders, runtime_binds
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
+        with git.checkout_tree(tree, Path(tmp) / "tree", parents=parents) as path:
+            path = Path(path)
+            sandbox = None
+            if use_sandbox:
+                sandbox = SandboxSpec(worktree=path, home=home, writable=[path], network=False,
+                                      masked=masked_folders(), env=agent_env(home, {}))
+                sandbox.expose(runtime_binds())
+            run = command_runner(path, sandbox, home)
+            for command in commands:
+                code, output = await run(command, 900.0)
+                results.append((command, code, output))
+    return results

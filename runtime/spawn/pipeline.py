@@ -47,6 +47,7 @@ class SpawnOptions:
     state_dir: Path | None = None
     catalog: str | None = None
     listener: Callable[[Progress], None] | None = None
+    context: str | None = None  # outputs of earlier subtasks of a plan, added to the bundle
 
 
 @dataclass
@@ -90,6 +91,13 @@ def load(task_path: str | Path, options: SpawnOptions) -> tuple[Task, Catalog]:
 
 async def spawn(task_path: str | Path, options: SpawnOptions) -> Outcome:
     task, catalog = load(task_path, options)
+    return await spawn_task(task, catalog, options)
+
+
+async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Outcome:
+    """Spawn an already loaded task (a plan's subtasks arrive this way)."""
+    if task.agent is None:
+        raise ManifestError(task.src.path, 1, "the task has no [agent] table: say which backend runs it")
     if options.use_sandbox and bwrap_path() is None:
         raise SandboxUnavailable()
     preflight(task)
@@ -121,7 +129,7 @@ def _prepare(run: Run) -> None:
     run.home.mkdir(parents=True, exist_ok=True)
     run.policy = compile_policy(task.role, task, run.worktree, run.catalog)
     (run.run_ro / "policy.json").write_text(json.dumps(run.policy, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (run.run_ro / "bundle.md").write_text(compose_bundle(task.role, task), encoding="utf-8")
+    (run.run_ro / "bundle.md").write_text(compose_bundle(task.role, task, run.options.context), encoding="utf-8")
     run.record = {
         "agent_id": run.agent_id, "role": task.role.name, "task": str(task.path.resolve()), "task_sha256": task.digest,
         "backend": task.agent.backend, "base": run.base, "base_branch": run.base_branch, "branch": run.branch,

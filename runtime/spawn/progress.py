@@ -27,8 +27,11 @@ class Progress:
     error: dict[str, str] | None = None
     started: float = field(default_factory=time.monotonic)
     denied: list[dict[str, Any]] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)  # paths of allowed file-tool writes, in order
+    repeats: int = 0  # how many times in a row the same tool call was made
     listener: Callable[["Progress"], None] | None = None
     audit: Any = None  # runtime.audit.log.AuditLog
+    _last_call: str = ""
 
     @property
     def elapsed_s(self) -> float:
@@ -55,7 +58,13 @@ class Progress:
             self.turns += 1
         elif kind == "tool":
             self.tool_calls += 1
+            call = json.dumps([event.get("tool"), event.get("input")], sort_keys=True)
+            self.repeats = self.repeats + 1 if call == self._last_call else 1
+            self._last_call = call
             decision = str(event.get("decision"))
+            path = (event.get("input") or {}).get("file_path") if isinstance(event.get("input"), dict) else None
+            if decision == "allow" and event.get("tool") in ("Write", "Edit", "MultiEdit") and isinstance(path, str):
+                self.writes.append(path)
             self.record("gate", tool=event.get("tool"), input=event.get("input"), decision=decision,
                         reason=event.get("reason"), atom=event.get("atom"), rule=event.get("rule"))
             if decision != "allow":

@@ -1,4 +1,9 @@
-"""lint: every atom, role and task manifest checked, every atom example run."""
+"""lint: every atom, role, task and plan manifest checked, every atom example run.
+
+A `.toml` file under the linted paths is a plan when it has a top-level
+`plan` table, a scripted-model script when it has `turn` and no `task`, and a
+task manifest otherwise.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,13 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.errors import ManifestError
+from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.role import load_role
 from runtime.manifests.task import load_task
 from runtime.models.scripted import load_script
+from runtime.orchestration.plan import load_plan
 from runtime.policy.compile import check_role_coherent, compile_policy
 from runtime.tooling.examples import run_examples
 
@@ -27,6 +33,7 @@ class LintReport:
     examples: int = 0
     roles: int = 0
     tasks: int = 0
+    plans: int = 0
 
 
 def task_files(paths: list[Path]) -> list[Path]:
@@ -59,7 +66,15 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
     _dedupe(report)  # a broken parent role fails every child the same way
     seen: dict[str, str] = {}
     for path in task_files(paths):
-        if _is_model_script(path):
+        kind = _kind(path)
+        if kind == "plan":
+            report.plans += 1
+            try:
+                load_plan(catalog, path)  # every subtask's task loads and compiles, and the plan holds together
+            except ManifestErrors as exc:
+                report.errors += exc.errors
+            continue
+        if kind == "script":
             try:
                 load_script(path)  # scripted-model playback files live beside their tasks
             except ManifestError as exc:
@@ -80,12 +95,15 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
     return report
 
 
-def _is_model_script(path: Path) -> bool:
+def _kind(path: Path) -> str:
+    """`plan`, `script` (a scripted model's playback file) or `task`."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return False  # load_task reports the problem with its line
-    return "turn" in data and "task" not in data
+        return "task"  # load_task reports the problem with its line
+    if "plan" in data:
+        return "plan"
+    return "script" if "turn" in data and "task" not in data else "task"
 
 
 def _dedupe(report: LintReport) -> None:

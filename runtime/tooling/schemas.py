@@ -1,4 +1,4 @@
-"""JSON Schemas of the three manifest kinds, for editors (`#:schema` lines)."""
+"""JSON Schemas of the manifest kinds (capability, role, task, plan), for editors (`#:schema` lines)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from runtime.manifests.atom import AliasFile, AtomFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
+from runtime.orchestration.plan import PlanFile
 
 BASE = "https://agent-runtime.invalid/schemas"
 
@@ -28,7 +29,12 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
         "anyOf": [atom, alias],
     }
     out = {"capability.schema.json": capability}
-    for name, model, title in (("role.schema.json", RoleFile, "roles/<name>.toml"), ("task.schema.json", TaskFile, "task.toml")):
+    kinds = (
+        ("role.schema.json", RoleFile, "roles/<name>.toml"),
+        ("task.schema.json", TaskFile, "task.toml"),
+        ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plan_save.SCHEMA_URL
+    )
+    for name, model, title in kinds:
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE}/{name}", **_schema(model, title)}
         out[name] = schema
     return out

@@ -1,0 +1,386 @@
+"""The approval requests and their decisions: one SQLite table in the orchestrator's state folder.
+
+``approvals.sqlite`` (WAL mode, file mode 0600) lives in the state folder, next to
+``audit.jsonl``; no sandbox binds it, so no agent can read or write it. One row per request::
+
+    id          8 hex digits, what a person types: `runtime approve 1a2b3c4d`
+    agent       the agent id (the approvals service's own, never the agent's word)
+    tool        the tool name
+    input_hash  sha256 of the call's canonical JSON input (sorted keys, no spaces, ASCII)
+    summary     a redacted one-line summary of the call (the input itself is not stored)
+    gate_reason why the gate answered ask
+    created     unix time the request was made
+    expires     unix time after which it is denied
+    status      pending | approved | denied | expired
+    decided_by  who decided (a user name and how, or `expiry`)
+    reason      the decision's reason (what the agent reads on a denial)
+    decided     unix time of the decision
+
+The same (agent, tool, input hash) asked again while a request for it is pending gets that same
+request back (a partial unique index keeps it at one, even across processes). A decision is taken
+once: ``decide`` refuses an id that is not pending, or whose expiry has passed (and marks it
+expired). Expired requests are swept (``sweep``) by every read and write, so a pending request is
+never shown or approved past its expiry.
+
+Every operation opens its own short connection, so one store is safe to share between threads
+and processes (the orchestrator's service threads, `runtime approve` in another terminal).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+import unicodedata
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from runtime.errors import FatalError
+
+FILE_NAME = "approvals.sqlite"
+PENDING, APPROVED, DENIED, EXPIRED = "pending", "approved", "denied", "expired"
+STATUSES = (PENDING, APPROVED, DENIED, EXPIRED)
+SUMMARY_MAX = 400
+POLL_S = 0.1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS requests (
+    id          TEXT PRIMARY KEY,
+    agent       TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    input_hash  TEXT NOT NULL,
+    summary     TEXT NOT NULL,
+    gate_reason TEXT NOT NULL,
+    created     REAL NOT NULL,
+    expires     REAL NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
+    decided_by  TEXT,
+    reason      TEXT,
+    decided     REAL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS one_pending_per_call
+    ON requests (agent, tool, input_hash) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS by_status ON requests (status, expires);
+"""
+_COLUMNS = ("id", "agent", "tool", "input_hash", "summary", "gate_reason", "created", "expires", "status",
+            "decided_by", "reason", "decided")
+
+
+class ApprovalError(FatalError):
+    """A decision that cannot be taken: no such request, already decided, or expired."""
+
+
+def store_path(state_root: str | os.PathLike[str]) -> Path:
+    """Where a state folder keeps its approvals."""
+    return Path(state_root) / FILE_NAME
+
+
+def canonical_input(tool_input: Any) -> str:
+    """The one serialisation that is hashed (the audit log's canonical JSON)."""
+    return json.dumps(tool_input, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def input_hash(tool_input: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of a call's input (ValueError/TypeError if it is not JSON)."""
+    return "sha256:" + hashlib.sha256(canonical_input(tool_input).encode("ascii")).hexdigest()
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(c: str) -> str:
+    """A character as shown to the person deciding: controls, bidi overrides and zero-width
+    characters (which could make a call look like another on a terminal) are escaped."""
+    if c in _ESCAPES:
+        return _ESCAPES[c]
+    if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+        return f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+    return c
+
+
+def _one_line(text: str, limit: int = SUMMARY_MAX) -> str:
+    """One line, with nothing hidden: control characters escaped (a newline in a shell command
+    is a command separator, so it is shown as `\\n`, never folded into a space), and a cut
+    says how much was cut."""
+    flat = "".join(_visible(c) for c in str(text))
+    if len(flat) <= limit:
+        return flat
+    return f"{flat[:limit]}… [+{len(flat) - limit} characters not shown]"
+
+
+def summarize(tool: str, tool_input: Any, redactor: Any = None) -> str:
+    """A one-line, redacted summary of a call: what a person needs to decide on it."""
+    inp = tool_input if isinstance(tool_input, dict) else {}
+    if tool == "Bash" and isinstance(inp.get("command"), str):
+        text = f"Bash: {inp['command']}"
+    elif isinstance(inp.get("file_path") or inp.get("notebook_path"), str):
+        path = inp.get("file_path") or inp.get("notebook_path")
+        sizes = [f"{k} {len(v)} chars" for k, v in inp.items() if isinstance(v, str) and k not in ("file_path", "notebook_path")]
+        text = f"{tool} {path}" + (f" ({', '.join(sizes)})" if sizes else "")
+    else:
+        try:
+            body = canonical_input(tool_input)
+        except (TypeError, ValueError):
+            body = repr(tool_input)
+        text = f"{tool} {body}"
+    if redactor:
+        text = redactor.redact(text)
+    return _one_line(text)
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Approval:
+    """One request and, once taken, its decision."""
+
+    id: str
+    agent: str
+    tool: str
+    input_hash: str
+    summary: str
+    gate_reason: str
+    created: float
+    expires: float
+    status: str
+    decided_by: str | None = None
+    reason: str | None = None
+    decided: float | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.status == PENDING
+
+    @property
+    def allowed(self) -> bool:
+        return self.status == APPROVED
+
+    def expires_in(self, now: float | None = None) -> float:
+        return self.expires - (time.time() if now is None else now)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.update(created_at=iso(self.created), expires_at=iso(self.expires), decided_at=iso(self.decided))
+        return out
+
+
+def _row(row: tuple) -> Approval:
+    return Approval(*row)
+
+
+class ApprovalStore:
+    """The requests of one state folder (``approvals.sqlite``), shared by threads and processes."""
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise ApprovalError(f"no approvals in {self.path.parent} ({self.path.name} does not exist)")
+        self._init_lock = threading.Lock()
+        self._ready = False
+        if create:
+            self._init()
+
+    @classmethod
+    def for_state(cls, state_root: str | os.PathLike[str], *, create: bool = True) -> ApprovalStore:
+        return cls(store_path(state_root), create=create)
+
+    # -- connections ------------------------------------------------------------------------
+    def _init(self) -> None:
+        with self._init_lock:
+            if self._ready:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            os.close(fd)
+            conn = self._open()
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+            finally:
+                conn.close()
+            self._ready = True
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout=10000")
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE: writers queue instead of failing later)."""
+        conn = self._open()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _get(conn: sqlite3.Connection, request_id: str) -> Approval | None:
+        row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM requests WHERE id = ?", (request_id,)).fetchone()
+        return _row(row) if row else None
+
+    @staticmethod
+    def _expire(conn: sqlite3.Connection, now: float, where: str = "", args: tuple = ()) -> list[Approval]:
+        rows = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM requests WHERE status = 'pending' AND expires <= ?"
+                            f"{where}", (now, *args)).fetchall()
+        for row in rows:
+            conn.execute("UPDATE requests SET status = 'expired', decided_by = 'expiry', decided = ?, reason = ? "
+                         "WHERE id = ? AND status = 'pending'",
+                         (now, "no one decided before the request expired", row[0]))
+        return [_row(r[:8] + ("expired", "expiry", "no one decided before the request expired", now)) for r in rows]
+
+    # -- the API ----------------------------------------------------------------------------
+    def request(self, agent: str, tool: str, tool_input: Any, gate_reason: str, timeout_s: float, *,
+                redactor: Any = None, now: float | None = None) -> tuple[Approval, bool]:
+        """The pending request for this exact call, and whether it is new.
+
+        A pending, unexpired request for the same (agent, tool, input hash) is returned as it is
+        (its expiry unchanged); otherwise a new one is made that expires ``timeout_s`` from now.
+        """
+        if not agent or not isinstance(agent, str) or not isinstance(tool, str) or not tool:
+            raise ValueError("an approval request needs an agent id and a tool name")
+        if not timeout_s > 0:
+            raise ValueError("an approval request needs a positive timeout")
+        digest = input_hash(tool_input)
+        summary = summarize(tool, tool_input, redactor)
+        reason = _one_line(redactor.redact(gate_reason) if redactor else gate_reason, 1000)
+        now = time.time() if now is None else now
+        with self._tx() as conn:
+            self._expire(conn, now, " AND agent = ? AND tool = ? AND input_hash = ?", (agent, tool, digest))
+            row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM requests WHERE status = 'pending' "
+                               "AND agent = ? AND tool = ? AND input_hash = ?", (agent, tool, digest)).fetchone()
+            if row:
+                return _row(row), False
+            while True:
+                request_id = secrets.token_hex(4)
+                if self._get(conn, request_id) is None:
+                    break
+            approval = Approval(request_id, agent, tool, digest, summary, reason, now, now + timeout_s, PENDING)
+            conn.execute(f"INSERT INTO requests ({', '.join(_COLUMNS[:9])}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (approval.id, agent, tool, digest, summary, reason, approval.created, approval.expires, PENDING))
+            return approval, True
+
+    def get(self, request_id: str) -> Approval | None:
+        conn = self._open()
+        try:
+            return self._get(conn, _normal_id(request_id))
+        finally:
+            conn.close()
+
+    def decide(self, request_id: str, approved: bool, reason: str | None, by: str, *,
+               now: float | None = None) -> Approval:
+        """Approve or deny a pending request; ApprovalError if it is unknown, decided or expired.
+
+        A denial needs a reason: it is what the agent reads instead of the tool's result.
+        """
+        request_id = _normal_id(request_id)
+        reason = _one_line(reason, 1000) if reason and reason.strip() else None
+        if not approved and not reason:
+            raise ApprovalError("a denial needs a reason (--reason): the agent reads it instead of the result")
+        if not by or not isinstance(by, str):
+            raise ApprovalError("a decision needs to say who took it")
+        now = time.time() if now is None else now
+        with self._tx() as conn:
+            current = self._get(conn, request_id)
+            if current is None:
+                raise ApprovalError(f"no approval request `{request_id}` (see `runtime approvals`)")
+            if current.status != PENDING:
+                who = f" by {current.decided_by}" if current.decided_by else ""
+                why = f" ({current.reason})" if current.reason else ""
+                raise ApprovalError(f"approval request `{request_id}` is already {current.status}{who}{why}; "
+                                    "a request is decided once")
+            expired = current.expires <= now
+            if expired:  # recorded as expired (committed), then refused
+                self._expire(conn, now, " AND id = ?", (request_id,))
+            else:
+                status = APPROVED if approved else DENIED
+                conn.execute("UPDATE requests SET status = ?, decided_by = ?, reason = ?, decided = ? "
+                             "WHERE id = ? AND status = 'pending'", (status, by, reason, now, request_id))
+                decided = self._get(conn, request_id)
+        if expired:
+            raise ApprovalError(f"approval request `{request_id}` expired at {iso(current.expires)}; "
+                                "the call was denied (the agent may ask again)")
+        return decided  # type: ignore[return-value]
+
+    def expire(self, request_id: str, reason: str, by: str = "expiry", *, now: float | None = None) -> Approval | None:
+        """End a pending request early as expired (its agent stopped waiting); None if it was not pending."""
+        now = time.time() if now is None else now
+        with self._tx() as conn:
+            cur = conn.execute("UPDATE requests SET status = 'expired', decided_by = ?, reason = ?, decided = ? "
+                               "WHERE id = ? AND status = 'pending'", (by, reason, now, _normal_id(request_id)))
+            return self._get(conn, _normal_id(request_id)) if cur.rowcount else None
+
+    def sweep(self, now: float | None = None) -> list[Approval]:
+        """Mark every pending request past its expiry as expired; returns those."""
+        with self._tx() as conn:
+            return self._expire(conn, time.time() if now is None else now)
+
+    def pending(self, agent: str | None = None) -> list[Approval]:
+        """The pending requests (after a sweep), oldest first."""
+        self.sweep()
+        return [a for a in self.all(agent) if a.status == PENDING]
+
+    def all(self, agent: str | None = None, limit: int | None = None) -> list[Approval]:
+        """Every request, oldest first (the last ``limit`` when given)."""
+        conn = self._open()
+        try:
+            sql = f"SELECT {', '.join(_COLUMNS)} FROM requests"
+            args: tuple = ()
+            if agent is not None:
+                sql, args = sql + " WHERE agent = ?", (agent,)
+            sql += " ORDER BY created DESC, rowid DESC"
+            if limit is not None:
+                sql += f" LIMIT {int(limit)}"
+            return [_row(r) for r in reversed(conn.execute(sql, args).fetchall())]
+        finally:
+            conn.close()
+
+    def wait(self, request_id: str, timeout: float | None, *, stop: threading.Event | None = None,
+             poll_s: float = POLL_S) -> Approval:
+        """The request once it is no longer pending (expiring it at its expiry), or as it is when
+        ``timeout`` seconds passed or ``stop`` was set first."""
+        request_id = _normal_id(request_id)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            current = self.get(request_id)
+            if current is None:
+                raise ApprovalError(f"no approval request `{request_id}`")
+            if current.status != PENDING:
+                return current
+            now = time.time()
+            if current.expires <= now:
+                with self._tx() as conn:
+                    self._expire(conn, now, " AND id = ?", (request_id,))
+                continue  # read back whatever won: a decision taken just before, or the expiry
+            left = current.expires - now
+            if deadline is not None:
+                left = min(left, deadline - time.monotonic())
+                if left <= 0:
+                    return current
+            if stop is not None:
+                if stop.wait(min(poll_s, left)):
+                    return self.get(request_id) or current
+            else:
+                time.sleep(min(poll_s, left))
+
+
+def _normal_id(request_id: str) -> str:
+    return str(request_id).strip().lower()

@@ -1,0 +1,84 @@
+"""`runtime approve ID`, `runtime deny ID --reason ...` and `runtime approvals`.
+
+A spawned agent's call that the gate answered `ask` waits, pending, in the state folder's
+`approvals.sqlite` (see `runtime.approvals`). These verbs decide it, or list what waits. They find
+the state folder like `runtime status` does (`--state-dir`, `RUNTIME_STATE_DIR`, else the default
+folder of the repository around the current directory). A decision is taken once; an unknown,
+decided or expired id is an error (exit 1). The orchestrator audits the decision when it hands it
+to the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from runtime.cli.status import state_dir
+
+
+def _store(args, create: bool = False):
+    from runtime.approvals.store import ApprovalStore, store_path
+
+    state = state_dir(args)
+    if not create and not store_path(state.root).is_file():
+        return None, state
+    return ApprovalStore.for_state(state.root), state
+
+
+def run(args) -> int:
+    if args.verb == "approvals":
+        return _list(args)
+    from runtime.approvals.service import decided_by
+    from runtime.approvals.store import ApprovalError
+
+    store, state = _store(args)
+    if store is None:
+        raise ApprovalError(f"no approval request `{args.id}`: there are no approvals in {state.root}")
+    approved = args.verb == "approve"
+    approval = store.decide(args.id, approved, args.reason, decided_by(f"runtime {args.verb}"))
+    if getattr(args, "json", False):
+        print(json.dumps(approval.to_dict(), indent=2))
+    else:
+        verb = "approved" if approved else "denied"
+        print(f"{verb} [{approval.id}] agent {approval.agent}: {approval.summary}")
+    return 0
+
+
+def _list(args) -> int:
+    store, state = _store(args)
+    if store is None:
+        rows = []
+    elif args.all:
+        store.sweep()
+        rows = store.all(limit=200)
+    else:
+        rows = store.pending()
+    if args.agent:
+        rows = [a for a in rows if a.agent == args.agent]
+    if args.json:
+        print(json.dumps([a.to_dict() for a in rows], indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    title = f"{'approval requests' if args.all else 'pending approvals'} in {state.root}"
+    if not rows:
+        console.print(f"no {'approval requests' if args.all else 'pending approvals'} in {state.root}")
+        return 0
+    table = Table(title=title)
+    columns = ["id", "agent", "call", "gate reason", "expires in"] + (["status", "by", "reason"] if args.all else [])
+    for col in columns:
+        table.add_column(col, overflow="fold", no_wrap=col in ("id", "expires in", "status"))
+    for a in rows:
+        left = a.expires_in()
+        row = [a.id, a.agent, a.summary, a.gate_reason, f"{left:.0f} s" if a.pending and left > 0 else "-"]
+        if args.all:
+            row += [a.status, a.decided_by or "", a.reason or ""]
+        table.add_row(*(Text(cell) for cell in row))  # never rich markup: summaries come from agents
+    console.print(table)
+    if not args.all:
+        print("decide with `runtime approve ID` or `runtime deny ID --reason ...`", file=sys.stderr)
+    return 0
+

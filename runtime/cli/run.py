@@ -1,0 +1,162 @@
+"""runtime run PLAN | --goal TEXT: many sandboxed agents, planned, merged, judged, replanned.
+
+Exit 0 when the run is accepted, 2 when it is not (rejected or failed), 3
+when the planner needs answers (printed), 1 for usage or manifest errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from runtime.errors import UsageError
+
+
+def _defaults(args, plan=None):
+    from runtime.orchestration.planning import AgentDefaults
+
+    table = {"backend": args.agent_backend}
+    if args.agent_model:
+        table["model"] = args.agent_model
+    if args.agent_api_base:
+        table["api-base"] = args.agent_api_base
+    if not args.agent_model and plan is not None and plan.subtasks:
+        first = plan.data.get("subtask", [{}])[0].get("agent") or {}
+        table = {k: v for k, v in first.items() if k != "script"} or table
+        if plan.subtasks[0].file is not None:
+            agent = plan.subtasks[0].task.agent
+            table = {"backend": agent.backend, **({"model": agent.model} if agent.model else {}),
+                     **({"api-base": agent.api_base} if agent.api_base else {})}
+    return AgentDefaults(table, Path(args.agent_scripts).resolve() if args.agent_scripts else None)
+
+
+def _planner_config(args, plan=None):
+    from runtime.orchestration.planner import ModelConfig
+    from runtime.orchestration.planning import model_config
+
+    if args.planner_model:
+        return ModelConfig(model=args.planner_model, api_base=args.planner_api_base,
+                           script=str(Path(args.planner_script).resolve()) if args.planner_script else None,
+                           max_retries=args.planner_retries)
+    if plan is not None and plan.planner is not None:
+        return model_config(plan.planner)
+    return None
+
+
+def _first_plan(args, catalog, git, state_dir):
+    from runtime.memory.store import open_memory
+    from runtime.orchestration.meta import memory_path
+    from runtime.orchestration.planner import PlannerContext, propose_plan
+    from runtime.orchestration.planning import roles_info, validator
+
+    config = _planner_config(args)
+    if config is None:
+        raise UsageError("--goal needs a planner: pass --planner-model (and --planner-script for scripted/...)")
+    memory = [f"{e.title}: {e.body}"[:500] for e in open_memory(memory_path(state_dir)).search(args.goal, limit=8)]
+    files = [p for p in git.text("ls-files", "-z").split("\0") if p]
+    validate, state = validator(catalog, git.root, _defaults(args), set())
+    outcome = propose_plan(config, args.goal, PlannerContext(roles_info(catalog), files, memory), validate=validate)
+    if outcome.questions:
+        return None, outcome.questions, []
+    if outcome.plan is None:
+        return None, [], outcome.errors
+    return state["plan"], [], []
+
+
+def _printer(args):
+    if args.json:
+        def emit(kind, data):
+            print(json.dumps({"event": kind, **data}), flush=True)
+        return emit, None
+    from rich.console import Console
+    from rich.live import Live
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    rows: dict[str, dict] = {}
+    live = Live(console=console, refresh_per_second=6, transient=False)
+
+    def table():
+        t = Table(title="agents")
+        for col in ("subtask", "agent", "state", "attempt", "turns", "tool calls", "denials", "seconds", "cost"):
+            t.add_column(col)
+        for sid, r in rows.items():
+            t.add_row(sid, r.get("agent", ""), r.get("state", ""), str(r.get("attempt", "")), str(r.get("turns", "")),
+                      str(r.get("tool_calls", "")), str(r.get("denials", "")), str(r.get("elapsed_s", "")),
+                      f"{r.get('cost_usd', 0.0):.4f}")
+        return t
+
+    def emit(kind, data):
+        if not live.is_started:
+            live.start()
+        if kind == "progress":
+            rows.setdefault(data["subtask"], {}).update(data)
+        elif kind == "subtask-end":
+            rows.setdefault(data["subtask"], {})["state"] = data["label"]
+        elif kind in ("merge-conflict", "integrated", "plan-check", "judgement", "replan", "shared-path", "merged"):
+            console.log(kind, {k: v for k, v in data.items() if k != "run"})
+        live.update(table())
+    return emit, live
+
+
+def run(args) -> int:
+    import anyio
+
+    from runtime.manifests.catalog import Catalog
+    from runtime.manifests.locate import find_catalog
+    from runtime.orchestration import meta
+    from runtime.orchestration.plan import load_plan, plan_from_json
+    from runtime.orchestration.plan_save import save_plan
+    from runtime.orchestration.planning import Replanner, model_config, reviewer_for, roles_info
+    from runtime.orchestration.reviewer import ReviewerConfig
+    from runtime.orchestration.run import RunOptions, run_plan
+    from runtime.orchestration.state import OrchestratorState
+    from runtime.spawn.state import default_state_dir
+    from runtime.workspace.git import Git
+
+    if sum(bool(x) for x in (args.plan, args.goal, args.resume)) != 1:
+        raise UsageError("give a PLAN file, --goal TEXT, or --resume RUN_ID")
+    catalog = Catalog(Path(find_catalog(args.catalog)))
+    git = Git(Path.cwd())
+    state_dir = Path(args.state_dir or default_state_dir(git.root)).resolve()
+    if args.resume:
+        record = OrchestratorState(state_dir / "orchestrator.sqlite").run(args.resume)
+        if record is None:
+            raise UsageError(f"no run {args.resume} in {state_dir}")
+        base_dir = Path(record["plan_path"]).parent if record["plan_path"] else git.root
+        plan = plan_from_json(catalog, record["plan"], base_dir)
+    elif args.plan:
+        plan = load_plan(catalog, args.plan)
+    else:
+        plan, questions, errors = _first_plan(args, catalog, git, state_dir)
+        if questions:
+            print("The planner needs answers before it can plan:", *[f"- {q}" for q in questions], sep="\n")
+            return 3
+        if plan is None:
+            print("The planner produced no valid plan:", *[f"- {e}" for e in errors], sep="\n", file=sys.stderr)
+            return 2
+    if args.save_plan:
+        print(f"plan saved to {save_plan(Path(args.save_plan), plan.data)}", file=sys.stderr)
+    planner = _planner_config(args, plan)
+    replanner = None
+    if planner is not None:
+        files = [p for p in git.text("ls-files", "-z").split("\0") if p]
+        replanner = Replanner(catalog, plan.base_dir, planner, _defaults(args, plan), roles_info(catalog), files, [])
+    reviewer = reviewer_for(model_config(plan.reviewer, ReviewerConfig)) if plan.reviewer else None
+    emit, live = _printer(args)
+    options = RunOptions(repo=git.root, merge=args.merge, use_sandbox=not args.no_os_sandbox, state_dir=state_dir,
+                         catalog=args.catalog, resume=args.resume, on_event=emit, replanner=replanner,
+                         reviewer=reviewer, remember=meta.remember)
+    if args.no_os_sandbox:
+        print("WARNING: --no-os-sandbox: agents run WITHOUT an OS sandbox", file=sys.stderr)
+    try:
+        report = anyio.run(run_plan, plan, catalog, options)
+    finally:
+        if live is not None and live.is_started:
+            live.stop()
+    if not args.json:
+        print(f"run {report.run_id}: {report.status}\n{report.reason.strip()}\nreport: {report.path}")
+        for question in report.questions:
+            print(f"question: {question}")
+    return report.exit_code

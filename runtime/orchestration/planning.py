@@ -1,0 +1,148 @@
+"""Asking the planner (for a first plan or a replan) and the reviewer, with the runtime's context.
+
+The planner sees the spawnable roles (what each writes and which task fields
+it takes), the repository's files, memory entries relevant to the goal, and
+for a replan the completed, remaining and failed subtasks, the gap and the
+history. Its plans get the same validation as a plan file; the orchestrator
+fills each subtask's `[agent]` table (the planner never chooses how agents
+run) from its defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runtime.errors import ManifestError, ManifestErrors
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.role import load_role
+from runtime.orchestration.plan import plan_from_json
+from runtime.orchestration.planner import (
+    ModelConfig, PlannerContext, ReplanContext, ReplanRound, RoleInfo, SubtaskRecord, propose_plan,
+)
+from runtime.orchestration.reviewer import CheckResult, MergedSummary, ReviewerConfig, review
+
+_TASK_FIELDS_OF_KIND = {
+    "write-whitelist": ["scope.files-whitelist"], "write-denylist": ["scope.files-denylist"],
+    "tests-green": ["verification.test-command", "verification.test-count-min"],
+    "checks-green": ["verification.check-commands"], "report-fields": ["output.report-fields-required"],
+}
+
+
+@dataclass
+class AgentDefaults:
+    """How the orchestrator runs agents of a planned subtask: an `[agent]` table, and scripts by subtask id."""
+
+    table: dict[str, Any]
+    script_dir: Path | None = None
+
+    def agent_for(self, subtask_id: str) -> dict[str, Any]:
+        agent = {k: v for k, v in self.table.items()}
+        if self.script_dir is not None:
+            script = self.script_dir / f"{subtask_id}.toml"
+            if script.is_file():
+                agent["script"] = str(script)
+        return agent
+
+
+def roles_info(catalog: Catalog) -> list[RoleInfo]:
+    out = []
+    for name in catalog.role_names():
+        role = load_role(catalog, name)
+        if not role.spawnable:
+            continue
+        kinds = {a.gate for a in role.atoms} | {a.verify for a in role.atoms}
+        fields = sorted({f for k in kinds if k for f in _TASK_FIELDS_OF_KIND.get(k, [])})
+        writes = "write-whitelist" in kinds and "read-only" not in kinds
+        out.append(RoleInfo(name, " ".join(role.description.split()), tuple(role.tools), writes, tuple(fields)))
+    return out
+
+
+def with_agents(plan_data: dict[str, Any], defaults: AgentDefaults) -> dict[str, Any]:
+    subtasks = []
+    for sub in plan_data.get("subtask", []):
+        sub = dict(sub)
+        sub.setdefault("agent", defaults.agent_for(str(sub.get("id"))))
+        subtasks.append(sub)
+    return {**plan_data, "subtask": subtasks}
+
+
+def validator(catalog: Catalog, base_dir: Path, defaults: AgentDefaults, taken: set[str]):
+    """`validate(plan_dict) -> error lines` for the planner loop; remembers the last good plan."""
+    state: dict[str, Any] = {}
+
+    def validate(plan_data: dict[str, Any]) -> list[str]:
+        ids = [str(s.get("id")) for s in plan_data.get("subtask", [])]
+        clash = sorted(set(ids) & taken)
+        if clash:
+            return [f"subtask ids already accepted in this run: {', '.join(clash)}; choose new ids"]
+        try:
+            state["plan"] = plan_from_json(catalog, with_agents(plan_data, defaults), base_dir)
+        except ManifestErrors as exc:
+            return [str(e) for e in exc.errors]
+        except ManifestError as exc:
+            return [str(exc)]
+        return []
+
+    return validate, state
+
+
+def _records(run, ids, outcome_filter) -> list[SubtaskRecord]:
+    out = []
+    for round_ in run.rounds:
+        for sub in round_:
+            result = run.results.get(sub.id)
+            label = result.outcome.label if result else ""
+            if sub.id in ids and outcome_filter(label):
+                report = (result.report if result and result.report else (result.outcome.message if result else "")) or ""
+                out.append(SubtaskRecord(sub.id, sub.task.goal, sub.task.role.name, label, report[:2000]))
+    return out
+
+
+@dataclass
+class Replanner:
+    catalog: Catalog
+    base_dir: Path
+    config: ModelConfig
+    defaults: AgentDefaults
+    roles: list[RoleInfo]
+    files: list[str]
+    memory: list[str]
+    history: list[ReplanRound] = field(default_factory=list)
+
+    def __call__(self, run, verdict):
+        ids = {s.id for round_ in run.rounds for s in round_}
+        completed = _records(run, ids, lambda label: label == "ok")
+        failed = _records(run, ids, lambda label: label not in ("ok", ""))
+        remaining = [SubtaskRecord(s.id, s.task.goal, s.task.role.name) for round_ in run.rounds for s in round_
+                     if s.id not in run.results]
+        context = PlannerContext(self.roles, self.files, self.memory,
+                                 ReplanContext(completed, remaining, failed, verdict.reason, tuple(self.history)))
+        validate, state = validator(self.catalog, self.base_dir, self.defaults, {r.id for r in completed})
+        outcome = propose_plan(self.config, run.plan.goal, context, validate=validate)
+        self.history.append(ReplanRound(run.plan.goal, verdict.reason, tuple(f"{s.id}: {s.goal}" for s in completed + failed)))
+        if outcome.questions:
+            return list(outcome.questions)
+        if outcome.plan is None:
+            raise ManifestErrors([ManifestError("<replan>", 1, e) for e in outcome.errors] or
+                                 [ManifestError("<replan>", 1, "the planner produced no valid plan")])
+        return state["plan"]
+
+
+def model_config(plan_config, cls=ModelConfig) -> ModelConfig:
+    """A plan file's `[plan.planner]` / `[plan.reviewer]` table as the model layer's config."""
+    extra = {"max_retries": plan_config.max_retries} if hasattr(plan_config, "max_retries") else {}
+    return cls(model=plan_config.model, api_base=plan_config.api_base,
+               script=str(plan_config.script) if plan_config.script else None, **extra)
+
+
+def reviewer_for(config: ReviewerConfig):
+    def ask(run, checks) -> Any:
+        ids = {s.id for round_ in run.rounds for s in round_}
+        reports = _records(run, ids, lambda label: label != "")
+        head = run.git.resolve(run.integration)
+        files = [p for p in run.git.text("diff", "--name-only", "-z", run.base, head).split("\0") if p]
+        summary = MergedSummary(reports, files, [CheckResult(c, code == 0, out[-2000:], code) for c, code, out in checks])
+        return review(config, run.plan.goal, list(run.plan.success_criteria), summary)
+    return ask
