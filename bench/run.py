@@ -9,7 +9,7 @@ report), on this machine, with the OS sandbox. Prints:
   commit and clean-up;
 - total wall time against the ideal, the longest dependency chain's model
   time (4 groups x 2 turns x latency);
-- peak memory: the orchestrator's own, and the largest agent process's.
+- peak memory: the orchestrator's own, and each agent's sandboxed process tree.
 """
 
 from __future__ import annotations
@@ -96,14 +96,16 @@ def main() -> int:
         overheads = [t["subtask-end"] - t["dispatch"] - turns[sid] * LATENCY_S for sid, t in times.items()]
         ideal = GROUPS * 2 * LATENCY_S
         me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        agent_peaks = [a["peak_memory_mb"] for (raw,) in conn.execute("select outcome_json from subtasks")
+                       for a in json.loads(raw)["attempts"]]
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; {GROUPS * PER_GROUP} subtasks in {GROUPS} groups "
               f"of {PER_GROUP}, concurrency {PER_GROUP}, model latency {LATENCY_S} s per turn, OS sandbox on")
         print(f"orchestrator overhead per subtask (wall minus model time): median {statistics.median(overheads):.2f} s, "
               f"max {max(overheads):.2f} s")
         print(f"total wall {wall:.1f} s against the ideal {ideal:.1f} s (longest chain: {GROUPS} subtasks x 2 turns): "
               f"{wall / ideal:.1f}x")
-        print(f"peak memory: orchestrator {me:.0f} MiB; largest child process {child:.0f} MiB")
+        print(f"peak memory: orchestrator {me:.0f} MiB (litellm loaded); an agent's process tree: median "
+              f"{statistics.median(agent_peaks):.0f} MiB, max {max(agent_peaks):.0f} MiB (sampled every 0.1 s)")
     return 0
 
 

@@ -20,8 +20,9 @@ class Integration:
 
 
 def ensure_integration_branch(git: Git, name: str, base: str) -> None:
-    if not git.branch_exists(name):
-        git.run("branch", name, base)
+    with git.mutex:
+        if not git.branch_exists(name):
+            git.run("branch", name, base)
 
 
 def integrate(git: Git, state: OrchestratorState, run_id: str, branch: str, accepted: list[tuple[str, str, str]]) -> Integration:

@@ -98,7 +98,7 @@ async def _round(run: Run, subtasks: list, number: int, catalog) -> None:
                                  state_dir=run.state_dir, catalog=run.options.catalog)
 
     async def integrate_so_far() -> str:
-        _integrate(run)
+        await anyio.to_thread.run_sync(_integrate, run)
         return run.git.resolve(run.integration)
 
     async with anyio.create_task_group() as group:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -38,10 +39,21 @@ create table if not exists events (
 """
 
 
+def _locked(method):
+    def wrapper(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+    wrapper.__name__, wrapper.__doc__ = method.__name__, method.__doc__
+    return wrapper
+
+
 class OrchestratorState:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        # Integration runs in a worker thread while the event loop records progress: one
+        # connection, shared, each use under the lock.
+        self.conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.lock = threading.RLock()
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("pragma journal_mode=wal")
         # WAL with synchronous=NORMAL survives a crash of the process (what --resume needs)
@@ -50,10 +62,12 @@ class OrchestratorState:
         self.conn.execute("pragma foreign_keys=on")
         self.conn.executescript(SCHEMA)
 
+    @_locked
     def close(self) -> None:
         self.conn.close()
 
     # -- runs ---------------------------------------------------------------------------------
+    @_locked
     def create_run(self, run_id: str, plan_path: str | None, plan: dict, base: str, base_branch: str | None,
                    integration: str) -> None:
         now = time.time()
@@ -62,6 +76,7 @@ class OrchestratorState:
             (run_id, now, now, plan_path, json.dumps(plan), base, base_branch, integration),
         )
 
+    @_locked
     def run(self, run_id: str) -> dict[str, Any] | None:
         row = self.conn.execute("select * from runs where run_id = ?", (run_id,)).fetchone()
         if row is None:
@@ -70,10 +85,12 @@ class OrchestratorState:
         out["plan"] = json.loads(out.pop("plan_json"))
         return out
 
+    @_locked
     def runs(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute(
             "select run_id, status, created, updated, replans, detail from runs order by created")]
 
+    @_locked
     def update_run(self, run_id: str, **fields: Any) -> None:
         if "plan" in fields:
             fields["plan_json"] = json.dumps(fields.pop("plan"))
@@ -82,14 +99,17 @@ class OrchestratorState:
         self.conn.execute(f"update runs set {cols} where run_id = ?", (*fields.values(), run_id))  # noqa: S608 - keys are ours
 
     # -- subtasks -----------------------------------------------------------------------------
+    @_locked
     def subtask(self, run_id: str, subtask_id: str) -> dict[str, Any] | None:
         row = self.conn.execute("select * from subtasks where run_id = ? and subtask_id = ?", (run_id, subtask_id)).fetchone()
         return dict(row) if row else None
 
+    @_locked
     def subtasks(self, run_id: str) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute(
             "select * from subtasks where run_id = ? order by round, sequence, subtask_id", (run_id,))]
 
+    @_locked
     def put_subtask(self, run_id: str, subtask_id: str, **fields: Any) -> None:
         fields["updated"] = time.time()
         if self.subtask(run_id, subtask_id) is None:
@@ -101,6 +121,7 @@ class OrchestratorState:
             self.conn.execute(f"update subtasks set {cols} where run_id = ? and subtask_id = ?",  # noqa: S608
                               (*fields.values(), run_id, subtask_id))
 
+    @_locked
     def dispatched(self, run_id: str, subtask_id: str) -> int:
         """Count one more dispatch of a subtask; returns the new count (the loop guard reads it)."""
         self.conn.execute("update subtasks set dispatches = dispatches + 1, updated = ? where run_id = ? and subtask_id = ?",
@@ -108,12 +129,15 @@ class OrchestratorState:
         return int(self.subtask(run_id, subtask_id)["dispatches"])
 
     # -- merges and events --------------------------------------------------------------------
+    @_locked
     def merges(self, run_id: str) -> dict[str, str]:
         return {r["subtask_id"]: r["merged_as"] for r in self.conn.execute("select * from merges where run_id = ?", (run_id,))}
 
+    @_locked
     def record_merge(self, run_id: str, subtask_id: str, commit: str, merged_as: str) -> None:
         self.conn.execute("insert into merges values (?, ?, ?, ?, ?)", (run_id, subtask_id, commit, merged_as, time.time()))
 
+    @_locked
     def event(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
         self.conn.execute("insert into events (run_id, time, kind, data) values (?, ?, ?, ?)",
                           (run_id, time.time(), kind, json.dumps(data)))

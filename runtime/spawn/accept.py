@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+
 from runtime.errors import AgentFailed
 from runtime.spawn.commands import commands_on_tree
 from runtime.spawn.outcome import Outcome
@@ -38,7 +40,8 @@ def commit_message(run, verified: bool, outcome: Outcome) -> str:
 async def accept(run, outcome: Outcome) -> None:
     run.save("committing")
     try:
-        outcome.commit = run.git.commit_all(run.worktree, commit_message(run, True, outcome))
+        message = commit_message(run, True, outcome)
+        outcome.commit = await anyio.to_thread.run_sync(run.git.commit_all, run.worktree, message)
     except NothingToCommit:
         outcome.commit = None  # a read-only role: verified, nothing to commit
     run.audit.append("commit", run.agent_id, commit=outcome.commit, branch=run.branch)

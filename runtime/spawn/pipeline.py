@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import anyio
+
 from runtime.audit.log import AuditLog
 from runtime.audit.redact import Redactor, secrets_from_env
 from runtime.errors import FatalError, ManifestError, RunFailure
@@ -141,7 +143,8 @@ def _prepare(run: Run) -> None:
 
 
 async def _run(run: Run) -> Outcome:
-    _prepare(run)
+    # git and file work runs in a worker thread: parallel spawns share one event loop.
+    await anyio.to_thread.run_sync(_prepare, run)
     outcome = Outcome("failed", "runtime", run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
                       worktree=str(run.worktree))
     try:
@@ -149,13 +152,13 @@ async def _run(run: Run) -> Outcome:
         if outcome.status == "ok":
             await accept(run, outcome)
         else:
-            keep_for_inspection(run, outcome)
+            await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
     except RunFailure as exc:
         outcome.status, outcome.detail, outcome.message = exc.outcome, exc.detail, exc.message
-        keep_for_inspection(run, outcome)
+        await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
     finally:
         if not run.options.keep:
-            _remove_worktree(run)
+            await anyio.to_thread.run_sync(_remove_worktree, run)
             outcome.worktree = None
         run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
                  merged=outcome.merged, attempts=outcome.to_dict()["attempts"])

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+
+import anyio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -108,7 +110,7 @@ async def command_evidence(kind: str, params: dict[str, Any], ws: Workspace) -> 
 
 async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
     """Every verify entry of the policy, judged; structural violations fail the scope check."""
-    changes = changed_paths(ws.git, ws.worktree, ws.base)
+    changes = await anyio.to_thread.run_sync(changed_paths, ws.git, ws.worktree, ws.base)
     records: list[CheckRecord] = []
     structural = _structural(changes)
     commands = []
@@ -130,7 +132,7 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
             evidence = await command_evidence(entry["kind"], entry["params"], ws)
             result = evaluate(entry["kind"], entry["params"], evidence)
             records.append(CheckRecord(entry["atom"], entry["kind"], result.status, result.feedback))
-        after = _fingerprint(ws, changed_paths(ws.git, ws.worktree, ws.base))
+        after = _fingerprint(ws, await anyio.to_thread.run_sync(changed_paths, ws.git, ws.worktree, ws.base))
         if after != before:
             moved = sorted(set(before.items()) ^ set(after.items()))
             names = sorted({path for path, _ in moved})

@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,21 @@ def _plain(value: str, what: str) -> str:
     return value
 
 
+_REPO_LOCKS: dict[str, threading.RLock] = {}
+_REPO_LOCKS_GUARD = threading.Lock()
+
+
+def _serialised(method):
+    """Calls that change a repository's refs, worktrees or config run one at a time per
+    repository in this process: parallel spawns work from worker threads, and git's own
+    lock files would make the losers fail rather than wait."""
+    def wrapper(self, *args, **kwargs):
+        with self.mutex:
+            return method(self, *args, **kwargs)
+    wrapper.__name__, wrapper.__doc__ = method.__name__, method.__doc__
+    return wrapper
+
+
 class Git:
     """One repository, given any path inside it; ``root`` is its top level, ``common_dir`` its shared git dir."""
 
@@ -157,6 +173,12 @@ class Git:
                 trees.append(Worktree(Path(info["worktree"]), info.get("HEAD"), info.get("branch")))
         return trees
 
+    @property
+    def mutex(self) -> threading.RLock:
+        key = str(self.common_dir.resolve())
+        with _REPO_LOCKS_GUARD:
+            return _REPO_LOCKS.setdefault(key, threading.RLock())
+
     def worktree_gitdir(self, path: str | os.PathLike[str]) -> Path | None:
         """The admin dir git recorded for the worktree at ``path``, or None; never read from ``path``.
 
@@ -167,7 +189,10 @@ class Git:
             return self.common_dir
         want = os.path.join(os.path.realpath(path), ".git")
         for record in sorted((self.common_dir / "worktrees").glob("*/gitdir")):
-            recorded = record.read_text(errors="surrogateescape").rstrip("\n")
+            try:
+                recorded = record.read_text(errors="surrogateescape").rstrip("\n")
+            except FileNotFoundError:
+                continue  # another worktree being added or removed right now
             if os.path.join(os.path.realpath(os.path.dirname(recorded)), ".git") == want:
                 return record.parent
         return None
@@ -180,6 +205,7 @@ class Git:
         top = os.path.realpath(path)
         return {"cwd": top, "env": {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": top}}
 
+    @_serialised
     def add_worktree(self, path: str | os.PathLike[str], branch: str, base: str | None = None) -> str:
         """Check out a new branch ``branch`` at ``base`` (default: HEAD) into ``path``; returns the base sha."""
         path, base_sha = Path(path).absolute(), self.resolve(base or "HEAD")
@@ -190,6 +216,7 @@ class Git:
         self.run("worktree", "add", "-q", "-b", branch, str(path), base_sha)
         return base_sha
 
+    @_serialised
     def remove_worktree(self, path: str | os.PathLike[str]) -> None:
         """Remove the worktree whatever state the agent left it in, then prune git's records."""
         path = Path(path).absolute()
@@ -202,6 +229,7 @@ class Git:
             _rmtree(path)
         self.run("worktree", "prune")
 
+    @_serialised
     def delete_branch(self, name: str) -> None:
         self.run("branch", "-D", _plain(name, "branch"))
 
@@ -213,6 +241,7 @@ class Git:
             return None
         return self.run("cat-file", "blob", obj).stdout
 
+    @_serialised
     def commit_all(self, worktree: str | os.PathLike[str], message: str, *, branch: str | None = None) -> str:
         """``add -A`` and commit in ``worktree`` as agent-runtime, hooks off; returns the commit sha."""
         inside = self.in_worktree(worktree)
@@ -251,12 +280,14 @@ class Git:
         if kind not in ("tree", "commit"):
             raise GitError(["cat-file", "-t", tree_or_commit], f"{tree_or_commit} is a {kind}, not a tree or commit")
         commit = self._commit_tree(tree_or_commit, "agent-runtime: simulated merge", parents) if kind == "tree" else tree_or_commit
-        self.run("worktree", "add", "-q", "--detach", str(path), commit)
+        with self.mutex:
+            self.run("worktree", "add", "-q", "--detach", str(path), commit)
         try:
             yield path
         finally:
             self.remove_worktree(path)
 
+    @_serialised
     def merge(self, base_branch: str, branch: str, message: str, *, expected_base: str) -> str:
         """Merge ``branch`` into ``base_branch`` with a merge commit (``--no-ff``); returns its sha.
 

@@ -218,7 +218,7 @@ class Orchestra:
     def subtask(self, sid: str, sequence: int = 1, *, turns: list | None = None, command: str | None = None,
                 whitelist: list[str] | None = None, role: str = "edit-local", goal: str | None = None,
                 uses: list[str] = (), test_command: str | None = "pytest -q tests", test_count_min: int | None = None,
-                check_commands: list[str] | None = None, report_fields: list[str] | None = None,
+                check_commands: list[str] | None = ("true",), report_fields: list[str] | None = None,
                 retries: int = 0, env: list[str] | None = None, limits: dict | None = None,
                 body: str | None = None) -> dict[str, Any]:
         """An inline `[[subtask]]`: a scripted builtin agent (`turns`) or a command agent (`command`)."""
@@ -233,7 +233,7 @@ class Orchestra:
         if test_count_min is not None:
             verification["test-count-min"] = test_count_min
         if check_commands:
-            verification["check-commands"] = check_commands
+            verification["check-commands"] = list(check_commands)
         if verification:
             sub["verification"] = verification
         if report_fields:
