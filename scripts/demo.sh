@@ -42,4 +42,18 @@ RUNTIME_STATE_DIR="$WORK/state" "$ROOT/$BIN/runtime" audit show --kind gate
 echo
 echo "== the commit the orchestrator made on the agent branch"
 git --no-pager log --stat -1 agent/ag-demo-mean
-exit $status
+[ "$status" -eq 0 ] || exit "$status"
+
+echo
+echo "== runtime run: a plan of three agents (two in parallel, then one using their results), merged"
+cd "$WORK"
+cp -r "$ROOT/manifests/examples/spawn-demo/project" "$WORK/plan-repo"
+git -C "$WORK/plan-repo" init -q -b trunk
+git -C "$WORK/plan-repo" add -A
+git -C "$WORK/plan-repo" -c user.name=demo -c user.email=demo@localhost commit -qm "a calculator with a bug"
+cd "$WORK/plan-repo"
+RUNTIME_STATE_DIR="$WORK/plan-state" "$ROOT/$BIN/runtime" run --catalog "$ROOT" $SANDBOX --merge \
+    "$ROOT/manifests/examples/plan/plan.toml"
+echo
+echo "== trunk after the run"
+git --no-pager log --oneline --graph trunk

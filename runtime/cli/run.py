@@ -155,6 +155,7 @@ def run(args) -> int:
     finally:
         if live is not None and live.is_started:
             live.stop()
+            print(file=sys.stderr)
     if not args.json:
         print(f"run {report.run_id}: {report.status}\n{report.reason.strip()}\nreport: {report.path}")
         for question in report.questions:
