@@ -32,6 +32,12 @@ def integrate(git: Git, state: OrchestratorState, run_id: str, branch: str, acce
         if subtask_id in out.merged:
             continue
         head = git.resolve(branch)
+        if is_ancestor(git, commit, head):
+            # Merged before the orchestrator died, not yet recorded: record it, never merge twice.
+            merged = existing_merge(git, head, commit) or head
+            state.record_merge(run_id, subtask_id, commit, merged)
+            out.merged[subtask_id] = merged
+            continue
         simulation = git.simulate_merge(head, agent_branch)
         if not simulation.clean:
             out.conflicts[subtask_id] = list(simulation.conflicts)
@@ -43,6 +49,19 @@ def integrate(git: Git, state: OrchestratorState, run_id: str, branch: str, acce
         state.event(run_id, "merge", {"subtask": subtask_id, "commit": merged})
         out.merged[subtask_id] = merged
     return out
+
+
+def is_ancestor(git: Git, commit: str, head: str) -> bool:
+    return git.run("merge-base", "--is-ancestor", commit, head, ok=(0, 1)).returncode == 0
+
+
+def existing_merge(git: Git, head: str, commit: str) -> str | None:
+    """The merge commit reachable from ``head`` that has ``commit`` as a parent, if any."""
+    for line in git.text("rev-list", "--merges", "--parents", head).splitlines():
+        sha, *parents = line.split()
+        if commit in parents:
+            return sha
+    return None
 
 
 def changed_files(git: Git, base: str, head: str) -> list[str]:

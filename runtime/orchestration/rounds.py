@@ -9,7 +9,7 @@ resumed run takes its result from the orchestrator's state).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any, Awaitable, Callable
 
@@ -27,11 +27,12 @@ class RoundContext:
     executor: LocalExecutor
     catalog: Any
     max_dispatches: int
-    results: dict[str, SubtaskResult]  # every subtask of every round so far, by id
+    results: dict[str, SubtaskResult]  # every subtask of every round so far, by id: the latest outcome
     describe_output: Callable[[str, SubtaskResult], str]
     emit: Callable[..., None]  # an event for the orchestrator's listeners
     integrate: Callable[[], Awaitable[str]]  # merge what was accepted so far; returns the new head
     base: str = ""  # where the next group's worktrees start: the integration so far
+    round_results: dict[str, SubtaskResult] = field(default_factory=dict)  # this round's own outcomes
 
 
 def outcome_from_json(data: dict[str, Any]) -> Outcome:
@@ -76,7 +77,8 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     state, run_id = ctx.state, ctx.run_id
     stored = state.subtask(run_id, sub.id)
     if stored is not None and stored["status"] == "ok" and stored["outcome_json"]:
-        ctx.results[sub.id] = SubtaskResult(sub.id, outcome_from_json(json.loads(stored["outcome_json"])))
+        result = SubtaskResult(sub.id, outcome_from_json(json.loads(stored["outcome_json"])))
+        ctx.results[sub.id] = ctx.round_results[sub.id] = result
         return None  # accepted earlier (a resumed run): never run again
     task = sub.task
     failed_inputs = [u for u in sub.uses if u not in ctx.results or ctx.results[u].outcome.status != "ok"]
@@ -103,6 +105,7 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
 
 def _record(ctx: RoundContext, sub, result: SubtaskResult) -> None:
     ctx.results[sub.id] = result
+    ctx.round_results[sub.id] = result
     outcome = result.outcome
     ctx.state.put_subtask(
         ctx.run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=outcome.agent_id, status=outcome.status,

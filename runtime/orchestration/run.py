@@ -21,7 +21,7 @@ import anyio
 
 from runtime.errors import FatalError
 from runtime.orchestration.executor import LocalExecutor, SubtaskResult
-from runtime.orchestration.fanin import changed_files, ensure_integration_branch, integrate
+from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
 from runtime.orchestration.judge import judge
 from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
@@ -58,8 +58,9 @@ class Run:
     integration: str
     options: RunOptions
     report: RunReport = None  # type: ignore[assignment]
-    results: dict[str, SubtaskResult] = field(default_factory=dict)
+    results: dict[str, SubtaskResult] = field(default_factory=dict)  # latest outcome by subtask id
     rounds: list[list] = field(default_factory=list)
+    round_results: list[dict[str, SubtaskResult]] = field(default_factory=list)  # each round's own outcomes
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # subtask id -> paths that would not merge
 
     def emit(self, kind: str, **data: Any) -> None:
@@ -105,6 +106,7 @@ async def _round(run: Run, subtasks: list, number: int, catalog) -> None:
         executor = LocalExecutor(group, spawn_options, run.plan.concurrency, _listener(run))
         ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results,
                            _describe(run), run.emit, integrate_so_far, run.git.resolve(run.integration))
+        run.round_results.append(ctx.round_results)
         await run_round(ctx, subtasks)
 
 
@@ -138,7 +140,7 @@ def _lines(run: Run) -> list[SubtaskLine]:
     lines = []
     for number, round_ in enumerate(run.rounds):
         for sub in sorted(round_, key=lambda s: s.sequence):
-            result = run.results.get(sub.id)
+            result = run.round_results[number].get(sub.id)
             if result is None:
                 continue
             o = result.outcome
@@ -177,7 +179,9 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
     """Run a validated plan to an accepted, rejected or failed end; the report says which and why."""
     run = _start(plan, options)
     run.emit("run-start", goal=plan.goal, base=run.base, integration=run.integration)
-    subtasks, number = list(plan.subtasks), 0
+    # A resumed run continues with the latest plan (the replanned one, if any) and its replan count.
+    subtasks, number = list(plan.subtasks), int(run.state.run(run.run_id)["replans"])
+    run.report.replans = [{"reason": e["reason"], "gap": e.get("gap", [])} for e in run.state.events_of(run.run_id, "replan")]
     try:
         while True:
             await _round(run, subtasks, number, catalog)
@@ -198,11 +202,14 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
                 break
             replanned = options.replanner(run, verdict)
             run.report.replans.append({"reason": verdict.reason, "gap": verdict.gap})
-            run.state.update_run(run.run_id, replans=len(run.report.replans))
             if isinstance(replanned, list):
+                run.state.update_run(run.run_id, replans=len(run.report.replans))
                 run.report.status, run.report.reason, run.report.questions = "questions", "the planner needs answers", replanned
                 break
-            run.emit("replan", reason=verdict.reason, subtasks=[s.id for s in replanned.subtasks])
+            # Stored for --resume: the run's own [plan] table, the replanned subtasks.
+            run.state.update_run(run.run_id, replans=len(run.report.replans),
+                                 plan={**replanned.data, "plan": run.plan.data["plan"]})
+            run.emit("replan", reason=verdict.reason, gap=verdict.gap, subtasks=[s.id for s in replanned.subtasks])
             subtasks, number = list(replanned.subtasks), number + 1
     finally:
         run.report.subtasks = _lines(run)
@@ -223,12 +230,17 @@ def _accept(run: Run, verdict) -> None:
         if run.base_branch is None:
             raise FatalError("the run started on a detached HEAD: there is no base branch to merge into")
         head = run.git.resolve(run.base_branch)
-        if head != run.base:
+        integration_head = run.git.resolve(run.integration)
+        if head != run.base and is_ancestor(run.git, integration_head, head):
+            # Merged before the orchestrator died (a resumed run): merged once, not twice.
+            run.report.merged_into_base = existing_merge(run.git, head, integration_head) or head
+        elif head != run.base:
             run.report.status = "rejected"
             run.report.reason = f"{run.base_branch} moved during the run; the integration branch {run.integration} is kept"
             return
-        run.report.merged_into_base = run.git.merge(
-            run.base_branch, run.integration, f"Merge run {run.run_id}: {run.plan.goal}\n\nRun: {run.run_id}\n", expected_base=head)
+        else:
+            run.report.merged_into_base = run.git.merge(
+                run.base_branch, run.integration, f"Merge run {run.run_id}: {run.plan.goal}\n\nRun: {run.run_id}\n", expected_base=head)
         run.emit("merged", into=run.base_branch, commit=run.report.merged_into_base)
     if run.options.remember is not None:
         run.options.remember(run, verdict)  # memory is written here, on acceptance, and nowhere else

@@ -138,6 +138,11 @@ class OrchestratorState:
         self.conn.execute("insert into merges values (?, ?, ?, ?, ?)", (run_id, subtask_id, commit, merged_as, time.time()))
 
     @_locked
+    def events_of(self, run_id: str, kind: str) -> list[dict[str, Any]]:
+        return [json.loads(r["data"]) for r in self.conn.execute(
+            "select data from events where run_id = ? and kind = ? order by id", (run_id, kind))]
+
+    @_locked
     def event(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
         self.conn.execute("insert into events (run_id, time, kind, data) values (?, ?, ?, ?)",
                           (run_id, time.time(), kind, json.dumps(data)))

@@ -103,6 +103,7 @@ async def run_attempts(run, outcome: Outcome) -> None:
     broker, sock_folder = _start_broker(run)
     approvals = approvals_folder = None
     feedback = None
+    spent = (0, 0.0)  # tokens and cost of the earlier attempts
     try:
         approvals, approvals_folder = _start_approvals(run, sock_folder)
         sock_folder = sock_folder or approvals_folder
@@ -118,13 +119,15 @@ async def run_attempts(run, outcome: Outcome) -> None:
                                  usage=broker.usage if broker else None, approvals_socket=approvals.socket_path)
             result = await run_attempt(setup)
             progress.report = _redact_transcripts(run, attempt_dir, progress.report)
+            # An agent that finished between two polls is judged on its final counts too.
+            breach = result.breach or limit_check(setup)()  # also refreshes tokens and cost
+            # The broker counts per spawn; an attempt records its own share.
+            tokens, cost = progress.tokens - spent[0], progress.cost_usd - spent[1]
+            spent = (progress.tokens, progress.cost_usd)
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
-                              progress.tool_calls, progress.denials, progress.tokens, progress.cost_usd,
-                              result.peak_memory_mb, progress.report)
+                              progress.tool_calls, progress.denials, tokens, cost, result.peak_memory_mb, progress.report)
             outcome.attempts.append(attempt)
             run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in outcome.attempts])
-            # An agent that finished between two polls is judged on its final counts too.
-            breach = result.breach or limit_check(setup)()
             if breach == "loop":
                 raise AgentFailed("loop", f"attempt {n} repeated the same tool call {progress.repeats} times in a row")
             if breach:

@@ -174,3 +174,29 @@ def test_complete_with_a_bad_or_missing_script_is_a_model_error(tmp_path):
     assert info.value.kind == "llm" and f"{bad}:2:" in str(info.value)
     with pytest.raises(ModelError, match="needs a script"):
         llm.complete(ModelRequest(model="scripted/x", messages=MESSAGES))
+
+
+def test_latency_makes_every_answer_wait(tmp_path):
+    import time
+
+    from runtime.models.scripted import load_script, play, reset
+
+    script = tmp_path / "slow.toml"
+    script.write_text('latency-s = 0.2\n\n[[turn]]\ncontent = "done"\n')
+    assert load_script(script).latency_s == 0.2
+    reset("slow-agent")
+    started = time.perf_counter()
+    turn = play(script, "slow-agent", [{"role": "user", "content": "go"}])
+    assert turn.content == "done" and time.perf_counter() - started >= 0.2
+
+
+def test_latency_must_be_a_number_of_seconds(tmp_path):
+    import pytest
+
+    from runtime.errors import ManifestError
+    from runtime.models.scripted import load_script
+
+    script = tmp_path / "bad.toml"
+    script.write_text('latency-s = "slow"\n\n[[turn]]\ncontent = "x"\n')
+    with pytest.raises(ManifestError, match="latency-s"):
+        load_script(script)
