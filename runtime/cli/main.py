@@ -25,6 +25,7 @@ VERBS = {
     "migrate": "runtime.cli.migrate",
     "spawn": "runtime.cli.spawn",
     "run": "runtime.cli.run",
+    "memory": "runtime.cli.memory",
     "verify": "runtime.cli.verify",
     "audit": "runtime.cli.audit",
     "status": "runtime.cli.status",
@@ -124,6 +125,23 @@ def build_parser():
     p.add_argument("--agent-model", help="the model of planned subtasks' agents")
     p.add_argument("--agent-api-base", metavar="URL")
     p.add_argument("--agent-scripts", metavar="DIR", help="scripted agents: DIR/<subtask id>.toml")
+
+    p = verb("memory", help="the shared memory of accepted runs: show, search, curate learnings")
+    mem = p.add_subparsers(dest="action", metavar="ACTION")
+    mem.required = True
+    m = mem.add_parser("show", parents=[common], help="results, facts and pending learnings")
+    m.add_argument("--state-dir", metavar="DIR")
+    m.add_argument("--json", action="store_true")
+    m = mem.add_parser("search", parents=[common], help="full-text search of results and facts")
+    m.add_argument("query")
+    m.add_argument("--tag", action="append", help="only entries with this tag (repeatable)")
+    m.add_argument("--state-dir", metavar="DIR")
+    m.add_argument("--json", action="store_true")
+    m = mem.add_parser("curate", parents=[common], help="promote pending learnings into facts, or discard them")
+    m.add_argument("--promote", nargs="*", default=[], metavar="ID")
+    m.add_argument("--discard", nargs="*", default=[], metavar="ID")
+    m.add_argument("--state-dir", metavar="DIR")
+    m.add_argument("--json", action="store_true")
 
     p = verb("verify", help="run the verify step alone on an agent-authored worktree (for CI)")
     p.add_argument("task", metavar="TASK")

@@ -45,15 +45,13 @@ def _planner_config(args, plan=None):
 
 
 def _first_plan(args, catalog, git, state_dir):
-    from runtime.memory.store import open_memory
-    from runtime.orchestration.meta import memory_path
     from runtime.orchestration.planner import PlannerContext, propose_plan
     from runtime.orchestration.planning import roles_info, validator
 
     config = _planner_config(args)
     if config is None:
         raise UsageError("--goal needs a planner: pass --planner-model (and --planner-script for scripted/...)")
-    memory = [f"{e.title}: {e.body}"[:500] for e in open_memory(memory_path(state_dir)).search(args.goal, limit=8)]
+    memory = relevant_memory(state_dir, args.goal)
     files = [p for p in git.text("ls-files", "-z").split("\0") if p]
     validate, state = validator(catalog, git.root, _defaults(args), set())
     outcome = propose_plan(config, args.goal, PlannerContext(roles_info(catalog), files, memory), validate=validate)
@@ -62,6 +60,15 @@ def _first_plan(args, catalog, git, state_dir):
     if outcome.plan is None:
         return None, [], outcome.errors
     return state["plan"], [], []
+
+
+def relevant_memory(state_dir: Path, goal: str) -> list[str]:
+    """What accepted runs and curated facts say about this goal (the planner reads it first)."""
+    from runtime.memory.store import open_memory
+    from runtime.orchestration.meta import memory_path
+
+    return [f"{e.title}: {e.body}"[:500] if e.title else e.body[:500]
+            for e in open_memory(memory_path(state_dir)).search(goal, limit=8)]
 
 
 def _printer(args):
@@ -142,7 +149,8 @@ def run(args) -> int:
     replanner = None
     if planner is not None:
         files = [p for p in git.text("ls-files", "-z").split("\0") if p]
-        replanner = Replanner(catalog, plan.base_dir, planner, _defaults(args, plan), roles_info(catalog), files, [])
+        replanner = Replanner(catalog, plan.base_dir, planner, _defaults(args, plan), roles_info(catalog), files,
+                              relevant_memory(state_dir, plan.goal))
     reviewer = reviewer_for(model_config(plan.reviewer, ReviewerConfig)) if plan.reviewer else None
     emit, live = _printer(args)
     options = RunOptions(repo=git.root, merge=args.merge, use_sandbox=not args.no_os_sandbox, state_dir=state_dir,

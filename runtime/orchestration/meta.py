@@ -34,3 +34,14 @@ def remember(run, verdict) -> None:
                 writer.add_pending_learning(run.run_id, text, source="reviewer")
     finally:
         writer.close()
+
+
+def curate_learnings(state_dir: Path, decisions: dict[int, str], curator: str) -> list:
+    """The curation step: promote pending learnings into facts, or discard them (each once)."""
+    from runtime.memory.curate import curate
+
+    writer = open_for_meta_validation(memory_path(state_dir), issue_meta_validation_token())
+    try:
+        return curate(writer, decisions, curator=curator)
+    finally:
+        writer.close()
