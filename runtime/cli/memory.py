@@ -15,7 +15,7 @@ from runtime.errors import UsageError
 
 
 def run(args) -> int:
-    from runtime.memory.store import open_memory
+    from runtime.memory.reader import open_memory
     from runtime.orchestration.meta import curate_learnings, memory_path
 
     root = state_dir(args).root

@@ -64,7 +64,7 @@ def _first_plan(args, catalog, git, state_dir):
 
 def relevant_memory(state_dir: Path, goal: str) -> list[str]:
     """What accepted runs and curated facts say about this goal (the planner reads it first)."""
-    from runtime.memory.store import open_memory
+    from runtime.memory.reader import open_memory
     from runtime.orchestration.meta import memory_path
 
     return [f"{e.title}: {e.body}"[:500] if e.title else e.body[:500]

@@ -23,14 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from runtime.memory.store import (
-    CurationError,
-    MemoryWriter,
-    _name,
-    _now,
-    _tags_to_write,
-    _text,
-)
+from runtime.memory.errors import CurationError
+from runtime.memory.records import now, valid_name, valid_tags, valid_text
+from runtime.memory.writer import MemoryWriter
 
 VERDICTS = ("promote", "discard")
 
@@ -75,10 +70,10 @@ def curate(writer: MemoryWriter, decisions: Mapping[int, str], *,
             raise ValueError(f"learning {learning_id}: the verdict is 'promote' or 'discard', "
                              f"not {verdict!r}")
     promoted = {i for i, v in decisions.items() if v == "promote"}
-    fact_texts = {i: _text(f"texts[{i}]", t) for i, t in _ids("texts", texts, promoted).items()}
-    fact_tags = {i: _tags_to_write(t) for i, t in _ids("tags", tags, promoted).items()}
-    why = {i: _text(f"reasons[{i}]", r) for i, r in _ids("reasons", reasons, set(decisions)).items()}
-    curator = _name("curator", curator)
+    fact_texts = {i: valid_text(f"texts[{i}]", t) for i, t in _ids("texts", texts, promoted).items()}
+    fact_tags = {i: valid_tags(t) for i, t in _ids("tags", tags, promoted).items()}
+    why = {i: valid_text(f"reasons[{i}]", r) for i, r in _ids("reasons", reasons, set(decisions)).items()}
+    curator = valid_name("curator", curator)
     if not decisions:
         return []
 
@@ -96,7 +91,7 @@ def curate(writer: MemoryWriter, decisions: Mapping[int, str], *,
                 raise CurationError(f"{writer.path}: learning {i} was already curated "
                                     f"({rows[i]['status']} at {rows[i]['curated_at']}); "
                                     "a learning is curated once")
-        when = _now()
+        when = now()
         for i in order:
             verdict = decisions[i]
             fact_id = None

@@ -1,7 +1,7 @@
 """Meta-validation's writes: only an accepted run is remembered.
 
 The memory writer is handed out to this module alone (see
-`runtime.memory.store.META_VALIDATION_MODULES`); everything else reads.
+`runtime.memory.writer.META_VALIDATION_MODULES`); everything else reads.
 Results of accepted subtasks are recorded with their branch and commit;
 the reviewer's learnings wait as pending until curation promotes them.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.memory.store import issue_meta_validation_token, open_for_meta_validation
+from runtime.memory.writer import issue_meta_validation_token, open_for_meta_validation
 
 
 def memory_path(state_dir: Path) -> Path:

@@ -10,19 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from runtime.memory import store
+from runtime.memory import schema, writer as writer_module
 from runtime.memory.curate import curate
-from runtime.memory.store import (
-    CurationError,
-    MemoryAccessDenied,
-    MemoryReader,
-    MemoryStoreError,
+from runtime.memory.errors import CurationError, MemoryAccessDenied, MemoryStoreError
+from runtime.memory.reader import MemoryReader, open_memory
+from runtime.memory.records import match_expression
+from runtime.memory.writer import (
     MemoryWriter,
     MetaValidationToken,
     issue_meta_validation_token,
-    match_expression,
     open_for_meta_validation,
-    open_memory,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +33,7 @@ def _meta_token() -> MetaValidationToken:
     paths, not hostile code in the same process.
     """
     namespace = {"__name__": "runtime.orchestration.meta"}
-    exec("from runtime.memory.store import issue_meta_validation_token\n"
+    exec("from runtime.memory.writer import issue_meta_validation_token\n"
          "def mint():\n"
          "    return issue_meta_validation_token()\n", namespace)
     return namespace["mint"]()
@@ -332,7 +329,7 @@ def test_the_writer_cannot_be_had_without_the_token(db):
 def test_only_the_meta_validation_module_asks_for_the_writer():
     """Code structure: no module of the runtime but the memory package and the allowed ones names them."""
     guarded = {"issue_meta_validation_token", "open_for_meta_validation", "MetaValidationToken", "_MINT"}
-    allowed = {REPO / (m.replace(".", "/") + ".py") for m in store.META_VALIDATION_MODULES}
+    allowed = {REPO / (m.replace(".", "/") + ".py") for m in writer_module.META_VALIDATION_MODULES}
     offenders = []
     for path in sorted((REPO / "runtime").rglob("*.py")):
         if path.parent == REPO / "runtime" / "memory" or path in allowed:
@@ -351,12 +348,12 @@ def test_only_the_meta_validation_module_asks_for_the_writer():
 def test_wal_mode_schema_version_and_pragmas(db, writer):
     raw = sqlite3.connect(db)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
-    assert raw.execute("PRAGMA application_id").fetchone()[0] == store.APPLICATION_ID
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert raw.execute("PRAGMA application_id").fetchone()[0] == schema.APPLICATION_ID
     raw.close()
     conn = writer._conn
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
-    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == store.BUSY_TIMEOUT_MS
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == schema.BUSY_TIMEOUT_MS
     # reopening an existing store neither recreates nor fails
     _record(writer, "a", "Goal", "Summary.")
     with open_for_meta_validation(db, _meta_token()) as again:

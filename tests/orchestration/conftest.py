@@ -353,7 +353,7 @@ class Orchestra:
         return sorted(p.name for p in runs.iterdir() if p.is_dir() and "." in p.name) if runs.is_dir() else []
 
     def memory(self):
-        from runtime.memory.store import open_memory
+        from runtime.memory.reader import open_memory
 
         return open_memory(self.state / "memory.sqlite")
 
