@@ -101,3 +101,13 @@ def globs_to_regex(globs: list[str]) -> str | None:
 
 def is_literal(glob: str) -> bool:
     return not (_SPECIAL & set(glob))
+
+
+def literal_parts(glob: str) -> tuple[str, ...]:
+    """The components of ``glob`` before its first wildcard (``src/gen/*.py`` -> ``("src", "gen")``)."""
+    out: list[str] = []
+    for part in check_glob(glob).split("/"):
+        if not is_literal(part):
+            break
+        out.append(part)
+    return tuple(out)

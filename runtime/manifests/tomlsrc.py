@@ -41,6 +41,8 @@ class TomlSource:
         self._build_index()
 
     def _build_index(self) -> None:
+        # ``[a.b]`` after the second ``[[a]]`` belongs to ``a[1]``: it is indexed as
+        # ``("a", 1, "b")``, the key path pydantic reports.
         table: tuple[Any, ...] = ()
         counts: dict[tuple[Any, ...], int] = {}
         in_multiline = None
@@ -52,19 +54,24 @@ class TomlSource:
             header = _HEADER.match(line)
             if header and not _KEY.match(line):
                 keys = _split_key(header.group(2))
+                resolved: tuple[Any, ...] = ()
+                for key in keys[:-1]:
+                    resolved += (key,)
+                    if resolved in counts:  # a sub-table of the last entry of an array of tables
+                        resolved += (counts[resolved] - 1,)
+                resolved += keys[-1:]
                 if header.group(1) == "[[":
-                    n = counts.get(keys, 0)
-                    counts[keys] = n + 1
-                    table = keys + (n,)
-                    self._index.setdefault(keys, no)
+                    n = counts.get(resolved, 0)
+                    counts[resolved] = n + 1
+                    self._index.setdefault(resolved, no)
+                    table = resolved + (n,)
                 else:
-                    table = keys
+                    table = resolved
                 self._index.setdefault(table, no)
                 continue
             key = _KEY.match(line)
             if key:
-                path = table + _split_key(key.group(1))
-                self._index.setdefault(path, no)
+                self._index.setdefault(table + _split_key(key.group(1)), no)
                 rest = line[key.end():]
                 for quote in ('"""', "'''"):
                     if rest.count(quote) % 2 == 1:

@@ -41,7 +41,7 @@ reported at once (``ManifestErrors``), each as ``file:line: message``:
   which collide when two subtasks name the same task file);
 - every ``uses`` names a subtask with a strictly smaller sequence;
 - no two subtasks of one sequence group may write the same path (see
-  ``globs_overlap``).
+  ``runtime.orchestration.scopes.globs_overlap``).
 
 A task written inline has as digest (and so as generated agent id) the
 sha256 of the plan file's bytes, a NUL byte and the subtask id (UTF-8):
@@ -61,81 +61,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from runtime.errors import ManifestError, ManifestErrors
-from runtime.manifests.agent import AgentSection
 from runtime.manifests.catalog import Catalog, display_path
-from runtime.manifests.compose import param_values
-from runtime.manifests.globs import check_glob, is_literal
 from runtime.manifests.model import Model, describe
 from runtime.manifests.names import generated_agent_id
 from runtime.manifests.params import check_value
-from runtime.manifests.task import (
-    BodySection,
-    OutputSection,
-    ScopeSection,
-    Task,
-    TaskSection,
-    VerificationSection,
-    load_task,
-    task_from_data,
-)
-from runtime.manifests.tomlsrc import _HEADER, _KEY, TomlSource, _split_key, read_toml
+from runtime.manifests.task import Task, load_task, task_from_data
+from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.orchestration.plan_schema import TASK_TABLES, PlannerSection, PlanSection, ReviewerSection, SubtaskEntry
+from runtime.orchestration.scopes import globs_overlap, write_scope
 
-SUBTASK_ID = r"^[a-z0-9][a-z0-9-]{0,31}$"
-# The tables of a task manifest; written at the subtask level they make an inline task.
-TASK_TABLES = ("task", "scope", "verification", "output", "agent", "body")
 # The name an inline task's ``Task.path`` gets when the plan has no file yet (a planner's plan).
 UNSAVED_PLAN_NAME = "plan.toml"
-
-
-# --- schema ---------------------------------------------------------------
-# Every key below is acted on by someone; the comment says who.
-
-
-class ReviewerSection(Model):
-    """`[plan.reviewer]`: the model that judges the merged result (fan-in, meta-validation)."""
-
-    model: str = Field(min_length=1)  # litellm model name, or scripted/<name>: the model client of the run
-    script: str | None = None  # scripted models only: the playback file, relative to the plan (checked here)
-    api_base: str | None = None  # an http(s) model server: the model client of the run
-
-
-class PlannerSection(ReviewerSection):
-    """`[plan.planner]`: the model that writes plans and replans."""
-
-    max_retries: int = Field(default=2, ge=0, le=5)  # the planner loop: invalid plans sent back with their errors
-
-
-class PlanSection(Model):
-    goal: str  # shown to the planner and the reviewer, and in the run report
-    success_criteria: list[str] = Field(min_length=1)  # what fan-in judges the merged result against
-    checks: list[str] = Field(default_factory=list)  # fan-in: run on the merged tree before any judgement
-    max_replans: int = Field(default=1, ge=0, le=5)  # the replan loop: its depth limit
-    concurrency: int = Field(default=4, ge=1, le=64)  # fan-out: subtasks running at once
-    max_dispatches: int = Field(default=3, ge=1, le=10)  # loop guard: more dispatches of one subtask end failed(loop)
-    planner: PlannerSection | None = None  # `runtime run --goal`: who writes (re)plans
-    reviewer: ReviewerSection | None = None  # fan-in: who judges, after the deterministic checks
-
-
-class SubtaskEntry(Model):
-    id: str = Field(pattern=SUBTASK_ID)  # names the subtask in `uses`, events, the report (unique: checked here)
-    sequence: int = Field(ge=1)  # fan-out: groups run in increasing order, a group's members in parallel
-    uses: list[str] = Field(default_factory=list)  # fan-out: these subtasks' outputs become context (checked here)
-    file: str | None = Field(default=None, min_length=1)  # a task manifest, relative to the plan file
-    # ... or the task manifest's tables inline; each is enforced as in a task file (runtime.manifests.task)
-    task: TaskSection | None = None
-    scope: ScopeSection | None = None
-    verification: VerificationSection | None = None
-    output: OutputSection | None = None
-    agent: AgentSection | None = None  # required for a plan's subtask: the spawn pipeline runs it
-    body: BodySection | None = None
-
-
-class PlanFile(Model):
-    plan: PlanSection
-    subtask: list[SubtaskEntry] = Field(min_length=1)
 
 
 # --- what a loaded plan is -------------------------------------------------
@@ -196,94 +135,6 @@ class Plan:
 def plan_checks(plan: Plan) -> tuple[str, ...]:
     """The plan-level commands fan-in runs on the merged tree, in order."""
     return plan.checks
-
-
-# --- line numbers inside arrays of tables ---------------------------------
-
-
-class PlanSource(TomlSource):
-    """A ``TomlSource`` that also finds lines inside sub-tables of ``[[subtask]]``.
-
-    ``[subtask.scope]`` after the second ``[[subtask]]`` header belongs to
-    ``subtask[1]``: it is indexed as ``("subtask", 1, "scope")``, which is the
-    key path pydantic and the task loader report.
-    """
-
-    def _build_index(self) -> None:
-        table: tuple[Any, ...] = ()
-        counts: dict[tuple[Any, ...], int] = {}
-        in_multiline = None
-        for no, line in enumerate(self.text.splitlines(), start=1):
-            if in_multiline:
-                if line.count(in_multiline) % 2 == 1:
-                    in_multiline = None
-                continue
-            header = _HEADER.match(line)
-            if header and not _KEY.match(line):
-                keys = _split_key(header.group(2))
-                resolved: tuple[Any, ...] = ()
-                for key in keys[:-1]:
-                    resolved += (key,)
-                    if resolved in counts:  # a sub-table of the last entry of an array of tables
-                        resolved += (counts[resolved] - 1,)
-                resolved += keys[-1:]
-                if header.group(1) == "[[":
-                    n = counts.get(resolved, 0)
-                    counts[resolved] = n + 1
-                    self._index.setdefault(resolved, no)
-                    table = resolved + (n,)
-                else:
-                    table = resolved
-                self._index.setdefault(table, no)
-                continue
-            key = _KEY.match(line)
-            if key:
-                self._index.setdefault(table + _split_key(key.group(1)), no)
-                rest = line[key.end():]
-                for quote in ('"""', "'''"):
-                    if rest.count(quote) % 2 == 1:
-                        in_multiline = quote
-
-
-# --- write scopes ----------------------------------------------------------
-
-
-def _literal_prefix(glob: str) -> tuple[str, ...]:
-    parts = check_glob(glob).split("/")
-    out: list[str] = []
-    for part in parts:
-        if not is_literal(part):
-            break
-        out.append(part.casefold())
-    return tuple(out)
-
-
-def globs_overlap(a: str, b: str) -> bool:
-    """Whether two write globs may name a common path, decided conservatively.
-
-    Each glob is cut before its first component holding a wildcard (``*``,
-    ``?``, ``[``); the literal components before it (all of them for a glob
-    without wildcards, which names a file or a whole folder) are its prefix.
-    Two globs overlap when one prefix is a component-wise prefix of the other,
-    compared case-insensitively: ``src/calc/**`` and ``src/**`` overlap,
-    ``src/a.py`` and ``src/b.py`` do not, ``src/a`` and ``src/ab`` do not,
-    ``src/*.py`` and ``src/a.py`` do, and a glob starting with a wildcard
-    (empty prefix) overlaps everything.
-    """
-    pa, pb = _literal_prefix(a), _literal_prefix(b)
-    n = min(len(pa), len(pb))
-    return pa[:n] == pb[:n]
-
-
-def write_scope(task: Task) -> list[str]:
-    """The globs a task's agent may write: its role's whitelist values (nothing without one).
-
-    Denylists are ignored: they do not make two scopes disjoint enough to trust.
-    """
-    gates = {a.gate: a for a in task.role.atoms if a.gate}
-    if "write-whitelist" not in gates or "read-only" in gates:
-        return []
-    return list(param_values(task.role, task)[gates["write-whitelist"].name].get("globs") or [])
 
 
 # --- loading and validation --------------------------------------------------
@@ -487,8 +338,6 @@ def plan_from_data(
     rendering, see ``plan_from_json``); ``base_dir`` is what ``file`` and
     inline ``script`` paths are relative to; ``path`` is the plan file, if any.
     """
-    if not isinstance(src, PlanSource):
-        src = PlanSource(src.path, src.text)
     base_dir = Path(base_dir)
     plan_path = Path(path) if path is not None else None
     inline_path = plan_path if plan_path is not None else base_dir / UNSAVED_PLAN_NAME
@@ -545,7 +394,7 @@ def load_plan(catalog: Catalog, path: Path | str) -> Plan:
         data, src = read_toml(path, where)
     except ManifestError as exc:
         raise ManifestErrors([exc]) from None
-    return plan_from_data(catalog, data, PlanSource(where, src.text), path.resolve().parent, path=path)
+    return plan_from_data(catalog, data, src, path.resolve().parent, path=path)
 
 
 def plan_from_json(catalog: Catalog, plan_data: dict[str, Any], base_dir: Path | str, display: str = "<planner plan>") -> Plan:
@@ -561,4 +410,4 @@ def plan_from_json(catalog: Catalog, plan_data: dict[str, Any], base_dir: Path |
         data = tomllib.loads(text)
     except (ValueError, TypeError, tomllib.TOMLDecodeError) as exc:
         raise ManifestErrors([ManifestError(display, 1, f"the plan cannot be written as TOML: {exc}")]) from None
-    return plan_from_data(catalog, data, PlanSource(display, text), base_dir)
+    return plan_from_data(catalog, data, TomlSource(display, text), base_dir)

@@ -8,7 +8,7 @@ from typing import Any
 from runtime.manifests.atom import AliasFile, AtomFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
-from runtime.orchestration.plan import PlanFile
+from runtime.orchestration.plan_schema import PlanFile
 
 BASE = "https://agent-runtime.invalid/schemas"
 

@@ -11,17 +11,17 @@ import pytest
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
+from runtime.manifests.tomlsrc import TomlSource
 from runtime.orchestration.plan import (
     PlannerConfig,
-    PlanSource,
     ReviewerConfig,
-    globs_overlap,
     inline_digest,
     load_plan,
     plan_checks,
     plan_from_data,
     plan_from_json,
 )
+from runtime.orchestration.scopes import globs_overlap
 from runtime.orchestration.plan_save import PlanExists, render_plan, save_plan
 from runtime.tooling.lint import lint
 from runtime.tooling.schemas import manifest_schemas, render
@@ -197,7 +197,7 @@ def test_inline_errors_from_the_task_loader_name_the_plan_lines(project):
 
 
 def test_plan_source_indexes_sub_tables_of_each_subtask():
-    src = PlanSource("p.toml", PLAN)
+    src = TomlSource("p.toml", PLAN)
     assert src.line_of(("subtask", 1, "scope", "files-whitelist", 0)) == lineno(PLAN, "README.md\"]")
     assert src.line_of(("subtask", 1, "agent", "script")) == lineno(PLAN, 'script = "doc.script.toml"')
     assert src.line_of(("subtask", 0, "file")) == lineno(PLAN, "file = ")
@@ -463,7 +463,7 @@ def test_render_round_trips_and_loads(project):
     assert tomllib.loads(text) == data
     assert text.index("[plan]") < text.index("[plan.planner]") < text.index("[[subtask]]") < text.index("[subtask.task]")
     assert 'text = """' in text  # a body with line breaks stays readable
-    plan = plan_from_data(CATALOG, tomllib.loads(text), PlanSource("rendered.toml", text), project)
+    plan = plan_from_data(CATALOG, tomllib.loads(text), TomlSource("rendered.toml", text), project)
     assert plan.subtasks[1].task.body == data["subtask"][1]["body"]["text"]
     assert render_plan(plan.data) == text
 

@@ -10,7 +10,7 @@ import re
 
 from runtime.gate.decision import allow, deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
-from runtime.manifests.globs import check_glob, globs_to_regex
+from runtime.manifests.globs import globs_to_regex, literal_parts
 
 
 def compile_globs(globs: list[str]):
@@ -20,16 +20,7 @@ def compile_globs(globs: list[str]):
 
 def literal_prefixes(globs: list[str]) -> tuple[str, ...]:
     """The leading wildcard-free folders of each glob (`src/gen/**` -> `src/gen`)."""
-    out = []
-    for glob in globs:
-        parts = []
-        for part in check_glob(glob).split("/"):
-            if any(ch in part for ch in "*?["):
-                break
-            parts.append(part)
-        if parts:
-            out.append("/".join(parts))
-    return tuple(out)
+    return tuple("/".join(parts) for parts in map(literal_parts, globs) if parts)
 
 
 def holds_any(rel: str, prefixes: tuple[str, ...]) -> bool:
