@@ -18,19 +18,17 @@ import json
 import os
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 import tomlkit
 
-from tests.conftest import REPO, RUNTIME, require
+from tests.conftest import REPO, RUNTIME
+from tests.support import git, have_bwrap
 
 PROJECT = REPO / "manifests" / "examples" / "spawn-demo" / "project"
 EXAMPLE_PLAN = REPO / "manifests" / "examples" / "plan" / "plan.toml"
@@ -43,21 +41,6 @@ FIX_REPORT = "Summary: calc.mean now divides by len(values).\nFiles changed: src
 DOC_TEXT = "# calc\n\n- `calc.mean(values)`: the arithmetic mean.\n"
 
 
-def have_bwrap() -> None:
-    require(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(cwd), "-c", "user.name=test", "-c", "user.email=test@localhost",
-         "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null", *args],
-        capture_output=True, text=True, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc.stdout.strip()
-
-
 def make_repo(root: Path, name: str = "repo") -> tuple[Path, str]:
     """A copy of the spawn demo's project, committed on `trunk`; returns (repo, base commit)."""
     repo = root / name
@@ -66,37 +49,6 @@ def make_repo(root: Path, name: str = "repo") -> tuple[Path, str]:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a calculator with a bug")
     return repo, git(repo, "rev-parse", "HEAD")
-
-
-def processes_with(text: str) -> list[psutil.Process]:
-    out = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and text in " ".join(proc.info["cmdline"] or []):
-                out.append(proc)
-        except psutil.Error:
-            pass
-    return out
-
-
-def wait_for(predicate, timeout: float, step: float = 0.05, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    """Clean up a background run a test started (its own session, so only its own processes)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)
 
 
 # -- the run report -------------------------------------------------------------------------------

@@ -10,8 +10,12 @@ import signal
 import threading
 
 from tests.orchestration.conftest import (
-    BASE_BRANCH, FIXED, Orchestra, kill_group, parse_events, processes_with, wait_for,
+    BASE_BRANCH,
+    FIXED,
+    Orchestra,
+    parse_events,
 )
+from tests.support import kill_group, processes_with, wait_for
 
 
 def test_killed_run_resumes_without_rerunning_or_double_merging(orchestra: Orchestra):

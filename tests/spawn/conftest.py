@@ -20,7 +20,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -32,7 +31,8 @@ import psutil
 import pytest
 import tomlkit
 
-from tests.conftest import REPO, RUNTIME, require
+from tests.conftest import REPO, RUNTIME
+from tests.support import git, have_bwrap, processes_with
 
 PROJECT = REPO / "manifests" / "examples" / "spawn-demo" / "project"
 BASE_BRANCH = "trunk"
@@ -51,45 +51,9 @@ SH_FIX = "sed -i 's/(len(values) + 1)/len(values)/' src/calc/__init__.py"
 SH_REPORT = ("printf 'Summary: fixed mean\\nFiles changed: src/calc/__init__.py\\n' > \"$RUNTIME_REPORT_FILE\"")
 
 
-def have_bwrap() -> None:
-    require(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(cwd), "-c", "user.name=test", "-c", "user.email=test@localhost",
-         "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null", *args],
-        capture_output=True, text=True, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc.stdout.strip()
-
-
 def marker() -> str:
     """A unique number for `sleep <n>`, so a test can find (or miss) exactly its own processes."""
     return str(100_000 + secrets.randbelow(800_000))
-
-
-def processes_with(text: str) -> list[psutil.Process]:
-    out = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and text in " ".join(proc.info["cmdline"] or []):
-                out.append(proc)
-        except psutil.Error:
-            pass
-    return out
-
-
-def wait_for(predicate, timeout: float, step: float = 0.05, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def no_survivors(text: str, timeout: float = 3.0) -> None:
@@ -286,12 +250,3 @@ def spawner(tmp_path, monkeypatch) -> Spawner:
     monkeypatch.setenv("RUNTIME_STATE_DIR", str(state))
     return Spawner(tmp_path, repo, state, base)
 
-
-def kill_group(proc: subprocess.Popen) -> None:
-    """Clean up a background spawn a test started (its own session, so only its own processes)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)

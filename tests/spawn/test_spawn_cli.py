@@ -15,8 +15,16 @@ import pytest
 
 from tests.conftest import REPO, RUNTIME
 from tests.spawn.conftest import (
-    BASE_BRANCH, FIXED, REPORT, SH_FIX, SH_REPORT, Spawner, git, kill_group, marker, no_survivors,
+    BASE_BRANCH,
+    FIXED,
+    REPORT,
+    SH_FIX,
+    SH_REPORT,
+    Spawner,
+    marker,
+    no_survivors,
 )
+from tests.support import git, kill_group
 
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:

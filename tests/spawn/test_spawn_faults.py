@@ -18,9 +18,20 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.spawn.conftest import (
-    BASE_BRANCH, FIX_TURN, FIXED, PY, REPORT, SH_FIX, SH_REPORT, TEST_TURN, Spawner, b64, kill_group, marker,
-    no_survivors, processes_with, wait_for,
+    BASE_BRANCH,
+    FIX_TURN,
+    FIXED,
+    PY,
+    REPORT,
+    SH_FIX,
+    SH_REPORT,
+    TEST_TURN,
+    Spawner,
+    b64,
+    marker,
+    no_survivors,
 )
+from tests.support import kill_group, processes_with, wait_for
 
 
 def assert_trunk_untouched(s: Spawner) -> None:

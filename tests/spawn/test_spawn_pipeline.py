@@ -12,8 +12,17 @@ import json
 import time
 
 from tests.spawn.conftest import (
-    BASE_BRANCH, BUGGY, FIX_TURN, FIXED, REPORT, SH_FIX, SH_REPORT, TEST_TURN, Spawner, git, kill_group, wait_for,
+    BASE_BRANCH,
+    BUGGY,
+    FIX_TURN,
+    FIXED,
+    REPORT,
+    SH_FIX,
+    SH_REPORT,
+    TEST_TURN,
+    Spawner,
 )
+from tests.support import git, kill_group, wait_for
 
 
 def assert_trunk_untouched(s: Spawner) -> None:
