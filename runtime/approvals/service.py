@@ -35,7 +35,6 @@ import os
 import queue
 import select
 import socket
-import socketserver
 import sys
 import threading
 import time
@@ -44,7 +43,7 @@ from typing import Any, TextIO
 
 from runtime.approvals import ANSWER_GRACE_S
 from runtime.approvals.store import APPROVED, DENIED, PENDING, Approval, ApprovalError, ApprovalStore, iso
-from runtime.models.unix_service import TrackedServer, UnixService
+from runtime.models.unix_service import JsonLinesHandler, TrackedServer, UnixService
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 _KEYS = {"tool", "input", "reason", "timeout_s"}
@@ -210,32 +209,12 @@ class ApprovalService(UnixService):
                 return current  # this asker's own bound passed; the request may still be decided for another
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    server: TrackedServer
+class _Handler(JsonLinesHandler):
+    def answer(self, line: bytes) -> dict[str, Any]:
+        return self.server.owner.handle_line(line, self._gone)
 
-    def handle(self) -> None:
-        service: ApprovalService = self.server.owner
-        limit = service.max_line_bytes
-        while True:
-            try:
-                line = self.rfile.readline(limit + 1)
-            except OSError:
-                return
-            if not line:
-                return
-            if len(line) > limit:
-                reply = _deny(f"the approval request is longer than {limit} bytes; the call is denied")
-                if not self._skip_line(limit):
-                    return
-            elif not line.strip():
-                continue
-            else:
-                reply = service.handle_line(line, self._gone)
-            try:
-                self.wfile.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
-                self.wfile.flush()
-            except OSError:
-                return
+    def too_long(self, limit: int) -> dict[str, Any]:
+        return _deny(f"the approval request is longer than {limit} bytes; the call is denied")
 
     def _gone(self) -> bool:
         """Has the asker hung up? (EOF waiting on the socket.)"""
@@ -246,17 +225,6 @@ class _Handler(socketserver.StreamRequestHandler):
             return self.connection.recv(1, socket.MSG_PEEK) == b""
         except (OSError, ValueError):
             return True
-
-    def _skip_line(self, limit: int) -> bool:
-        while True:
-            try:
-                chunk = self.rfile.readline(limit)
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            if chunk.endswith(b"\n"):
-                return True
 
 
 # -- the agent's side -------------------------------------------------------------------------

@@ -41,14 +41,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-import socketserver
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from runtime.models.types import ModelError, ModelReply, ModelRequest, check_messages, check_tools, one_line
-from runtime.models.unix_service import TrackedServer, UnixService
+from runtime.models.unix_service import JsonLinesHandler, TrackedServer, UnixService
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -170,44 +169,12 @@ class Broker(UnixService):
         return {"ok": True, "reply": reply.to_dict()}
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    server: TrackedServer
+class _Handler(JsonLinesHandler):
+    def answer(self, line: bytes) -> dict[str, Any]:
+        return self.server.owner.handle_line(line)
 
-    def handle(self) -> None:
-        broker = self.server.owner
-        limit = broker.max_line_bytes
-        while True:
-            try:
-                line = self.rfile.readline(limit + 1)
-            except OSError:
-                return
-            if not line:
-                return
-            if len(line) > limit:
-                if not self._skip_line(limit):
-                    return
-                reply = _error("request", f"the request line is longer than {limit} bytes")
-            elif not line.strip():
-                continue
-            else:
-                reply = broker.handle_line(line)
-            try:
-                self.wfile.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
-                self.wfile.flush()
-            except OSError:
-                return
-
-    def _skip_line(self, limit: int) -> bool:
-        """Discard the rest of an oversized line; False when the connection ended first."""
-        while True:
-            try:
-                chunk = self.rfile.readline(limit)
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            if chunk.endswith(b"\n"):
-                return True
+    def too_long(self, limit: int) -> dict[str, Any]:
+        return _error("request", f"the request line is longer than {limit} bytes")
 
 
 class BrokerClient:

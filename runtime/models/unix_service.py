@@ -8,6 +8,7 @@ connections and removes the socket only if it is still ours.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import socketserver
@@ -49,6 +50,58 @@ class TrackedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+class JsonLinesHandler(socketserver.StreamRequestHandler):
+    """One compact JSON reply per request line, in order, until the client hangs up.
+
+    Subclasses say how a line is answered (``answer``) and what a line longer
+    than the owner's ``max_line_bytes`` gets (``too_long``: the rest of it is
+    read and discarded, so the next line starts clean).
+    """
+
+    server: TrackedServer
+
+    def answer(self, line: bytes) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def too_long(self, limit: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def handle(self) -> None:
+        limit = self.server.owner.max_line_bytes
+        while True:
+            try:
+                line = self.rfile.readline(limit + 1)
+            except OSError:
+                return
+            if not line:
+                return
+            if len(line) > limit:
+                if not self._skip_line(limit):
+                    return
+                reply = self.too_long(limit)
+            elif not line.strip():
+                continue
+            else:
+                reply = self.answer(line)
+            try:
+                self.wfile.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                self.wfile.flush()
+            except OSError:
+                return
+
+    def _skip_line(self, limit: int) -> bool:
+        """Discard the rest of an oversized line; False when the connection ended first."""
+        while True:
+            try:
+                chunk = self.rfile.readline(limit)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            if chunk.endswith(b"\n"):
+                return True
 
 
 class UnixService:
