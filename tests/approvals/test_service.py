@@ -172,6 +172,24 @@ def test_the_agent_id_is_the_services_and_a_request_cannot_decide(env):
     assert [a.agent for a in env.store.all()] == ["ag-1"]
 
 
+def test_an_oversized_request_is_denied_and_the_next_line_is_read_cleanly(env):
+    env.services.append(ApprovalService(env.socket, "ag-1", env.store, timeout_s=0.3, audit=env.audit,
+                                        on_pending=env.shown.append, max_line_bytes=512).start())
+    big = json.dumps({"tool": "Bash", "input": {"command": "x" * 2000}, "reason": "r"}).encode() + b"\n"
+    small = json.dumps({"tool": "Bash", "input": CALL, "reason": "r"}).encode() + b"\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(env.socket))
+        sock.sendall(big + small)
+        replies = sock.makefile("rb")
+        first, second = json.loads(replies.readline()), json.loads(replies.readline())
+    assert first["decision"] == "deny" and "longer than 512 bytes" in first["reason"]
+    # The oversized call was never recorded; the next line was a request of its own (and expired).
+    assert second["decision"] == "deny" and "expired" in second["reason"]
+    [only] = env.store.all()
+    assert only.tool == "Bash" and only.status == EXPIRED and len(env.shown) == 1
+
+
 def test_an_asker_that_hangs_up_withdraws_its_request(env):
     env.service()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
