@@ -1,4 +1,4 @@
-"""Helpers the spawn and orchestration suites share: real git, real processes."""
+"""Helpers several suites share: real git, real processes."""
 
 from __future__ import annotations
 
@@ -27,6 +27,27 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
     return proc.stdout.strip()
+
+
+def user_git(cwd: Path, *args: str) -> str:
+    """Plain git, as a user would run it (hooks and config in force, no GIT_* of the test runner)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    out = subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True, env=env)
+    return out.stdout.strip()
+
+
+def user_repo(parent: Path, files: dict[str, str]) -> Path:
+    """``parent/repo``: a repository on ``trunk`` with ``files`` in one commit, made with ``user_git``."""
+    root = parent / "repo"
+    user_git(parent, "init", "-q", "-b", "trunk", str(root))
+    user_git(root, "config", "user.name", "Test User")
+    user_git(root, "config", "user.email", "test@example.com")
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    user_git(root, "add", "-A")
+    user_git(root, "commit", "-qm", "initial")
+    return root
 
 
 def processes_with(text: str) -> list[psutil.Process]:

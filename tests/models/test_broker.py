@@ -71,13 +71,6 @@ def raw_exchange(socket_path: Path, *lines: bytes) -> list[dict]:
         return replies
 
 
-@pytest.fixture(autouse=True)
-def _fresh_positions():
-    scripted.reset()
-    yield
-    scripted.reset()
-
-
 @pytest.fixture
 def script(tmp_path) -> Path:
     path = tmp_path / "agent.script.toml"

@@ -33,13 +33,6 @@ content = "Fixed it."
 MESSAGES = [{"role": "user", "content": "fix the bug"}]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_positions():
-    scripted.reset()
-    yield
-    scripted.reset()
-
-
 @pytest.fixture
 def script(tmp_path) -> Path:
     path = tmp_path / "demo.script.toml"

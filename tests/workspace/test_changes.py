@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -11,35 +10,23 @@ import pytest
 
 from runtime.workspace.changes import Change, WorkspaceMissing, changed_paths
 from runtime.workspace.git import Git
+from tests.support import user_git, user_repo
 
 ODD_NAME = "we ird\nname-ü ✓.txt"
 
 
-def sh(cwd: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    out = subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True, env=env)
-    return out.stdout.strip()
+sh = user_git
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    sh(tmp_path, "init", "-q", "-b", "trunk", str(root))
-    sh(root, "config", "user.name", "Test User")
-    sh(root, "config", "user.email", "test@example.com")
-    files = {
+    return user_repo(tmp_path, {
         "src/app.py": "x = 1\n",
         "src/util.py": "def util():\n    return 1\n",
         "docs/guide.md": "".join(f"guide line {i}\n" for i in range(20)),
         "old.txt": "to be deleted\n",
         ".gitignore": "*.log\n",
-    }
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    sh(root, "add", "-A")
-    sh(root, "commit", "-qm", "initial")
-    return root
+    })
 
 
 @pytest.fixture

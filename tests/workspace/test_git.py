@@ -11,27 +11,15 @@ import pytest
 
 from runtime.workspace.changes import changed_paths
 from runtime.workspace.git import BaseMoved, Git, GitError, NothingToCommit
+from tests.support import user_git, user_repo
 
 
-def sh(cwd: Path, *args: str) -> str:
-    """Plain git, as a user would run it (hooks and config in force)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    out = subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True, env=env)
-    return out.stdout.strip()
+sh = user_git
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    sh(tmp_path, "init", "-q", "-b", "trunk", str(root))
-    sh(root, "config", "user.name", "Test User")
-    sh(root, "config", "user.email", "test@example.com")
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("x = 1\n")
-    (root / "README.md").write_text("line 1\nline 2\nline 3\n")
-    sh(root, "add", "-A")
-    sh(root, "commit", "-qm", "initial")
-    return root
+    return user_repo(tmp_path, {"src/app.py": "x = 1\n", "README.md": "line 1\nline 2\nline 3\n"})
 
 
 def commit_file(root: Path, name: str, text: str, message: str = "change") -> str:
