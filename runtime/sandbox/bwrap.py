@@ -106,6 +106,9 @@ class SandboxSpec:
     extra_binds_ro: list[Path] = field(default_factory=list)
     masked: list[Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    # ("ro" | "rw", path) mounted in this order after the extra binds and before the worktree:
+    # a read-only folder with writable folders inside it (the claude-code backend's ~/.claude).
+    late_binds: list[tuple[str, Path]] = field(default_factory=list)
 
     def expose(self, paths) -> None:
         """Bind read-only whichever of ``paths`` the sandbox would hide: paths under a masked
@@ -149,6 +152,13 @@ class SandboxSpec:
             out += ["--bind", str(path), str(path)]
         for path in extra_ro:
             out += ["--ro-bind", str(path), str(path)]
+        for mode, path in self.late_binds:
+            if mode not in ("ro", "rw"):
+                raise SandboxSpecError(f"late bind mode {mode!r} is neither ro nor rw")
+            path = self._resolve(path, "late bind")
+            if _overlaps(path, worktree):
+                raise SandboxSpecError(f"{path} overlaps the worktree {worktree}: bind it through writable or readonly")
+            out += ["--ro-bind" if mode == "ro" else "--bind", str(path), str(path)]
         out += ["--ro-bind", str(worktree), str(worktree)]
         for path in [] if self.read_only_worktree else writable:
             out += ["--bind", str(path), str(path)]
