@@ -1,40 +1,66 @@
 """A declarative sandbox description turned into a bubblewrap command prefix.
 
-`SandboxSpec(...).args()` returns `[bwrap, ..., "--"]`; append the agent's
-command to it. Mount order matters because later mounts win:
+`SandboxSpec(...).args()` returns `[bwrap, ..., "--", (setpriv ... --)]`;
+append the agent's command to it. `grant()` first lets the agent's uid write
+what it may write on the host side (see `runtime.sandbox.identity`).
 
-1. the read-only root, a fresh /dev and /proc (of the new PID namespace), and
-   a private tmpfs on /tmp — first, so the binds below (worktrees and run
-   folders often live under /tmp) are mounted on top of the tmpfs instead of
-   being hidden by it;
-2. empty tmpfs over the `masked` folders (the orchestrator's own home, with
-   its keys and tokens), then the private HOME and the extra binds (sockets,
-   run folders, and whatever a masked folder holds that the agent needs, such
-   as the Python interpreter) on top of them;
-3. the worktree read-only (the tmpfs would hide a worktree under /tmp), then
-   the writable paths inside it read-write, unless `read_only_worktree`;
+The root the agent sees is built from nothing, not the host's `/` bound
+whole: the system folders programs need (`/usr`, `/etc`, `/opt` and the
+merged-usr links) read-only, a fresh `/dev`, a `/proc` of the sandbox's own
+PID namespace with the kernel's knobs (`/proc/sys`, `/proc/sysrq-trigger`,
+`/proc/irq`, `/proc/bus`) bound read-only over it, private tmpfs on `/tmp`,
+`/var/tmp`, `/dev/shm` and `/run`. Nothing else of the host exists inside: no
+`/home`, `/root`, `/srv`, `/mnt`, `/var/run`, so no pathname socket of the host
+(Docker, containerd, D-Bus, a test server's) can be reached; every sandbox has
+its own network namespace, so neither can an abstract or TCP one.
+
+Mount order matters because later mounts win:
+
+1. the system folders, /dev, /proc and the tmpfs folders — first, so the binds
+   below (worktrees and run folders often live under /tmp) are mounted on top
+   of the tmpfs instead of being hidden by it;
+2. empty tmpfs over the `masked` folders, then the private HOME and the extra
+   binds (sockets, run folders, the interpreter and the runtime), then the
+   `late_binds` in their order;
+3. the worktree read-only, then the writable paths inside it read-write,
+   unless `read_only_worktree`;
 4. the protected paths (`.git`, `.claude`, the policy folder) read-only, last,
    so no earlier read-write bind can uncover them.
 
 Every path must exist: bubblewrap refuses to bind a missing source, so the
-caller creates the folders and files it passes (a protected path that does not
-exist cannot be protected by a mount; the gate still denies writes to it).
-Paths are resolved before use, so a symlink the agent planted in the worktree
-between two attempts cannot turn a writable path into one outside it.
+caller creates the folders and files it passes. Paths are resolved before use,
+so a symlink the agent planted in the worktree between two attempts cannot
+turn a writable path into one outside it.
 
-As root, bubblewrap does not create a user namespace: `--cap-drop ALL` empties
-the capability sets of the sandboxed process, and bubblewrap always sets
-PR_SET_NO_NEW_PRIVS, so no exec inside can regain them. bubblewrap adds one
-variable to the environment, PWD (the worktree), after `--chdir`.
+Who runs inside. A root orchestrator runs bubblewrap as root (it alone can
+reach bind sources in root-only folders such as `/root/...`) and hands the
+sandbox's first process only CAP_SETUID, CAP_SETGID and CAP_SETPCAP, which
+`setpriv` spends at once: it switches to the agent's unprivileged host uid and
+gid, clears the supplementary groups, empties the bounding and inheritable
+sets and sets no_new_privs, then executes the agent. (A user namespace created
+by root maps the inside uid to host uid 0, which still writes sysctls; an
+unprivileged bubblewrap cannot reach root-only bind sources. The uid switch is
+what the attacks needed undone.) An orchestrator that is not root runs
+bubblewrap unprivileged in a new user namespace (`--unshare-user`,
+`--disable-userns`: no nested one). Either way the seccomp filter of
+`runtime.sandbox.seccomp` is loaded by bubblewrap from a descriptor before the
+first exec. bubblewrap adds one variable to the environment, PWD (the
+worktree), after `--chdir`.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
+import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from runtime.errors import FatalError
+from runtime.sandbox.identity import AgentUser, agent_user
 
 # Namespaces and process hygiene, the same for every sandbox.
 _FIXED_FLAGS = (
@@ -43,24 +69,26 @@ _FIXED_FLAGS = (
     "--unshare-pid",  # when the first process exits, the kernel kills the rest
     "--unshare-ipc",
     "--unshare-uts",
-    "--cap-drop", "ALL",
+    "--unshare-net",  # always: the only ways out are the relays the orchestrator binds in
+    "--unshare-cgroup-try",
 )
-_BASE_MOUNTS = (
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
-    "--tmpfs", "/tmp",
-)
+# Host folders every sandbox sees read-only (the ones that exist); merged-usr links are re-created as links.
+SYSTEM_FOLDERS = ("/usr", "/etc", "/opt")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+KERNEL_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm", "/run")
+# The capabilities setpriv needs to drop to the agent's uid; it leaves none.
+_SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 
 
 class SandboxUnavailable(FatalError):
-    """bubblewrap is not installed, so no OS sandbox can be built."""
+    """No OS sandbox can be built here (bubblewrap missing, no user namespaces, ...)."""
 
-    def __init__(self) -> None:
-        super().__init__(
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (
             "bubblewrap (bwrap) is not installed: install it (e.g. `apt-get install bubblewrap`) "
             "or pass --no-os-sandbox to run the agent without an OS sandbox"
-        )
+        ))
 
 
 class SandboxSpecError(FatalError):
@@ -72,12 +100,98 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+def setpriv_path() -> str:
+    """util-linux's setpriv, which a root orchestrator's sandboxes start with."""
+    path = shutil.which("setpriv") or ("/usr/bin/setpriv" if os.path.exists("/usr/bin/setpriv") else None)
+    if path is None:
+        raise SandboxUnavailable("setpriv (util-linux) is not installed, so a root orchestrator cannot run its "
+                                 "agents as an unprivileged user: install util-linux or run as another user")
+    return path
+
+
+@cache
+def check_user_namespaces(bwrap: str) -> None:
+    """An unprivileged bubblewrap needs user namespaces: refuse with one line when the kernel has none."""
+    probe = subprocess.run([bwrap, "--unshare-user", "--ro-bind", "/", "/", "true"], capture_output=True, text=True,
+                           timeout=30)
+    if probe.returncode != 0:
+        detail = (probe.stderr.strip().splitlines() or ["no detail"])[-1]
+        raise SandboxUnavailable(
+            f"this kernel does not let an unprivileged user create user namespaces ({detail}), so no sandbox "
+            "can be built: enable them (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone), run "
+            "the orchestrator as root, or pass --no-os-sandbox")
+
+
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
 def _overlaps(a: Path, b: Path) -> bool:
     return _inside(a, b) or _inside(b, a)
+
+
+def _system_mounts() -> list[str]:
+    out: list[str] = []
+    for name in SYSTEM_LINKS:
+        if os.path.islink(name):
+            out += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            out += ["--ro-bind", name, name]
+    for name in SYSTEM_FOLDERS:
+        if os.path.isdir(name):
+            out += ["--ro-bind", name, name]
+    out += ["--dev", "/dev", "--proc", "/proc"]
+    for name in KERNEL_KNOBS:
+        out += ["--ro-bind-try", name, name]
+    for name in PRIVATE_TMPFS:
+        out += ["--perms", "1777", "--tmpfs", name]
+    return out
+
+
+def _parents(paths: Iterable[Path]) -> list[Path]:
+    """Every ancestor of ``paths`` the sandbox's own root does not already provide, shallowest first."""
+    provided = [Path(n) for n in (*SYSTEM_FOLDERS, *SYSTEM_LINKS, "/dev", "/proc")]
+    out: set[Path] = set()
+    for path in paths:
+        for parent in path.parents:
+            if parent != Path("/") and str(parent) not in PRIVATE_TMPFS and not any(_inside(parent, p) for p in provided):
+                out.add(parent)
+    return sorted(out, key=lambda p: (len(p.parts), str(p)))
+
+
+def system_visible(path: Path) -> bool:
+    """Whether the sandbox shows ``path`` (resolved) without a bind of its own."""
+    return any(_inside(path, Path(name)) for name in SYSTEM_FOLDERS) and not any(
+        _inside(path, Path(name)) for name in PRIVATE_TMPFS)
+
+
+def _grant_tree(root: Path, gid: int) -> None:
+    """Make ``root`` and everything under it group-writable by ``gid`` without changing owners.
+
+    Owners stay the orchestrator's, so git's `safe.directory` ownership check still trusts the
+    worktree; the setgid bit on folders gives what the agent creates the same group. Symlinks are
+    never followed, and a file with more than one hard link is left alone: it may be a link the
+    agent planted to a file it must not be handed.
+    """
+    todo = [root]
+    while todo:
+        path = todo.pop()
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(st.st_mode) or (not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode)):
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            continue
+        wanted = stat.S_IMODE(st.st_mode) | stat.S_IRGRP | stat.S_IWGRP
+        if stat.S_ISDIR(st.st_mode):
+            wanted |= stat.S_IXGRP | stat.S_ISGID
+            todo.extend(Path(entry.path) for entry in os.scandir(path))
+        if st.st_gid != gid:
+            os.chown(path, -1, gid, follow_symlinks=False)
+        if stat.S_IMODE(os.lstat(path).st_mode) != wanted:  # chown clears setgid bits
+            os.chmod(path, wanted)
 
 
 @dataclass
@@ -91,9 +205,12 @@ class SandboxSpec:
     read-only whatever `writable` says (a verify run reuses the task's spec
     that way). `home` is a private folder bound read-write; `extra_binds_rw` and
     `extra_binds_ro` are folders outside the worktree the agent needs (a folder
-    holding a Unix socket, a run folder). `masked` folders are hidden behind an
-    empty tmpfs (binds listed above are mounted on top again). `env` is the
-    complete environment: nothing is inherited.
+    holding a Unix socket, a run folder, the interpreter). `masked` folders are
+    hidden behind an empty tmpfs (binds listed above are mounted on top again).
+    `env` is the complete environment: nothing is inherited. `user` is the host
+    identity the processes switch to: by default the agent user of a root
+    orchestrator, None (stay as the orchestrator) otherwise; a root
+    orchestrator can never run a sandbox as root.
     """
 
     worktree: Path
@@ -101,7 +218,6 @@ class SandboxSpec:
     writable: list[Path] = field(default_factory=list)
     readonly: list[Path] = field(default_factory=list)
     read_only_worktree: bool = False
-    network: bool = False
     extra_binds_rw: list[Path] = field(default_factory=list)
     extra_binds_ro: list[Path] = field(default_factory=list)
     masked: list[Path] = field(default_factory=list)
@@ -109,67 +225,99 @@ class SandboxSpec:
     # ("ro" | "rw", path) mounted in this order after the extra binds and before the worktree:
     # a read-only folder with writable folders inside it (the claude-code backend's ~/.claude).
     late_binds: list[tuple[str, Path]] = field(default_factory=list)
+    user: AgentUser | None = field(default_factory=agent_user)
 
-    def expose(self, paths) -> None:
-        """Bind read-only whichever of ``paths`` the sandbox would hide: paths under a masked
-        folder or under /tmp (which is private inside), outside the worktree and not yet bound."""
-        hiding = [Path(m).resolve() for m in self.masked] + [Path("/tmp")]
+    def expose(self, paths: Iterable[Path]) -> None:
+        """Bind read-only whichever of ``paths`` the sandbox would not show: anything outside the
+        system folders, or under a masked folder or a private tmpfs; never the worktree, never twice."""
+        masked = [Path(m).resolve() for m in self.masked]
         worktree = Path(self.worktree).resolve()
         bound = [Path(p).resolve() for p in (*self.extra_binds_ro, *self.extra_binds_rw, self.home)]
         for path in (Path(p).resolve() for p in paths):
             if not path.exists() or _overlaps(path, worktree) or any(_inside(path, b) for b in bound):
                 continue
-            if any(_inside(path, h) for h in hiding):
+            if not system_visible(path) or any(_inside(path, m) for m in masked):
                 self.extra_binds_ro.append(path)
                 bound.append(path)
 
-    def args(self, bwrap: str | None = None) -> list[str]:
-        """The command prefix: the bwrap executable, its options, and `--`."""
+    def grant(self) -> None:
+        """Let the agent's uid write what the sandbox binds writable: its home (it owns it) and the
+        writable worktree paths (group-writable, owners unchanged). Nothing to do without a `user`."""
+        if self.user is None:
+            return
+        home = self._resolve(self.home, "home")
+        os.chown(home, self.user.uid, self.user.gid, follow_symlinks=False)
+        os.chmod(home, 0o700)
+        if self.read_only_worktree:
+            return
+        for path in self.writable:
+            _grant_tree(self._resolve(path, "writable path"), self.user.gid)
+
+    def args(self, bwrap: str | None = None, *, seccomp_fd: int | None = None) -> list[str]:
+        """The command prefix: bwrap, its options, `--`, and (for a root orchestrator) the uid switch."""
         exe = bwrap or bwrap_path()
         if exe is None:
             raise SandboxUnavailable()
+        root = os.geteuid() == 0
+        if root and self.user is None:
+            raise SandboxSpecError("a root orchestrator must run its sandboxes as an unprivileged user")
+        if self.user is not None and (self.user.uid == 0 or self.user.gid == 0):
+            raise SandboxSpecError("the agent user must not be uid or gid 0")
         worktree = self._resolve(self.worktree, "worktree")
         home = self._resolve(self.home, "home")
         writable = [self._resolve(p, "writable path") for p in self.writable]
         readonly = [self._resolve(p, "read-only path") for p in self.readonly]
         extra_rw = [self._resolve(p, "extra read-write bind") for p in self.extra_binds_rw]
         extra_ro = [self._resolve(p, "extra read-only bind") for p in self.extra_binds_ro]
+        late = [(mode, self._resolve(p, "late bind")) for mode, p in self.late_binds]
         for path in writable:
             if not _inside(path, worktree):
                 raise SandboxSpecError(f"writable path {path} is outside the worktree {worktree}")
-        for path in (home, *extra_rw, *extra_ro):
+        for path in (home, *extra_rw, *extra_ro, *(p for _, p in late)):
             if _overlaps(path, worktree):
                 raise SandboxSpecError(f"{path} overlaps the worktree {worktree}: bind it through writable or readonly")
+        for mode, _ in late:
+            if mode not in ("ro", "rw"):
+                raise SandboxSpecError(f"late bind mode {mode!r} is neither ro nor rw")
 
         out = [exe, *_FIXED_FLAGS]
-        if not self.network:
-            out.append("--unshare-net")
-        out += _BASE_MOUNTS
-        for path in (self._resolve(p, "masked folder") for p in self.masked):
+        if root:
+            out += ["--cap-drop", "ALL"] + [arg for cap in _SWITCH_CAPS for arg in ("--cap-add", cap)]
+        else:
+            check_user_namespaces(exe)
+            out += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+        out += _system_mounts()
+        masked = [self._resolve(p, "masked folder") for p in self.masked]
+        # bubblewrap makes the folders leading to a bind point 0700, which the agent's uid could not
+        # traverse: create them first, world-traversable (they hold nothing but the mount points).
+        for parent in _parents([*masked, home, *extra_rw, *extra_ro, *(p for _, p in late), worktree]):
+            out += ["--perms", "0755", "--dir", str(parent)]
+        for path in masked:
             out += ["--tmpfs", str(path)]
         out += ["--bind", str(home), str(home)]
         for path in extra_rw:
             out += ["--bind", str(path), str(path)]
         for path in extra_ro:
             out += ["--ro-bind", str(path), str(path)]
-        for mode, path in self.late_binds:
-            if mode not in ("ro", "rw"):
-                raise SandboxSpecError(f"late bind mode {mode!r} is neither ro nor rw")
-            path = self._resolve(path, "late bind")
-            if _overlaps(path, worktree):
-                raise SandboxSpecError(f"{path} overlaps the worktree {worktree}: bind it through writable or readonly")
+        for mode, path in late:
             out += ["--ro-bind" if mode == "ro" else "--bind", str(path), str(path)]
         out += ["--ro-bind", str(worktree), str(worktree)]
         for path in [] if self.read_only_worktree else writable:
             out += ["--bind", str(path), str(path)]
         for path in readonly:
             out += ["--ro-bind", str(path), str(path)]
+        if seccomp_fd is not None:
+            out += ["--seccomp", str(seccomp_fd)]
         out.append("--clearenv")
         for name, value in self.env.items():
             if not name or "=" in name or "\0" in name or "\0" in value:
                 raise SandboxSpecError(f"environment variable {name!r} cannot be passed to the sandbox")
             out += ["--setenv", name, value]
         out += ["--chdir", str(worktree), "--"]
+        if root:
+            assert self.user is not None
+            out += [setpriv_path(), f"--reuid={self.user.uid}", f"--regid={self.user.gid}", "--clear-groups",
+                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
         return out
 
     @staticmethod

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
+from runtime.sandbox.launch import sandboxed
 from runtime.spawn.supervise import Limits, supervise
 
 MAX_OUTPUT = 200_000
@@ -18,16 +20,18 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path):
 
     async def run(command: str, timeout_s: float) -> tuple[int, str]:
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
-        if sandbox is not None:
-            spec = replace(sandbox, env=dict(sandbox.env))
-            argv = spec.args() + argv
-            env = spec.env
-        else:
-            env = agent_env(home, {})
-        with tempfile.TemporaryDirectory(prefix="runtime-check-") as tmp:
+        with contextlib.ExitStack() as stack:
+            fds: tuple[int, ...] = ()
+            if sandbox is not None:
+                spec = replace(sandbox, env=dict(sandbox.env))
+                argv, fds = stack.enter_context(sandboxed(spec, argv))
+                env = spec.env
+            else:
+                env = agent_env(home, {})
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
             out, err = Path(tmp) / "out", Path(tmp) / "err"
             result = await supervise(argv, cwd=worktree, env=env, stdin=None, stdout_path=out, stderr_path=err,
-                                     limits=Limits(timeout_s=timeout_s))
+                                     limits=Limits(timeout_s=timeout_s), pass_fds=fds)
             text = out.read_text(encoding="utf-8", errors="replace")[-MAX_OUTPUT:]
         if result.breach:
             return 124, f"{text}\n[stopped: {result.breach} after {timeout_s:.0f} s]"
@@ -43,7 +47,7 @@ async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_
     The checkout is a throwaway folder: it is writable, nothing else is, and it
     has no network. Returns (command, exit code, output) for each.
     """
-    from runtime.spawn.sandboxing import masked_folders, runtime_binds
+    from runtime.spawn.sandboxing import runtime_binds
 
     results = []
     with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
@@ -51,8 +55,7 @@ async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_
             path = Path(path)
             sandbox = None
             if use_sandbox:
-                sandbox = SandboxSpec(worktree=path, home=home, writable=[path], network=False,
-                                      masked=masked_folders(), env=agent_env(home, {}))
+                sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, {}))
                 sandbox.expose(runtime_binds())
             run = command_runner(path, sandbox, home)
             for command in commands:

@@ -4,10 +4,10 @@ Writable: the folders (or files) the task's whitelist names, inside the
 worktree; when a named folder does not exist yet, its nearest existing parent
 inside the worktree (the gate and verify still hold the agent to the exact
 globs). Read-only: the worktree's `.git` and `.claude`, and the run folder
-with the bundle, the policy and the broker socket. Hidden: the orchestrator's
-own home (keys, tokens, tool configuration), with the interpreter and the
-runtime bound back read-only when they live there. No network unless the
-policy's sandbox contributions allow it.
+with the bundle, the policy and the broker socket. Everything else of the
+host is absent but the system folders (see `runtime.sandbox.bwrap`), with the
+interpreter and the runtime bound in read-only wherever they live. No network:
+roles with web tools reach out only through the egress proxy's relay.
 """
 
 from __future__ import annotations
@@ -52,11 +52,6 @@ def runtime_binds() -> list[Path]:
     return sorted(p for p in paths if p.exists())
 
 
-def masked_folders() -> list[Path]:
-    homes = {Path.home().resolve(), Path("/root")}
-    return sorted(p for p in homes if p.exists() and p != Path("/"))
-
-
 def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: list[Path],
                   declared_env: dict[str, str], extra_ro: list[Path] = ()) -> SandboxSpec:
     kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
@@ -67,9 +62,7 @@ def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: li
         writable=writable_paths(policy, worktree),
         readonly=protected,
         read_only_worktree="read-only-worktree" in kinds,
-        network="no-network" not in kinds,
         extra_binds_ro=list(run_ro),
-        masked=masked_folders(),
         env=agent_env(home, declared_env),
     )
     # The interpreter and the runtime must stay visible, wherever they are installed.
