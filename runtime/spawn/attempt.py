@@ -16,6 +16,7 @@ agent finds the socket in `RUNTIME_APPROVALS` for its own `runtime check` calls.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -28,6 +29,7 @@ from runtime.errors import FatalError
 from runtime.manifests.task import Task
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
+from runtime.sandbox.launch import sandboxed
 from runtime.spawn.progress import Progress
 from runtime.spawn.supervise import Limits, Outcome, supervise
 
@@ -136,7 +138,6 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
     if setup.sandbox is not None:
         setup.sandbox.env.update(extra_env)
         env = setup.sandbox.env
-        argv = setup.sandbox.args() + argv
     else:
         env = {**agent_env(setup.home, declared_env(setup.task)), **extra_env}
     limits = setup.task.agent.limits
@@ -147,12 +148,16 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
         on_line = lambda line: stream_event(setup.progress, line)  # noqa: E731
     setup.progress.state = "running"
     setup.progress.changed()
-    outcome = await supervise(
-        argv, cwd=setup.worktree, env=env, stdin=stdin,
-        stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
-        limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb, max_processes=limits.max_processes),
-        on_stdout_line=on_line, check=limit_check(setup),
-    )
+    with contextlib.ExitStack() as stack:
+        fds: tuple[int, ...] = ()
+        if setup.sandbox is not None:
+            argv, fds = stack.enter_context(sandboxed(setup.sandbox, argv))
+        outcome = await supervise(
+            argv, cwd=setup.worktree, env=env, stdin=stdin,
+            stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
+            limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb, max_processes=limits.max_processes),
+            on_stdout_line=on_line, check=limit_check(setup), pass_fds=fds,
+        )
     if setup.task.agent.backend == "command":
         report_file = setup.home / "report.md"
         if report_file.is_file():

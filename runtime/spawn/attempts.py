@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 
 from runtime.errors import AgentFailed, LimitExhausted
+from runtime.sandbox.identity import agent_user
+from runtime.sandbox.launch import hand_over
 from runtime.spawn.attempt import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.commands import command_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
@@ -107,6 +109,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
     try:
         approvals, approvals_folder = _start_approvals(run, sock_folder)
         sock_folder = sock_folder or approvals_folder
+        if run.options.use_sandbox:
+            hand_over(sock_folder, agent_user())
         for n in range(1, agent.retries + 2):
             approvals.attempt = n
             progress = Progress(run.agent_id, attempt=n, listener=run.options.listener, audit=run.audit)

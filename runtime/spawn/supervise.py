@@ -257,6 +257,7 @@ async def supervise(
     argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stdin: bytes | None,
     stdout_path: Path | str, stderr_path: Path | str, limits: Limits,
     on_stdout_line: Callable[[str], Any] | None = None, check: Check | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Outcome:
     """Run `argv` under `limits` and stop every process it started, whatever happens.
 
@@ -268,7 +269,7 @@ async def supervise(
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, anyio.CancelScope(shield=True):
         proc = await anyio.open_process(  # shielded: a started process is always tracked
             list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=out, stderr=err, cwd=cwd, env=dict(env), start_new_session=True,
+            stdout=out, stderr=err, cwd=cwd, env=dict(env), start_new_session=True, pass_fds=tuple(pass_fds),
         )
     tree, tail = _Tree(proc.pid), _Tail(Path(stdout_path), on_stdout_line)
     breach: str | None = None
