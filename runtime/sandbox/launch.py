@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -41,5 +42,5 @@ def hand_over(folder: Path, user: AgentUser | None) -> None:
     os.chown(folder, user.uid, user.gid, follow_symlinks=False)
     os.chmod(folder, 0o700)
     for entry in os.scandir(folder):
-        if entry.is_socket():
+        if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
             os.chown(entry.path, user.uid, user.gid, follow_symlinks=False)
