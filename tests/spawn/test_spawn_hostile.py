@@ -1,0 +1,137 @@
+"""The attacks of the outside review, end to end through `runtime spawn`, with the host checked after.
+
+With the gate out of the way (`command` backend) and through it (`builtin`
+backend: code the agent may write in scope, a conftest.py, runs in its own
+pytest call and in the verify step): kernel knobs, /etc/shadow, ptrace of the
+sandbox's pid 1 to stop its teardown, and sockets of the host. Probes that
+touch a sysctl write back the value they read, so a failing sandbox never
+changes the host.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import socket
+import textwrap
+import time
+from pathlib import Path
+
+from tests.spawn.conftest import FIX_TURN, PY, REPORT, SH_FIX, TEST_TURN, Spawner, marker, no_survivors
+
+CORE_PATTERN = Path("/proc/sys/kernel/core_pattern")
+
+PROBE = textwrap.dedent("""\
+    import ctypes, os, socket
+    out = []
+    try:
+        value = open("/proc/sys/kernel/core_pattern").read()
+        with open("/proc/sys/kernel/core_pattern", "w") as fh:
+            fh.write(value)
+        out.append("sysctl:WROTE")
+    except OSError as exc:
+        out.append(f"sysctl:refused:{exc.errno}")
+    try:
+        open("/etc/shadow").read()
+        out.append("shadow:READ")
+    except OSError as exc:
+        out.append(f"shadow:refused:{exc.errno}")
+    libc = ctypes.CDLL(None, use_errno=True)
+    out.append(f"ptrace:{libc.ptrace(16, 1, None, None)}:{ctypes.get_errno()}")
+    for path in SOCKETS:
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(path)
+            out.append("socket:CONNECTED")
+        except OSError as exc:
+            out.append(f"socket:refused:{exc.errno}")
+    out.append(f"uid:{os.getuid()}")
+""")
+
+
+def probe(sockets: list[str]) -> str:
+    return f"SOCKETS = {sockets!r}\n" + PROBE
+
+
+def host_socket(folder: Path) -> socket.socket:
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o777)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(folder / "host.sock"))
+    os.chmod(folder / "host.sock", 0o777)
+    sock.listen(4)
+    return sock
+
+
+def check_probe_lines(lines: list[str]) -> None:
+    assert lines, "the probe never ran"
+    for line in lines:
+        fields = line.split()
+        assert "sysctl:WROTE" not in fields and "shadow:READ" not in fields and "socket:CONNECTED" not in fields, line
+        assert "ptrace:-1:1" in fields, line
+        assert "uid:0" not in fields, line
+
+
+def test_command_agent_cannot_reach_host_root(spawner: Spawner):
+    s = spawner
+    before = CORE_PATTERN.read_text()
+    folder = Path("/var/tmp") / f"rt-hostile-{secrets.token_hex(4)}"
+    listener = host_socket(folder)
+    try:
+        code = shlex.quote(probe([listener.getsockname()]) + 'print(" ".join(out))')
+        agent = (f"{SH_FIX}; {PY} -I -c {code} > \"$HOME/probe\"; "
+                 "printf 'Summary: fixed\\nFiles changed: src/calc/__init__.py\\nProbe: %s\\n' \"$(cat \"$HOME/probe\")\" "
+                 "> \"$RUNTIME_REPORT_FILE\"")
+        r = s.spawn(s.task(agent_id="ag-hostile", command=agent))
+    finally:
+        listener.close()
+        (folder / "host.sock").unlink()
+        folder.rmdir()
+    assert r.outcome is not None, r.describe()
+    report = r.outcome["attempts"][0]["report"]
+    check_probe_lines([line.removeprefix("Probe: ") for line in report.splitlines() if line.startswith("Probe: ")])
+    assert CORE_PATTERN.read_text() == before
+
+
+def test_conftest_through_the_gate_cannot_reach_host_root(spawner: Spawner):
+    """Write tests/conftest.py (in scope) and run pytest (allowed): the payload runs, sandboxed, in the
+    agent's own test run, in verify and on the simulated merge — as an unprivileged uid every time."""
+    s = spawner
+    before = CORE_PATTERN.read_text()
+    listener = host_socket(s.tmp / "host-sockets")
+    try:
+        conftest = (probe([listener.getsockname()])
+                    + "with open(os.path.join(os.environ['HOME'], 'probe'), 'a') as fh:\n"
+                    + "    fh.write(' '.join(out) + '\\n')\n")
+        script = [FIX_TURN, [{"name": "Write", "input": {"file_path": "tests/conftest.py", "content": conftest}}],
+                  TEST_TURN, REPORT]
+        r = s.spawn(s.task(agent_id="ag-hostile-gate", script=script), "--merge")
+    finally:
+        listener.close()
+    assert r.outcome is not None, r.describe()
+    lines = (s.run_dir("ag-hostile-gate") / "home" / "probe").read_text().splitlines()
+    assert len(lines) >= 3  # the agent's pytest, verify, and the checks on the simulated merge
+    check_probe_lines(lines)
+    assert CORE_PATTERN.read_text() == before
+    assert r.label == "ok", r.describe()  # every effect was stopped, so the work itself is clean
+
+
+def test_ptrace_cannot_keep_the_tree_alive(spawner: Spawner):
+    """A background writer and PTRACE_ATTACH on the sandbox's pid 1: nothing runs 1 s after the agent."""
+    s = spawner
+    n = marker()
+    beat = "$HOME/beat"
+    agent = (f"{SH_FIX}; (while :; do echo x >> {beat}; sleep 0.0{n[:1]}1; done) & "
+             f"setsid sleep {n} & "
+             f"{PY} -I -c 'import ctypes; print(ctypes.CDLL(None, use_errno=True).ptrace(16, 1, None, None))' "
+             "> \"$HOME/attach\"; "
+             "printf 'Summary: fixed\\nFiles changed: src/calc/__init__.py\\n' > \"$RUNTIME_REPORT_FILE\"; exit 0")
+    r = s.spawn(s.task(agent_id="ag-ptrace", command=agent))
+    assert r.outcome is not None, r.describe()
+    home = s.run_dir("ag-ptrace") / "home"
+    assert (home / "attach").read_text().strip() == "-1"
+    no_survivors(n, timeout=1.0)
+    size = (home / "beat").stat().st_size
+    time.sleep(1.0)
+    assert (home / "beat").stat().st_size == size, "a background writer outlived the agent"
