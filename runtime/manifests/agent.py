@@ -37,6 +37,8 @@ class LimitsSection(Model):
     # How long a call the gate answers `ask` waits for a person's decision before it is denied.
     # claude-code: at most HOOK_WAIT_MAX_S (25), and that is its default (see check_agent).
     approval_timeout_s: int = Field(default=DEFAULT_TIMEOUT_S, gt=0)
+    # Bytes of stdout (and, separately, of stderr) stored per attempt: head and tail, the rest counted.
+    max_output_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
 
 
 class AgentSection(Model):

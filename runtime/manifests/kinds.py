@@ -38,6 +38,7 @@ VERIFY_KINDS: dict[str, dict[str, str]] = {
     "size-limits": {"max-file-lines": "int", "max-function-lines": "int"},
     "report-fields": {"fields": "str-list"},
     "severity-grades": {"grades": "str-list"},
+    "change-size": {"max-file-bytes": "int", "max-change-bytes": "int"},
 }
 
 SANDBOX_KINDS: dict[str, dict[str, str]] = {

@@ -16,8 +16,10 @@ import anyio
 from runtime.errors import AgentFailed
 from runtime.spawn.commands import commands_on_tree
 from runtime.spawn.outcome import Outcome
+from runtime.verify.gather import DEFAULT_CHANGE_SIZE
 from runtime.verify.kinds import evaluate
 from runtime.workspace.git import GitError, NothingToCommit
+from runtime.workspace.safe_files import size_under
 
 COMMAND_KINDS = ("tests-green", "checks-green")
 
@@ -91,12 +93,27 @@ async def _merge(run, outcome: Outcome) -> None:
     run.audit.append("merge", run.agent_id, into=run.base_branch, commit=outcome.merged)
 
 
+def _oversized(run) -> list[str]:
+    """Files an unaccepted run left that are over its per-file size limit: never committed, even for inspection."""
+    params = next((e["params"] for e in run.policy.get("verify", []) if e["kind"] == "change-size"),
+                  DEFAULT_CHANGE_SIZE)
+    try:
+        candidates = run.git.unstaged_files(run.worktree)
+    except GitError:
+        return []
+    return [p for p in candidates if (size_under(run.worktree, p) or 0) > params["max-file-bytes"]]
+
+
 def keep_for_inspection(run, outcome: Outcome) -> None:
-    """Commit whatever an unaccepted run changed on its branch (never merged)."""
+    """Commit whatever an unaccepted run changed on its branch (never merged), but oversized files."""
     if not run.worktree or not Path(run.worktree).exists() or outcome.commit:
         return
+    left_out = _oversized(run)
+    message = commit_message(run, False, outcome)
+    if left_out:
+        message += "Left-Out: " + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + " (too large)\n"
     try:
-        outcome.inspection = run.git.commit_all(run.worktree, commit_message(run, False, outcome))
+        outcome.inspection = run.git.commit_all(run.worktree, message, exclude=left_out)
     except (NothingToCommit, GitError):
         return
     run.audit.append("commit", run.agent_id, commit=outcome.inspection, branch=run.branch, verified=False)

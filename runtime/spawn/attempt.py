@@ -32,10 +32,13 @@ from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
 from runtime.spawn.progress import Progress
 from runtime.spawn.supervise import Limits, Outcome, supervise
+from runtime.workspace.safe_files import UnsafeFile, read_under
 
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.
 LOOP_REPEATS = 3
+REPORT_NAME = "report.md"  # in the command agent's home, announced as RUNTIME_REPORT_FILE
+REPORT_MAX_BYTES = 256 * 1024
 
 
 @dataclass
@@ -52,6 +55,7 @@ class AttemptSetup:
     progress: Progress
     usage: Callable[[], Any] | None = None  # the broker's usage totals (turns, tokens, cost)
     approvals_socket: Path | None = None  # the orchestrator's approvals service (None: `ask` is refused)
+    report_problem: str | None = None  # set by the attempt: why the report file was refused
 
 
 def declared_env(task: Task) -> dict[str, str]:
@@ -79,7 +83,7 @@ def _command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str]
         if setup.feedback:
             text += "\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n" + setup.feedback + "\n"
         extra = {"RUNTIME_POLICY": str(policy), "RUNTIME_BUNDLE": str(bundle),
-                 "RUNTIME_REPORT_FILE": str(setup.home / "report.md")}
+                 "RUNTIME_REPORT_FILE": str(setup.home / REPORT_NAME)}
         if setup.approvals_socket is not None:
             extra["RUNTIME_APPROVALS"] = str(setup.approvals_socket)
         return list(agent.command), text.encode(), extra
@@ -155,13 +159,30 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
         outcome = await supervise(
             argv, cwd=setup.worktree, env=env, stdin=stdin,
             stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
-            limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb, max_processes=limits.max_processes),
+            limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb, max_processes=limits.max_processes,
+                          output_bytes=limits.max_output_bytes),
             on_stdout_line=on_line, check=limit_check(setup), pass_fds=fds,
         )
     if setup.task.agent.backend == "command":
-        report_file = setup.home / "report.md"
-        if report_file.is_file():
-            setup.progress.report = report_file.read_text(encoding="utf-8", errors="replace")
-        else:
-            setup.progress.report = (setup.attempt_dir / "stdout.log").read_text(encoding="utf-8", errors="replace")
+        setup.progress.report, setup.report_problem = read_report(setup.home, setup.attempt_dir)
     return outcome
+
+
+def read_report(home: Path, attempt_dir: Path) -> tuple[str | None, str | None]:
+    """The command agent's report (its home's report.md, else its stdout), and what was wrong with it.
+
+    The home is the agent's: report.md is opened without following symlinks and must be a regular
+    file. A symlink there is refused, never read — its target could be any host file the
+    orchestrator can read — and the attempt is rejected with that feedback.
+    """
+    try:
+        data, size = read_under(home, REPORT_NAME, REPORT_MAX_BYTES)
+    except FileNotFoundError:
+        data, size = read_under(attempt_dir, "stdout.log", REPORT_MAX_BYTES)  # written by the orchestrator
+    except UnsafeFile:
+        return None, (f"your report file {home / REPORT_NAME} is a symlink or not a regular file, so it was not "
+                      "read: write the report as a plain file at $RUNTIME_REPORT_FILE")
+    text = data.decode("utf-8", errors="replace")
+    if size > len(data):
+        text += f"\n[... the report was {size} bytes; the first {len(data)} were read ...]\n"
+    return text, None

@@ -149,6 +149,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
             run.save("verifying")
             runner = command_runner(run.worktree, sandbox, run.home)
             attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner))
+            if setup.report_problem:
+                attempt.checks.append(CheckRecord("runtime", "report-file", "rejected", setup.report_problem))
             for check in attempt.checks:
                 run.audit.append("check", run.agent_id, attempt=n, atom=check.atom, check=check.kind,
                                  status=check.status, feedback=check.feedback[:4000])

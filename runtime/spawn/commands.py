@@ -31,7 +31,7 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path):
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
             out, err = Path(tmp) / "out", Path(tmp) / "err"
             result = await supervise(argv, cwd=worktree, env=env, stdin=None, stdout_path=out, stderr_path=err,
-                                     limits=Limits(timeout_s=timeout_s), pass_fds=fds)
+                                     limits=Limits(timeout_s=timeout_s, output_bytes=2 * MAX_OUTPUT), pass_fds=fds)
             text = out.read_text(encoding="utf-8", errors="replace")[-MAX_OUTPUT:]
         if result.breach:
             return 124, f"{text}\n[stopped: {result.breach} after {timeout_s:.0f} s]"

@@ -1,10 +1,15 @@
 """Launch an agent process and enforce, from the parent, the limits it can observe.
 
-The agent runs in its own session and process group. stdout and stderr go to
-files, not pipes, so a background child holding the descriptors open can
-neither block the agent nor hang the parent on a read; the caller still
-follows stdout line by line (the agent's JSON events): each poll reads what
-the file gained.
+The agent runs in its own session and process group. stdout and stderr are
+pipes the parent drains all the time, so the agent never blocks on them, and
+stores in files up to a cap (`Limits.output_bytes` each): the head as it
+comes, the tail in memory, and between them a line saying how many bytes were
+dropped. Nothing the agent prints is ever held whole, on disk or in memory
+(1 GiB on stdout once meant a 1 GiB log, state file and orchestrator). The
+caller follows stdout line by line (the agent's JSON events); a line longer
+than `MAX_LINE` is not handed on. When the tree has been stopped the pipes
+reach end of file (every writer is dead); a writer that escaped anyway only
+costs a bounded wait.
 
 Each poll snapshots the tree with psutil (the descendants of every process
 ever seen, so a re-parented child stays known, plus every member of the
@@ -20,6 +25,7 @@ between two polls is invisible to the parent: the sandbox's PID namespace
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import inspect
 import logging
@@ -38,6 +44,8 @@ from anyio.abc import Process
 
 log = logging.getLogger(__name__)
 _STEP_S = 0.02  # how often the bounded waits look again
+MAX_LINE = 1024 * 1024  # a stdout line longer than this is not handed to the caller
+DEFAULT_OUTPUT_BYTES = 4 * 1024 * 1024
 Check = Callable[[], str | None | Awaitable[str | None]]  # a breach name or None
 
 
@@ -50,6 +58,7 @@ class Limits:
     max_processes: int | None = None  # live processes in the tree, the main one included
     poll_s: float = 0.1
     grace_s: float = 2.0
+    output_bytes: int = DEFAULT_OUTPUT_BYTES  # stored per stream: head and tail, the rest counted
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class Outcome:
     peak_memory_mb: float
     peak_processes: int
     leftovers_killed: int
+    output_dropped: int = 0  # bytes of stdout and stderr beyond the cap, not stored
 
 
 def _alive(proc: psutil.Process) -> bool:
@@ -163,25 +173,99 @@ class _Tree:
         return memory_mb, len(procs)
 
 
-class _Tail:
-    """Hands each complete line of a growing file to a callback (the last partial one at the end)."""
+class CappedLog:
+    """A log file that keeps the first and the last bytes written to it, and counts the rest.
 
-    def __init__(self, path: Path, callback: Callable[[str], Any] | None) -> None:
-        self.callback, self.partial = callback, b""
-        self.file = open(path, "rb") if callback is not None else None  # noqa: SIM115 - closed in close()
+    The head goes to disk as it arrives; the tail waits in memory as a queue of chunks (bounded
+    by the cap, trimmed from the front), and is written after a line naming the dropped count
+    when the log is closed.
+    """
 
-    async def poll(self, final: bool = False) -> None:
-        if self.file is None or self.callback is None:
+    def __init__(self, path: Path | str, cap: int) -> None:
+        self.file = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self.head_left, self.tail_cap = cap // 2, cap - cap // 2
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_size = self.dropped = 0
+
+    def write(self, data: bytes) -> None:
+        if self.head_left > 0:
+            head, data = data[:self.head_left], data[self.head_left:]
+            self.file.write(head)
+            self.head_left -= len(head)
+        if not data:
             return
-        *lines, self.partial = (self.partial + self.file.read()).split(b"\n")
-        if final and self.partial:
-            lines, self.partial = [*lines, self.partial], b""
-        for line in lines:
-            await _maybe_await(self.callback(line.rstrip(b"\r").decode("utf-8", "replace")))
+        self.tail.append(data)
+        self.tail_size += len(data)
+        while self.tail_size > self.tail_cap:
+            excess = self.tail_size - self.tail_cap
+            first = self.tail[0]
+            if len(first) <= excess:
+                self.tail.popleft()
+                self.tail_size -= len(first)
+                self.dropped += len(first)
+            else:
+                self.tail[0] = first[excess:]
+                self.tail_size -= excess
+                self.dropped += excess
 
     def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
+        if self.file.closed:
+            return
+        if self.dropped:
+            self.file.write(b"\n[... %d bytes dropped: the output was longer than the cap ...]\n" % self.dropped)
+        for chunk in self.tail:
+            self.file.write(chunk)
+        self.tail.clear()
+        self.file.close()
+
+
+class _Lines:
+    """Cuts a byte stream into lines for a callback; a line longer than MAX_LINE is skipped whole."""
+
+    def __init__(self, callback: Callable[[str], Any] | None) -> None:
+        self.callback, self.partial, self.skipping = callback, bytearray(), False
+
+    async def feed(self, data: bytes, final: bool = False) -> None:
+        if self.callback is None:
+            return
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        for piece in lines:
+            if not self.skipping:
+                self.partial += piece
+                if len(self.partial) <= MAX_LINE:
+                    await _maybe_await(self.callback(bytes(self.partial).rstrip(b"\r").decode("utf-8", "replace")))
+            self.partial.clear()
+            self.skipping = False
+        if not self.skipping:
+            self.partial += rest
+            if len(self.partial) > MAX_LINE:
+                self.partial.clear()
+                self.skipping = True
+        if final and self.partial and not self.skipping:
+            await _maybe_await(self.callback(bytes(self.partial).rstrip(b"\r").decode("utf-8", "replace")))
+            self.partial.clear()
+
+
+async def _drain(stream: Any, log: CappedLog, lines: _Lines, done: anyio.Event,
+                 on_error: Callable[[Exception], None]) -> None:
+    """Store everything the stream carries; hand its lines on until the callback fails (then only store)."""
+    try:
+        async for chunk in stream:
+            log.write(chunk)
+            if lines.callback is not None:
+                try:
+                    await lines.feed(chunk)
+                except Exception as exc:  # the caller's error: stop the run and raise it there
+                    lines.callback = None
+                    on_error(exc)
+        await lines.feed(b"", final=True)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        pass
+    except Exception as exc:
+        on_error(exc)
+    finally:
+        done.set()
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -197,12 +281,11 @@ async def _close_stdin(stream: Any, data: bytes = b"") -> None:
         pass  # the agent exited or closed its stdin without reading everything
 
 
-async def _monitor(proc: Process, tree: _Tree, tail: _Tail, limits: Limits, check: Check | None,
+async def _monitor(proc: Process, tree: _Tree, limits: Limits, check: Check | None,
                    started: float) -> str | None:
     """Poll until the main process exits (None) or a limit is breached (its name)."""
     while True:
         memory_mb, count = tree.measure()
-        await tail.poll()
         remaining = limits.timeout_s - (time.monotonic() - started)
         if proc.returncode is not None:
             return None
@@ -249,7 +332,7 @@ async def _stop(proc: Process, tree: _Tree, grace_s: float) -> int:
             break
         await anyio.sleep(_STEP_S)
     with anyio.move_on_after(max(grace_s, 1.0)):
-        await proc.aclose()  # reaps the main process
+        await proc.wait()  # reaps the main process (its pipes are closed once they are drained)
     return len(leftovers)
 
 
@@ -266,31 +349,56 @@ async def supervise(
     `on_stdout_line` may be plain functions or coroutine functions.
     """
     started = time.monotonic()
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, anyio.CancelScope(shield=True):
-        proc = await anyio.open_process(  # shielded: a started process is always tracked
-            list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=out, stderr=err, cwd=cwd, env=dict(env), start_new_session=True, pass_fds=tuple(pass_fds),
-        )
-    tree, tail = _Tree(proc.pid), _Tail(Path(stdout_path), on_stdout_line)
-    breach: str | None = None
-    failure: Exception | None = None
+    out, err = CappedLog(stdout_path, limits.output_bytes), CappedLog(stderr_path, limits.output_bytes)
     try:
-        try:
-            async with anyio.create_task_group() as tg:
-                if stdin is not None and proc.stdin is not None:
-                    tg.start_soon(_close_stdin, proc.stdin, stdin)
-                try:
-                    breach = await _monitor(proc, tree, tail, limits, check, started)
-                except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup
-                    failure = exc
-                tg.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True):
-                leftovers = await _stop(proc, tree, limits.grace_s)
-        if failure is not None:
-            raise failure
-        await tail.poll(final=True)
+        with anyio.CancelScope(shield=True):
+            proc = await anyio.open_process(  # shielded: a started process is always tracked
+                list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
+                pass_fds=tuple(pass_fds),
+            )
+    except BaseException:
+        out.close()
+        err.close()
+        raise
+    tree = _Tree(proc.pid)
+    breach: str | None = None
+    failures: list[Exception] = []
+    drained = (anyio.Event(), anyio.Event())
+    monitoring = anyio.CancelScope()
+
+    def on_error(exc: Exception) -> None:
+        failures.append(exc)
+        monitoring.cancel()
+
+    try:
+        async with anyio.create_task_group() as drains:
+            drains.start_soon(_drain, proc.stdout, out, _Lines(on_stdout_line), drained[0], on_error)
+            drains.start_soon(_drain, proc.stderr, err, _Lines(None), drained[1], on_error)
+            try:
+                with monitoring:
+                    async with anyio.create_task_group() as tg:
+                        if stdin is not None and proc.stdin is not None:
+                            tg.start_soon(_close_stdin, proc.stdin, stdin)
+                        try:
+                            breach = await _monitor(proc, tree, limits, check, started)
+                        except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup
+                            failures.append(exc)
+                        tg.cancel_scope.cancel()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    leftovers = await _stop(proc, tree, limits.grace_s)
+                    # Every writer is dead, so the pipes end; a writer that escaped costs a bounded wait.
+                    with anyio.move_on_after(max(limits.grace_s, 1.0)):
+                        for event in drained:
+                            await event.wait()
+                    drains.cancel_scope.cancel()
+                    with anyio.move_on_after(max(limits.grace_s, 1.0)):
+                        await proc.aclose()
+        if failures:
+            raise failures[0]
     finally:
-        tail.close()
+        out.close()
+        err.close()
     return Outcome(proc.returncode, breach, time.monotonic() - started, round(tree.peak_memory_mb, 1),
-                   tree.peak_processes, leftovers)
+                   tree.peak_processes, leftovers, out.dropped + err.dropped)

@@ -11,7 +11,6 @@ difference is a rejection.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 import anyio
@@ -22,13 +21,16 @@ from typing import Any, Awaitable, Callable
 from runtime.manifests.globs import globs_to_regex
 from runtime.spawn.outcome import CheckRecord
 from runtime.verify.kinds import evaluate
+from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
 from runtime.workspace.changes import Change, changed_paths
 from runtime.workspace.git import Git
+from runtime.workspace.safe_files import UnsafeFile, read_under, sha256_under, size_under
 
 # A command runner: (command, timeout_s) -> (exit code, combined output).
 RunCommand = Callable[[str, float], Awaitable[tuple[int, str]]]
 COMMAND_TIMEOUT_S = 900.0
 MAX_FILE_BYTES = 2_000_000
+DEFAULT_CHANGE_SIZE = {"max-file-bytes": DEFAULT_MAX_FILE_BYTES, "max-change-bytes": DEFAULT_MAX_CHANGE_BYTES}
 
 
 @dataclass
@@ -46,16 +48,36 @@ def _text(data: bytes | None) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def _worktree_text(ws: Workspace, path: str) -> str | None:
+    """A changed file's text, read without following symlinks; None when it is not a small regular text file."""
+    size = size_under(ws.worktree, path)
+    if size is None or size > MAX_FILE_BYTES:
+        return None
+    try:
+        data, _ = read_under(ws.worktree, path, MAX_FILE_BYTES + 1)
+    except (OSError, UnsafeFile):
+        return None
+    return _text(data)
+
+
 def _fingerprint(ws: Workspace, changes: list[Change]) -> dict[str, str]:
     out = {}
     for change in changes:
-        path = ws.worktree / change.path
         try:
-            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
-        except OSError:
-            data = b""
-        out[change.path] = f"{change.kind}:{hashlib.sha256(data).hexdigest()}"
+            digest = sha256_under(ws.worktree, change.path)  # streamed, never the whole file in memory
+        except (OSError, UnsafeFile):
+            digest = "-"
+        out[change.path] = f"{change.kind}:{digest}"
     return out
+
+
+def _sizes(ws: Workspace, changes: list[Change]) -> dict[str, int]:
+    """The size of every added or modified regular file, from lstat alone."""
+    sizes = {}
+    for change in changes:
+        if change.kind != "deleted" and (size := size_under(ws.worktree, change.path)) is not None:
+            sizes[change.path] = size
+    return sizes
 
 
 def _structural(changes: list[Change]) -> str | None:
@@ -76,8 +98,7 @@ def _evidence(kind: str, params: dict[str, Any], ws: Workspace, changes: list[Ch
         before, after = {}, {}
         for path in (p for p in paths if rx and rx.match(p)):
             old = _text(ws.git.read_file(ws.base, path))
-            target = ws.worktree / path
-            new = _text(target.read_bytes()) if target.is_file() and not target.is_symlink() else None
+            new = _worktree_text(ws, path)
             if old is not None:
                 before[path] = old
             if new is not None:
@@ -86,12 +107,11 @@ def _evidence(kind: str, params: dict[str, Any], ws: Workspace, changes: list[Ch
     if kind == "size-limits":
         files = {}
         for c in changes:
-            target = ws.worktree / c.path
-            if c.kind != "deleted" and target.is_file() and not target.is_symlink():
-                text = _text(target.read_bytes())
-                if text is not None:
-                    files[c.path] = text
+            if c.kind != "deleted" and (text := _worktree_text(ws, c.path)) is not None:
+                files[c.path] = text
         return {"files": files}
+    if kind == "change-size":
+        return {"sizes": _sizes(ws, changes)}
     if kind in ("report-fields", "severity-grades"):
         return {"report": ws.report or ""}
     return None  # command kinds are gathered by running them
@@ -126,6 +146,10 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
         records.append(CheckRecord(atom, kind, status, feedback))
     if structural and not any(r.kind in ("scope-whitelist", "no-changes") for r in records):
         records.append(CheckRecord("runtime", "structure", "rejected", structural))
+    if not any(entry["kind"] == "change-size" for entry in policy.get("verify", [])):
+        # A role without the atom still gets its defaults: no change is ever unbounded.
+        result = evaluate("change-size", DEFAULT_CHANGE_SIZE, {"sizes": _sizes(ws, changes)})
+        records.append(CheckRecord("runtime", "change-size", result.status, result.feedback))
     if commands:
         before = _fingerprint(ws, changes)
         for entry in commands:

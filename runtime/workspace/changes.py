@@ -74,8 +74,14 @@ def changed_paths(git: Git, worktree: str | os.PathLike[str], base_sha: str) -> 
     """Every change of ``worktree`` relative to ``base_sha``: in path order, then ``.git`` if it changed."""
     gitdir = check_worktree(git, worktree)
     root, base = os.path.realpath(worktree), git.resolve(base_sha)
+    common = git.text("rev-parse", "--path-format=absolute", "--git-common-dir")
     with tempfile.TemporaryDirectory(prefix="agent-runtime-") as tmp:
-        env = {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": root, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        # The throwaway index's blobs go to a throwaway object store (the repository's own objects stay
+        # readable as an alternate): listing the changes never writes the agent's files into the repository.
+        os.mkdir(os.path.join(tmp, "objects"))
+        env = {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": root, "GIT_INDEX_FILE": os.path.join(tmp, "index"),
+               "GIT_OBJECT_DIRECTORY": os.path.join(tmp, "objects"),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(common, "objects")}
         git.run("read-tree", base, cwd=root, env=env)
         # git fails the whole add on a path through an any-case ".git" folder or on a
         # nested repository without a commit: leave those out and report them directly.

@@ -242,19 +242,26 @@ class Git:
         return self.run("cat-file", "blob", obj).stdout
 
     @_serialised
-    def commit_all(self, worktree: str | os.PathLike[str], message: str, *, branch: str | None = None) -> str:
-        """``add -A`` and commit in ``worktree`` as agent-runtime, hooks off; returns the commit sha."""
+    def commit_all(self, worktree: str | os.PathLike[str], message: str, *, branch: str | None = None,
+                   exclude: Sequence[str] = ()) -> str:
+        """``add -A`` (but the ``exclude`` paths) and commit in ``worktree`` as agent-runtime, hooks off;
+        returns the commit sha."""
         inside = self.in_worktree(worktree)
         if branch is not None:
             on = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1), **inside).stdout.decode().strip()
             if on != f"refs/heads/{branch}":
                 raise GitError(["commit"], f"worktree {worktree} is on {on or 'a detached HEAD'}, not {branch}")
-        self.run("add", "-A", **inside)
+        self.run("add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in exclude), **inside)
         if self.run("diff-index", "--cached", "--quiet", "HEAD", "--", ok=(0, 1), **inside).returncode == 0:
             raise NothingToCommit(["commit"], f"nothing to commit in {worktree}")
         # --cleanup=whitespace: the default would drop message lines starting with '#'.
         self.run(*_IDENTITY, "commit", "--no-verify", "-q", "--cleanup=whitespace", "-m", message, **inside)
         return self.text("rev-parse", "HEAD", **inside)
+
+    def unstaged_files(self, worktree: str | os.PathLike[str]) -> list[str]:
+        """Modified and untracked (not ignored) files of ``worktree``, from stat data: no file is read."""
+        out = self.run("ls-files", "-z", "--modified", "--others", "--exclude-standard", **self.in_worktree(worktree))
+        return list(dict.fromkeys(os.fsdecode(p) for p in out.stdout.split(b"\0") if p))
 
     def simulate_merge(self, base_sha: str, branch: str) -> MergeSimulation:
         """Merge ``branch`` into ``base_sha`` in the object store only; no ref or file changes."""

@@ -185,3 +185,50 @@ def test_callback_error_propagates_and_the_tree_is_stopped(tmp_path):
     with pytest.raises(ZeroDivisionError):
         run(tmp_path, [PY, "-c", code], on_line=lambda line: 1 / 0)
     assert gone(int((tmp_path / "out.jsonl").read_text()))
+
+
+# -- bounded output ------------------------------------------------------------------------------
+
+def test_capped_log_keeps_head_and_tail_and_counts_the_rest(tmp_path):
+    from runtime.spawn.supervise import CappedLog
+
+    log = CappedLog(tmp_path / "log", 100)
+    for n in range(1000):
+        log.write(b"%04d\n" % n)  # 5000 bytes in 5-byte writes
+    log.close()
+    text = (tmp_path / "log").read_bytes()
+    head, _, rest = text.partition(b"\n[... ")
+    assert head == b"".join(b"%04d\n" % n for n in range(10))  # the first 50 bytes
+    note, _, tail = rest.partition(b"...]\n")
+    assert note == b"4900 bytes dropped: the output was longer than the cap "
+    assert tail == b"".join(b"%04d\n" % n for n in range(990, 1000))  # the last 50 bytes
+
+
+def test_a_flood_is_stored_within_the_cap_and_lines_still_arrive(tmp_path):
+    """200 MB on stdout and on stderr: each log keeps the cap, the parent never holds the flood, and
+    the lines around it (short ones) still reach the callback; an over-long line does not."""
+    code = ("import sys, os\n"
+            "print('first', flush=True)\n"
+            "chunk = b'x' * (1 << 20)\n"
+            "for _ in range(200):\n"
+            "    os.write(1, chunk); os.write(2, chunk)\n"
+            "os.write(1, b'\\nlast\\n')\n")
+    lines: list[str] = []
+    before = _peak_rss_mb()
+    outcome = run(tmp_path, [PY, "-c", code], lines=lines, timeout_s=60.0, output_bytes=1 << 20)
+    assert outcome.exit_code == 0 and outcome.breach is None
+    for name in ("out.jsonl", "err.log"):
+        size = (tmp_path / name).stat().st_size
+        assert size < (1 << 20) + 200, (name, size)
+    assert outcome.output_dropped >= 2 * 200 * (1 << 20) - 2 * (1 << 20)
+    assert lines[0] == "first" and lines[-1] == "last"
+    assert all(len(line) < (1 << 20) + 1 for line in lines)  # the 200 MB line was not handed on
+    assert _peak_rss_mb() - before < 100  # never held whole
+
+
+def _peak_rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0

@@ -66,6 +66,7 @@ VALID_CALLS = {
     "size-limits": ({"max-file-lines": 10, "max-function-lines": 5}, {"files": {"a.py": "x = 1\n"}}),
     "report-fields": ({"fields": ["Summary"]}, {"report": "Summary: done"}),
     "severity-grades": ({"grades": ["HIGH", "LOW"]}, {"report": "## Findings\n- [LOW] nit"}),
+    "change-size": ({"max-file-bytes": 100, "max-change-bytes": 150}, {"sizes": {"a.py": 100, "b.py": 50}}),
 }
 
 
@@ -1152,3 +1153,12 @@ def test_severity_grades_rejects_json_findings_without_a_valid_severity():
 def test_severity_grades_custom_grades():
     assert graded("## Findings\n- [P0] outage\n", grades=["P0", "P1"]).status == "passed"
     assert graded("## Findings\n- [HIGH] outage\n", grades=["P0", "P1"]).status == "rejected"
+
+
+def test_change_size_rejects_a_big_file_and_a_big_change():
+    limits = {"max-file-bytes": 100, "max-change-bytes": 150}
+    big_file = evaluate("change-size", limits, {"sizes": {"a.py": 10, "blob.bin": 101}})
+    assert big_file.status == "rejected" and "`blob.bin` (101 bytes)" in big_file.feedback
+    big_change = evaluate("change-size", limits, {"sizes": {"a": 100, "b": 51}})
+    assert big_change.status == "rejected" and "151 bytes in all" in big_change.feedback
+    assert evaluate("change-size", limits, {"sizes": {"a": -1}}).status == "error"

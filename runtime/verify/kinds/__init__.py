@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from runtime.verify.kinds.base import MalformedInput
+from runtime.verify.kinds.change_size import change_size
 from runtime.verify.kinds.checks_green import checks_green
 from runtime.verify.kinds.dep_stable import dep_stable
 from runtime.verify.kinds.report_fields import report_fields
@@ -33,6 +34,7 @@ EVALUATORS: dict[str, Evaluator] = {
     "size-limits": size_limits,
     "report-fields": report_fields,
     "severity-grades": severity_grades,
+    "change-size": change_size,
 }
 
 
