@@ -12,6 +12,7 @@ import os
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.paths import PathError, is_sink, protected_reason, relative_to, resolve
 from runtime.gate.policy import Policy
+from runtime.sandbox.domains import domain_allowed, url_refusal
 
 _WRITE_KEYS = {
     "Write": ("file_path", {"file_path", "content"}),
@@ -195,16 +196,31 @@ def _bash(ctx: Context, inp: dict) -> GateDecision:
 
 
 def _web(ctx: Context, inp: dict) -> GateDecision:
+    # Allowlisted: a web tool reaches only the domains an egress-allowlist atom declares (none without it).
+    gates = [g for g in ctx.policy.gates if g.kind == "egress-allowlist"]
+    domains = [d for g in gates for d in g.domains]
+    ports = tuple(p for g in gates for p in g.ports)
+    atom = gates[0].atom if gates else None
     if ctx.tool == "WebFetch":
         bad = _unknown_keys("WebFetch", inp, {"url", "prompt"})
-        url = inp.get("url")
-        if bad or not isinstance(url, str) or not url.startswith(("https://", "http://")):
-            return bad or deny("`WebFetch` needs an http(s) `url`", None, "input")
-        return allow("the role may fetch web pages")
+        if bad:
+            return bad
+        why = url_refusal(domains, inp.get("url"), ports)
+        if why:
+            return deny(f"`WebFetch` refused: {why}", atom, "egress")
+        return allow("the URL's host is in the domains this agent may reach", atom, "egress")
     bad = _unknown_keys("WebSearch", inp, {"query", "allowed_domains", "blocked_domains"})
     if bad or not isinstance(inp.get("query"), str):
         return bad or deny("`WebSearch` needs a string `query`", None, "input")
-    return allow("the role may search the web")
+    wanted = inp.get("allowed_domains")
+    if not isinstance(wanted, list) or not wanted or not all(isinstance(d, str) for d in wanted):
+        return deny("`WebSearch` needs `allowed_domains`, drawn from the domains this agent may reach "
+                    f"({', '.join(domains) or 'none'})", atom, "egress")
+    outside = [d for d in wanted if not domain_allowed(domains, d)]
+    if outside:
+        return deny(f"`WebSearch` refused: {', '.join(outside)} not in the domains this agent may reach "
+                    f"({', '.join(domains) or 'none'})", atom, "egress")
+    return allow("the search is limited to domains this agent may reach", atom, "egress")
 
 
 _HANDLERS = {

@@ -26,6 +26,7 @@ GATE_KINDS: dict[str, dict[str, str]] = {
     "no-git": {"programs": "str-list"},
     "dep-files": {"globs": "glob-list", "commands": "str-list"},
     "no-network": {"programs": "str-list", "tools": "tool-list"},
+    "egress-allowlist": {"domains": "domain-list", "addresses": "cidr-list", "ports": "port-list"},
 }
 
 VERIFY_KINDS: dict[str, dict[str, str]] = {
@@ -54,4 +55,5 @@ TASK_FIELDS: dict[str, str] = {
     "verification.test-count-min": "int",
     "verification.check-commands": "command-list",
     "output.report-fields-required": "str-list",
+    "network.allowed-domains": "domain-list",
 }

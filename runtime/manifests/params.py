@@ -113,6 +113,34 @@ def _tool_list(v: Any) -> list[str]:
     return out
 
 
+def _domain_list(v: Any) -> list[str]:
+    from runtime.sandbox.domains import pattern_error
+
+    out = _str_list(v)
+    for pattern in out:
+        if (why := pattern_error(pattern)) is not None:
+            raise ValueError(why)
+    return out
+
+
+def _cidr_list(v: Any) -> list[str]:
+    import ipaddress
+
+    out = _str_list(v)
+    for cidr in out:
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise ValueError(f"`{cidr}` is not an address or an address range (CIDR)") from None
+    return out
+
+
+def _port_list(v: Any) -> list[int]:
+    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x < 65536 for x in v):
+        raise ValueError("expected an array of port numbers (1-65535)")
+    return list(dict.fromkeys(v))
+
+
 def _program_rules(v: Any) -> list[dict[str, Any]]:
     if not isinstance(v, list):
         raise ValueError("expected an array of program rules")
@@ -141,6 +169,9 @@ PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
     "command": _command,
     "command-list": _command_list,
     "program-rules": _program_rules,
+    "domain-list": _domain_list,
+    "cidr-list": _cidr_list,
+    "port-list": _port_list,
 }
 
 

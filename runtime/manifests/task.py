@@ -47,6 +47,10 @@ class OutputSection(Model):
     report_fields_required: list[str] | None = None
 
 
+class NetworkSection(Model):
+    allowed_domains: list[str] | None = None
+
+
 class BodySection(Model):
     text: str
 
@@ -56,6 +60,7 @@ class TaskFile(Model):
     scope: ScopeSection = Field(default_factory=ScopeSection)
     verification: VerificationSection = Field(default_factory=VerificationSection)
     output: OutputSection = Field(default_factory=OutputSection)
+    network: NetworkSection = Field(default_factory=NetworkSection)
     agent: AgentSection | None = None
     body: BodySection
 

@@ -31,10 +31,11 @@ _ORDER: dict[tuple[str, ...], list[str]] = {
     ("plan",): ["goal", "success-criteria", "checks", "max-replans", "concurrency", "max-dispatches", "planner", "reviewer"],
     ("plan", "planner"): _MODEL,
     ("plan", "reviewer"): _MODEL,
-    ("subtask",): ["id", "sequence", "uses", "file", "task", "scope", "verification", "output", "agent", "body"],
+    ("subtask",): ["id", "sequence", "uses", "file", "task", "scope", "verification", "output", "network", "agent", "body"],
     ("subtask", "task"): ["role", "agent-id", "parent-agent", "goal"],
     ("subtask", "scope"): ["files-whitelist", "files-denylist"],
     ("subtask", "verification"): ["test-command", "test-count-min", "check-commands"],
+    ("subtask", "network"): ["allowed-domains"],
     ("subtask", "agent"): ["backend", "model", "script", "api-base", "command", "env", "retries", "limits"],
 }
 

@@ -9,11 +9,11 @@ from pydantic import Field
 
 from runtime.manifests.agent import AgentSection
 from runtime.manifests.model import Model
-from runtime.manifests.task import BodySection, OutputSection, ScopeSection, TaskSection, VerificationSection
+from runtime.manifests.task import BodySection, NetworkSection, OutputSection, ScopeSection, TaskSection, VerificationSection
 
 SUBTASK_ID = r"^[a-z0-9][a-z0-9-]{0,31}$"
 # The tables of a task manifest; written at the subtask level they make an inline task.
-TASK_TABLES = ("task", "scope", "verification", "output", "agent", "body")
+TASK_TABLES = ("task", "scope", "verification", "output", "network", "agent", "body")
 
 
 
@@ -52,6 +52,7 @@ class SubtaskEntry(Model):
     scope: ScopeSection | None = None
     verification: VerificationSection | None = None
     output: OutputSection | None = None
+    network: NetworkSection | None = None
     agent: AgentSection | None = None  # required for a plan's subtask: the spawn pipeline runs it
     body: BodySection | None = None
 

@@ -30,6 +30,7 @@ from runtime.manifests.task import Task
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
+from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
 from runtime.spawn.progress import Progress
 from runtime.spawn.supervise import Limits, Outcome, supervise
 from runtime.workspace.safe_files import UnsafeFile, read_under
@@ -56,6 +57,8 @@ class AttemptSetup:
     usage: Callable[[], Any] | None = None  # the broker's usage totals (turns, tokens, cost)
     approvals_socket: Path | None = None  # the orchestrator's approvals service (None: `ask` is refused)
     report_problem: str | None = None  # set by the attempt: why the report file was refused
+    egress_socket: Path | None = None  # the egress proxy (roles that may reach the web), else no way out
+    model_token: str | None = None  # claude-code: the per-run secret the model proxy checks
 
 
 def declared_env(task: Task) -> dict[str, str]:
@@ -139,6 +142,12 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
         feedback_path = setup.run_ro / f"feedback-{setup.progress.attempt}.md"
         feedback_path.write_text(setup.feedback, encoding="utf-8")
     argv, stdin, extra_env = _command(setup, feedback_path)
+    if setup.egress_socket is not None:
+        # The sandbox's only way out: the proxy, on the sandbox's own loopback through the relay.
+        argv = with_forward(argv, EGRESS_PORT, str(setup.egress_socket))
+        proxy = f"http://127.0.0.1:{EGRESS_PORT}"
+        extra_env = {**extra_env, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy,
+                     "https_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     if setup.sandbox is not None:
         setup.sandbox.env.update(extra_env)
         env = setup.sandbox.env

@@ -77,6 +77,21 @@ def _start_approvals(run, folder: Path | None):
     return service, own
 
 
+def _start_egress(run, folder: Path):
+    """The agent's egress proxy, for a role that may reach the web and declares domains; else None
+    (then the sandbox has no way out at all). Every request it sees goes to the audit log."""
+    from runtime.sandbox.egress import EgressProxy, egress_rules
+
+    rules = egress_rules(run.policy)
+    if rules is None:
+        return None
+
+    def audit(record: dict) -> None:
+        run.audit.append("egress", run.agent_id, **record)
+
+    return EgressProxy(folder / "egress.sock", rules, audit=audit).start()
+
+
 def _redact_transcripts(run, attempt_dir: Path, report: str | None) -> str | None:
     """Known secret values leave neither the transcripts on disk nor the report."""
     redactor = run.audit.redactor
@@ -103,12 +118,13 @@ def _stderr_tail(attempt_dir: Path) -> str:
 async def run_attempts(run, outcome: Outcome) -> None:
     agent = run.task.agent
     broker, sock_folder = _start_broker(run)
-    approvals = approvals_folder = None
+    approvals = approvals_folder = egress = None
     feedback = None
     spent = (0, 0.0)  # tokens and cost of the earlier attempts
     try:
         approvals, approvals_folder = _start_approvals(run, sock_folder)
         sock_folder = sock_folder or approvals_folder
+        egress = _start_egress(run, sock_folder)
         if run.options.use_sandbox:
             hand_over(sock_folder, agent_user())
         for n in range(1, agent.retries + 2):
@@ -120,7 +136,9 @@ async def run_attempts(run, outcome: Outcome) -> None:
             attempt_dir = run.state.attempt(run.agent_id, n)
             setup = AttemptSetup(run.task, run.policy, run.worktree, run.run_ro, run.home, attempt_dir, sandbox,
                                  broker.socket_path if broker else None, feedback, progress,
-                                 usage=broker.usage if broker else None, approvals_socket=approvals.socket_path)
+                                 usage=broker.usage if broker else None, approvals_socket=approvals.socket_path,
+                                 egress_socket=egress.socket_path if egress else None,
+                                 model_token=getattr(broker, "token", None))
             result = await run_attempt(setup)
             progress.report = _redact_transcripts(run, attempt_dir, progress.report)
             # An agent that finished between two polls is judged on its final counts too.
@@ -169,6 +187,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
             outcome.status, outcome.detail, outcome.message = "rejected", None, feedback
             return
     finally:
+        if egress is not None:
+            egress.close()
         if approvals is not None:
             approvals.close()  # a request still pending expires (audited)
         if broker is not None:

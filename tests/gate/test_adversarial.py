@@ -44,6 +44,20 @@ RO = "scope::read-only"
 BA = "tools::bash-allowlist"
 
 EDIT, EXPLORER, READONLY = "edit", "explorer", "read-only"
+WEB = "read-only-web"  # the read-only role with a task that declares domains
+
+WEB_TASK_TOML = """\
+[task]
+role = "read-only"
+agent-id = "ag-web"
+goal = "Read the docs."
+
+[network]
+allowed-domains = ["example.com", "*.python.org"]
+
+[body]
+text = "Summarise the docs."
+"""
 
 TASK_TOML = """\
 [task]
@@ -101,7 +115,10 @@ def worktree(tmp_path_factory) -> Path:
 def policies(worktree, tmp_path_factory) -> dict[str, Policy]:
     task = tmp_path_factory.mktemp("task") / "adversarial.toml"
     task.write_text(TASK_TOML)
+    web_task = task.with_name("web.toml")
+    web_task.write_text(WEB_TASK_TOML)
     return {
+        WEB: Policy(build_policy(CATALOG, None, web_task, worktree)),
         EDIT: Policy(build_policy(CATALOG, None, task, worktree)),
         EXPLORER: Policy(build_policy(CATALOG, "explorer", None, worktree)),
         READONLY: Policy(build_policy(CATALOG, "read-only", None, worktree)),
@@ -496,9 +513,19 @@ DENY = [
     T("tool-powershell", "PowerShell", {"command": "Remove-Item -Recurse -Force C:\\"}),
     T("tool-made-up-future", "FileWriteV2", {"file_path": "src/pkg/x.py", "content": "x"}),
     T("tool-webfetch-edit", "WebFetch", {"url": "https://example.com", "prompt": "read"}),
-    T("tool-websearch-edit", "WebSearch", {"query": "x"}),
     T("tool-webfetch-explorer", "WebFetch", {"url": "https://example.com", "prompt": "read"}, role=EXPLORER),
-    T("tool-websearch-read-only", "WebSearch", {"query": "x"}, role=READONLY),
+    # web tools reach only the declared domains (net::egress-allowlist)
+    T("webfetch-no-domains", "WebFetch", {"url": "https://example.com/docs", "prompt": "read"}, role=READONLY),
+    T("webfetch-off-list", "WebFetch", {"url": "https://evil.example/x", "prompt": "read"}, role=WEB),
+    T("webfetch-suffix-trick", "WebFetch", {"url": "https://example.com.evil.net/", "prompt": "read"}, role=WEB),
+    T("webfetch-bare-suffix", "WebFetch", {"url": "https://python.org/", "prompt": "read"}, role=WEB),
+    T("webfetch-metadata", "WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "read"}, role=WEB),
+    T("webfetch-loopback", "WebFetch", {"url": "http://127.0.0.1:8080/", "prompt": "read"}, role=WEB),
+    T("webfetch-private", "WebFetch", {"url": "http://10.0.0.1/", "prompt": "read"}, role=WEB),
+    T("webfetch-userinfo", "WebFetch", {"url": "https://example.com@evil.example/", "prompt": "read"}, role=WEB),
+    T("webfetch-port", "WebFetch", {"url": "https://example.com:8443/", "prompt": "read"}, role=WEB),
+    T("webfetch-file", "WebFetch", {"url": "file:///etc/passwd", "prompt": "read"}, role=WEB),
+    T("webfetch-extra-key", "WebFetch", {"url": "https://example.com/", "prompt": "read", "headers": {}}, role=WEB),
     T("tool-lowercase-bash", "bash", {"command": "ls"}),
     T("tool-empty-name", "", {"command": "ls"}),
     T("tool-none-name", None, {"command": "ls"}),
@@ -839,7 +866,9 @@ ALLOW = [
     T("read-outside", "Read", {"file_path": "/etc/hosts"}, role=READONLY),
     T("glob", "Glob", {"pattern": "**/*.md"}, role=READONLY),
     T("grep", "Grep", {"pattern": "SELECT", "path": "src", "output_mode": "files_with_matches"}, role=READONLY),
-    T("webfetch", "WebFetch", {"url": "https://example.com/docs", "prompt": "summarise"}, role=READONLY),
+    T("webfetch", "WebFetch", {"url": "https://example.com/docs", "prompt": "summarise"}, role=WEB),
+    T("webfetch-wildcard", "WebFetch", {"url": "https://docs.python.org/3/", "prompt": "read"}, role=WEB),
+    T("webfetch-http", "WebFetch", {"url": "http://example.com:80/a?b=c", "prompt": "read"}, role=WEB),
 ]
 
 

@@ -14,7 +14,7 @@ SHIPPED = [
     "tools::deny-tools", "tools::bash-allowlist", "scope::files-whitelist", "scope::files-denylist",
     "scope::read-only", "policy::no-git-ops", "safety::no-dep-bump", "quality::tests-green",
     "quality::check-green", "quality::constructor-pattern", "output::report-format",
-    "output::severity-grade", "net::no-network",
+    "output::severity-grade", "net::no-network", "net::egress-allowlist", "scope::change-size",
 ]
 
 

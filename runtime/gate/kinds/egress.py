@@ -1,0 +1,28 @@
+"""net::egress-allowlist: the hosts an agent may reach, for WebFetch here and the egress proxy outside.
+
+The gate only holds the list: `WebFetch` and `WebSearch` are judged in the
+engine's web handler against it (`runtime.sandbox.domains`), and a role that
+shows a web tool without this atom reaches nothing. The `addresses` ranges
+matter to the proxy only (the gate never resolves a name).
+"""
+
+from __future__ import annotations
+
+from runtime.gate.kinds.base import Gate, PolicyError, no_more, take_list
+from runtime.sandbox.domains import pattern_error
+
+
+class EgressAllowlist(Gate):
+    kind = "egress-allowlist"
+
+    def configure(self, params):
+        self.domains = tuple(take_list(params, "domains"))
+        self.addresses = tuple(take_list(params, "addresses"))
+        ports = params.pop("ports", None)
+        if not isinstance(ports, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in ports):
+            raise PolicyError("parameter `ports` must be a list of port numbers")
+        self.ports = tuple(ports)
+        for pattern in self.domains:
+            if (why := pattern_error(pattern)) is not None:
+                raise PolicyError(why)
+        no_more(self.kind, params)
