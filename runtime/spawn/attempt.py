@@ -147,7 +147,7 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
         argv = with_forward(argv, EGRESS_PORT, str(setup.egress_socket))
         proxy = f"http://127.0.0.1:{EGRESS_PORT}"
         extra_env = {**extra_env, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy,
-                     "https_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+                     "https_proxy": proxy, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
     if setup.sandbox is not None:
         setup.sandbox.env.update(extra_env)
         env = setup.sandbox.env
