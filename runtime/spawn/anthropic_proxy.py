@@ -1,15 +1,19 @@
 """The orchestrator's side of the `claude-code` backend's way to the model: an HTTP forwarder.
 
 The Claude Code CLI runs in a sandbox without network and without API keys. It talks HTTP to a
-relay inside the sandbox (``runtime.spawn.claude_relay``), which hands every connection, byte for
+relay inside the sandbox (``runtime.sandbox.netrelay``), which hands every connection, byte for
 byte, to this proxy's Unix socket (mode 0600, bound read-only into the sandbox like the model
 broker's). The proxy forwards each request to the upstream Anthropic API (the task's
 ``[agent] api-base``, else ``https://api.anthropic.com``) with the orchestrator's own credentials
 in place of whatever ``x-api-key``/``authorization`` the agent sent, and streams the answer back
 chunk by chunk, so server-sent events reach the CLI as the model produces them.
 
-Only ``POST /v1/messages`` and ``/v1/messages/count_tokens`` are forwarded: the key buys model
-calls and nothing else. Requests are counted, and the token usage the upstream reports in its
+Only ``POST /v1/messages`` and ``/v1/messages/count_tokens`` are forwarded, and only with this
+run's secret (the CLI's "API key", made per spawn; anything else gets 401 and never leaves): the
+key buys this agent's model calls and nothing else. Requests are held to the model API's shape,
+allowlisted: request headers, ``anthropic-beta`` features, body fields, custom (client-side)
+tools only — server-side web search or fetch only within the role's egress allowlist, never MCP
+servers, code containers, Files API or URL sources the provider would download. Requests are counted, and the token usage the upstream reports in its
 ``message_start``/``message_delta`` events (or a plain JSON body) is summed, as a
 ``runtime.models.broker.Usage``, so the parent can enforce turns and token limits while the agent
 runs. Cost is not known here (no price table); the CLI reports its own.
@@ -20,6 +24,7 @@ Standard library only: ``socketserver`` threads over AF_UNIX, ``http.server`` to
 
 from __future__ import annotations
 
+import hmac
 import http.client
 import json
 import os
@@ -34,9 +39,26 @@ from urllib.parse import urlsplit
 from runtime.errors import FatalError
 from runtime.models.unix_service import TrackedServer, UnixService
 from runtime.models.broker import Usage
+from runtime.sandbox.domains import domain_allowed
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 FORWARDED = ("/v1/messages", "/v1/messages/count_tokens")
+# What a model call may carry, as Claude Code 2.1.330 sends it plus the Messages API's documented
+# fields. Anything else is refused, not passed on: the key must buy model calls and nothing that
+# reaches the network on the agent's behalf (server-side fetch, search, MCP servers, code containers,
+# URL sources), whatever the agent's sandbox says.
+REQUEST_HEADERS = frozenset({"accept", "content-type", "user-agent", "anthropic-version", "anthropic-beta", "x-app",
+                             "x-claude-code-session-id"})
+REQUEST_HEADER_PREFIXES = ("x-stainless-",)  # the SDK's description of itself
+BODY_FIELDS = frozenset({"model", "messages", "system", "max_tokens", "metadata", "stop_sequences", "stream",
+                         "temperature", "top_k", "top_p", "tools", "tool_choice", "thinking", "context_management",
+                         "output_config", "service_tier"})
+# Betas by name without their date: features of the model call itself, none that fetches or runs anything.
+SAFE_BETAS = frozenset({"claude-code", "interleaved-thinking", "context-management", "per-turn-control",
+                        "mid-conversation-tool-changes", "thinking-token-count", "effort", "thinking-display-updates",
+                        "fine-grained-tool-streaming", "token-efficient-tools", "prompt-caching", "output-128k",
+                        "context-1m", "extended-cache-ttl", "redact-thinking", "token-counting"})
+WEB_SERVER_TOOLS = ("web_search_", "web_fetch_")
 MAX_BODY = 64 * 1024 * 1024
 _CHUNK = 64 * 1024
 # Never passed on: hop-by-hop headers, the agent's (placeholder) credentials, what we recompute.
@@ -97,6 +119,39 @@ class _TokenCounter:
         self.completion = max(self.completion, num("output_tokens"))  # message_delta's count is cumulative
 
 
+def _beta_name(beta: str) -> str:
+    """`interleaved-thinking-2025-05-14` -> `interleaved-thinking` (the feature, whatever its date)."""
+    parts = beta.split("-")
+    while len(parts) > 1 and parts[-1].isdigit():
+        parts.pop()
+    return "-".join(parts)
+
+
+def _url_source(value: Any, egress: tuple[str, ...], depth: int = 0) -> str | None:
+    """The first URL the model provider would fetch (an image, a document) that the allowlist does not cover."""
+    if depth > 64:
+        return "a nesting too deep to check"
+    if isinstance(value, dict):
+        if value.get("type") == "file":  # the Files API: stored content, maybe uploaded from anywhere
+            return f"file {value.get('file_id')}"
+        if value.get("type") == "url":  # an image or document source the provider downloads
+            url = value.get("url")
+            try:
+                host = urlsplit(url).hostname if isinstance(url, str) else None
+            except ValueError:
+                host = None
+            if host is None or not domain_allowed(egress, host):
+                return str(url)
+        for item in value.values():
+            if (found := _url_source(item, egress, depth + 1)) is not None:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            if (found := _url_source(item, egress, depth + 1)) is not None:
+                return found
+    return None
+
+
 def _json(raw: bytes) -> dict[str, Any]:
     try:
         value = json.loads(raw)
@@ -111,7 +166,8 @@ class AnthropicProxy(UnixService):
     thread_name = "anthropic-proxy"
 
     def __init__(self, socket_path: str | os.PathLike[str], upstream: str = DEFAULT_UPSTREAM,
-                 credentials: Mapping[str, str] | None = None, *, timeout_s: float = 600.0) -> None:
+                 credentials: Mapping[str, str] | None = None, *, timeout_s: float = 600.0,
+                 token: str | None = None, egress: tuple[str, ...] = ()) -> None:
         super().__init__(socket_path)
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -120,6 +176,9 @@ class AnthropicProxy(UnixService):
         self._scheme, self._netloc, self._prefix = parts.scheme, parts.netloc, parts.path.rstrip("/")
         self._credentials = dict(credentials or {})
         self.timeout_s = timeout_s
+        self.token = token  # the per-run secret the agent's client must present (None: not checked)
+        self.egress = egress  # the domains the role may reach: what server-side web tools may cover
+        self.refused = 0
         self._usage = Usage()
         self._lock = threading.Lock()
 
@@ -149,10 +208,61 @@ class AnthropicProxy(UnixService):
         return cls(self._netloc, timeout=self.timeout_s)
 
     def _headers(self, incoming: Any) -> dict[str, str]:
-        headers = {k: v for k, v in incoming.items() if k.lower() not in _DROP}
+        headers = {}
+        for name, value in incoming.items():
+            low = name.lower()
+            if low == "anthropic-beta":
+                value = ",".join(b for b in (x.strip() for x in value.split(",")) if _beta_name(b) in SAFE_BETAS)
+                if not value:
+                    continue
+            if low in REQUEST_HEADERS or low.startswith(REQUEST_HEADER_PREFIXES):
+                headers[name] = value
         headers.update(self._credentials)
         headers["Accept-Encoding"] = "identity"  # the usage is read from the stream as it passes
         return headers
+
+    def authorised(self, incoming: Any) -> bool:
+        """Whether the request carries this run's secret (as x-api-key or a bearer token)."""
+        if self.token is None:
+            return True
+        offered = incoming.get("x-api-key") or ""
+        bearer = incoming.get("authorization") or ""
+        if bearer.lower().startswith("bearer "):
+            offered = offered or bearer[7:]
+        return hmac.compare_digest(offered.encode(), self.token.encode())
+
+    def body_refusal(self, body: bytes) -> str | None:
+        """Why the request body is not a plain model call, or None."""
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return "the request body is not JSON"
+        if not isinstance(doc, dict):
+            return "the request body is not a JSON object"
+        extra = sorted(set(doc) - BODY_FIELDS)
+        if extra:
+            return f"the runtime's proxy does not forward these request fields: {', '.join(extra)}"
+        tools = doc.get("tools") or []
+        if not isinstance(tools, list):
+            return "`tools` must be a list"
+        for tool in tools:
+            if not isinstance(tool, dict):
+                return "a tool must be an object"
+            kind = tool.get("type", "custom")
+            if kind == "custom":
+                continue
+            if not isinstance(kind, str) or not kind.startswith(WEB_SERVER_TOOLS):
+                return f"server-side tool `{kind}` is not forwarded"
+            wanted = tool.get("allowed_domains")
+            if not isinstance(wanted, list) or not wanted:
+                return f"server-side tool `{kind}` needs allowed_domains within this agent's egress allowlist"
+            outside = [d for d in wanted if not isinstance(d, str) or not domain_allowed(self.egress, d)]
+            if outside:
+                return f"server-side tool `{kind}` would reach {outside}, outside this agent's egress allowlist"
+        url = _url_source(doc.get("messages"), self.egress) or _url_source(doc.get("system"), self.egress)
+        if url:
+            return f"content fetched by the model provider from {url} is outside this agent's egress allowlist"
+        return None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -184,6 +294,16 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         proxy = self.server.owner
+        if not proxy.authorised(self.headers):
+            proxy.refused += 1
+            self.close_connection = True
+            self._refuse(401, "authentication_error", "the runtime's proxy serves only the agent it was started for")
+            return
+        why = proxy.body_refusal(body)
+        if why is not None:
+            proxy.refused += 1
+            self._refuse(400, "invalid_request_error", why)
+            return
         conn = proxy._connect()
         try:
             conn.request("POST", proxy._prefix + self.path, body=body, headers=proxy._headers(self.headers))

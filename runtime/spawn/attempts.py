@@ -7,6 +7,7 @@ run ends it as failed(kind). Every attempt is recorded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -77,6 +78,18 @@ def _start_approvals(run, folder: Path | None):
     return service, own
 
 
+def fresh_home(home: Path) -> None:
+    """Empty the agent's home before an attempt: nothing it (or code it ran) left there — client
+    settings, shell start-up files, caches — carries over to the next attempt. Nothing is followed:
+    rmtree unlinks symlinks instead of descending into them."""
+    for entry in os.scandir(home):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+
+
 def _start_egress(run, folder: Path):
     """The agent's egress proxy, for a role that may reach the web and declares domains; else None
     (then the sandbox has no way out at all). Every request it sees goes to the audit log."""
@@ -129,6 +142,7 @@ async def run_attempts(run, outcome: Outcome) -> None:
             hand_over(sock_folder, agent_user())
         for n in range(1, agent.retries + 2):
             approvals.attempt = n
+            fresh_home(run.home)
             progress = Progress(run.agent_id, attempt=n, listener=run.options.listener, audit=run.audit)
             binds = [run.run_ro] + ([sock_folder] if sock_folder else [])
             sandbox = (agent_sandbox(run.policy, run.worktree, run.home, binds, declared_env(run.task))

@@ -1,13 +1,17 @@
 """The `claude-code` backend: the real Claude Code CLI as a sandboxed, gated, keyless agent.
 
-The CLI runs inside the agent's bubblewrap sandbox, under the relay (`runtime.spawn.claude_relay`)
-that gives it a loopback URL leading to the orchestrator's proxy (`runtime.spawn.anthropic_proxy`),
-which alone holds the API key. Every tool call passes the PreToolUse hook `runtime check --policy`
-(matcher `*`), given by `--settings` from the run's read-only folder, with `--setting-sources user`
-(a `.claude/settings.json` in the worktree cannot switch the hook off), `--permission-mode dontAsk`
-and no allow rules, so nothing runs that the gate did not allow. The prompt (the bundle, plus the
-verify feedback on a retry) goes in on stdin; stream-JSON comes out, and `stream_event` turns it
-into the facts the orchestrator tracks.
+The CLI runs inside the agent's bubblewrap sandbox, under the relay (`runtime.sandbox.netrelay`)
+that gives it `http://127.0.0.1:8082` in the sandbox's own network namespace, leading to the
+orchestrator's proxy (`runtime.spawn.anthropic_proxy`), which alone holds the API key. The CLI's
+"key" is a per-run secret the proxy checks, so the proxy serves this agent and nobody else, and the
+proxy forwards only plain model calls. Every tool call passes the PreToolUse hook `runtime check
+--policy` (matcher `*`), given by `--settings` from the run's read-only folder, with
+`--setting-sources ""`: no user, project or local settings file is read at all (the user's lives
+in the agent's home, which code it runs can write: `disableAllHooks`, allow rules, an
+`apiKeyHelper` there were all honoured once), and the home itself starts empty at every attempt.
+`--permission-mode dontAsk` and no allow rules, so nothing runs that the gate did not allow. The
+prompt (the bundle, plus the verify feedback on a retry) goes in on stdin; stream-JSON comes out,
+and `stream_event` turns it into the facts the orchestrator tracks.
 
 Claude Code 2.1.330, checked: `--output-format stream-json` needs `--verbose` with `-p`;
 `--tools` accepts Read, Write, Edit, Bash, Glob, Grep, WebFetch, WebSearch and NotebookEdit (Glob,
@@ -23,6 +27,7 @@ import os
 import platform
 import re
 import shlex
+import secrets
 import shutil
 import sys
 import tempfile
@@ -33,6 +38,7 @@ from typing import Any
 import runtime
 from runtime.errors import FatalError
 from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
+from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
 from runtime.spawn.progress import Progress
 
 # Tools of a role that the CLI offers under the same name; the rest are skipped (never Agent/Task:
@@ -84,13 +90,22 @@ def cli_launch(cli: Path) -> tuple[list[str], list[Path]]:
     return [str(node_real), str(real)], [node_real.parent.parent, packages[-1] if packages else real.parent]
 
 
+def egress_domains(policy: dict[str, Any]) -> tuple[str, ...]:
+    """The domains the role may reach: all that server-side web tools in a model call may cover."""
+    from runtime.sandbox.egress import egress_rules
+
+    rules = egress_rules(policy)
+    return rules.domains if rules is not None else ()
+
+
 def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
     """The run's model proxy on a Unix socket in a short temporary folder (removed by the caller)."""
     cli_launch(find_claude())  # a missing CLI fails before anything starts
     credentials = upstream_credentials(os.environ)
     folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
     try:
-        proxy = AnthropicProxy(folder / "api.sock", run.task.agent.api_base or DEFAULT_UPSTREAM, credentials).start()
+        proxy = AnthropicProxy(folder / "api.sock", run.task.agent.api_base or DEFAULT_UPSTREAM, credentials,
+                               token=secrets.token_urlsafe(32), egress=egress_domains(run.policy)).start()
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -123,9 +138,12 @@ def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes,
     if setup.sandbox is not None:
         setup.sandbox.expose(folders)
     tools = [t for t in setup.policy.get("tools", []) if t in CLI_TOOLS]
-    argv = [sys.executable, "-I", "-m", "runtime.spawn.claude_relay", "--socket", str(setup.broker_socket), "--",
+    # No setting source at all: the user-level settings live in the agent's home, which code the agent
+    # runs can write, and they can switch hooks off or run an apiKeyHelper. Only the orchestrator's
+    # --settings file (read-only, rewritten each attempt) and the host's managed policy apply.
+    argv = [*command_prefix({MODEL_PORT: str(setup.broker_socket)}),
             *prefix, "-p", "--output-format", "stream-json", "--verbose",
-            "--settings", str(write_settings(setup.run_ro)), "--setting-sources", "user",
+            "--settings", str(write_settings(setup.run_ro)), "--setting-sources", "",
             "--permission-mode", "dontAsk", "--permission-prompts", "none", "--strict-mcp-config",
             "--tools", ",".join(tools)]
     if setup.task.agent.model:
@@ -136,7 +154,10 @@ def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes,
                    + feedback_path.read_text(encoding="utf-8") + "\n")
     if setup.usage is not None:
         setup.usage = _with_reported(setup.usage, setup.progress)
-    return argv, prompt.encode(), dict(CLI_ENV)
+    env = {**CLI_ENV, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{MODEL_PORT}",
+           # The per-run secret the model proxy checks; the real key is added outside the sandbox.
+           "ANTHROPIC_API_KEY": setup.model_token or ""}
+    return argv, prompt.encode(), env
 
 
 def _with_reported(proxy_usage, progress: Progress):
