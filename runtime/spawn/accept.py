@@ -51,7 +51,7 @@ async def accept(run, outcome: Outcome) -> None:
         if outcome.commit is None:
             outcome.message = "nothing to merge: the agent changed nothing"
             return
-        await _merge(run, outcome)
+        await merge_verified(run, outcome)
 
 
 async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[str]:
@@ -73,7 +73,7 @@ async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[st
     return failures
 
 
-async def _merge(run, outcome: Outcome) -> None:
+async def merge_verified(run, outcome: Outcome) -> None:
     if run.base_branch is None:
         raise AgentFailed("merge", "the base is not a branch, so there is nothing to merge into")
     run.save("merging")

@@ -11,7 +11,6 @@ import contextlib
 import os
 import shlex
 import shutil
-import tempfile
 from pathlib import Path
 
 from runtime.errors import AgentFailed, LimitExhausted
@@ -21,6 +20,7 @@ from runtime.spawn.attempt import AttemptSetup, declared_env, limit_check, run_a
 from runtime.spawn.commands import command_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
 from runtime.spawn.progress import Progress
+from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.spawn.sandboxing import agent_sandbox
 from runtime.verify.gather import Workspace, verify
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
@@ -41,7 +41,7 @@ def _start_broker(run):
         return None, None
     from runtime.models.broker import AgentModelConfig, Broker
 
-    folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
+    folder = socket_folder(run.state.root)
     config = AgentModelConfig(model=agent.model, api_base=agent.api_base,
                               script=str(agent.script) if agent.script else None,
                               timeout_s=float(agent.limits.model_timeout_s))
@@ -60,7 +60,7 @@ def _start_approvals(run, folder: Path | None):
 
     own = None
     if folder is None:
-        own = folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
+        own = folder = socket_folder(run.state.root)
     try:
         store = ApprovalStore.for_state(run.state.root)
         on_pending = getattr(run.options, "on_pending", None)
@@ -73,7 +73,7 @@ def _start_approvals(run, folder: Path | None):
                                   on_pending=on_pending).start()
     except BaseException:
         if own is not None:
-            shutil.rmtree(own, ignore_errors=True)
+            remove_socket_folder(run.state.root, own)
         raise
     return service, own
 
@@ -208,4 +208,4 @@ async def run_attempts(run, outcome: Outcome) -> None:
         if broker is not None:
             broker.close()
         if sock_folder is not None:
-            shutil.rmtree(sock_folder, ignore_errors=True)
+            remove_socket_folder(run.state.root, sock_folder)

@@ -30,7 +30,6 @@ import shlex
 import secrets
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from runtime.errors import FatalError
 from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
 from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
 from runtime.spawn.progress import Progress
+from runtime.spawn.sockets import remove_socket_folder, socket_folder
 
 # Tools of a role that the CLI offers under the same name; the rest are skipped (never Agent/Task:
 # delegation would start a second agent loop).
@@ -102,12 +102,12 @@ def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
     """The run's model proxy on a Unix socket in a short temporary folder (removed by the caller)."""
     cli_launch(find_claude())  # a missing CLI fails before anything starts
     credentials = upstream_credentials(os.environ)
-    folder = Path(tempfile.mkdtemp(prefix="rt-"))  # short: Unix socket paths are limited to 107 bytes
+    folder = socket_folder(run.state.root)
     try:
         proxy = AnthropicProxy(folder / "api.sock", run.task.agent.api_base or DEFAULT_UPSTREAM, credentials,
                                token=secrets.token_urlsafe(32), egress=egress_domains(run.policy)).start()
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_socket_folder(run.state.root, folder)
         raise
     return proxy, folder
 

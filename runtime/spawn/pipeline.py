@@ -28,12 +28,12 @@ from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
 from runtime.policy.compile import compile_policy
 from runtime.sandbox.bwrap import SandboxUnavailable, bwrap_path
-from runtime.spawn.accept import accept, keep_for_inspection
+from runtime.spawn.accept import accept, keep_for_inspection, merge_verified
 from runtime.spawn.attempts import run_attempts
-from runtime.spawn.outcome import Outcome
+from runtime.spawn.outcome import Attempt, Outcome
 from runtime.spawn.preflight import preflight
 from runtime.spawn.progress import Progress
-from runtime.spawn.recover import recover
+from runtime.spawn.recover import ResumeMerge, clean_leftovers, recover
 from runtime.spawn.state import StateDir, default_state_dir
 from runtime.workspace.git import Git
 from runtime.workspace.locks import acquire
@@ -108,8 +108,11 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     state.root.mkdir(parents=True, exist_ok=True)
     audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
     with acquire(state.locks, task.agent_id):
+        clean_leftovers(state, git, task.agent_id)
         run = Run(task, catalog, git, state, audit, options)
         finished = recover(run)
+        if isinstance(finished, ResumeMerge):
+            return await _resume_merge(run, finished)
         if finished is not None:
             return finished
         return await _run(run)
@@ -160,10 +163,36 @@ async def _run(run: Run) -> Outcome:
         if not run.options.keep:
             await anyio.to_thread.run_sync(_remove_worktree, run)
             outcome.worktree = None
-        run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
-                 merged=outcome.merged, attempts=outcome.to_dict()["attempts"])
-        run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
-                         commit=outcome.commit, merged=outcome.merged)
+        _record_outcome(run, outcome)
+    return outcome
+
+
+def _record_outcome(run: Run, outcome: Outcome) -> None:
+    run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
+             merged=outcome.merged, attempts=outcome.to_dict()["attempts"])
+    run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
+                     commit=outcome.commit, merged=outcome.merged)
+
+
+async def _resume_merge(run: Run, resume: ResumeMerge) -> Outcome:
+    """Merge the verified commit of a run killed while committing or merging (checks run again)."""
+    previous = resume.previous
+    run.record = dict(previous)
+    run.base, run.base_branch = previous.get("base") or "", previous.get("base_branch")
+    run.worktree = run.state.worktree(run.agent_id)
+    folder = run.state.run(run.agent_id)
+    run.run_ro, run.home = folder / "agent-ro", folder / "home"
+    run.home.mkdir(parents=True, exist_ok=True)
+    run.policy = compile_policy(run.task.role, run.task, run.worktree, run.catalog)
+    outcome = Outcome("ok", None, run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
+                      commit=resume.commit, message="the verified commit of an interrupted run, merged now")
+    outcome.attempts = [Attempt(**{k: v for k, v in a.items() if k != "checks"}) for a in previous.get("attempts", [])]
+    try:
+        await merge_verified(run, outcome)
+    except RunFailure as exc:
+        outcome.status, outcome.detail, outcome.message = exc.outcome, exc.detail, exc.message
+    finally:
+        _record_outcome(run, outcome)
     return outcome
 
 

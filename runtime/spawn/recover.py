@@ -3,19 +3,38 @@
 Holding the agent id's lock proves the earlier spawn is gone. A run that had
 finished is refused (its branch is kept for inspection: use a new agent id).
 A run killed while committing or merging is finished from what git says: if
-its verified commit is on the branch, it is ok (and merged, if the base
-contains it). Any other interrupted run is cleaned (worktree, and the branch
+its verified commit is on the branch, it is ok, and merged if the base
+contains it; if the base does not and the re-run asks to merge, the merge
+phase runs again (`ResumeMerge`: the simulated merge and its checks, then the
+merge), so a SIGKILL at any point of `--merge` ends with the commit merged
+exactly once. Any other interrupted run is cleaned (worktree, and the branch
 when it holds no commit) and started afresh.
+
+`clean_leftovers` removes, at the start of any spawn, what killed runs of the
+same state folder left: the worktrees of runs whose orchestrator is gone (no
+live lock holder), git's records of them, and their socket folders.
 """
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
+from typing import Any
 
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Outcome
-from runtime.spawn.state import FINAL
-from runtime.workspace.git import GitError
+from runtime.spawn.sockets import clean_stale_socket_folders
+from runtime.spawn.state import FINAL, StateDir
+from runtime.workspace.git import Git, GitError
+from runtime.workspace.locks import holder
+
+
+@dataclass(frozen=True)
+class ResumeMerge:
+    """A verified commit of an interrupted run, not yet in the base, to merge now."""
+
+    commit: str
+    previous: dict[str, Any]
 
 
 def _verified_commit(run, base: str) -> str | None:
@@ -30,14 +49,42 @@ def _verified_commit(run, base: str) -> str | None:
     return None
 
 
-def _is_merged(run, commit: str, base_branch: str | None) -> bool:
+def _merge_commit(run, commit: str, base_branch: str | None) -> str | None:
+    """The commit of ``base_branch`` that merged ``commit`` (the earliest merge after it), or None."""
     if not base_branch or not run.git.branch_exists(base_branch):
-        return False
-    proc = run.git.run("merge-base", "--is-ancestor", commit, base_branch, ok=(0, 1))
-    return proc.returncode == 0
+        return None
+    if run.git.run("merge-base", "--is-ancestor", commit, base_branch, ok=(0, 1)).returncode != 0:
+        return None
+    merges = run.git.text("rev-list", "--merges", "--ancestry-path", "--reverse", f"{commit}..{base_branch}")
+    return merges.split()[0] if merges else commit
 
 
-def recover(run) -> Outcome | None:
+def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
+    """Remove the worktrees and socket folders of runs whose orchestrator died; returns the agent ids
+    whose worktree went. The run of ``current`` is left to `recover` (it holds its lock)."""
+    removed = []
+    folder = state.root / "worktrees"
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        agent_id = path.name
+        if agent_id == current or holder(state.locks, agent_id) is not None:
+            continue
+        record = state.read(agent_id)
+        if record is not None and record.get("status") in FINAL:
+            continue  # a finished run's worktree is there because it was asked for (--keep)
+        try:
+            git.remove_worktree(path)
+        except GitError:
+            shutil.rmtree(path, ignore_errors=True)
+        removed.append(agent_id)
+    try:
+        git.run("worktree", "prune")
+    except GitError:
+        pass
+    clean_stale_socket_folders(state.root)
+    return removed
+
+
+def recover(run) -> Outcome | ResumeMerge | None:
     previous = run.state.read(run.agent_id)
     if previous is None:
         if run.git.branch_exists(run.branch):
@@ -50,7 +97,10 @@ def recover(run) -> Outcome | None:
     base = previous.get("base") or ""
     commit = _verified_commit(run, base) if status in ("committing", "merging") else None
     if commit is not None:
-        merged = commit if _is_merged(run, commit, previous.get("base_branch")) else None
+        merged = _merge_commit(run, commit, previous.get("base_branch"))
+        if merged is None and run.options.merge and previous.get("base_branch"):
+            run.audit.append("recover", run.agent_id, finished=False, resumed="merge", commit=commit)
+            return ResumeMerge(commit, previous)
         outcome = Outcome("ok", None, run.agent_id, previous.get("role", ""), base=base, branch=run.branch,
                           commit=commit, merged=merged, message="finished after an interrupted run; nothing was committed twice")
         run.record = previous
