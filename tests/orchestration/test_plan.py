@@ -535,5 +535,6 @@ def test_the_plan_schema_is_written_and_committed():
     assert schema["$id"].endswith("/plan.schema.json") and schema["title"] == "plan.toml"
     assert set(schema["properties"]) == {"plan", "subtask"} and schema["additionalProperties"] is False
     subtask = schema["$defs"]["SubtaskEntry"]["properties"]
-    assert {"id", "sequence", "uses", "file", "task", "scope", "verification", "output", "agent", "body"} == set(subtask)
+    assert {"id", "sequence", "uses", "file", "task", "scope", "verification", "output", "network", "agent",
+            "body"} == set(subtask)
     assert (REPO / "schemas/plan.schema.json").read_text() == render(schema)
