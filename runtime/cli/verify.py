@@ -15,7 +15,7 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import load_task
 from runtime.policy.compile import compile_policy
-from runtime.sandbox.bwrap import SandboxUnavailable, bwrap_path
+from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.workspace.git import Git
 
 
@@ -35,8 +35,8 @@ def run(args) -> int:
     if args.report and not Path(args.report).is_file():
         raise UsageError(f"{args.report}: no such report file")
     report = Path(args.report).read_text(encoding="utf-8") if args.report else None
-    if not args.no_os_sandbox and bwrap_path() is None:
-        raise SandboxUnavailable()
+    if not args.no_os_sandbox:
+        sandbox_preflight()
     with tempfile.TemporaryDirectory(prefix="runtime-verify-") as home:
         home_path = Path(home)
         sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {})

@@ -16,9 +16,23 @@ import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from runtime.sandbox.bwrap import SandboxSpec
+from runtime.sandbox.bwrap import SandboxSpec, SandboxUnavailable, bwrap_path, check_user_namespaces, setpriv_path
 from runtime.sandbox.identity import AgentUser
 from runtime.sandbox.seccomp import program_fd
+
+
+def preflight() -> None:
+    """Everything a sandbox needs, checked before a spawn creates anything: bubblewrap, libseccomp,
+    setpriv for a root orchestrator, user namespaces for any other. One line when something is missing."""
+    exe = bwrap_path()
+    if exe is None:
+        raise SandboxUnavailable()
+    program_fd_check = program_fd()
+    os.close(program_fd_check)
+    if os.geteuid() == 0:
+        setpriv_path()
+    else:
+        check_user_namespaces(exe)
 
 
 @contextlib.contextmanager

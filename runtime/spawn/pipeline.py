@@ -27,7 +27,7 @@ from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
 from runtime.policy.compile import compile_policy
-from runtime.sandbox.bwrap import SandboxUnavailable, bwrap_path
+from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.spawn.accept import accept, keep_for_inspection, merge_verified
 from runtime.spawn.attempts import run_attempts
 from runtime.spawn.outcome import Attempt, Outcome
@@ -100,8 +100,8 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     """Spawn an already loaded task (a plan's subtasks arrive this way)."""
     if task.agent is None:
         raise ManifestError(task.src.path, 1, "the task has no [agent] table: say which backend runs it")
-    if options.use_sandbox and bwrap_path() is None:
-        raise SandboxUnavailable()
+    if options.use_sandbox:
+        sandbox_preflight()
     preflight(task)
     git = Git(options.repo)
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())

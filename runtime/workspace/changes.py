@@ -31,6 +31,7 @@ from pathlib import Path
 
 from runtime.errors import FatalError
 from runtime.workspace.git import Git
+from runtime.workspace.safe_files import UnsafeFile, read_under
 
 KINDS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "typechange", "U": "modified"}
 GITLINK = "160000"  # a nested repository: git records a commit id and never looks inside
@@ -192,7 +193,11 @@ def _git_link_change(root: Path, gitdir: Path) -> Change | None:
         return None  # the main working tree (a plain checkout): `.git` is the repository itself
     if not link.is_file():
         return Change(".git", "typechange", None, None, True)
-    text = link.read_bytes().decode("utf-8", "surrogateescape").strip()
+    try:  # never through a symlink swapped in after the checks above, and never more than a link holds
+        data, _ = read_under(root, ".git", 4096)
+    except (OSError, UnsafeFile):
+        return Change(".git", "typechange", None, None, True)
+    text = data.decode("utf-8", "surrogateescape").strip()
     target = text.removeprefix("gitdir: ")
     if target == text or "\n" in target or os.path.realpath(root / target) != os.path.realpath(gitdir):
         return Change(".git", "modified", None, None, True)
