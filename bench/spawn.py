@@ -43,6 +43,20 @@ script = "{script}"
 [body]
 text = "Look around and report."
 """
+WEB_TASK = """[task]
+role = "read-only"
+agent-id = "{agent_id}"
+goal = "Say what is there."
+[network]
+allowed-domains = ["docs.python.org"]
+[agent]
+backend = "builtin"
+model = "scripted/bench"
+script = "{script}"
+[body]
+text = "Look around and report."
+"""
+WEB_SCRIPT = '[[turn]]\ncontent = """Summary: nothing to fix.\\n## Findings\\n- [LOW] none\\n"""\n'
 REPORT_SCRIPT = '[[turn]]\ncontent = """Summary: nothing to fix.\\nFindings: none\\n"""\n'
 EDIT_TASK = """[task]
 role = "edit-local"
@@ -95,19 +109,36 @@ def run_spawn(repo: Path, state: Path, task: Path):
     return outcome, time.perf_counter() - started
 
 
-def sandbox_start(runs: int) -> tuple[float, float]:
+def sandbox_start(runs: int, root: Path) -> tuple[float, float, float]:
+    """Median start-to-exit of /bin/true: in the sandbox as spawn builds it (unprivileged uid, minimal
+    root, kernel knobs read-only, seccomp), in the earlier sandbox (the host's / bound whole, no
+    seccomp, no uid switch), and bare."""
+    from runtime.sandbox.bwrap import SandboxSpec
+    from runtime.sandbox.env import agent_env
+    from runtime.sandbox.launch import sandboxed
+
     bwrap = shutil.which("bwrap")
-    argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--tmpfs", "/tmp", "--", "/bin/true"]
-    with_sb, without = [], []
+    earlier = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+               "--cap-drop", "ALL", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+               "--tmpfs", "/tmp", "--", "/bin/true"]
+    (root / "sb-worktree").mkdir(exist_ok=True)
+    (root / "sb-home").mkdir(exist_ok=True)
+    spec = SandboxSpec(worktree=root / "sb-worktree", home=root / "sb-home", writable=[root / "sb-worktree"],
+                       env=agent_env(root / "sb-home", {}))
+    spec.expose([Path(sys.prefix), Path(sys.base_prefix), REPO])
+    hardened, before, bare = [], [], []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run(argv, check=True)
-        with_sb.append(time.perf_counter() - t)
+        with sandboxed(spec, ["/bin/true"]) as (argv, fds):
+            subprocess.run(argv, check=True, pass_fds=fds)
+        hardened.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        subprocess.run(earlier, check=True)
+        before.append(time.perf_counter() - t)
         t = time.perf_counter()
         subprocess.run(["/bin/true"], check=True)
-        without.append(time.perf_counter() - t)
-    return statistics.median(with_sb), statistics.median(without)
+        bare.append(time.perf_counter() - t)
+    return statistics.median(hardened), statistics.median(before), statistics.median(bare)
 
 
 def main() -> int:
@@ -129,12 +160,23 @@ def main() -> int:
             attempt = outcome.attempts[0]
             overheads.append(total - attempt.duration_s)
             agent_times.append(attempt.duration_s)
-        sb, plain = sandbox_start(20)
+        (root / "web.toml").write_text(WEB_SCRIPT)
+        web_overheads = []
+        for n in range(4):  # the egress proxy and its relay on top of the sandbox
+            task = root / f"web{n}.toml"
+            task.write_text(WEB_TASK.format(agent_id=f"bench-web-{n}", script=root / "web.toml"))
+            outcome, total = run_spawn(repo, state, task)
+            assert outcome.status == "ok", outcome.to_dict()
+            web_overheads.append(total - outcome.attempts[0].duration_s)
+        sb, earlier, plain = sandbox_start(20, root)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
         print(f"spawn overhead (sandboxed, all but the agent's run): median {statistics.median(overheads):.3f} s, "
               f"max {max(overheads):.3f} s over {len(overheads)} spawns (target <= 0.5 s)")
         print(f"agent process run (sandbox + interpreter + one model turn): median {statistics.median(agent_times):.3f} s")
-        print(f"sandbox start: bwrap /bin/true {sb * 1000:.1f} ms vs /bin/true {plain * 1000:.1f} ms")
+        print(f"spawn overhead with an egress proxy (read-only role, declared domains): median "
+              f"{statistics.median(web_overheads):.3f} s over {len(web_overheads)} spawns")
+        print(f"sandbox start, /bin/true: hardened sandbox {sb * 1000:.1f} ms, earlier sandbox (host / bound whole) "
+              f"{earlier * 1000:.1f} ms, no sandbox {plain * 1000:.1f} ms")
 
         (root / "edit.toml").write_text(edit_script())
         task = root / "edit-task.toml"

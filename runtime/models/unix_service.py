@@ -8,6 +8,7 @@ connections and removes the socket only if it is still ours.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -157,7 +158,15 @@ class UnixService:
         server, self._server = self._server, None
         if server is None:
             return
-        server.shutdown()
+        stopper = threading.Thread(target=server.shutdown, daemon=True)
+        stopper.start()
+        # serve_forever sees the request only when its select returns, up to a poll interval later
+        # (50 ms, for each service of each spawn): a connection makes it return at once.
+        while stopper.is_alive():
+            with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as poke:
+                poke.settimeout(0.2)
+                poke.connect(os.fspath(self.socket_path))
+            stopper.join(0.005)
         server.server_close()
         server.drop_connections()
         if self._thread is not None:
