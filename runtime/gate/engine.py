@@ -8,9 +8,10 @@ ask beats allow. Any exception inside is a deny that says so.
 from __future__ import annotations
 
 import os
+import stat
 
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
-from runtime.gate.paths import PathError, is_sink, protected_reason, relative_to, resolve
+from runtime.gate.paths import PathError, descriptor_kind, protected_reason, relative_to, resolve
 from runtime.gate.policy import Policy
 from runtime.sandbox.domains import domain_allowed, url_refusal
 
@@ -32,12 +33,15 @@ _BASH_KEYS = {"command", "description", "timeout", "run_in_background", "dangero
 class Context:
     """One decision's view of the policy, handed to gate kinds."""
 
-    __slots__ = ("policy", "tool", "cwd")
+    __slots__ = ("policy", "tool", "cwd", "streams_ok")
 
     def __init__(self, policy: Policy, tool: str, cwd: str) -> None:
         self.policy = policy
         self.tool = tool
         self.cwd = cwd
+        # Whether /dev/stdout and /dev/stderr are still the streams the call was given: true only for
+        # a shell command none of whose redirections put a file (or another descriptor) there.
+        self.streams_ok = False
 
     def check_write(self, target: str, cwds: tuple[str, ...], source: str) -> GateDecision:
         """May ``target`` be written, taken relative to each of ``cwds``?"""
@@ -52,8 +56,13 @@ class Context:
 
     def _write_one(self, target: str, cwd: str, source: str) -> GateDecision:
         policy = self.policy
-        if isinstance(target, str) and is_sink(os.path.normpath(target if target[:1] == "/" else f"{cwd}/{target}")):
-            return allow(f"`{target}` is not a file")
+        if isinstance(target, str):
+            kind = descriptor_kind(os.path.normpath(target if target[:1] == "/" else f"{cwd}/{target}"))
+            if kind == "sink" or (kind == "std" and self.streams_ok):
+                return allow(f"`{target}` is not a file")
+            if kind is not None:
+                return deny(f"{source}: writing through `{target}` would re-open whatever file that descriptor holds; "
+                            "write to the file by its name", None, "descriptor")
         try:
             resolved = resolve(target, cwd)
         except PathError as exc:
@@ -62,6 +71,15 @@ class Context:
         if why:
             return deny(f"{source}: writing `{resolved}` is not allowed: {why}", None, "protected")
         rel = relative_to(resolved, policy.root)
+        try:
+            st = os.lstat(resolved)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            # Another name of the same file may be anywhere on the file system (.git/config): a write
+            # through this one changes it too.
+            return deny(f"{source}: `{rel if rel is not None else resolved}` has {st.st_nlink} hard links, so writing "
+                        "it would change another file too; write a new file instead", None, "hard-link")
         # The same combination as for shell commands in _bash, written out in
         # both places on purpose: a shared helper (generator plus callback)
         # cost 15-30% of decisions per second on this per-call path.
@@ -167,6 +185,7 @@ def _bash(ctx: Context, inp: dict) -> GateDecision:
         script = analyze(command, ctx.cwd)
     except ShellDeny as exc:
         return deny(str(exc), None, "shell")
+    ctx.streams_ok = not script.streams_redirected
     policy = ctx.policy
     pending = None
     for cmd in script.commands:

@@ -113,6 +113,22 @@ def protected_reason(resolved: str, protected: tuple[str, ...]) -> str | None:
     return None
 
 
-def is_sink(resolved: str) -> bool:
-    """Write targets that are not files (`/dev/null` and the standard streams)."""
-    return resolved in _DEV_WRITABLE or resolved.startswith("/dev/fd/") or resolved.startswith("/proc/self/fd/")
+_SINKS = frozenset({"/dev/null", "/dev/tty"})
+_STD_STREAMS = frozenset({"/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/proc/self/fd/1", "/proc/self/fd/2",
+                          "/proc/thread-self/fd/1", "/proc/thread-self/fd/2"})
+
+
+def descriptor_kind(path: str) -> str | None:
+    """What a write target (normalised, not resolved) names when it is not a plain file.
+
+    "sink" (/dev/null, /dev/tty), "std" (standard output or error, by any of their names), "other"
+    (any other descriptor: /dev/stdin, /dev/fd/N, /proc/*/fd/N — opening one for writing re-opens
+    whatever file the descriptor holds, even one the command opened only for reading), or None.
+    """
+    if path in _SINKS:
+        return "sink"
+    if path in _STD_STREAMS:
+        return "std"
+    if path == "/dev/stdin" or path.startswith("/dev/fd/") or (path.startswith("/proc/") and "/fd/" in path):
+        return "other"
+    return None

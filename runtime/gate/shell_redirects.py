@@ -53,9 +53,11 @@ class RedirectReader(WordReader):
         if node.type == "heredoc_redirect":
             return self.heredoc(node)
         op = None
+        fd = None
         targets: list[Word] = []
         for child in node.children:
             if child.type == "file_descriptor":
+                fd = self.text(child)
                 self.cover(child)
             elif not child.is_named:
                 op = child.type
@@ -69,6 +71,9 @@ class RedirectReader(WordReader):
                 return []
             raise ShellDeny(f"redirection `{self.text(node)}` has no target")
         target, extra = targets[0], targets[1:]
+        stream = fd if fd is not None else ("0" if op in ("<", "<&", "<>") else "1")
+        if stream in ("1", "2") and (op in ("<", "<>", "<&") or (op == ">&" and target.value not in ("1", "2", "-"))):
+            self.script.streams_redirected = True
         if op in (">&", "<&") and (target.value.isdigit() or target.value == "-"):
             return extra
         if target.glob or target.tilde:

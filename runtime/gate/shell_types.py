@@ -43,8 +43,11 @@ class Write:
 
 
 class Script:
-    __slots__ = ("commands", "writes")
+    __slots__ = ("commands", "writes", "streams_redirected")
 
     def __init__(self) -> None:
         self.commands: list[Command] = []
         self.writes: list[Write] = []
+        # A redirection put a file opened for reading, or another descriptor, on standard output or
+        # error (`1<f`, `2<>f`, `1>&3`): /dev/stdout would then re-open that file for writing.
+        self.streams_redirected = False

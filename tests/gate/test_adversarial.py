@@ -108,6 +108,7 @@ def worktree(tmp_path_factory) -> Path:
     os.symlink("/etc", root / "src/pkg/escape")
     os.symlink(str(root / ".git"), root / "src/pkg/gitlink")
     os.symlink("/etc/hosts", root / "src/pkg/outside_file")
+    os.link(root / ".git/config", root / "src/pkg/hardlink.py")  # the same inode as .git/config
     return root
 
 
@@ -661,6 +662,22 @@ DENY = [
     B("cd-no-args", "cd && rm -rf .ssh"),
     B("cd-src-rm-up", "cd src && rm -rf ../..", WL),
     B("cd-symlink-write", "cd src/pkg/escape && echo x > passwd", WL),
+    # writes through a re-opened descriptor (family B): the descriptor names a file opened for reading
+    B("fd-reopen-input", "printf x 3<.git/config >/dev/fd/3"),
+    B("fd-reopen-append", "echo x >>/proc/self/fd/4"),
+    B("fd-stdout-from-input", "echo x 1<.claude/settings.json >/dev/stdout"),
+    B("fd-stderr-from-input", "echo x 2<README.md >/dev/stderr"),
+    B("fd-stdout-dup", "echo x 3<README.md 1>&3 >/dev/stdout"),
+    B("fd-relative-from-dev", "cd /dev && echo x > fd/3"),
+    B("fd-stdin", "echo x > /dev/stdin"),
+    B("fd-other-process", "echo x > /proc/1/fd/1"),
+    B("fd-thread-self", "echo x > /proc/thread-self/fd/5"),
+    T("fd-write-tool", "Write", {"file_path": "/dev/fd/3", "content": "x"}),
+    T("fd-write-tool-stdout", "Write", {"file_path": "/dev/stdout", "content": "x"}),
+    # a hard link planted in scope shares its inode with .git/config (family J)
+    W("hardlink-write", "src/pkg/hardlink.py"),
+    T("hardlink-edit", "Edit", {"file_path": "src/pkg/hardlink.py", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = x"}),
+    B("hardlink-redirect", "echo x >> src/pkg/hardlink.py"),
     B("cd-git-touch-hook", "cd .git && touch hooks/pre-commit"),
     B("cd-gitlink-write", "cd src/pkg/gitlink && echo x > config"),
     B("cd-variable", "cd $HOME && ls"),
@@ -861,6 +878,10 @@ ALLOW = [
     B("find-xargs-grep", "find src -name '*.py' | xargs grep -l foo", role=EXPLORER),
     B("sed-print", "sed -n 1,5p src/pkg/mod.py", role=EXPLORER),
     B("echo-dev-null", "echo x > /dev/null", role=EXPLORER),
+    B("stdout-stream", "echo x > /dev/stdout"),
+    B("stderr-stream", "echo x >&2 && echo y > /dev/stderr"),
+    B("stderr-to-stdout-stream", "pytest -q tests 2>/dev/stdout"),
+    B("input-then-stdout", "sort < src/pkg/a.py > /dev/stdout"),
     # read-only role
     T("read", "Read", {"file_path": "src/pkg/mod.py"}, role=READONLY),
     T("read-outside", "Read", {"file_path": "/etc/hosts"}, role=READONLY),
@@ -907,3 +928,18 @@ def test_tables_are_large_enough_and_ids_unique():
     assert len(ALLOW) >= 60, len(ALLOW)
     ids = [p.id for p in DENY + ALLOW]
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
+# Families B and J must be refused by the rule that exists for them, not by a parse error or a
+# missing program rule that happens to stand in the way.
+BY_RULE = {"fd-": "descriptor", "hardlink-": "hard-link"}
+
+
+@pytest.mark.parametrize(("role", "tool", "tool_input", "atom", "cwd"),
+                         [p for p in DENY if any(p.id.split(":", 1)[1].startswith(k) for k in BY_RULE)])
+def test_descriptor_and_hard_link_writes_are_refused_by_their_rule(policies, worktree, role, tool, tool_input, atom, cwd,
+                                                                   request):
+    case = request.node.callspec.id.split(":", 1)[1]
+    rule = next(r for prefix, r in BY_RULE.items() if case.startswith(prefix))
+    d = _decide(policies, worktree, role, tool, tool_input, cwd)
+    assert (d.verdict, d.rule) == ("deny", rule), d
