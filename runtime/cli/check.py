@@ -88,6 +88,29 @@ def approval_asker(opts: dict[str, str]):
     return on_ask
 
 
+def _ancestors(catalog: str, role: str) -> list[str]:
+    """``role`` and the roles it extends, nearest first: the roles a subagent of ``role`` may narrow to.
+
+    A role extends its parent by adding atoms (the parent's restrictions stay unless relaxed); the
+    caller still checks that the parent shows no tool the child lacks (read-only shows WebFetch,
+    explorer does not). The chain is read from the role files alone (tomllib); a role that cannot
+    be read ends it.
+    """
+    import tomllib
+
+    chain: list[str] = []
+    name: object = role
+    while isinstance(name, str) and _ROLE.match(name) and name not in chain and len(chain) < 16:
+        chain.append(name)
+        try:
+            with open(os.path.join(catalog, "roles", f"{name}.toml"), "rb") as fh:
+                doc = tomllib.load(fh)
+        except (OSError, ValueError):
+            break
+        name = (doc.get("capabilities") or {}).get("extends")
+    return chain
+
+
 def policy_selector(opts: dict[str, str]):
     """A function from hook input to the Policy that judges it (None = defer)."""
     if "--policy" in opts:
@@ -96,29 +119,44 @@ def policy_selector(opts: dict[str, str]):
         policy = load_policy(opts["--policy"])
         return lambda data: policy
 
-    def select(data: dict):
-        from runtime.manifests.locate import find_catalog
+    def compiled(catalog: str, role: str, task: str | None, data: dict):
         from runtime.policy.cache import cached_policy
 
-        agent_type = data.get("agent_type")
-        role = opts.get("--role")
-        task = opts.get("--task")
-        if agent_type is not None:
-            # A Claude Code subagent is gated by the role of the same name.
-            if not isinstance(agent_type, str) or not _ROLE.match(agent_type):
-                raise ValueError(f"subagent type {agent_type!r} is not a role name")
-            role, task = agent_type, None
-        if role is None:
-            if opts.get("--main-session") == "defer":
-                return None
-            raise ValueError("no role for this call: pass --policy FILE or --role NAME (or --main-session defer)")
-        catalog = find_catalog(opts.get("--catalog"), search_cwd=False)
         if not os.path.isfile(os.path.join(catalog, "roles", f"{role}.toml")):
             raise ValueError(f"role `{role}` is not in the catalog {catalog}")
         root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
         if not isinstance(root, str) or not root.startswith("/"):
             raise ValueError("no absolute worktree root (pass --root, or set CLAUDE_PROJECT_DIR)")
         return cached_policy(catalog, role, os.path.realpath(task) if task else None, os.path.realpath(root))
+
+    def select(data: dict):
+        from runtime.manifests.locate import find_catalog
+
+        agent_type = data.get("agent_type")
+        role = opts.get("--role")
+        task = opts.get("--task")
+        catalog = find_catalog(opts.get("--catalog"), search_cwd=False)
+        if agent_type is not None:
+            # A Claude Code subagent is gated by the role of the same name; but it may only narrow
+            # the role the hook was started with: a session gated as `read-only` whose subagent
+            # calls itself `explorer` must not get a shell. Narrower: a role the session's role
+            # extends (directly or not) that shows no tool the session's role lacks; anything else
+            # is judged as the session's own role.
+            if not isinstance(agent_type, str) or not _ROLE.match(agent_type):
+                raise ValueError(f"subagent type {agent_type!r} is not a role name")
+            if role is None:
+                role, task = agent_type, None
+            elif agent_type != role and agent_type in _ancestors(catalog, role):
+                session = compiled(catalog, role, task, data)
+                narrower = compiled(catalog, agent_type, None, data)
+                if set(narrower.tools) <= set(session.tools):
+                    return narrower
+                return session
+        if role is None:
+            if opts.get("--main-session") == "defer":
+                return None
+            raise ValueError("no role for this call: pass --policy FILE or --role NAME (or --main-session defer)")
+        return compiled(catalog, role, task, data)
 
     return select
 

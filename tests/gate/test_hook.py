@@ -146,3 +146,28 @@ def test_the_hook_process_imports_no_heavy_modules(policy_file, worktree):
     for call in (hook_input("Bash", {"command": "pytest -q && git push"}, worktree), hook_input("Edit", {"file_path": "src/pkg/mod.py", "old_string": "x", "new_string": "y"}, worktree)):
         proc = subprocess.run([sys.executable, "-c", probe, call, str(policy_file)], capture_output=True, text=True, env={**os.environ})
         assert "HEAVY [] " in proc.stderr, proc.stderr
+
+
+def test_agent_type_may_only_narrow_the_role_the_hook_was_started_with(worktree):
+    """Family I: a session gated `--role read-only` whose hook input says `agent_type: explorer` gets no
+    shell; a subagent may take a narrower role of the session's chain, never a wider or unrelated one."""
+    env = {"CLAUDE_PROJECT_DIR": str(worktree)}
+
+    def check(role, agent_type, tool, tool_input):
+        call = hook_input(tool, tool_input, worktree, agent_type=agent_type, agent_id="a1")
+        return run_cli("check", "--role", role, "--catalog", str(REPO), input=call, env=env)
+
+    widened = check("read-only", "explorer", "Bash", {"command": "ls"})
+    assert widened.returncode == 2 and "not available to role `read-only`" in widened.stderr
+    unrelated = check("read-only", "edit-local", "Write", {"file_path": str(worktree / "x.py"), "content": "x"})
+    assert unrelated.returncode == 2 and "read-only" in unrelated.stderr
+    builtin_type = check("explorer", "general-purpose", "Bash", {"command": "ls"})
+    assert builtin_type.returncode == 0  # judged as the session's role, which may run ls
+    # read-only is explorer's parent, but shows WebFetch, which explorer does not: still explorer's rules
+    parent_wider = check("explorer", "read-only", "WebFetch", {"url": "https://example.com/", "prompt": "x"})
+    assert parent_wider.returncode == 2 and "not available to role `explorer`" in parent_wider.stderr
+    same = check("explorer", "explorer", "Bash", {"command": "ls"})
+    assert same.returncode == 0
+    # narrowing is honoured: an edit-local session's explorer subagent writes nothing
+    narrowed = check("edit-local", "explorer", "Write", {"file_path": str(worktree / "x.py"), "content": "x"})
+    assert narrowed.returncode == 2 and "not available to role `explorer`" in narrowed.stderr
