@@ -674,6 +674,14 @@ DENY = [
     B("fd-thread-self", "echo x > /proc/thread-self/fd/5"),
     T("fd-write-tool", "Write", {"file_path": "/dev/fd/3", "content": "x"}),
     T("fd-write-tool-stdout", "Write", {"file_path": "/dev/stdout", "content": "x"}),
+    # `~`, globs and braces in path-valued flags are expanded by bash, not by the gate (families E, F)
+    B("flag-tilde", "pytest --junitxml ~/.bashrc tests"),
+    B("flag-tilde-attached", "pytest --junitxml=~/.bashrc tests"),
+    B("flag-glob", "pytest --junitxml src/pk?/../../.claude/settings.json tests"),
+    B("flag-glob-basetemp", "pytest --basetemp src/p*/escape/x tests"),
+    B("brace-in-flag", "pytest --junitxml src/{a,../../x}.xml tests"),
+    B("flag-tilde-cargo", "cargo build --target-dir ~/.cargo"),
+    B("flag-tilde-ruff", "ruff check --output-file ~/.profile src"),
     # a hard link planted in scope shares its inode with .git/config (family J)
     W("hardlink-write", "src/pkg/hardlink.py"),
     T("hardlink-edit", "Edit", {"file_path": "src/pkg/hardlink.py", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = x"}),
@@ -933,6 +941,7 @@ def test_tables_are_large_enough_and_ids_unique():
 # Families B and J must be refused by the rule that exists for them, not by a parse error or a
 # missing program rule that happens to stand in the way.
 BY_RULE = {"fd-": "descriptor", "hardlink-": "hard-link"}
+EXPANDS = "write the path out (no `~`, globs or braces)"
 
 
 @pytest.mark.parametrize(("role", "tool", "tool_input", "atom", "cwd"),
@@ -943,3 +952,10 @@ def test_descriptor_and_hard_link_writes_are_refused_by_their_rule(policies, wor
     rule = next(r for prefix, r in BY_RULE.items() if case.startswith(prefix))
     d = _decide(policies, worktree, role, tool, tool_input, cwd)
     assert (d.verdict, d.rule) == ("deny", rule), d
+
+
+@pytest.mark.parametrize(("role", "tool", "tool_input", "atom", "cwd"),
+                         [p for p in DENY if p.id.split(":", 1)[1].startswith("flag-")])
+def test_expanding_path_words_are_refused_for_that_reason(policies, worktree, role, tool, tool_input, atom, cwd):
+    d = _decide(policies, worktree, role, tool, tool_input, cwd)
+    assert d.verdict == "deny" and EXPANDS in d.reason, d

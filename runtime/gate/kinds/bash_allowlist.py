@@ -115,6 +115,11 @@ class Rule:
         self.has_arg_checks = bool(self.deny_flags.flags or self.root_flags.flags or self.scope_flags.flags or self.positional_writes)
 
 
+def _expands(value: str) -> bool:
+    """Whether bash could turn this path word into another path: `~`, glob or brace characters."""
+    return value[:1] == "~" or any(ch in value for ch in "*?[{")
+
+
 class BashAllowlist(Gate):
     kind = "bash-allowlist"
     grants = True
@@ -157,6 +162,14 @@ class BashAllowlist(Gate):
                 return deny(why, self.atom, name)
         if cmd.open_args and rule.has_arg_checks:
             return deny(f"`xargs {name}` would append arguments the gate cannot check; pass them explicitly", self.atom, name)
+        for flags in (rule.root_flags, rule.scope_flags):
+            if flags.flags:
+                for flag, value in flags.values(args):
+                    if value is not None and _expands(value):
+                        # bash expands `~`, globs and braces in a path word before the program sees
+                        # it, through symlinks planted in scope; the gate judges the literal text.
+                        return deny(f"`{name} {flag} {value}`: write the path out (no `~`, globs or braces), "
+                                    "so the gate judges the path the program will use", self.atom, f"{name} {flag}")
         if rule.root_flags.flags:
             for flag, value in rule.root_flags.values(args):
                 d = self._inside_root(name, flag, value, cmd, ctx)
