@@ -13,6 +13,11 @@ most ``--approval-wait`` seconds (default and maximum 25, see
 Claude Code kills a hook after 30 s and then runs the tool, so the hook must
 answer before that. A request not decided in time has expired: a deny.
 Without ``--approvals`` an ``ask`` is answered as ``ask``.
+
+``--on-allow`` says what an allowed call is answered: ``allow`` (the default, for spawned agents
+under ``dontAsk``, where the gate is the permission system) or ``defer`` (no decision at all, for
+interactive sessions: Claude Code's own rules and prompts then still apply, and only denies and
+asks come from the gate; ``runtime hook install`` writes this).
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ import sys
 
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
-    " [--main-session gate|defer] [--approvals SOCK [--approval-wait SECONDS]]"
+    " [--main-session gate|defer] [--on-allow allow|defer] [--approvals SOCK [--approval-wait SECONDS]]"
 )
-_OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait"}
+_OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait",
+            "--on-allow"}
 _ROLE = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 
 
@@ -50,6 +56,8 @@ def parse(argv: list[str]) -> dict[str, str]:
         raise ValueError("--policy cannot be combined with --role or --task")
     if opts.get("--main-session", "gate") not in ("gate", "defer"):
         raise ValueError("--main-session must be gate or defer")
+    if opts.get("--on-allow", "allow") not in ("allow", "defer"):
+        raise ValueError("--on-allow must be allow or defer")
     if "--approval-wait" in opts:
         from runtime.approvals import HOOK_WAIT_MAX_S
 
@@ -163,7 +171,7 @@ def policy_selector(opts: dict[str, str]):
 
 def main(argv: list[str]) -> int:
     from runtime.gate.decision import deny
-    from runtime.gate.hook import answer, run_hook
+    from runtime.gate.hook import DEFER, answer, run_hook
 
     try:
         opts = parse(argv)
@@ -174,6 +182,8 @@ def main(argv: list[str]) -> int:
             result = answer(deny(f"no usable policy: {exc}", None, "policy"))
         else:
             result = run_hook(raw, select, approval_asker(opts))
+            if opts.get("--on-allow") == "defer" and result.decision is not None and result.decision.allowed:
+                result = DEFER
     except Exception as exc:  # noqa: BLE001 - fail closed, never exit 1
         result = answer(deny(f"runtime check: {exc}. {USAGE}", None, "usage"))
     sys.stdout.write(result.stdout)

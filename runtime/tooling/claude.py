@@ -17,7 +17,9 @@ HOOK_TIMEOUT_S = 30
 
 
 def hook_command(executable: str, catalog_root: str, role: str | None) -> str:
-    args = [executable, "check", "--catalog", catalog_root]
+    # An interactive session: a call the gate allows gets no decision, so Claude Code's own rules and
+    # prompts still apply to it (an `allow` would skip them: every gate miss would run unasked).
+    args = [executable, "check", "--catalog", catalog_root, "--on-allow", "defer"]
     args += ["--role", role] if role else ["--main-session", "defer"]
     return shlex.join(args)
 

@@ -23,7 +23,7 @@ def test_install_merges_into_existing_settings_and_is_idempotent(tmp_path):
     ours = pre[1]
     assert ours["matcher"] == "*"
     words = shlex.split(ours["hooks"][0]["command"])
-    assert words[1:] == ["check", "--catalog", str(REPO), "--main-session", "defer"]
+    assert words[1:] == ["check", "--catalog", str(REPO), "--on-allow", "defer", "--main-session", "defer"]
     text = settings.read_text()
     again = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path)
     assert again.returncode == 0 and "already installed" in again.stdout and settings.read_text() == text

@@ -171,3 +171,20 @@ def test_agent_type_may_only_narrow_the_role_the_hook_was_started_with(worktree)
     # narrowing is honoured: an edit-local session's explorer subagent writes nothing
     narrowed = check("edit-local", "explorer", "Write", {"file_path": str(worktree / "x.py"), "content": "x"})
     assert narrowed.returncode == 2 and "not available to role `explorer`" in narrowed.stderr
+
+
+def test_on_allow_defer_leaves_allowed_calls_to_claude_code(worktree):
+    """Interactive sessions: an allowed call gets no decision (Claude Code's own prompts still apply);
+    denies and asks still come from the gate; spawned agents keep `allow`."""
+    env = {"CLAUDE_PROJECT_DIR": str(worktree)}
+    allowed = hook_input("Bash", {"command": "ls"}, worktree)
+    denied = hook_input("Bash", {"command": "git status"}, worktree)
+    base = ["check", "--role", "explorer", "--catalog", str(REPO)]
+    quiet = run_cli(*base, "--on-allow", "defer", input=allowed, env=env)
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
+    loud = run_cli(*base, input=allowed, env=env)
+    assert loud.returncode == 0 and decision(loud)["permissionDecision"] == "allow"
+    refused = run_cli(*base, "--on-allow", "defer", input=denied, env=env)
+    assert refused.returncode == 2 and decision(refused)["permissionDecision"] == "deny"
+    bad = run_cli(*base, "--on-allow", "sometimes", input=allowed, env=env)
+    assert bad.returncode == 2 and "--on-allow must be allow or defer" in bad.stderr
