@@ -20,7 +20,7 @@ def test_every_command_of_a_compound_is_seen():
     ('"g"it push', ["git"]),
     ("\\git push", ["git"]),
     ("/usr/bin/git push", ["git"]),
-    ("env -i A=1 git push", ["git"]),
+    ("env -i LANG=C git push", ["git"]),
     ("command -p git push", ["git"]),
     ("builtin cd", None),
     ("nohup git push", ["git"]),
@@ -43,9 +43,9 @@ def test_wrappers_are_unwrapped(source, expected):
 
 
 def test_dequoted_arguments_and_assignments():
-    (cmd,) = analyze("FOO=bar pytest -k 'a and b' \"x\\\"y\" \\$HOME", "/w").commands
+    (cmd,) = analyze("TZ=UTC pytest -k 'a and b' \"x\\\"y\" \\$HOME", "/w").commands
     assert cmd.args == ["-k", "a and b", 'x"y', "$HOME"]
-    assert cmd.assigns == [("FOO", "bar")]
+    assert cmd.assigns == [("TZ", "UTC")]
 
 
 def test_redirection_targets_are_writes_with_their_folders():
@@ -79,9 +79,9 @@ def test_heredoc_tail_commands_are_seen():
     ("for x in a; do id; done", "loops"),
     ("export A=1", "declarations"),
     ("A=1", "shell variable assignments"),
-    ("PATH=/tmp cargo build", "setting `PATH`"),
-    ("LD_PRELOAD=x.so ls", "setting `LD_PRELOAD`"),
-    ("PYTEST_ADDOPTS='-p x' pytest", "setting `PYTEST_ADDOPTS`"),
+    ("PATH=/tmp cargo build", "`PATH` is not a variable commands may be given"),
+    ("LD_PRELOAD=x.so ls", "`LD_PRELOAD` is not a variable commands may be given"),
+    ("PYTEST_ADDOPTS='-p x' pytest", "`PYTEST_ADDOPTS` is not a variable commands may be given"),
     ("eval ls", "`eval` is not allowed"),
     ("source x.sh", "`source` is not allowed"),
     (". x.sh", "`.` is not allowed"),
