@@ -224,8 +224,11 @@ class _Walker(RedirectReader):
         if len(rest) != 1 or rest[0].value in ("", "-") or rest[0].glob or rest[0].tilde:
             raise ShellDeny("`cd` needs exactly one literal folder (no `-`, `~` or globs)")
         target = rest[0].value
+        physical = any(a.value == "-P" for a in args)
         # A failed `cd` leaves the old folder current, so later paths are
         # checked against every folder the shell may be in (but see `&&`).
-        new = tuple(dict.fromkeys(os.path.normpath(os.path.join(c, target)) for c in self.cwds))
+        # `cd -P` follows symlinks before `..` as bash does; plain `cd` (-L) takes `..` lexically.
+        new = tuple(dict.fromkeys((os.path.realpath if physical else os.path.normpath)(os.path.join(c, target))
+                                  for c in self.cwds))
         self.cwds = tuple(dict.fromkeys(self.cwds + new))
         self.after_cd = new

@@ -456,6 +456,14 @@ DENY = [
     B("env-export-path", "export PATH=/tmp:/usr/bin"),
     B("env-rustc-workspace-wrapper", "RUSTC_WORKSPACE_WRAPPER=/tmp/evil cargo build"),
     B("env-cc-compiler", "CC=/tmp/evil go build ./..."),
+    # find -exec puts every found path where `{}` stands (family C)
+    B("find-exec-cp-dest", "cd src && find . -name p -exec cp src/p {} \\;"),
+    B("find-exec-rm", "find src -name '*.pyc' -exec rm -rf {} +"),
+    B("find-exec-cp-s", "find src -exec cp -s {} g \\;"),
+    B("find-exec-flag", "find tests -exec pytest --junitxml {} \\;"),
+    # cd -P follows the symlink before `..` (family D)
+    B("cd-physical-parent", "cd -P src/pkg/escape/.. && echo x > etc/agent-was-here"),
+    B("cd-physical", "cd -P src/pkg/escape && echo x > hosts"),
     # variables nobody listed (family G): only an allowlist holds
     B("env-ripgrep-config", "RIPGREP_CONFIG_PATH=/dev/stdin rg x src"),
     B("env-ruff-output-file", "RUFF_OUTPUT_FILE=../x ruff check src"),

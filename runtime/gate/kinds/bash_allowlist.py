@@ -165,7 +165,7 @@ class BashAllowlist(Gate):
         for flags in (rule.root_flags, rule.scope_flags):
             if flags.flags:
                 for flag, value in flags.values(args):
-                    if value is not None and _expands(value):
+                    if value is not None and (_expands(value) or value == "{}"):
                         # bash expands `~`, globs and braces in a path word before the program sees
                         # it, through symlinks planted in scope; the gate judges the literal text.
                         return deny(f"`{name} {flag} {value}`: write the path out (no `~`, globs or braces), "
@@ -186,6 +186,9 @@ class BashAllowlist(Gate):
                 pending = pending if d.verdict == ALLOW else d
         if rule.positional_writes:
             for word in self._positionals(cmd.words, len(sub)):
+                if word.value == "{}":
+                    return deny(f"`{name} {{}}`: `find -exec` puts every found path there, which the gate cannot check "
+                                "as a write; find the files, then name them", self.atom, name)
                 if word.glob or word.tilde:
                     return deny(f"`{name} {word.value}`: name the files explicitly (no globs or `~`) so the gate can check them", self.atom, name)
                 d = ctx.check_write(word.value, cmd.cwds, name)
