@@ -13,7 +13,6 @@ import stat
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.paths import PathError, descriptor_kind, protected_reason, relative_to, resolve
 from runtime.gate.policy import Policy
-from runtime.sandbox.domains import domain_allowed, url_refusal
 
 _WRITE_KEYS = {
     "Write": ("file_path", {"file_path", "content"}),
@@ -215,6 +214,8 @@ def _bash(ctx: Context, inp: dict) -> GateDecision:
 
 
 def _web(ctx: Context, inp: dict) -> GateDecision:
+    from runtime.sandbox.domains import domain_allowed, url_refusal  # only web calls pay for it
+
     # Allowlisted: a web tool reaches only the domains an egress-allowlist atom declares (none without it).
     gates = [g for g in ctx.policy.gates if g.kind == "egress-allowlist"]
     domains = [d for g in gates for d in g.domains]

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 from runtime.errors import FatalError
 from runtime.models.unix_service import TrackedServer, UnixService
 from runtime.sandbox.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
+from runtime.sandbox.netrelay import pump
 
 MAX_HEADER_BYTES = 64 * 1024
 MAX_CONNECTIONS = 64
@@ -171,25 +172,11 @@ class _Server(TrackedServer):
         pass  # a dropped agent connection is no error of ours; refusals are answered in the handler
 
 
-def _pump(src: socket.socket, dst: socket.socket, counter: list[int]) -> None:
-    try:
-        while chunk := src.recv(_CHUNK):
-            dst.sendall(chunk)
-            counter[0] += len(chunk)
-    except OSError:
-        pass
-    finally:
-        try:
-            dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-
-
 def _splice(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
     up, down = [0], [0]
-    back = threading.Thread(target=_pump, args=(upstream, client, down), daemon=True)
+    back = threading.Thread(target=pump, args=(upstream, client, down), daemon=True)
     back.start()
-    _pump(client, upstream, up)
+    pump(client, upstream, up)
     back.join(IDLE_TIMEOUT_S)
     return up[0], down[0]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from runtime.sandbox.bwrap import SandboxSpec, SandboxUnavailable, bwrap_path, check_user_namespaces, setpriv_path
 from runtime.sandbox.identity import AgentUser
-from runtime.sandbox.seccomp import program_fd
+from runtime.sandbox.seccomp import filter_program, program_fd
 
 
 def preflight() -> None:
@@ -27,8 +27,7 @@ def preflight() -> None:
     exe = bwrap_path()
     if exe is None:
         raise SandboxUnavailable()
-    program_fd_check = program_fd()
-    os.close(program_fd_check)
+    filter_program()  # libseccomp and its bindings are there (the program is cached for the spawn)
     if os.geteuid() == 0:
         setpriv_path()
     else:

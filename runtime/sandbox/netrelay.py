@@ -29,11 +29,13 @@ MODEL_PORT = 8082
 _CHUNK = 64 * 1024
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    """Copy until src ends, then tell dst that no more is coming."""
+def pump(src: socket.socket, dst: socket.socket, counter: list[int] | None = None) -> None:
+    """Copy until src ends, then tell dst that no more is coming; ``counter[0]`` adds up the bytes."""
     try:
         while chunk := src.recv(_CHUNK):
             dst.sendall(chunk)
+            if counter is not None:
+                counter[0] += len(chunk)
     except OSError:
         pass
     finally:
@@ -52,9 +54,9 @@ def _relay(client: socket.socket, socket_path: str) -> None:
         client.close()
         upstream.close()
         return
-    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+    back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
     back.start()
-    _pump(client, upstream)
+    pump(client, upstream)
     back.join()
     client.close()
     upstream.close()

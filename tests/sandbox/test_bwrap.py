@@ -23,16 +23,8 @@ from runtime.errors import FatalError
 from runtime.sandbox.bwrap import SandboxSpec, SandboxSpecError, SandboxUnavailable, bwrap_path
 from runtime.sandbox.env import UnsafeEnvironment, agent_env
 from runtime.sandbox.launch import sandboxed
-from tests.conftest import require
 
 PY = sys.executable
-
-
-@pytest.fixture
-def bwrap() -> str:
-    path = bwrap_path()
-    require(path is not None, "bubblewrap (bwrap) is not installed")
-    return path
 
 
 @pytest.fixture

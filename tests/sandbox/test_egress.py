@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from runtime.sandbox.bwrap import SandboxSpec, bwrap_path
+from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.domains import domain_allowed, pattern_error, url_refusal
 from runtime.sandbox.egress import EgressConfigError, EgressProxy, EgressRules, egress_rules, system_resolver
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import hand_over, sandboxed
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.netrelay import EGRESS_PORT, command_prefix
-from tests.conftest import REPO, require
+from tests.conftest import REPO
 
 PY = sys.executable
 
@@ -242,8 +242,7 @@ def test_garbage_and_credentials_are_refused(folder):
 
 # -- through the sandbox -----------------------------------------------------------------------------
 
-def test_inside_the_sandbox_the_proxy_is_the_only_way_out(site, folder, tmp_path):
-    require(bwrap_path() is not None, "bubblewrap (bwrap) is not installed")
+def test_inside_the_sandbox_the_proxy_is_the_only_way_out(bwrap, site, folder, tmp_path):
     proxy, records = start(folder, EgressRules(("localhost",), LOCAL, (site,)))
     hand_over(folder, agent_user())
     worktree, home = tmp_path / "wt", tmp_path / "home"

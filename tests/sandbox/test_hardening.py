@@ -22,20 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from runtime.sandbox.bwrap import SandboxSpec, bwrap_path
+from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.identity import DEFAULT_AGENT_ID
 from runtime.sandbox.launch import sandboxed
-from tests.conftest import REPO, require
+from tests.conftest import REPO
 
 PY = sys.executable
-
-
-@pytest.fixture
-def bwrap() -> str:
-    path = bwrap_path()
-    require(path is not None, "bubblewrap (bwrap) is not installed")
-    return path
 
 
 @pytest.fixture

@@ -9,13 +9,14 @@ matter to the proxy only (the gate never resolves a name).
 from __future__ import annotations
 
 from runtime.gate.kinds.base import Gate, PolicyError, no_more, take_list
-from runtime.sandbox.domains import pattern_error
 
 
 class EgressAllowlist(Gate):
     kind = "egress-allowlist"
 
     def configure(self, params):
+        from runtime.sandbox.domains import pattern_error  # only policies with this atom pay for it
+
         self.domains = tuple(take_list(params, "domains"))
         self.addresses = tuple(take_list(params, "addresses"))
         ports = params.pop("ports", None)
