@@ -62,7 +62,7 @@ def require(available: bool, why: str) -> None:
 def catalog_copy(tmp_path) -> Path:
     """A writable copy of the shipped catalog (capabilities, roles, manifests, schemas, docs)."""
     root = tmp_path / "catalog"
-    for name in ("capabilities", "roles", "manifests", "schemas", "docs"):
+    for name in ("capabilities", "roles", "programs", "manifests", "schemas", "docs"):
         shutil.copytree(REPO / name, root / name)
     return root
 

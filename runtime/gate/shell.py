@@ -206,13 +206,16 @@ class _Walker(RedirectReader):
             self.script.commands.append(Command(name, args, assigns, self.cwds, via, open_args))
             return
         if inner.record_self:
-            self.script.commands.append(Command(name, args, assigns, self.cwds, via, open_args))
+            own = args if inner.self_args is None else inner.self_args
+            self.script.commands.append(Command(name, own, assigns, self.cwds, via, open_args))
         for a_name, a_value in inner.assigns:
             check_assignment(a_name, a_value)
         assigns = assigns + [(n, v.value) for n, v in inner.assigns]
         for script in inner.scripts:
             sub = _Walker(script, self.cwds, via + name + " -c ")
             sub.run()
+            for inner_cmd in sub.script.commands:  # `FOO=1 bash -c 'cmd'`: cmd runs with FOO set
+                inner_cmd.assigns = assigns + inner_cmd.assigns
             self.script.commands += sub.script.commands
             self.script.writes += sub.script.writes
         for cmd in inner.commands:

@@ -37,13 +37,15 @@ SHELLS = frozenset({"sh", "bash", "dash", "ash"})
 class Unwrapped:
     """What a wrapper runs: inner commands, shell scripts, extra environment."""
 
-    __slots__ = ("commands", "scripts", "assigns", "record_self", "open_args")
+    __slots__ = ("commands", "scripts", "assigns", "record_self", "self_args", "open_args")
 
-    def __init__(self, commands=(), scripts=(), assigns=(), record_self=False, open_args=False):
+    def __init__(self, commands=(), scripts=(), assigns=(), record_self=False, open_args=False, self_args=None):
         self.commands: list[list[Word]] = list(commands)
         self.scripts: list[str] = list(scripts)
         self.assigns: list[tuple[str, Word]] = list(assigns)
         self.record_self = record_self
+        # The wrapper's own arguments as its rule judges them (find without its -exec parts), or None for all.
+        self.self_args: list[Word] | None = self_args
         self.open_args = open_args
 
 
@@ -147,6 +149,7 @@ def _shell(name: str, args: list[Word]) -> Unwrapped:
 
 def _find(args: list[Word]) -> Unwrapped:
     commands: list[list[Word]] = []
+    own: list[Word] = []
     i = 0
     while i < len(args):
         a = args[i].value
@@ -163,12 +166,14 @@ def _find(args: list[Word]) -> Unwrapped:
             if any("{}" in w.value and w.value != "{}" for w in args[i + 1:j]):
                 raise ShellDeny(f"`find {a}`: `{{}}` inside a longer word is replaced by the found path; pass `{{}}` as a word of its own")
             commands.append(args[i + 1:j])
+            own.append(Word("-print"))  # stands in for the action in find's own grammar
             i = j + 1
         elif a in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls"):
             raise ShellDeny(f"`find {a}` writes or deletes files the gate cannot list; find the files, then act on explicit paths")
         else:
+            own.append(args[i])
             i += 1
-    return Unwrapped(commands, record_self=True)
+    return Unwrapped(commands, record_self=True, self_args=own)
 
 
 _SIMPLE: dict[str, tuple[set[str], set[str], int]] = {

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
+from runtime.manifests.program import ProgramGrammar, load_program
 
 _WARNED: set[str] = set()
 
@@ -40,6 +41,7 @@ class Catalog:
         self.root = Path(root).resolve()
         self.cap_dir = self.root / "capabilities"
         self.role_dir = self.root / "roles"
+        self.program_dir = self.root / "programs"
 
     def atom_folders(self) -> list[Path]:
         return sorted(p.parent for p in self.cap_dir.glob("*/*/capability.toml"))
@@ -93,6 +95,29 @@ class Catalog:
             warn_deprecated(alias, used_in, line)
             return alias.target
         raise ManifestError(used_in, line, f"unknown atom `{name}`")
+
+    def load_programs(self, collect: list[ManifestError] | None = None) -> dict[str, ProgramGrammar]:
+        """Every program grammar in ``programs/`` (a catalog may have none)."""
+        out: dict[str, ProgramGrammar] = {}
+        for path in sorted(self.program_dir.glob("*.toml")):
+            try:
+                grammar = load_program(path, display_path(path))
+            except ManifestError as exc:
+                if collect is None:
+                    raise
+                collect.append(exc)
+                continue
+            out[grammar.name] = grammar
+        return out
+
+    @cached_property
+    def programs(self) -> dict[str, ProgramGrammar]:
+        return self.load_programs()
+
+    @cached_property
+    def grammars(self) -> dict[str, dict]:
+        """Named grammars in the form program rules take them."""
+        return {name: g.grammar for name, g in self.programs.items()}
 
     def role_path(self, name: str) -> Path:
         return self.role_dir / f"{name}.toml"

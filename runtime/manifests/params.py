@@ -12,30 +12,56 @@ from runtime.manifests.model import Model, describe
 
 PROGRAM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-FLAG = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class ProgramRule(Model):
+
+
+class Trailing(Model):
+    """The grammar of the words after ``--`` (cargo test's harness options)."""
+
+    option_style: Literal["gnu", "go"] = "gnu"
+    options: dict[str, str | list[str]] = Field(default_factory=dict)
+    positionals: list[str | list[str]] = Field(default_factory=list)
+
+
+class GrammarFields(Model):
+    """An argument grammar (see ``runtime.gate.grammar``): options by spelling, positionals, variables."""
+
+    option_style: Literal["gnu", "go", "none"] = "gnu"
+    options: dict[str, str | list[str]] = Field(default_factory=dict)
+    positionals: list[str | list[str]] = Field(default_factory=list)
+    trailing: Trailing | None = None
+    env: list[str] = Field(default_factory=list)
+    xargs: bool = False
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not ENV_NAME.match(name):
+                raise ValueError(f"`{name}` is not a variable name")
+        return v
+
+
+class ProgramRule(GrammarFields):
     """One per-program rule of ``tools::bash-allowlist``.
 
-    ``option-style`` says how the program reads its options, so flags are
-    matched in every spelling it accepts: ``gnu`` (getopt_long, nopt: long
-    options may be abbreviated, short ones clustered), ``exact`` (argparse
-    without abbreviation, clap: clusters but no abbreviations), ``go`` (the
-    flag package: single-dash long flags, ``-x`` and ``--x`` alike, no
-    clusters). ``arg-files`` allows arguments starting with ``@``, which
-    argparse, gcc and javac expand from files the gate cannot see.
+    The grammar is inline, or named with ``grammar`` (a file in the catalog's
+    ``programs/`` folder), never both. ``option-style`` says how the program
+    reads its options: ``gnu`` (getopt_long, argparse, clap, nopt: clusters of
+    short options, ``--name=value``) or ``go`` (Go's flag package: one dash or
+    two, no clusters). ``arg-files`` allows arguments starting with ``@``, which
+    argparse, gcc and javac expand from files the gate cannot see; ``xargs``
+    lets ``xargs`` append arguments, for programs none of whose options write
+    or run anything.
     """
 
     program: str
+    grammar: str | None = None
     subcommands: list[str] = Field(default_factory=list)
-    deny_flags: list[str] = Field(default_factory=list)
-    root_path_flags: list[str] = Field(default_factory=list)
-    scope_path_flags: list[str] = Field(default_factory=list)
-    positional_writes: bool = False
     inline_code: bool = False
     arg_files: bool = False
-    option_style: Literal["gnu", "exact", "go"] = "gnu"
     ask: bool = False
 
     @field_validator("program")
@@ -53,13 +79,39 @@ class ProgramRule(Model):
                 raise ValueError(f"subcommand `{s}` must be words separated by single spaces")
         return v
 
-    @field_validator("deny_flags", "root_path_flags", "scope_path_flags")
-    @classmethod
-    def _flags(cls, v: list[str]) -> list[str]:
-        for f in v:
-            if not FLAG.match(f):
-                raise ValueError(f"`{f}` is not a flag (expected -x or --name)")
-        return v
+
+_GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs")
+
+
+def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
+    """A grammar as the policy holds it: one entry per option spelling, every type checked."""
+    from runtime.gate.grammar import Grammar, GrammarError
+
+    def spellings(options: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, vtype in options.items():
+            for spelling in key.split("|"):
+                if spelling in out:
+                    raise ValueError(f"option `{spelling}` is declared twice")
+                out[spelling] = vtype
+        return out
+
+    out = {k: fields.get(k) for k in _GRAMMAR_KEYS}
+    out["option-style"] = out["option-style"] or "gnu"
+    out["options"] = spellings(out["options"] or {})
+    out["positionals"] = list(out["positionals"] or [])
+    out["env"] = list(out["env"] or [])
+    out["xargs"] = bool(out["xargs"])
+    trailing = out["trailing"]
+    if trailing is not None:
+        out["trailing"] = {"option-style": trailing.get("option-style") or "gnu",
+                           "options": spellings(trailing.get("options") or {}),
+                           "positionals": list(trailing.get("positionals") or [])}
+    try:
+        Grammar(out, program)
+    except GrammarError as exc:
+        raise ValueError(str(exc)) from None
+    return out
 
 
 def _str(v: Any) -> str:
@@ -141,17 +193,34 @@ def _port_list(v: Any) -> list[int]:
     return list(dict.fromkeys(v))
 
 
-def _program_rules(v: Any) -> list[dict[str, Any]]:
+def _program_rules(v: Any, grammars: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     if not isinstance(v, list):
         raise ValueError("expected an array of program rules")
     rules: list[dict[str, Any]] = []
     for n, item in enumerate(v):
         try:
             rule = ProgramRule.model_validate(item)
+            raw = rule.model_dump(by_alias=True, exclude_unset=True)
+            if rule.grammar is not None:
+                inline = sorted(k for k in _GRAMMAR_KEYS if k in raw)
+                if inline:
+                    raise ValueError(f"`{rule.program}` names the grammar `{rule.grammar}` and also sets "
+                                     f"{', '.join(inline)}; put them in one place")
+                found = (grammars or {}).get(rule.grammar)
+                if found is None:
+                    known = ", ".join(sorted(grammars or {})) or "none"
+                    raise ValueError(f"unknown grammar `{rule.grammar}` (the catalog's programs/ folder has: {known})")
+                raw = {**found, **raw}
+            compiled = compile_grammar(raw, rule.program)
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             raise ValueError(f"rule {n + 1}: {describe(err)}") from None
-        rules.append(rule.model_dump(by_alias=True))
+        except ValueError as exc:
+            raise ValueError(f"rule {n + 1}: {exc}") from None
+        rules.append({
+            "program": rule.program, "subcommands": list(rule.subcommands), **compiled,
+            "inline-code": rule.inline_code, "arg-files": rule.arg_files, "ask": rule.ask,
+        })
     names = [r["program"] for r in rules]
     dupes = sorted({x for x in names if names.count(x) > 1})
     if dupes:
@@ -175,6 +244,11 @@ PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def check_value(type_name: str, value: Any) -> Any:
-    """Validate and normalise ``value`` as ``type_name``; ValueError if it is not one."""
+def check_value(type_name: str, value: Any, grammars: dict[str, dict[str, Any]] | None = None) -> Any:
+    """Validate and normalise ``value`` as ``type_name``; ValueError if it is not one.
+
+    ``grammars`` are the catalog's named argument grammars, which program rules may refer to.
+    """
+    if type_name == "program-rules":
+        return _program_rules(value, grammars)
     return PARAM_TYPES[type_name](value)

@@ -170,7 +170,7 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
             if pname not in specs:
                 raise src.error(loc, f"`{atom_name}` has no parameter `{pname}` (it has: {', '.join(sorted(specs)) or 'none'})")
             try:
-                value = check_value(specs[pname].type, value)
+                value = check_value(specs[pname].type, value, catalog.grammars)
             except ValueError as exc:
                 raise src.error(loc, f"`{pname}`: {exc}") from None
             params.setdefault(atom_name, {})[pname] = value

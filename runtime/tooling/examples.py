@@ -19,6 +19,7 @@ from runtime.manifests.atom import Atom, GateExample
 from runtime.manifests.catalog import display_path
 from runtime.manifests.kinds import GATE_KINDS, TOOLS, VERIFY_KINDS
 from runtime.manifests.params import check_value
+from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
 from runtime.verify.kinds import evaluate
 
 
@@ -74,3 +75,36 @@ def run_examples(atom: Atom, root: str) -> list[ManifestError]:
         if got != ex.expect:
             failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: expected {ex.expect}, got {got}: {why}"))
     return failures
+
+
+def run_program_examples(grammar: ProgramGrammar, root: str) -> list[ManifestError]:
+    """Run every example command of a program grammar through the real gate.
+
+    The policy holds one rule, ``program`` with this grammar and any
+    subcommand, and a write scope of ``out/**`` under an empty worktree.
+    """
+    where = display_path(grammar.path)
+    failures = []
+    for n, ex in enumerate(grammar.examples):
+        policy = _program_policy(grammar, ex.subcommands, root)
+        decision = decide(policy, "Bash", {"command": ex.command}, root)
+        if decision.verdict != ex.expect:
+            line = grammar.src.line_of(("examples", n))
+            failures.append(ManifestError(where, line, f"example {n + 1} (`{ex.command}`): expected {ex.expect}, "
+                                                       f"got {decision.verdict}: {decision.reason}"))
+    return failures
+
+
+def _program_policy(grammar: ProgramGrammar, subcommands: list[str], root: str) -> Policy:
+    rule = {"program": grammar.name, "subcommands": subcommands, **grammar.grammar,
+            "inline-code": False, "arg-files": False, "ask": False}
+    doc = {
+        "format": FORMAT, "version": VERSION, "role": f"example of programs/{grammar.name}", "root": root,
+        "tools": ["Bash"], "protected": [],
+        "gates": [
+            {"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [rule]}},
+            {"atom": "scope::files-whitelist", "kind": "write-whitelist", "params": {"globs": [EXAMPLE_SCOPE]}},
+        ],
+    }
+    doc["hash"] = content_hash(doc)
+    return Policy(doc)

@@ -20,7 +20,7 @@ from runtime.manifests.task import load_task
 from runtime.models.scripted import load_script
 from runtime.orchestration.plan import load_plan
 from runtime.policy.compile import check_role_coherent, compile_policy
-from runtime.tooling.examples import run_examples
+from runtime.tooling.examples import run_examples, run_program_examples
 
 MAX_TEXT_WORDS = 200
 
@@ -30,6 +30,7 @@ class LintReport:
     errors: list[ManifestError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     atoms: int = 0
+    programs: int = 0
     examples: int = 0
     roles: int = 0
     tasks: int = 0
@@ -54,6 +55,11 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
                 report.warnings.append(f"{display_path(atom.text_path)}:1: text.md has {words} words (keep it under {MAX_TEXT_WORDS})")
             report.examples += len(atom.examples)
             report.errors += run_examples(atom, str(Path(root).resolve()))
+        programs = catalog.load_programs(collect=report.errors)
+        report.programs = len(programs)
+        for grammar in programs.values():
+            report.examples += len(grammar.examples)
+            report.errors += run_program_examples(grammar, str(Path(root).resolve()))
     if report.errors:
         return report  # roles and tasks would only repeat broken atoms
     for name in catalog.role_names():

@@ -37,7 +37,7 @@ def approving_catalog(catalog_copy) -> Path:
     """The shipped catalog plus role `edit-approve`: edit-local, where `touch` needs a person's approval."""
     text = (catalog_copy / "roles" / "edit-local.toml").read_text()
     text = text.replace('name = "edit-local"', 'name = "edit-approve"', 1)
-    rule = '[[params."tools::bash-allowlist".rules]]\nprogram = "touch"\npositional-writes = true\n'
+    rule = '[[params."tools::bash-allowlist".rules]]\nprogram = "touch"\ngrammar = "touch"\n'
     assert rule in text
     text = text.replace(rule, rule + "ask = true\n", 1)
     (catalog_copy / "roles" / "edit-approve.toml").write_text(text)

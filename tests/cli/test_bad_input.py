@@ -36,7 +36,7 @@ CASES = {
     "duplicate name": (lambda r: edit(r, "roles/read-only.toml", '"output::severity-grade",', '"output::severity-grade",\n    "output::severity-grade",'), "roles/read-only.toml", "listed twice"),
     "name not matching folder": (lambda r: edit(r, "capabilities/net/no-network/capability.toml", 'name = "net::no-network"', 'name = "net::offline"'), "capabilities/net/no-network/capability.toml", "does not match its folder"),
     "invalid glob": (lambda r: edit(r, TASK, '"src/tokenizer/**"', '"../src/**"'), TASK, "`..` component"),
-    "invalid pattern": (lambda r: edit(r, "roles/explorer.toml", 'deny-flags = ["-o"]', 'deny-flags = ["o"]'), "roles/explorer.toml", "is not a flag"),
+    "invalid pattern": (lambda r: edit(r, "roles/explorer.toml", 'grammar = "tree"', 'options = { "o" = "path" }'), "roles/explorer.toml", "is not an option spelling"),
     "hostile agent id": (lambda r: edit(r, TASK, 'agent-id = "ag-fix-tokenizer"', 'agent-id = "../x"'), TASK, "agent id"),
     "task naming git-ops": (lambda r: edit(r, TASK, 'role = "edit-local"', 'role = "git-ops"'), TASK, "not spawnable"),
     "field the role ignores": (lambda r: edit(r, "manifests/examples/explore-build.toml", "[output]", '[scope]\nfiles-whitelist = ["src/**"]\n\n[output]'), "manifests/examples/explore-build.toml", "no atom that uses it"),

@@ -1,0 +1,274 @@
+"""Argument grammars: the options and operands a program may be given, typed.
+
+A grammar is an allowlist. It names every option spelling a role lets a
+program take, with its value type, and the types of the positionals; any word
+it does not account for is a deny. Words are read the way the program's own
+parser reads them, so the gate and the program see the same options:
+
+- ``gnu`` (getopt_long, argparse, clap, nopt): ``--name``, ``--name=value``,
+  ``--name value``; short options clustered (``-xvf``), a short option that
+  takes a value consumes the rest of its cluster (``-ofile``, ``-no.git/x``
+  is ``-n -o .git/x``) or the next word; a declared single-dash long name
+  (``find -name``) is one option. Long options are never abbreviated here:
+  getopt_long and argparse would accept ``--basete`` for ``--basetemp``, so an
+  undeclared long option is denied even when it prefixes a declared one.
+- ``go`` (Go's flag package): ``-name`` and ``--name`` alike, ``=value`` or
+  the next word, no clusters; a boolean flag may be ``-v=true``.
+- ``none`` (echo, true): no options; every word is an operand.
+
+Everything up to ``--`` that starts with ``-`` (but ``-`` itself) is read as
+an option, even where the program would stop at its first positional: an
+option the program would not see is only ever checked more, never less.
+After ``--`` words go to the ``trailing`` grammar (cargo's test-harness
+options) or, without one, are positionals.
+
+Value types: ``flag`` (no value), ``free`` (any word), ``int``, an enum (a
+list of words), ``path`` (a file read; reads are not restricted),
+``path-in-root`` (a file read that must stay inside the worktree: test paths
+whose conftest.py runs), ``path-in-scope`` (a file written: the write checks
+of the Write tool apply). A value type ending in ``?`` is optional and only
+taken attached (``--color=always``, ``-i.bak``). A positional type ending in
+``...`` repeats.
+
+Hand-written rather than argparse or click: this is the security boundary on
+the hook's hot path, and it must accept exactly the spellings of several
+different parsers, which no one library models.
+"""
+
+from __future__ import annotations
+
+import re
+
+from runtime.gate.shell_types import Word
+
+FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
+SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE})
+STYLES = ("gnu", "go", "none")
+_INT = re.compile(r"^[+-]?\d+[kKmMgGbB]?$")
+_NUM = re.compile(r"^-\d+$")
+_BOOL = frozenset({"true", "false", "1", "0", "t", "f", "TRUE", "FALSE", "True", "False"})
+
+
+class GrammarError(ValueError):
+    """A grammar in the policy is malformed (the gate denies)."""
+
+
+class ArgDeny(Exception):
+    """A word the grammar does not allow; the message says which and what is allowed."""
+
+
+class ValueType:
+    """One declared value type: a scalar name or an enum, optional or not."""
+
+    __slots__ = ("name", "choices", "optional")
+
+    def __init__(self, raw: object, where: str) -> None:
+        self.optional = False
+        self.choices: frozenset[str] | None = None
+        if isinstance(raw, list):
+            if not raw or not all(isinstance(c, str) for c in raw):
+                raise GrammarError(f"{where}: an enum is a non-empty list of words")
+            self.name, self.choices = "enum", frozenset(raw)
+            return
+        if not isinstance(raw, str):
+            raise GrammarError(f"{where}: a type is a name or a list of words")
+        if raw.endswith("?"):
+            self.optional, raw = True, raw[:-1]
+        if raw not in SCALARS:
+            raise GrammarError(f"{where}: unknown type `{raw}` (types: {', '.join(sorted(SCALARS))}, or a list of words)")
+        if raw == FLAG and self.optional:
+            raise GrammarError(f"{where}: a flag takes no value, optional or not")
+        self.name = raw
+
+    @property
+    def takes_value(self) -> bool:
+        return self.name != FLAG
+
+    def check(self, value: str, spelled: str) -> None:
+        if self.choices is not None and value not in self.choices:
+            raise ArgDeny(f"`{spelled} {value}`: the value must be one of {', '.join(sorted(self.choices))}")
+        if self.name == INT and not _INT.match(value):
+            raise ArgDeny(f"`{spelled} {value}`: the value must be a number")
+
+
+class Use:
+    """One typed word of a command line: an option's value, or a positional."""
+
+    __slots__ = ("spelled", "type", "value", "word")
+
+    def __init__(self, spelled: str, vtype: str, value: str, word: Word | None) -> None:
+        self.spelled = spelled  # the option as written, or "" for a positional
+        self.type = vtype
+        self.value = value
+        self.word = word  # the whole word the value came from (None when attached to a longer one)
+
+
+class Grammar:
+    """A compiled grammar; ``read(words)`` returns the typed uses or raises ArgDeny."""
+
+    __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program")
+
+    def __init__(self, raw: dict, program: str) -> None:
+        if not isinstance(raw, dict):
+            raise GrammarError(f"{program}: a grammar is a table")
+        self.program = program
+        self.style = raw.get("option-style", "gnu")
+        if self.style not in STYLES:
+            raise GrammarError(f"{program}: unknown option style `{self.style}`")
+        options = raw.get("options", {})
+        if not isinstance(options, dict):
+            raise GrammarError(f"{program}: `options` must be a table")
+        self.options: dict[str, ValueType] = {}
+        self.numeric: ValueType | None = None
+        for spelling, vtype in options.items():
+            t = ValueType(vtype, f"{program} {spelling}")
+            if spelling == "-NUM":  # head -5, tail -20: obsolete count options
+                self.numeric = t
+                continue
+            if not re.match(r"^--?[A-Za-z0-9][A-Za-z0-9_.:+-]*$", spelling):
+                raise GrammarError(f"{program}: `{spelling}` is not an option spelling")
+            key = spelling.lstrip("-") if self.style == "go" else spelling
+            self.options[key] = t
+        pos = raw.get("positionals", [])
+        if not isinstance(pos, list) or not all(isinstance(p, (str, list)) for p in pos):
+            raise GrammarError(f"{program}: `positionals` must be a list of types")
+        self.positionals: list[ValueType] = []
+        self.rest: ValueType | None = None
+        for n, p in enumerate(pos):
+            if isinstance(p, str) and p.endswith("..."):
+                if n != len(pos) - 1:
+                    raise GrammarError(f"{program}: only the last positional may repeat (`...`)")
+                self.rest = ValueType(p[:-3], f"{program} positional {n + 1}")
+            else:
+                self.positionals.append(ValueType(p, f"{program} positional {n + 1}"))
+        for t in (*self.positionals, self.rest):
+            if t is not None and (t.name == FLAG or t.optional):
+                raise GrammarError(f"{program}: a positional's type cannot be a flag or optional")
+        trailing = raw.get("trailing")
+        self.trailing = Grammar(trailing, f"{program} --") if trailing is not None else None
+
+    # -- reading ------------------------------------------------------------
+    def read(self, words: list[Word]) -> list[Use]:
+        uses: list[Use] = []
+        if self.style == "none":  # echo, true: every word is an operand
+            self._positionals(words, uses)
+            return uses
+        positional: list[Word] = []
+        i, n = 0, len(words)
+        while i < n:
+            w = words[i]
+            a = w.value
+            if a == "--":
+                rest = words[i + 1:]
+                if self.trailing is not None:
+                    uses += self.trailing.read(rest)
+                else:
+                    positional += rest
+                break
+            if len(a) > 1 and a[0] == "-":
+                i = self._option(words, i, uses)
+            else:
+                positional.append(w)
+                i += 1
+        self._positionals(positional, uses)
+        return uses
+
+    def _option(self, words: list[Word], i: int, uses: list[Use]) -> int:
+        a = words[i].value
+        if self.numeric is not None and _NUM.match(a):
+            uses.append(Use("-NUM", self.numeric.name, a[1:], None))
+            return i + 1
+        if self.style == "go":
+            return self._go(words, i, uses)
+        if a.startswith("--"):
+            name, eq, value = a.partition("=")
+            t = self.options.get(name)
+            if t is None:
+                raise ArgDeny(self._unknown(name))
+            return self._valued(name, t, words, i, uses, value if eq else None)
+        t = self.options.get(a.partition("=")[0]) if len(a) > 2 else None
+        if t is not None:  # a declared single-dash long option (find -name, java -jar)
+            name, eq, value = a.partition("=")
+            return self._valued(name, t, words, i, uses, value if eq else None)
+        # A cluster of short options; the first one taking a value ends it.
+        for k in range(1, len(a)):
+            opt = "-" + a[k]
+            t = self.options.get(opt)
+            if t is None:
+                raise ArgDeny(self._unknown(opt) if k == 1 else
+                              f"`{a}`: `{opt}` inside the cluster is not an option allowed for `{self.program}`"
+                              f"{self._allowed()}")
+            if t.takes_value:
+                attached = a[k + 1:]
+                return self._valued(opt, t, words, i, uses, attached if attached else None)
+            uses.append(Use(opt, FLAG, "", None))
+        return i + 1
+
+    def _go(self, words: list[Word], i: int, uses: list[Use]) -> int:
+        a = words[i].value
+        body = a[2:] if a.startswith("--") else a[1:]
+        name, eq, value = body.partition("=")
+        t = self.options.get(name)
+        if t is None:
+            raise ArgDeny(self._unknown("-" + name))
+        if t.name == FLAG:
+            if eq and value not in _BOOL:
+                raise ArgDeny(f"`{a}`: `-{name}` is a boolean flag (true or false)")
+            uses.append(Use("-" + name, FLAG, "", None))
+            return i + 1
+        return self._valued("-" + name, t, words, i, uses, value if eq else None)
+
+    def _valued(self, name: str, t: ValueType, words: list[Word], i: int, uses: list[Use], attached: str | None) -> int:
+        if not t.takes_value:
+            if attached is not None:
+                raise ArgDeny(f"`{words[i].value}`: `{name}` takes no value")
+            uses.append(Use(name, FLAG, "", None))
+            return i + 1
+        if attached is not None:
+            t.check(attached, name)
+            uses.append(Use(name, t.name, attached, None))
+            return i + 1
+        if t.optional:  # an optional value is only ever attached
+            uses.append(Use(name, t.name, "", None))
+            return i + 1
+        if i + 1 >= len(words):
+            raise ArgDeny(f"`{self.program} {name}` needs a value")
+        w = words[i + 1]
+        t.check(w.value, name)
+        uses.append(Use(name, t.name, w.value, w))
+        return i + 2
+
+    def _positionals(self, words: list[Word], uses: list[Use]) -> None:
+        for k, w in enumerate(words):
+            if k < len(self.positionals):
+                t = self.positionals[k]
+            elif self.rest is not None:
+                t = self.rest
+            else:
+                count = len(self.positionals)
+                what = "no arguments" if not count else f"at most {count} argument{'s' if count > 1 else ''}"
+                raise ArgDeny(f"`{self.program} … {w.value}`: `{self.program}` takes {what} here")
+            t.check(w.value, self.program)
+            uses.append(Use("", t.name, w.value, w))
+
+    # -- messages -----------------------------------------------------------
+    def _unknown(self, name: str) -> str:
+        spelled = ("-" + name.lstrip("-")) if self.style == "go" else name
+        full = [o for o in self.options if o.startswith(name) and o != name] if name.startswith("--") else []
+        if full:
+            return f"`{self.program} {spelled}`: spell the option out in full (`{full[0]}`), so the gate and the program read it alike"
+        return f"`{self.program} {spelled}` is not an option this role allows{self._allowed()}"
+
+    def _allowed(self) -> str:
+        names = sorted(self.options, key=lambda o: (o.lstrip("-").lower(), o))
+        if not names:
+            return f" (`{self.program}` takes no options here)"
+        prefix = "-" if self.style == "go" else ""
+        shown = ", ".join(prefix + o for o in names[:24])
+        more = f" and {len(names) - 24} more" if len(names) > 24 else ""
+        return f"; allowed: {shown}{more}"
+
+
+def expands(value: str) -> bool:
+    """Whether bash could turn this word into another path: `~`, glob or brace characters."""
+    return value[:1] == "~" or "=~" in value or ":~" in value or any(ch in value for ch in "*?[{")

@@ -1,0 +1,64 @@
+"""Program grammars: ``programs/<name>.toml`` in the catalog.
+
+A grammar states, as data, every option and positional a program may be given
+and the type of each (``runtime.gate.grammar``); role rules of
+``tools::bash-allowlist`` name it (``grammar = "pytest"``) so that one
+description of pytest serves ``pytest``, ``python -m pytest`` and every role.
+Its examples are commands lint runs through the real gate, with writes
+allowed under ``out/`` only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from runtime.manifests.model import Model, parse_model
+from runtime.manifests.params import GrammarFields, compile_grammar
+from runtime.manifests.tomlsrc import TomlSource, read_toml
+
+GRAMMAR_NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
+EXAMPLE_SCOPE = "out/**"
+
+
+class CommandExample(Model):
+    command: str
+    expect: Literal["allow", "deny"]
+    subcommands: list[str] = Field(default_factory=list)  # the example rule's, as a role would set them
+
+
+class ProgramFile(GrammarFields):
+    name: str
+    summary: str
+    examples: list[CommandExample] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ProgramGrammar:
+    name: str
+    summary: str
+    grammar: dict[str, Any]  # as a rule holds it (compile_grammar's form)
+    examples: tuple[CommandExample, ...]
+    path: Path
+    src: TomlSource
+
+
+def load_program(path: Path, display: str) -> ProgramGrammar:
+    data, src = read_toml(path, display)
+    doc = parse_model(ProgramFile, data, src)
+    if doc.name != path.stem:
+        raise src.error(("name",), f"name `{doc.name}` does not match the file name (expected `{path.stem}`)")
+    if not GRAMMAR_NAME.match(doc.name):
+        raise src.error(("name",), f"`{doc.name}` is not a grammar name (lower case, digits, `_.+-`)")
+    if not doc.examples:
+        raise src.error(("name",), "a grammar needs at least one example command")
+    raw = doc.model_dump(by_alias=True, exclude={"name", "summary", "examples"}, exclude_none=True)
+    try:
+        grammar = compile_grammar(raw, doc.name)
+    except ValueError as exc:
+        raise src.error(("options",), str(exc)) from None
+    return ProgramGrammar(doc.name, doc.summary, grammar, tuple(doc.examples), path, src)
