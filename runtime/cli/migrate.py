@@ -1,4 +1,4 @@
-"""runtime migrate [--check] [--diff] [PATHS]: deprecated atom names to new names."""
+"""runtime migrate [--check] [--diff] [PATHS]: deprecated atom names to new names, shell rules to grammars."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.locate import find_catalog
 from runtime.tooling.claude import write_atomic
 from runtime.tooling.migrate import rewrite
+from runtime.tooling.migrate_rules import migrate_rules
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -23,6 +24,7 @@ def _files(paths: list[Path]) -> list[Path]:
 def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     aliases = {a.name: a.target for a in catalog.aliases.values()}
+    grammars = set(catalog.programs)
     defaults = [catalog.role_dir, catalog.root / "manifests"]
     paths = [Path(p) for p in args.paths] or [p for p in defaults if p.exists()]
     changes, errors, found = [], [], 0
@@ -31,28 +33,33 @@ def run(args) -> int:
         try:
             text = path.read_text(encoding="utf-8")
             new, uses = rewrite(text, aliases, where)
+            new, rules = migrate_rules(new, grammars, where)
         except (OSError, UnicodeDecodeError) as exc:
             errors.append(ManifestError(where, 1, f"cannot read: {exc}"))
             continue
         except ManifestError as exc:
             errors.append(exc)
             continue
-        found += len(uses)
-        for use in uses:
-            if args.check:
+        found += len(uses) + len(rules)
+        if args.check:
+            for use in uses:
                 print(f"{where}:{use.line}: `{use.old}` is deprecated, use `{use.new}`")
-        if uses:
-            changes.append((path, where, text, new, uses))
+            for rule in rules:
+                print(f"{where}:{rule.line}: the shell rule for `{rule.program}` has the old form; it {rule.summary}")
+        if uses or rules:
+            changes.append((path, where, text, new, uses, rules))
     if errors:
         raise ManifestErrors(errors)
     if args.check:
         return 1 if found else 0
-    for path, where, text, new, uses in changes:
+    for path, where, text, new, uses, rules in changes:
         if args.diff:
             sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True), where, where))
         else:
             write_atomic(path, new)
-            print(f"{where}: {len(uses)} name(s) rewritten")
+            print(f"{where}: {len(uses)} name(s) rewritten, {len(rules)} shell rule(s) moved to grammars")
+            for rule in rules:
+                print(f"  {where}:{rule.line}: `{rule.program}` {rule.summary}")
     if not changes:
-        print("no deprecated names found")
+        print("no deprecated names or old shell rules found")
     return 0

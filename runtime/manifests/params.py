@@ -193,12 +193,32 @@ def _port_list(v: Any) -> list[int]:
     return list(dict.fromkeys(v))
 
 
+_OLD_KEYS = ("deny-flags", "root-path-flags", "scope-path-flags", "positional-writes")
+
+
+def _old_form(item: dict[str, Any]) -> None:
+    """A rule written for the denylist gate, which would now mean something else: say so."""
+    old = [k for k in _OLD_KEYS if k in item]
+    if old:
+        raise ValueError(f"`{old[0]}` is gone: a rule declares what `{item.get('program', '?')}` may take "
+                         "(a grammar); run `runtime migrate` to rewrite it")
+    if item.get("option-style") == "exact":
+        raise ValueError("option style `exact` is gone (options are never abbreviated now): use `gnu`, "
+                         "or run `runtime migrate`")
+    if not any(k in item for k in ("grammar", "options", "positionals")):
+        raise ValueError(f"the rule for `{item.get('program', '?')}` declares no arguments: name a grammar "
+                         "(`grammar = \"…\"`), or give `options`/`positionals` (`positionals = []` for none); "
+                         "`runtime migrate` rewrites rules of the old form")
+
+
 def _program_rules(v: Any, grammars: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     if not isinstance(v, list):
         raise ValueError("expected an array of program rules")
     rules: list[dict[str, Any]] = []
     for n, item in enumerate(v):
         try:
+            if isinstance(item, dict):
+                _old_form(item)
             rule = ProgramRule.model_validate(item)
             raw = rule.model_dump(by_alias=True, exclude_unset=True)
             if rule.grammar is not None:

@@ -1,4 +1,4 @@
-"""JSON Schemas of the manifest kinds (capability, role, task, plan), for editors (`#:schema` lines)."""
+"""JSON Schemas of the manifest kinds (capability, role, program, task, plan), for editors (`#:schema` lines)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from runtime.manifests.atom import AliasFile, AtomFile
+from runtime.manifests.program import ProgramFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
 from runtime.orchestration.plan_schema import PlanFile
@@ -31,6 +32,7 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
     out = {"capability.schema.json": capability}
     kinds = (
         ("role.schema.json", RoleFile, "roles/<name>.toml"),
+        ("program.schema.json", ProgramFile, "programs/<name>.toml"),
         ("task.schema.json", TaskFile, "task.toml"),
         ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plan_save.SCHEMA_URL
     )

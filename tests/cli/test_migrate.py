@@ -1,3 +1,5 @@
+import json
+
 from tests.conftest import run_cli, snapshot
 
 OLD = '''#:schema ../schemas/role.schema.json
@@ -35,6 +37,7 @@ def test_check_lists_each_use_and_changes_nothing(catalog_copy):
         "roles/legacy.toml:11: `tools::read-only` is deprecated, use `tools::deny-tools`",
         "roles/legacy.toml:12: `tools::cargo-only-bash` is deprecated, use `tools::bash-allowlist`",
         "roles/legacy.toml:22: `tools::cargo-only-bash` is deprecated, use `tools::bash-allowlist`",
+        "roles/legacy.toml:23: the shell rule for `ls` has the old form; it now uses the catalog's grammar `ls`",
     ]
     assert snapshot(catalog_copy) == before
 
@@ -49,12 +52,13 @@ def test_rewrite_keeps_everything_else_and_is_idempotent(catalog_copy):
     assert run_cli("migrate", cwd=catalog_copy).returncode == 0
     expected = (OLD.replace('"tools::read-only",', '"tools::deny-tools",')
                 .replace("'tools::cargo-only-bash'", "'tools::bash-allowlist'")
-                .replace('[params."tools::cargo-only-bash"]', '[params."tools::bash-allowlist"]'))
+                .replace('[params."tools::cargo-only-bash"]', '[params."tools::bash-allowlist"]')
+                .replace('rules = [{ program = "ls" }]', 'rules = [{ program = "ls", grammar = "ls"}]'))
     assert path.read_text() == expected
     assert "# keeps tools::read-only in this comment" in path.read_text()
     assert {k: v for k, v in snapshot(catalog_copy).items() if k != "roles/legacy.toml"} == others
     again = run_cli("migrate", cwd=catalog_copy)
-    assert again.returncode == 0 and "no deprecated names found" in again.stdout
+    assert again.returncode == 0 and "no deprecated names or old shell rules found" in again.stdout
     assert path.read_text() == expected
     assert run_cli("migrate", "--check", cwd=catalog_copy).returncode == 0
     assert run_cli("lint", cwd=catalog_copy).returncode == 0
@@ -67,3 +71,63 @@ def test_a_rewrite_that_would_collide_is_refused(catalog_copy):
     proc = run_cli("migrate", str(path), cwd=catalog_copy)
     assert proc.returncode == 1 and "error: roles/legacy.toml:" in proc.stderr
     assert path.read_bytes() == before
+
+
+DENYLIST_ROLE = """[role]
+name = "denylist"
+display-name = "old shell rules"
+description = "rules of the denylist form"
+use-cases = ["x"]
+
+[capabilities]
+extends = "explorer"
+
+[[params."tools::bash-allowlist".rules]]
+program = "python3"
+subcommands = ["-m pytest"]
+deny-flags = ["-p"]  # plugins
+scope-path-flags = ["--junitxml"]
+
+[[params."tools::bash-allowlist".rules]]
+program = "make"
+deny-flags = ["-f"]
+root-path-flags = ["-C"]
+scope-path-flags = ["-o"]
+option-style = "exact"
+
+[[params."tools::bash-allowlist".rules]]
+program = "shred"
+positional-writes = true
+"""
+
+
+def test_denylist_rules_become_grammars_and_say_what_is_now_denied(catalog_copy):
+    path = catalog_copy / "roles/denylist.toml"
+    path.write_text(DENYLIST_ROLE)
+    lint = run_cli("lint", cwd=catalog_copy)
+    assert lint.returncode == 1 and "`deny-flags` is gone" in lint.stderr and "runtime migrate" in lint.stderr
+    check = run_cli("migrate", "--check", cwd=catalog_copy)
+    assert check.returncode == 1
+    assert check.stdout.splitlines() == [
+        "roles/denylist.toml:11: the shell rule for `python3` has the old form; it now uses the catalog's grammar `pytest`",
+        "roles/denylist.toml:17: the shell rule for `make` has the old form; it now takes only -C, -o: "
+        "declare each other option it needs in `options`",
+        "roles/denylist.toml:24: the shell rule for `shred` has the old form; it now takes no options: "
+        "declare each other option it needs in `options`",
+    ]
+    assert path.read_text() == DENYLIST_ROLE
+    assert run_cli("migrate", cwd=catalog_copy).returncode == 0
+    text = path.read_text()
+    assert "deny-flags" not in text and "# plugins" not in text.split("make")[1]
+    assert 'grammar = "pytest"' in text and 'positionals = ["path-in-scope..."]' in text
+    assert run_cli("lint", cwd=catalog_copy).returncode == 0
+    assert run_cli("migrate", "--check", cwd=catalog_copy).returncode == 0
+    # what the migrated rules decide, through the real hook
+    root = catalog_copy / "work"
+    (root / "sub").mkdir(parents=True)
+    for command, verdict in (("make -C sub", "allow"), ("make -f evil.mk", "deny"), ("make -C /tmp", "deny"),
+                             ("python3 -m pytest -q sub", "allow"), ("python3 -m pytest -p evil", "deny")):
+        proc = run_cli("check", "--role", "denylist", "--catalog", str(catalog_copy), "--root", str(root),
+                       input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                         "tool_input": {"command": command}, "cwd": str(root)}))
+        assert proc.returncode == (0 if verdict == "allow" else 2), (command, proc.stdout, proc.stderr)
