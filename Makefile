@@ -6,7 +6,7 @@ CLAUDE_VERSION := 2.1.330
 CLAUDE_DIR := .cache/claude-code
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench fuzz-gate clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.dev
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/spawn.py
+
+# A long random run of the gate's differential tests (commands the gate allows, run for real).
+fuzz-gate: $(VENV)/.dev
+	RUNTIME_DIFF_EXAMPLES=$${RUNTIME_DIFF_EXAMPLES:-5000} RUNTIME_DIFF_RANDOM=1 $(BIN)/python -m pytest -m differential -q tests/gate/test_differential.py
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache

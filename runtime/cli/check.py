@@ -23,8 +23,9 @@ asks come from the gate; ``runtime hook install`` writes this).
 from __future__ import annotations
 
 import os
-import re
 import sys
+
+from runtime.gate.lazy_re import LazyPattern
 
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
@@ -32,7 +33,7 @@ USAGE = (
 )
 _OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait",
             "--on-allow"}
-_ROLE = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+_ROLE = LazyPattern(r"^[a-z][a-z0-9-]{0,63}$")
 
 
 def parse(argv: list[str]) -> dict[str, str]:

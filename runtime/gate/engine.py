@@ -32,7 +32,7 @@ _BASH_KEYS = {"command", "description", "timeout", "run_in_background", "dangero
 class Context:
     """One decision's view of the policy, handed to gate kinds."""
 
-    __slots__ = ("policy", "tool", "cwd", "streams_ok")
+    __slots__ = ("policy", "tool", "cwd", "streams_ok", "_inside")
 
     def __init__(self, policy: Policy, tool: str, cwd: str) -> None:
         self.policy = policy
@@ -41,6 +41,20 @@ class Context:
         # Whether /dev/stdout and /dev/stderr are still the streams the call was given: true only for
         # a shell command none of whose redirections put a file (or another descriptor) there.
         self.streams_ok = False
+        self._inside: dict[str, bool] = {}
+
+    def folder_inside_root(self, folder: str) -> bool:
+        """Whether ``folder``, symlinks followed, lies inside the worktree (once per folder per decision)."""
+        if folder == self.policy.root:  # the worktree itself (already resolved when the policy loaded)
+            return True
+        found = self._inside.get(folder)
+        if found is None:
+            try:
+                found = relative_to(resolve(folder, self.cwd), self.policy.root) is not None
+            except PathError:
+                found = False
+            self._inside[folder] = found
+        return found
 
     def check_write(self, target: str, cwds: tuple[str, ...], source: str) -> GateDecision:
         """May ``target`` be written, taken relative to each of ``cwds``?"""

@@ -11,11 +11,11 @@ time zone, terminal, colour); everything else is per program, in the
 
 from __future__ import annotations
 
-import re
+from runtime.gate.lazy_re import LazyPattern
 
 from runtime.gate.shell_types import ShellDeny, Word
 
-_ASSIGN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ASSIGN_NAME = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*$")
 BASE = frozenset({
     "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "TZ",
     "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",

@@ -22,6 +22,12 @@ option the program would not see is only ever checked more, never less.
 After ``--`` words go to the ``trailing`` grammar (cargo's test-harness
 options) or, without one, are positionals.
 
+``cwd`` says where the program may run: ``in-root`` (the default) for
+programs that load the project around their working folder (pytest collects
+and imports conftest.py from it, cargo builds the Cargo.toml above it, npm
+runs its package.json's scripts), ``any`` for those that only act on the
+paths they are given (ls, grep, cp).
+
 Value types: ``flag`` (no value), ``free`` (any word), ``int``, an enum (a
 list of words), ``path`` (a file read; reads are not restricted),
 ``path-in-root`` (a file read that must stay inside the worktree: test paths
@@ -39,13 +45,14 @@ from __future__ import annotations
 
 import re
 
+from runtime.gate.lazy_re import LazyPattern
 from runtime.gate.shell_types import Word
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
 SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE})
 STYLES = ("gnu", "go", "none")
-_INT = re.compile(r"^[+-]?\d+[kKmMgGbB]?$")
-_NUM = re.compile(r"^-\d+$")
+_INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
+_NUM = LazyPattern(r"^-\d+$")
 _BOOL = frozenset({"true", "false", "1", "0", "t", "f", "TRUE", "FALSE", "True", "False"})
 
 
@@ -106,7 +113,7 @@ class Use:
 class Grammar:
     """A compiled grammar; ``read(words)`` returns the typed uses or raises ArgDeny."""
 
-    __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program")
+    __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo")
 
     def __init__(self, raw: dict, program: str) -> None:
         if not isinstance(raw, dict):
@@ -115,6 +122,10 @@ class Grammar:
         self.style = raw.get("option-style", "gnu")
         if self.style not in STYLES:
             raise GrammarError(f"{program}: unknown option style `{self.style}`")
+        cwd = raw.get("cwd", "in-root")
+        if cwd not in ("in-root", "any"):
+            raise GrammarError(f"{program}: `cwd` is in-root or any")
+        self.cwd_in_root = cwd == "in-root"
         options = raw.get("options", {})
         if not isinstance(options, dict):
             raise GrammarError(f"{program}: `options` must be a table")
@@ -146,9 +157,27 @@ class Grammar:
                 raise GrammarError(f"{program}: a positional's type cannot be a flag or optional")
         trailing = raw.get("trailing")
         self.trailing = Grammar(trailing, f"{program} --") if trailing is not None else None
+        # Reading depends on the words alone: an agent re-runs the same commands many times.
+        self._memo: dict[tuple, list[Use] | str] = {}
 
     # -- reading ------------------------------------------------------------
     def read(self, words: list[Word]) -> list[Use]:
+        """The typed uses of ``words``; the result is shared between calls: callers must not change it."""
+        key = tuple((w.value, w.glob, w.tilde) for w in words)
+        found = self._memo.get(key)
+        if found is None:
+            try:
+                found = self._read(words)
+            except ArgDeny as exc:
+                found = str(exc)
+            if len(self._memo) >= 256:
+                self._memo.clear()
+            self._memo[key] = found
+        if isinstance(found, str):
+            raise ArgDeny(found)
+        return found
+
+    def _read(self, words: list[Word]) -> list[Use]:
         uses: list[Use] = []
         if self.style == "none":  # echo, true: every word is an operand
             self._positionals(words, uses)
@@ -186,7 +215,8 @@ class Grammar:
             if t is None:
                 raise ArgDeny(self._unknown(name))
             return self._valued(name, t, words, i, uses, value if eq else None)
-        t = self.options.get(a.partition("=")[0]) if len(a) > 2 else None
+        head = a.partition("=")[0]
+        t = self.options.get(head) if len(head) > 2 else None
         if t is not None:  # a declared single-dash long option (find -name, java -jar)
             name, eq, value = a.partition("=")
             return self._valued(name, t, words, i, uses, value if eq else None)
@@ -200,6 +230,10 @@ class Grammar:
                               f"{self._allowed()}")
             if t.takes_value:
                 attached = a[k + 1:]
+                if attached[:1] == "=":
+                    # getopt reads `-o=x` as the value `=x`, argparse as `x`: the gate cannot know which.
+                    raise ArgDeny(f"`{a}`: write `{opt} {attached[1:]}` or `{opt}{attached[1:]}`; parsers disagree "
+                                  f"about `=` after a short option")
                 return self._valued(opt, t, words, i, uses, attached if attached else None)
             uses.append(Use(opt, FLAG, "", None))
         return i + 1

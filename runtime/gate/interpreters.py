@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from runtime.gate.lazy_re import LazyPattern
+
 _PYTHON = re.compile(r"^(?:python|pypy)[0-9.]*$")
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
 # name -> (letters that take inline code in a short-option cluster, long options that do,
@@ -28,7 +30,7 @@ _SPECS: dict[str, tuple[str, frozenset[str], str, bool]] = {
     "tclsh": ("", frozenset(), "", True),
 }
 _SED_ADDR = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)?(?:,(?:\d+|\$|/(?:[^/\\]|\\.)*/))?"
-_SED_SAFE = re.compile(
+_SED_SAFE = LazyPattern(
     rf"^\s*{_SED_ADDR}\s*(?:[pdq=]|s(?P<d>[^\s\\\w])(?:(?!(?P=d))[^\\]|\\.)*(?P=d)(?:(?!(?P=d))[^\\]|\\.)*(?P=d)[gipI0-9]*)?\s*$"
 )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from runtime.gate.lazy_re import LazyPattern
 from runtime.gate.shell_types import ShellDeny, Word
 
 _CONSTRUCT_NAMES = {
@@ -33,7 +34,7 @@ _CONSTRUCT_NAMES = {
 }
 _GLOB = re.compile(r"[*?\[]")
 _SPECIAL = re.compile(r"[*?\[{]")
-_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_BRACE = LazyPattern(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 
 
 class WordReader:

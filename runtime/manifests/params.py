@@ -34,6 +34,7 @@ class GrammarFields(Model):
     trailing: Trailing | None = None
     env: list[str] = Field(default_factory=list)
     xargs: bool = False
+    cwd: Literal["in-root", "any"] = "in-root"
 
     @field_validator("env")
     @classmethod
@@ -80,7 +81,7 @@ class ProgramRule(GrammarFields):
         return v
 
 
-_GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs")
+_GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd")
 
 
 def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
@@ -102,6 +103,7 @@ def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
     out["positionals"] = list(out["positionals"] or [])
     out["env"] = list(out["env"] or [])
     out["xargs"] = bool(out["xargs"])
+    out["cwd"] = out["cwd"] or "in-root"
     trailing = out["trailing"]
     if trailing is not None:
         out["trailing"] = {"option-style": trailing.get("option-style") or "gnu",

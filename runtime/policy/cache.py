@@ -3,13 +3,20 @@
 The cache key hashes every catalog file, the role name, the task file and the
 worktree root, so an edit to any of them compiles afresh. Looking a policy up
 needs the standard library only; compiling (pydantic) happens on a miss.
+
+Hashing sixty catalog files on every tool call would cost the hook more than
+the decision, so a small index per (catalog, role, task, root) remembers
+which policy those inputs produced and the ``stat`` of every input file and
+folder: while none has changed (size, mtime in nanoseconds, inode; a folder's
+mtime moves when a file is added or removed), the hook reads the index and the
+policy and hashes nothing. The catalog is the runtime's own (never writable by
+an agent), so the stat check guards against stale results, not attacks.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 from runtime.gate.policy import VERSION, Policy, load_policy, new_sha256
 
@@ -22,14 +29,54 @@ def cache_dir() -> str:
     return os.path.join(base, "agent-runtime", "policies")
 
 
+_CATALOG_PARTS = ("capabilities", "roles", "programs")
+
+
 def catalog_files(catalog_root: str) -> list[str]:
-    files = []
-    for sub in ("capabilities", "roles"):
+    return _walk(catalog_root)[0]
+
+
+def _walk(catalog_root: str) -> tuple[list[str], list[str]]:
+    files: list[str] = []
+    folders: list[str] = []
+    for sub in _CATALOG_PARTS:
         top = os.path.join(catalog_root, sub)
+        folders.append(top)
         for folder, dirs, names in os.walk(top):
             dirs.sort()
+            folders += [os.path.join(folder, d) for d in dirs]
             files += [os.path.join(folder, n) for n in sorted(names)]
-    return files
+    return files, folders
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _index_path(folder: str, catalog_root: str, role: str, task_path: str | None, root: str) -> str:
+    h = new_sha256(f"v{VERSION}\0{catalog_root}\0{role}\0{task_path or ''}\0{root}".encode())
+    return os.path.join(folder, f"index-{role}-{h.hexdigest()[:32]}.json")
+
+
+def _from_index(index: str) -> str | None:
+    """The policy file the index names, if no input it lists has changed since."""
+    try:
+        with open(index, "rb") as fh:
+            doc = json.loads(fh.read())
+        stamps = doc["stamps"]
+        policy = doc["policy"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(stamps, list) or not isinstance(policy, str) or os.sep in policy:
+        return None
+    for entry in stamps:
+        if not isinstance(entry, list) or len(entry) != 2 or _stamp(entry[0]) != entry[1]:
+            return None
+    return policy
 
 
 def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:
@@ -46,16 +93,33 @@ def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) ->
 def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str) -> Policy:
     """The policy for ``role`` (and ``task_path``) at ``root``, compiling it on a miss."""
     folder = cache_dir()
+    index = _index_path(folder, catalog_root, role, task_path, root)
+    name = _from_index(index)
+    if name is not None and os.path.exists(os.path.join(folder, name)):
+        return _load(folder, os.path.join(folder, name))
+    files, folders = _walk(catalog_root)
+    inputs = folders + files + ([task_path] if task_path else [])
+    stamps = [[p, _stamp(p)] for p in inputs]  # taken before hashing: an edit in between misses next time
     path = os.path.join(folder, f"{role}-{cache_key(catalog_root, role, task_path, root)[:32]}.json")
     if not os.path.exists(path):
         from runtime.policy.build import build_policy  # pydantic: only on a cache miss
 
-        doc = build_policy(catalog_root, role, task_path, root)
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=1, sort_keys=True)
-        os.replace(tmp, path)
+        _write_json(folder, path, build_policy(catalog_root, role, task_path, root))
+    _write_json(folder, index, {"policy": os.path.basename(path), "stamps": stamps})
+    return _load(folder, path)
+
+
+def _write_json(folder: str, path: str, doc: dict) -> None:
+    import tempfile  # only when writing: the hook's cache hit never needs it
+
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(doc, fh)
+    os.replace(tmp, path)
+
+
+def _load(folder: str, path: str) -> Policy:
     policy = load_policy(path)
     # The cache holds the runtime's own files: never agent-writable.
     policy.protected += (os.path.realpath(folder),)

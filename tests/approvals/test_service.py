@@ -273,7 +273,7 @@ def ask_policy(root: Path) -> Path:
         "format": "agent-runtime-policy", "version": 1, "role": "r", "root": str(root), "tools": ["Bash"],
         "protected": [], "gates": [{"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [
             {"program": p, "subcommands": [], "option-style": "gnu", "options": {}, "positionals": ["free..."],
-             "trailing": None, "env": [], "xargs": False, "inline-code": False, "arg-files": False,
+             "trailing": None, "env": [], "cwd": "any", "xargs": False, "inline-code": False, "arg-files": False,
              "ask": p == "npm"} for p in ("npm", "ls")]}}],
     }
     doc["hash"] = content_hash(doc)

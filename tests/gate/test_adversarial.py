@@ -513,6 +513,13 @@ DENY = [
     B("pos-go-test-tmp", "go test /tmp/evil/...", BA),
     B("pos-npm-script-arg", "npm test /tmp/x", BA),
     B("pos-pwd-operand", "pwd /tmp", BA),
+    # programs that load the project around their working folder run only inside the worktree
+    B("cwd-pytest-through-symlink", "cd src/pkg/escape && timeout 5 pytest --", BA),
+    B("cwd-npm-outside", "cd .. && npm test", BA),
+    B("cwd-cargo-outside", "cd /tmp && cargo build", BA),
+    B("cwd-ruff-outside", "cd src/pkg/escape && ruff check", BA),
+    # getopt reads `-o=x` as the value `=x`, argparse as `x`
+    B("short-equals-value", "ruff check -o=tests/x src", BA),
     # xargs appends words the gate never sees: only programs none of whose options write or run code
     B("xargs-rg", "find src -name '*.py' | xargs rg foo", BA),
     B("xargs-sort", "find src | xargs sort", BA),
@@ -900,6 +907,8 @@ ALLOW = [
     B("mv-force-in-scope", "mv -f src/pkg/a.py src/pkg/c.py"),
     B("mkdir-mode", "mkdir -p -m 755 src/pkg/m"),
     B("explorer-pytest", "pytest -q tests", role=EXPLORER),
+    B("cat-from-outside-folder", "cd src/pkg/escape && cat hosts", role=EXPLORER),
+    B("pytest-from-subfolder", "cd tests && pytest -q .", role=EXPLORER),
     B("explorer-cargo-test", "cargo test --release -- --nocapture", role=EXPLORER),
     B("explorer-grep-xargs", "find src -name '*.py' | xargs grep -n foo", role=EXPLORER),
     # read-only shell tools

@@ -63,7 +63,7 @@ def _policy_with_ask(worktree):
         "format": "agent-runtime-policy", "version": 1, "role": "r", "root": str(worktree), "tools": ["Bash"],
         "protected": [], "gates": [{"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [
             {"program": p, "subcommands": [], "option-style": "gnu", "options": {}, "positionals": ["free..."],
-             "trailing": None, "env": [], "xargs": False, "inline-code": False, "arg-files": False, "ask": p == "npm"} for p in ("npm", "ls")]}}],
+             "trailing": None, "env": [], "cwd": "any", "xargs": False, "inline-code": False, "arg-files": False, "ask": p == "npm"} for p in ("npm", "ls")]}}],
     }
     doc["hash"] = content_hash(doc)
     return Policy(doc)

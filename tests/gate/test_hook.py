@@ -188,3 +188,24 @@ def test_on_allow_defer_leaves_allowed_calls_to_claude_code(worktree):
     assert refused.returncode == 2 and decision(refused)["permissionDecision"] == "deny"
     bad = run_cli(*base, "--on-allow", "sometimes", input=allowed, env=env)
     assert bad.returncode == 2 and "--on-allow must be allow or defer" in bad.stderr
+
+
+def test_the_role_cache_notices_an_edited_grammar_and_a_new_file(worktree, tmp_path, catalog_copy):
+    """The index of the --role cache is checked by stat: any catalog edit, grammars included, compiles afresh."""
+    env = {"RUNTIME_CACHE_DIR": str(tmp_path / "cache")}
+    call = hook_input("Bash", {"command": "pytest -q --maxfail=1"}, worktree)
+
+    def verdict():
+        proc = run_cli("check", "--role", "explorer", "--catalog", str(catalog_copy), input=call, env=env)
+        return decision(proc)["permissionDecision"]
+
+    assert verdict() == "allow" and verdict() == "allow"
+    assert len(list((tmp_path / "cache").glob("index-explorer-*.json"))) == 1
+    grammar = catalog_copy / "programs/pytest.toml"
+    grammar.write_text(grammar.read_text().replace('"--maxfail" = "int"\n', ""))
+    assert verdict() == "deny"
+    grammar.write_text(grammar.read_text().replace('"-q|--quiet" = "flag"', '"-q|--quiet" = "flag"\n"--maxfail" = "int"'))
+    assert verdict() == "allow"
+    (catalog_copy / "programs/pytest.toml").rename(catalog_copy / "programs/pytest.toml.off")
+    proc = run_cli("check", "--role", "explorer", "--catalog", str(catalog_copy), input=call, env=env)
+    assert proc.returncode == 2 and "unknown grammar `pytest`" in proc.stderr

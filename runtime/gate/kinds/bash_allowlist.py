@@ -20,26 +20,29 @@ from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, relative_to, resolve
 
 _RULE_KEYS = {
-    "program", "subcommands", "option-style", "options", "positionals", "trailing", "env",
+    "program", "subcommands", "option-style", "options", "positionals", "trailing", "env", "cwd",
     "inline-code", "arg-files", "xargs", "ask",
 }
 
 
 class Rule:
-    __slots__ = ("program", "subcommands", "grammar", "env", "inline_code", "arg_files", "xargs", "ask")
+    __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask")
 
     def __init__(self, raw: dict) -> None:
         if not isinstance(raw, dict) or set(raw) != _RULE_KEYS:
             raise PolicyError("a shell rule has missing or unknown keys")
         self.program = raw["program"]
         self.subcommands = sorted((tuple(s.split()) for s in raw["subcommands"]), key=len, reverse=True)
-        grammar = {k: raw[k] for k in ("option-style", "options", "positionals") if raw[k] is not None}
+        grammar = {k: raw[k] for k in ("option-style", "options", "positionals", "cwd") if raw[k] is not None}
         if raw["trailing"] is not None:
             grammar["trailing"] = raw["trailing"]
-        try:
-            self.grammar = Grammar(grammar, self.program)
-        except GrammarError as exc:
-            raise PolicyError(str(exc)) from None
+        if not isinstance(grammar.get("options", {}), dict):
+            raise PolicyError(f"{self.program}: `options` must be a table")
+        # Built on first use: the hook is a fresh process per call and runs one or two programs'
+        # rules of the thirty a role has. The policy compiler checked every grammar already; a
+        # broken one here is still a PolicyError, which the engine turns into a deny.
+        self._raw_grammar = grammar
+        self._grammar: Grammar | None = None
         env = raw["env"]
         if not isinstance(env, list) or not all(isinstance(e, str) for e in env):
             raise PolicyError("a shell rule's `env` must be a list of names")
@@ -48,6 +51,15 @@ class Rule:
         self.arg_files = bool(raw["arg-files"])
         self.xargs = bool(raw["xargs"])
         self.ask = bool(raw["ask"])
+
+    @property
+    def grammar(self) -> Grammar:
+        if self._grammar is None:
+            try:
+                self._grammar = Grammar(self._raw_grammar, self.program)
+            except GrammarError as exc:
+                raise PolicyError(str(exc)) from None
+        return self._grammar
 
 
 class BashAllowlist(Gate):
@@ -94,6 +106,11 @@ class BashAllowlist(Gate):
             uses = rule.grammar.read(cmd.words[len(sub):])
         except ArgDeny as exc:
             return deny(str(exc), self.atom, name)
+        if rule.grammar.cwd_in_root:
+            for cwd in cmd.cwds:
+                if not ctx.folder_inside_root(cwd):
+                    return deny(f"`{name}` loads the project around its working folder (config, conftest.py, build "
+                                f"scripts), and `{cwd}` is outside the worktree; run it from inside", self.atom, name)
         pending = None
         for use in uses:
             if use.type != ROOT and use.type != SCOPE:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
-from runtime.gate.kinds.write_scope import compile_globs, holds_any, literal_prefixes
+from runtime.gate.kinds.write_scope import GlobMatch, holds_any, literal_prefixes
 
 
 class DepFiles(Gate):
@@ -12,7 +12,7 @@ class DepFiles(Gate):
 
     def configure(self, params):
         self.globs = take_list(params, "globs")
-        self.match = compile_globs(self.globs)
+        self.match = GlobMatch(self.globs)
         self.prefixes = literal_prefixes(self.globs)  # empty for `**/name` globs
         # Flags are dropped on both sides: `python3 -m pip install` matches `python3 pip install`.
         self.commands: dict[str, list[tuple[str, ...]]] = {}
@@ -22,7 +22,7 @@ class DepFiles(Gate):
         no_more(self.kind, params)
 
     def on_write(self, resolved, rel, ctx):
-        if rel is not None and self.match is not None and (self.match.match(rel) or holds_any(rel, self.prefixes)):
+        if rel is not None and self.globs and (self.match.match(rel) or holds_any(rel, self.prefixes)):
             return deny(f"`{rel}` declares or locks dependencies; this task may not change them (say in your report what you need)", self.atom, "dep-files")
         return None
 

@@ -1,7 +1,9 @@
 """scope::files-whitelist and scope::files-denylist: where writes may land.
 
-Globs are translated to one anchored regex per list when the policy loads.
-An empty or missing whitelist allows no writes at all (never "everything").
+Globs are translated to one anchored regex per list when the policy loads and
+compiled on the first write checked (a hook process that checks no write never
+pays for it). An empty or missing whitelist allows no writes at all (never
+"everything").
 """
 
 from __future__ import annotations
@@ -13,9 +15,21 @@ from runtime.gate.kinds.base import Gate, no_more, take_list
 from runtime.manifests.globs import globs_to_regex, literal_parts
 
 
-def compile_globs(globs: list[str]):
-    pattern = globs_to_regex(globs)
-    return re.compile(pattern) if pattern else None
+class GlobMatch:
+    """``match(rel)``: does a worktree-relative path match any of the globs? (False for no globs.)"""
+
+    __slots__ = ("pattern", "_regex")
+
+    def __init__(self, globs: list[str]) -> None:
+        self.pattern = globs_to_regex(globs) or None
+        self._regex: re.Pattern[str] | None = None
+
+    def match(self, rel: str) -> bool:
+        if self.pattern is None:
+            return False
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex.match(rel) is not None
 
 
 def literal_prefixes(globs: list[str]) -> tuple[str, ...]:
@@ -36,14 +50,14 @@ class WriteWhitelist(Gate):
 
     def configure(self, params):
         self.globs = take_list(params, "globs")
-        self.match = compile_globs(self.globs)
+        self.match = GlobMatch(self.globs)
         self.shown = ", ".join(self.globs) if self.globs else "(nothing: this task allows no writes)"
         no_more(self.kind, params)
 
     def on_write(self, resolved, rel, ctx):
         if rel is None:
             return deny(f"`{resolved}` is outside the worktree; you may write only inside: {self.shown}", self.atom, "outside-root")
-        if self.match is not None and self.match.match(rel):
+        if self.match.match(rel):
             return allow(f"`{rel}` is inside the write scope", self.atom, "files-whitelist")
         return deny(f"`{rel}` is outside your write scope; you may write only inside: {self.shown}", self.atom, "files-whitelist")
 
@@ -53,12 +67,12 @@ class WriteDenylist(Gate):
 
     def configure(self, params):
         self.globs = take_list(params, "globs")
-        self.match = compile_globs(self.globs)
+        self.match = GlobMatch(self.globs)
         self.prefixes = literal_prefixes(self.globs)
         no_more(self.kind, params)
 
     def on_write(self, resolved, rel, ctx):
-        if rel is None or self.match is None:
+        if rel is None or not self.globs:
             return None
         if self.match.match(rel) or holds_any(rel, self.prefixes):
             return deny(f"`{rel or '.'}` is in or holds the task's denylist ({', '.join(self.globs)}); leave it unchanged", self.atom, "files-denylist")

@@ -1,0 +1,29 @@
+"""Regular expressions compiled on first use.
+
+The hook is a fresh process per tool call; a pattern it may not need for this
+call (sed scripts, numeric options, agent types) should not cost it a compile.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+class LazyPattern:
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self._get().match(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._get().search(text)

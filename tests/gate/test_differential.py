@@ -1,0 +1,301 @@
+"""Differential testing: what the gate allows, run for real, must touch only what the role allows.
+
+A hypothesis generator builds Bash commands from the shipped edit-local
+role's grammars (every option spelling, clusters with attached values,
+quoting, globs, `~`, redirections and descriptor paths, `cd` chains,
+`find -exec`, `xargs`, wrappers, variables) over a scratch repository with
+planted symlinks and a hard link to `.git/config`. Every command the gate
+allows is executed in a throwaway sandbox (``tests/gate/reality.py``) and
+judged by what it actually wrote and executed. A failure is a gate bug: add
+the command to ``REGRESSIONS`` so it runs for real on every `make test`.
+
+`make test` runs a fixed, derandomised budget; a long random run:
+``RUNTIME_DIFF_EXAMPLES=5000 RUNTIME_DIFF_RANDOM=1 pytest tests/gate/test_differential.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from runtime.gate.engine import decide
+from runtime.gate.policy import Policy
+from runtime.gate.wrappers import SHELLS
+from runtime.policy.build import build_policy
+from tests.conftest import REPO, require
+from tests.gate import reality
+
+pytestmark = pytest.mark.differential
+
+EXAMPLES = int(os.environ.get("RUNTIME_DIFF_EXAMPLES", "200"))
+RANDOM = bool(os.environ.get("RUNTIME_DIFF_RANDOM"))
+VENV_BIN = os.path.dirname(sys.executable)  # the runtime's own venv: pytest for the generated commands
+SANDBOX_PATH = f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"
+
+TASK = """\
+[task]
+role = "edit-local"
+agent-id = "ag-differential"
+goal = "Differential testing of the gate."
+
+[scope]
+files-whitelist = ["src/**", "tests/**"]
+files-denylist = ["src/pkg/generated/**"]
+
+[verification]
+test-command = "pytest -q tests"
+check-commands = ["true"]
+
+[body]
+text = "x"
+"""
+
+# Commands found to be allowed wrongly, kept as regressions: each runs for real every time.
+REGRESSIONS: list[str] = [
+    "sort -no.git/config src/pkg/mod.py",
+    "cp -ft.git/hooks src/pkg/mod.py",
+    "sed -Ei.bak s/a/b/ .git/config",
+    "printf x 3<.git/config >/dev/fd/3",
+    "printf x 1<.git/config >/dev/stdout",
+    "cd src && find . -name mod.py -exec cp pkg/a.py {} ;",
+    "cd -P src/pkg/gitlink && touch x",
+    "pytest --basetemp src/pkg/esc?pe/x tests",
+    "echo x > src/pkg/hardlink.py",
+    "rm -rf src/pkg/gitlink/",
+    "mkdir -p src/pkg/escape/evil",
+    "touch src/pkg/outside_file",
+    "mv src/pkg/a.py src/pkg/gitlink/config",
+    # found by this test: pytest collected /etc (and wrote /etc/.pytest_cache) from a planted symlink
+    "cd src/pkg/escape && timeout 5 pytest --",
+    "pytest -o=x tests",
+]
+
+# Wrappers the gate unwraps and programs the allowed ones run themselves.
+WRAPPERS = frozenset({"env", "timeout", "nice", "nohup", "stdbuf", "setsid", "time", "xargs", "find", *SHELLS})
+CHILDREN = frozenset({"python3", "python", "python3.11", "python3.12", "python3.13"})
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory) -> Path:
+    why = reality.available()
+    require(why is None, f"differential runs: {why}")
+    root = Path(os.path.realpath(tmp_path_factory.mktemp("scratch"))) / "repo"
+    (root / "src/pkg/generated").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "docs").mkdir()
+    (root / ".claude").mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    files = {
+        "src/pkg/__init__.py": "",
+        "src/pkg/mod.py": "def f():\n    return 1\n",
+        "src/pkg/a.py": "A = 1\n",
+        "src/pkg/generated/schema.py": "# generated\n",
+        "tests/test_mod.py": "def test_f():\n    assert 1 == 1\n",
+        "tests/conftest.py": "",
+        "docs/index.md": "# docs\n",
+        "README.md": "# pkg\nTODO\n",
+        "pyproject.toml": "[project]\nname = 'pkg'\nversion = '0.1.0'\n",
+        ".claude/settings.json": "{}\n",
+    }
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    os.symlink("/etc", root / "src/pkg/escape")
+    os.symlink("../../.git", root / "src/pkg/gitlink")
+    os.symlink("/etc/hostname", root / "src/pkg/outside_file")
+    os.link(root / ".git/config", root / "src/pkg/hardlink.py")
+    return root
+
+
+@pytest.fixture(scope="module")
+def policy(scratch, tmp_path_factory) -> Policy:
+    task = tmp_path_factory.mktemp("task") / "task.toml"
+    task.write_text(TASK)
+    return Policy(build_policy(REPO, None, task, scratch))
+
+
+@pytest.fixture(scope="module")
+def oracle(scratch, policy) -> reality.Oracle:
+    rules = _rules(policy)
+    return reality.Oracle(
+        root=scratch, scope=("src/", "tests/"), out_of_scope=("src/pkg/generated/",),
+        programs=frozenset(r["program"] for r in rules) | WRAPPERS | CHILDREN,
+    )
+
+
+def _rules(policy: Policy) -> list[dict]:
+    gate = next(g for g in policy.doc["gates"] if g["kind"] == "bash-allowlist")
+    return [r for r in gate["params"]["rules"]
+            if shutil.which(r["program"], path=SANDBOX_PATH) is not None]  # programs this machine has
+
+
+# -- the generator ---------------------------------------------------------------------
+
+PATHS = [
+    "src/pkg/mod.py", "src/pkg/new.txt", "src/pkg", "src", "tests", "tests/out.xml", "tests/test_mod.py",
+    "src/pkg/generated/schema.py", ".git/config", ".git/hooks/pre-commit", ".claude/settings.json",
+    "../outside.txt", "/tmp/x", "/etc/hostname", "src/pkg/escape/x", "src/pkg/gitlink/config",
+    "src/pkg/hardlink.py", "src/pkg/outside_file", "~/.bashrc", "src/pkg/*.py", "src/pk?/mod.py",
+    "docs/index.md", "README.md", "/dev/fd/3", "/dev/stdout", "-", ".",
+]
+FREE = ["x", "1", "TODO", "f", "-x", "not slow", "s/a/b/", "p", "1,2p", "*.py", "%s\\n", "w /tmp/w"]
+HOSTILE = ["-o", "-i", "-t", "--output=src/x", "--in-place", "-f", "-e", "--pre=x", "-o.git/config", "-T",
+           "--config", "-p", "-c", "--basetemp=/tmp/b", "-S", "--target-directory=.."]
+
+
+def _quote(word: str) -> str:
+    if word and all(c.isalnum() or c in "/._-+=:,@%" for c in word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+@st.composite
+def _value(draw, vtype) -> str:
+    if isinstance(vtype, list):
+        return draw(st.sampled_from(vtype))
+    name = vtype.rstrip("?")
+    if name in ("path", "path-in-root", "path-in-scope"):
+        return draw(st.sampled_from(PATHS))
+    if name == "int":
+        return draw(st.sampled_from(["1", "2", "5", "-1", "+3"]))
+    return draw(st.sampled_from(FREE))
+
+
+@st.composite
+def _option_words(draw, grammar: dict) -> list[str]:
+    options = grammar["options"]
+    style = grammar["option-style"]
+    choice = draw(st.integers(0, 9))
+    if choice == 0 or not options:
+        return [draw(st.sampled_from(HOSTILE))]
+    shorts = [o for o in options if len(o) == 2 and o[0] == "-" and style == "gnu"]
+    if choice == 1 and len(shorts) >= 2:  # a cluster, maybe ending in an option with an attached value
+        picked = draw(st.lists(st.sampled_from(shorts), min_size=2, max_size=3, unique=True))
+        flags = [o for o in picked if options[o] == "flag"]
+        valued = [o for o in picked if options[o] != "flag"]
+        word = "-" + "".join(o[1] for o in flags)
+        if valued:
+            word += valued[0][1] + draw(_value(options[valued[0]]))
+        return [word] if len(word) > 1 else []
+    spelling = draw(st.sampled_from(sorted(options)))
+    vtype = options[spelling]
+    shown = ("-" + spelling if style == "go" else spelling)
+    if vtype == "flag":
+        return [shown]
+    value = draw(_value(vtype))
+    if isinstance(vtype, str) and vtype.endswith("?"):
+        return [f"{shown}={value}"]
+    form = draw(st.integers(0, 2))
+    if form == 0:
+        return [shown, value]
+    if form == 1:  # also `-o=x`, which parsers read differently
+        return [f"{shown}={value}"]
+    if len(shown) == 2:
+        return [shown + value]
+    return [shown, value]
+
+
+@st.composite
+def _simple(draw, rules: list[dict]) -> str:
+    rule = draw(st.sampled_from(rules))
+    words = [rule["program"]]
+    if rule["subcommands"]:
+        words += draw(st.sampled_from(rule["subcommands"])).split()
+    args: list[str] = []
+    for _ in range(draw(st.integers(0, 3))):
+        args += draw(_option_words(rule))
+    for _ in range(draw(st.integers(0, 2))):
+        kinds = rule["positionals"] or ["free"]
+        args.append(draw(_value(draw(st.sampled_from(kinds)).removesuffix("..."))))
+    if draw(st.integers(0, 7)) == 0:
+        args.insert(draw(st.integers(0, len(args))), "--")
+    rendered = " ".join(w if draw(st.booleans()) and not any(c in w for c in "*?~") else _quote(w) for w in words + args)
+    if draw(st.integers(0, 5)) == 0 and rule["env"]:
+        rendered = f"{draw(st.sampled_from(rule['env']))}=1 {rendered}"
+    wrap = draw(st.integers(0, 11))
+    if wrap == 0:
+        return f"timeout 5 {rendered}"
+    if wrap == 1:
+        return f"env LANG=C {rendered}"
+    if wrap == 2:
+        return f"find src -name '*.py' -exec {rendered} {{}} +"
+    if wrap == 3:
+        return f"printf '%s\\n' src/pkg/mod.py | xargs {rendered}"
+    if wrap == 4:
+        return f"bash -c {_quote(rendered)}"
+    return rendered
+
+
+_REDIRECTS = ["", "", "", " > {p}", " >> {p}", " 2>&1", " 2>/dev/null", " 3<{p} >/dev/fd/3", " 1<{p} >/dev/stdout", " > /dev/null"]
+_PREFIXES = ["", "", "", "cd src && ", "cd tests && ", "cd -P src/pkg/gitlink && ", "cd src/pkg/escape && ", "cd .. && "]
+
+
+@st.composite
+def commands(draw, rules: list[dict]) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 2))):
+        redirect = draw(st.sampled_from(_REDIRECTS)).format(p=draw(st.sampled_from(PATHS)))
+        parts.append(draw(_simple(rules)) + redirect)
+    joiner = draw(st.sampled_from([" && ", "; ", " | "]))
+    return draw(st.sampled_from(_PREFIXES)) + joiner.join(parts)
+
+
+# -- the tests -------------------------------------------------------------------------
+
+
+def _judge(command: str, policy: Policy, oracle: reality.Oracle, scratch: Path) -> str:
+    decision = decide(policy, "Bash", {"command": command}, str(scratch))
+    if decision.verdict != "allow":
+        return decision.verdict
+    touched = reality.run_for_real(command, scratch, SANDBOX_PATH)
+    bad = oracle.violations(touched, reality.hard_linked_files(scratch))
+    assert not bad, f"the gate allowed `{command}`, which {'; '.join(bad)}"
+    return "allow"
+
+
+def test_the_oracle_sees_writes_execs_and_hard_links(scratch, oracle):
+    """The harness itself: an unchecked command's real effects are reported (and the host is untouched)."""
+    before = (scratch / ".git/config").read_bytes()
+    touched = reality.run_for_real("echo x >> src/pkg/hardlink.py; touch src/pkg/escape/x; /usr/bin/id >/dev/null; "
+                                   "mkdir -p docs/new; echo y > src/pkg/ok.py; ls | /usr/bin/whoami >/dev/null; "
+                                   "python3 -c 'import subprocess; subprocess.run([\"/usr/bin/true\"])'", scratch, SANDBOX_PATH)
+    bad = oracle.violations(touched, reality.hard_linked_files(scratch))
+    assert f"wrote a file with other hard links: {scratch}/src/pkg/hardlink.py" in bad
+    assert "wrote outside the worktree: /etc/x" in bad
+    assert "executed a program the role does not allow: /usr/bin/id" in bad
+    assert "executed a program the role does not allow: /usr/bin/whoami" in bad  # in a pipeline
+    assert not any("/usr/bin/true" in b for b in bad)  # below a code runner: the sandbox's to contain
+    assert "wrote outside the write scope: docs/new" in bad
+    assert not any("src/pkg/ok.py" in b for b in bad)
+    assert (scratch / ".git/config").read_bytes() == before and not Path("/etc/x").exists()
+    assert not (scratch / "src/pkg/ok.py").exists()
+
+
+@pytest.mark.parametrize("command", REGRESSIONS)
+def test_regressions_stay_fixed(command, scratch, policy, oracle):
+    _judge(command, policy, oracle, scratch)
+
+
+def test_generated_commands_allowed_by_the_gate_touch_only_what_the_role_allows(scratch, policy, oracle):
+    rules = _rules(policy)
+    assert {"pytest", "sed", "sort", "cp", "find"} <= {r["program"] for r in rules}, "the generator needs real programs"
+    seen = {"allow": 0}
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(commands(rules))
+    def check(command):
+        verdict = _judge(command, policy, oracle, scratch)
+        seen[verdict] = seen.get(verdict, 0) + 1
+        event(verdict)
+
+    check()
+    print(f"differential: {seen}")
+    # The generator must reach the interesting part: commands the gate allows, run for real.
+    assert seen["allow"] >= EXAMPLES // 10, seen
