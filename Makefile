@@ -13,6 +13,10 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
+$(VENV)/.demo: $(VENV)/.demo
+	$(BIN)/pip install --quiet -e '.[demo]'
+	touch $@
+
 $(VENV)/.dev: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@

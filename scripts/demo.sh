@@ -26,9 +26,20 @@ git -C "$WORK/repo" init -q -b trunk
 git -C "$WORK/repo" add -A
 git -C "$WORK/repo" -c user.name=demo -c user.email=demo@localhost commit -qm "a calculator with a bug"
 SANDBOX=""
+if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "(installing bubblewrap, the OS sandbox agents run in: apt-get install bubblewrap)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } >/dev/null 2>&1 || true
+fi
 if ! command -v bwrap >/dev/null 2>&1; then
-    echo "(bubblewrap is not installed: the demo runs without the OS sandbox; install it with apt-get install bubblewrap)"
+    echo
+    echo "############################################################################"
+    echo "# bubblewrap is not installed: this demo runs the agent WITHOUT the OS      #"
+    echo "# sandbox (the gate still applies). Install it: apt-get install bubblewrap #"
+    echo "############################################################################"
+    echo
     SANDBOX="--no-os-sandbox"
+else
+    echo "(sandbox: bubblewrap $(bwrap --version | cut -d' ' -f2))"
 fi
 cd "$WORK/repo"
 set +e

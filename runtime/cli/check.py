@@ -174,6 +174,9 @@ def main(argv: list[str]) -> int:
     from runtime.gate.decision import deny
     from runtime.gate.hook import DEFER, answer, run_hook
 
+    if argv in (["--help"], ["-h"]):  # a person asking; Claude Code never passes these
+        print(__doc__.strip() + "\n\n" + USAGE)
+        return 0
     try:
         opts = parse(argv)
         raw = sys.stdin.buffer.read()

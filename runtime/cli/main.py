@@ -23,6 +23,7 @@ VERBS = {
     "export": "runtime.cli.export",
     "doc-roles": "runtime.cli.doc_roles",
     "migrate": "runtime.cli.migrate",
+    "explain": "runtime.cli.explain",
     "spawn": "runtime.cli.spawn",
     "run": "runtime.cli.run",
     "memory": "runtime.cli.memory",
@@ -47,6 +48,7 @@ def build_parser():
         prog="runtime",
         description="Role-sandboxed multi-agent runtime: capability atoms, roles, and a fail-closed PreToolUse gate.",
     )
+    parser.add_argument("--version", action="version", version=f"runtime {_version()}")
     common = Parser(add_help=False)
     common.add_argument("--catalog", metavar="DIR", help="folder with capabilities/ and roles/ (default: found upward from here, then the shipped one)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
@@ -76,6 +78,15 @@ def build_parser():
 
     add("check", help="PreToolUse hook: read a Claude Code hook call on stdin, answer allow/deny/ask",
                    add_help=False)
+
+    p = verb("explain", help="would a tool call be allowed, and why? (the gate's answer, no hook JSON)")
+    p.add_argument("subject", metavar="COMMAND_OR_PATH", help="a Bash command, or the path (URL, query) of --tool")
+    p.add_argument("--role", help="the role to ask")
+    p.add_argument("--task", metavar="FILE", help="a task manifest (its role and scope)")
+    p.add_argument("--tool", default="Bash", help="Bash (default), Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, WebFetch, WebSearch")
+    p.add_argument("--root", metavar="DIR", help="the worktree root (default: .)")
+    p.add_argument("--cwd", metavar="DIR", help="the working folder of the call (default: the root)")
+    p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("hook", help="install the PreToolUse hook into Claude Code settings")
     hook_sub = p.add_subparsers(dest="action", metavar="ACTION")
@@ -184,6 +195,15 @@ def build_parser():
     p.add_argument("--state-dir", metavar="DIR")
     p.add_argument("--json", action="store_true")
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agent-runtime")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,73 @@
+"""runtime explain: would this call be allowed, and why? No hook JSON needed.
+
+``runtime explain --role explorer "pytest --junitxml r.xml"`` judges a Bash
+command; ``--tool Write PATH`` (or Edit, Read, ...) a file tool on a path. The
+policy is compiled exactly as for ``runtime check`` (from ``--role`` or a task
+manifest, anchored at ``--root``, default the current folder), and the answer
+is the gate's own: the decision, the atom and rule that decided, and the
+reason, which says what would be allowed instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from runtime.errors import UsageError
+from runtime.gate.engine import decide
+from runtime.gate.policy import Policy
+from runtime.manifests.locate import find_catalog
+from runtime.policy.build import build_policy
+
+_PATH_KEYS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path"}
+
+
+def tool_input(tool: str, subject: str) -> dict:
+    if tool == "Bash":
+        return {"command": subject}
+    if tool in ("Write",):
+        return {"file_path": subject, "content": ""}
+    if tool in ("Edit",):
+        return {"file_path": subject, "old_string": "a", "new_string": "b"}
+    if tool == "MultiEdit":
+        return {"file_path": subject, "edits": [{"old_string": "a", "new_string": "b"}]}
+    if tool == "NotebookEdit":
+        return {"notebook_path": subject, "new_source": ""}
+    if tool == "Glob":
+        return {"pattern": "*", "path": subject}
+    if tool == "Grep":
+        return {"pattern": "x", "path": subject}
+    if tool == "Read":
+        return {"file_path": subject}
+    if tool == "WebFetch":
+        return {"url": subject, "prompt": "x"}
+    if tool == "WebSearch":
+        return {"query": subject}
+    raise UsageError(f"--tool {tool}: give Bash, Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, WebFetch or WebSearch")
+
+
+def run(args) -> int:
+    if bool(args.task) == bool(args.role):
+        raise UsageError("give --role NAME or --task FILE (the policy to ask), not both")
+    catalog = find_catalog(args.catalog)
+    root = Path(args.root or ".").resolve()
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root}: not a folder")
+    policy = Policy(build_policy(catalog, args.role, args.task, root))
+    cwd = str(Path(args.cwd).resolve()) if args.cwd else str(root)
+    inp = tool_input(args.tool, args.subject)
+    d = decide(policy, args.tool, inp, cwd)
+    if args.json:
+        print(json.dumps({"tool": args.tool, "input": inp, "cwd": cwd, "role": policy.role, "decision": d.verdict,
+                          "atom": d.atom, "rule": d.rule, "reason": d.reason}, indent=2))
+    else:
+        by = f" by {d.atom}" if d.atom else ""
+        rule = f" (rule: {d.rule})" if d.rule else ""
+        print(f"{d.verdict}{by}{rule}")
+        print(f"  {d.reason}")
+        if sys.stdout.isatty() and d.verdict != "allow":
+            print(f"  role `{policy.role}`, worktree {root}{'' if cwd == str(root) else f', working folder {cwd}'}")
+    return 0 if d.verdict == "allow" else 2 if d.verdict == "deny" else 3
