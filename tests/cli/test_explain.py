@@ -1,0 +1,37 @@
+"""`runtime explain`, `--version`, `check --help`: answers for a person, from the real gate."""
+
+import json
+
+from tests.conftest import run_cli
+
+
+def test_explain_gives_the_gates_decision_atom_and_reason(tmp_path):
+    (tmp_path / "tests").mkdir()
+    denied = run_cli("explain", "--role", "explorer", "pytest --junitxml r.xml", cwd=tmp_path)
+    assert denied.returncode == 2
+    assert denied.stdout.splitlines()[0] == "deny by scope::read-only (rule: read-only)"
+    assert "may not write `r.xml`" in denied.stdout
+    allowed = run_cli("explain", "--role", "explorer", "pytest -q --tb=short tests", cwd=tmp_path)
+    assert allowed.returncode == 0 and allowed.stdout.startswith("allow")
+    cluster = run_cli("explain", "--role", "explorer", "--json", "sort -no x y", cwd=tmp_path)
+    doc = json.loads(cluster.stdout)
+    assert cluster.returncode == 2 and doc["decision"] == "deny" and doc["atom"] == "tools::bash-allowlist"
+    assert "`-o` inside the cluster" in doc["reason"] and "allowed: " in doc["reason"]
+
+
+def test_explain_judges_file_tools_and_refuses_bad_input_in_one_line(tmp_path):
+    write = run_cli("explain", "--role", "explorer", "--tool", "Write", "src/x.py", cwd=tmp_path)
+    assert write.returncode == 2 and "`Write` is not available to role `explorer`" in write.stdout
+    read = run_cli("explain", "--role", "explorer", "--tool", "Read", "/etc/hostname", cwd=tmp_path)
+    assert read.returncode == 0
+    bad = run_cli("explain", "--role", "explorer", "--tool", "Paint", "x", cwd=tmp_path)
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1 and "--tool Paint" in bad.stderr
+    both = run_cli("explain", "x", cwd=tmp_path)
+    assert both.returncode == 1 and "--role NAME or --task FILE" in both.stderr
+
+
+def test_version_and_check_help():
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("runtime 0.")
+    helped = run_cli("check", "--help", input="")
+    assert helped.returncode == 0 and "usage: runtime check" in helped.stdout and helped.stderr == ""
