@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.demo: $(VENV)/.demo
+$(VENV)/.demo: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[demo]'
 	touch $@
 
@@ -28,7 +28,7 @@ $(CLAUDE_BIN):
 	cd $(CLAUDE_DIR) && npm install --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
 	$(CLAUDE_BIN) --version
 
-demo: $(VENV)/.installed
+demo: $(VENV)/.demo
 	@BIN=$(BIN) sh scripts/demo.sh
 
 test: $(VENV)/.dev $(CLAUDE_BIN)

@@ -32,7 +32,7 @@ _BASH_KEYS = {"command", "description", "timeout", "run_in_background", "dangero
 class Context:
     """One decision's view of the policy, handed to gate kinds."""
 
-    __slots__ = ("policy", "tool", "cwd", "streams_ok", "_inside")
+    __slots__ = ("policy", "tool", "cwd", "streams_ok", "folder", "_inside")
 
     def __init__(self, policy: Policy, tool: str, cwd: str) -> None:
         self.policy = policy
@@ -41,6 +41,9 @@ class Context:
         # Whether /dev/stdout and /dev/stderr are still the streams the call was given: true only for
         # a shell command none of whose redirections put a file (or another descriptor) there.
         self.streams_ok = False
+        # Whether the write being checked creates a folder (mkdir), not a file: a folder above the
+        # write scope (`docs` for `docs/**`) holds nothing yet and may be made.
+        self.folder = False
         self._inside: dict[str, bool] = {}
 
     def folder_inside_root(self, folder: str) -> bool:
@@ -56,15 +59,19 @@ class Context:
             self._inside[folder] = found
         return found
 
-    def check_write(self, target: str, cwds: tuple[str, ...], source: str) -> GateDecision:
-        """May ``target`` be written, taken relative to each of ``cwds``?"""
+    def check_write(self, target: str, cwds: tuple[str, ...], source: str, folder: bool = False) -> GateDecision:
+        """May ``target`` be written (``folder``: created as a folder), taken relative to each of ``cwds``?"""
         result = None
-        for cwd in cwds:
-            d = self._write_one(target, cwd, source)
-            if d.verdict == DENY:
-                return d
-            if result is None or d.verdict == ASK:
-                result = d
+        self.folder = folder
+        try:
+            for cwd in cwds:
+                d = self._write_one(target, cwd, source)
+                if d.verdict == DENY:
+                    return d
+                if result is None or d.verdict == ASK:
+                    result = d
+        finally:
+            self.folder = False
         return result if result is not None else deny("no working folder to resolve the path against")
 
     def _write_one(self, target: str, cwd: str, source: str) -> GateDecision:

@@ -32,7 +32,9 @@ Value types: ``flag`` (no value), ``free`` (any word), ``int``, an enum (a
 list of words), ``path`` (a file read; reads are not restricted),
 ``path-in-root`` (a file read that must stay inside the worktree: test paths
 whose conftest.py runs), ``path-in-scope`` (a file written: the write checks
-of the Write tool apply). A value type ending in ``?`` is optional and only
+of the Write tool apply), ``folder-in-scope`` (a folder created: the same
+checks, and a folder above the write scope, `docs` for `docs/**`, may be
+made). A value type ending in ``?`` is optional and only
 taken attached (``--color=always``, ``-i.bak``). A positional type ending in
 ``...`` repeats.
 
@@ -49,7 +51,8 @@ from runtime.gate.lazy_re import LazyPattern
 from runtime.gate.shell_types import Word
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
-SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE})
+FOLDER = "folder-in-scope"
+SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER})
 STYLES = ("gnu", "go", "none")
 _INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
 _NUM = LazyPattern(r"^-\d+$")

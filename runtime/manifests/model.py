@@ -60,4 +60,41 @@ def parse_model(cls: type[M], data: Any, src: TomlSource, prefix: tuple[Any, ...
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = prefix + tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        raise ManifestError(src.path, src.line_of(loc), describe({**err, "loc": loc})) from None
+        message = describe({**err, "loc": loc})
+        if err["type"] == "extra_forbidden" and isinstance(loc[-1], str):
+            message += did_you_mean(loc[-1], key_names(cls))
+        raise ManifestError(src.path, src.line_of(loc), message) from None
+
+
+def key_names(cls: type[BaseModel]) -> set[str]:
+    """Every key a manifest model and the models inside it accept (for suggestions)."""
+    names: set[str] = set()
+    todo: list[Any] = [cls]
+    seen: set[Any] = set()
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, field in model.model_fields.items():
+            names.add(field.alias or name)
+            for arg in _type_args(field.annotation):
+                if isinstance(arg, type) and issubclass(arg, BaseModel):
+                    todo.append(arg)
+    return names
+
+
+def _type_args(annotation: Any) -> list[Any]:
+    out, todo = [], [annotation]
+    while todo:
+        t = todo.pop()
+        out.append(t)
+        todo += list(getattr(t, "__args__", ()) or ())
+    return out
+
+
+def did_you_mean(word: str, choices: set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.7)
+    return f" (did you mean `{close[0]}`?)" if close else ""

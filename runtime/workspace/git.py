@@ -48,6 +48,10 @@ class GitError(FatalError):
         super().__init__(line.replace("\n", "\\n"))  # a message or path may hold newlines
 
 
+class NotARepository(FatalError):
+    """The folder is not inside a git repository."""
+
+
 class BaseMoved(GitError):
     """The base branch is no longer at the commit the caller checked."""
 
@@ -119,7 +123,13 @@ class Git:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 120.0) -> None:
         self.timeout = timeout
-        out = self.run("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", cwd=path)
+        try:
+            out = self.run("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", cwd=path)
+        except GitError as exc:
+            if "not a git repository" in exc.stderr:
+                raise NotARepository(f"{os.fspath(path)} is not inside a git repository: run this from your "
+                                     "repository (or `git init` one)") from None
+            raise
         top, common = os.fsdecode(out.stdout).rstrip("\n").split("\n")
         self.root, self.common_dir = Path(top), Path(common)
 

@@ -520,6 +520,11 @@ DENY = [
     B("cwd-ruff-outside", "cd src/pkg/escape && ruff check", BA),
     # getopt reads `-o=x` as the value `=x`, argparse as `x`
     B("short-equals-value", "ruff check -o=tests/x src", BA),
+    # a folder may be made above the scope, never as a file and never anywhere else
+    B("mkdir-docs-outside-scope", "mkdir -p docs/new", WL),
+    B("touch-folder-above-scope", "touch src", DL),
+    B("write-folder-above-scope", "echo x > docs", WL),
+    B("mkdir-in-denylist", "mkdir -p src/pkg/generated/x", DL),
     # xargs appends words the gate never sees: only programs none of whose options write or run code
     B("xargs-rg", "find src -name '*.py' | xargs rg foo", BA),
     B("xargs-sort", "find src | xargs sort", BA),
@@ -906,6 +911,8 @@ ALLOW = [
     B("cp-archive-in-scope", "cp -a tests/fixtures tests/f3"),
     B("mv-force-in-scope", "mv -f src/pkg/a.py src/pkg/c.py"),
     B("mkdir-mode", "mkdir -p -m 755 src/pkg/m"),
+    B("mkdir-above-scope-folder", "mkdir -p src"),  # `src` holds the scope `src/**`
+    B("mkdir-holding-denylist", "mkdir -p src/pkg"),  # holds src/pkg/generated/**, but making it changes nothing there
     B("explorer-pytest", "pytest -q tests", role=EXPLORER),
     B("cat-from-outside-folder", "cd src/pkg/escape && cat hosts", role=EXPLORER),
     B("pytest-from-subfolder", "cd tests && pytest -q .", role=EXPLORER),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
-from runtime.gate.grammar import ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
+from runtime.gate.grammar import FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, relative_to, resolve
@@ -113,7 +113,7 @@ class BashAllowlist(Gate):
                                 f"scripts), and `{cwd}` is outside the worktree; run it from inside", self.atom, name)
         pending = None
         for use in uses:
-            if use.type != ROOT and use.type != SCOPE:
+            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER:
                 continue
             what = f"{name} {use.spelled}".rstrip()
             word = use.word
@@ -132,7 +132,7 @@ class BashAllowlist(Gate):
                 if d is not None:
                     return d
                 continue
-            d = ctx.check_write(use.value, cmd.cwds, what)
+            d = ctx.check_write(use.value, cmd.cwds, what, folder=use.type == FOLDER)
             if d.verdict == DENY:
                 return d
             pending = pending if d.verdict == ALLOW else d

@@ -22,7 +22,7 @@ class DepFiles(Gate):
         no_more(self.kind, params)
 
     def on_write(self, resolved, rel, ctx):
-        if rel is not None and self.globs and (self.match.match(rel) or holds_any(rel, self.prefixes)):
+        if rel is not None and self.globs and (self.match.match(rel) or (not ctx.folder and holds_any(rel, self.prefixes))):
             return deny(f"`{rel}` declares or locks dependencies; this task may not change them (say in your report what you need)", self.atom, "dep-files")
         return None
 

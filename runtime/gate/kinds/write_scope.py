@@ -51,6 +51,7 @@ class WriteWhitelist(Gate):
     def configure(self, params):
         self.globs = take_list(params, "globs")
         self.match = GlobMatch(self.globs)
+        self.prefixes = literal_prefixes(self.globs)
         self.shown = ", ".join(self.globs) if self.globs else "(nothing: this task allows no writes)"
         no_more(self.kind, params)
 
@@ -59,6 +60,8 @@ class WriteWhitelist(Gate):
             return deny(f"`{resolved}` is outside the worktree; you may write only inside: {self.shown}", self.atom, "outside-root")
         if self.match.match(rel):
             return allow(f"`{rel}` is inside the write scope", self.atom, "files-whitelist")
+        if ctx.folder and rel and holds_any(rel, self.prefixes):
+            return allow(f"`{rel}` is a folder the write scope lies in", self.atom, "files-whitelist")
         return deny(f"`{rel}` is outside your write scope; you may write only inside: {self.shown}", self.atom, "files-whitelist")
 
 
@@ -74,6 +77,6 @@ class WriteDenylist(Gate):
     def on_write(self, resolved, rel, ctx):
         if rel is None or not self.globs:
             return None
-        if self.match.match(rel) or holds_any(rel, self.prefixes):
+        if self.match.match(rel) or (not ctx.folder and holds_any(rel, self.prefixes)):
             return deny(f"`{rel or '.'}` is in or holds the task's denylist ({', '.join(self.globs)}); leave it unchanged", self.atom, "files-denylist")
         return None
