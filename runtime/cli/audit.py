@@ -7,7 +7,6 @@ import sys
 
 from runtime.audit.log import records, verify
 from runtime.cli.status import state_dir
-from runtime.errors import UsageError
 
 
 def run(args) -> int:
@@ -21,21 +20,24 @@ def run(args) -> int:
         count = sum(1 for _ in records(path))
         print(f"{path}: {count} records, chain intact")
         return 0
-    if args.kind is not None:
+    shown = 0
+    for record in records(path, agent=args.agent, kind=args.kind):
+        shown += 1
+        if args.json:
+            print(json.dumps(record))
+        else:
+            data = ", ".join(f"{k}={_short(json.dumps(v))}" for k, v in record["data"].items())
+            print(f"{record['seq']:>6} {record['time']} {record['kind']:<13} {record.get('agent') or '-':<20} {data}")
+    if not shown and args.kind is not None:
+        # Nothing printed: say why when the kind itself is the likely mistake (`--kind gat`).
         kinds = {r["kind"] for r in records(path)}
         if args.kind not in kinds:
             import difflib
 
             close = difflib.get_close_matches(args.kind, sorted(kinds), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
-            raise UsageError(f"no record in {path} has kind `{args.kind}`{hint}; "
-                             f"the kinds there: {', '.join(sorted(kinds)) or 'none (the log is empty)'}")
-    for record in records(path, agent=args.agent, kind=args.kind):
-        if args.json:
-            print(json.dumps(record))
-        else:
-            data = ", ".join(f"{k}={_short(json.dumps(v))}" for k, v in record["data"].items())
-            print(f"{record['seq']:>6} {record['time']} {record['kind']:<13} {record.get('agent') or '-':<20} {data}")
+            print(f"note: no record in {path} has kind `{args.kind}`{hint}; the kinds there: "
+                  f"{', '.join(sorted(kinds)) or 'none yet'}", file=sys.stderr)
     return 0
 
 

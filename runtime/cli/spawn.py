@@ -57,6 +57,26 @@ def _live():
     return live, listener
 
 
+def _interrupted_line(task_path: str, options) -> str:
+    """One line on what an interrupt left and how to go on."""
+    from runtime.spawn.pipeline import load
+    from runtime.spawn.state import StateDir, default_state_dir
+    from runtime.workspace.git import Git
+
+    try:
+        task, _ = load(task_path, options)
+        git = Git(options.repo)
+        state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
+        record = state.read(task.agent_id) or {}
+    except Exception:  # noqa: BLE001 - the line is best effort; the state is what it is
+        return f"interrupted; run `runtime spawn {task_path}` again to resume"
+    if record.get("status") == "interrupted":
+        work = f" (commit {record['work'][:12]})" if record.get("work") else ""
+        return (f"interrupted: agent {task.agent_id}'s work is kept on branch agent/{task.agent_id}{work}; "
+                f"run `runtime spawn {task_path}` again to resume")
+    return f"interrupted before agent {task.agent_id} started work; run `runtime spawn {task_path}` again to start it"
+
+
 def run(args) -> int:
     import anyio
 
@@ -69,9 +89,19 @@ def run(args) -> int:
     options = SpawnOptions(repo=Path.cwd(), base=args.base, merge=args.merge, keep=args.keep,
                            use_sandbox=not args.no_os_sandbox, state_dir=Path(args.state_dir) if args.state_dir else None,
                            catalog=args.catalog, listener=listener)
+    import signal
+
+    # SIGTERM stops a spawn the way Ctrl-C does: the agent is stopped and its work kept to resume.
+    previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: signal.raise_signal(signal.SIGINT))
     try:
         outcome = anyio.run(spawn, args.task, options)
+    except KeyboardInterrupt:
+        if live is not None and live.is_started:
+            live.stop()
+        print(_interrupted_line(args.task, options), file=sys.stderr)
+        return 130
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if live is not None and live.is_started:
             live.stop()
     if args.json:

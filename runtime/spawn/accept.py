@@ -9,6 +9,8 @@ committed on its branch marked `Verified: no`, for inspection only.
 
 from __future__ import annotations
 
+import functools
+
 from pathlib import Path
 
 import anyio
@@ -24,17 +26,18 @@ from runtime.workspace.safe_files import size_under
 COMMAND_KINDS = ("tests-green", "checks-green")
 
 
-def commit_message(run, verified: bool, outcome: Outcome) -> str:
+def commit_message(run, verified: bool, outcome: Outcome, label: str | None = None) -> str:
     task = run.task
     checks = outcome.attempts[-1].checks if outcome.attempts else []
     summary = ", ".join(f"{c.atom} {c.status}" for c in checks) or "none"
     title = task.goal.strip().splitlines()[0][:72]
-    head = run.audit.append("commit-intent", run.agent_id, verified=verified, label=outcome.label)["hash"]
+    label = label or outcome.label
+    head = run.audit.append("commit-intent", run.agent_id, verified=verified, label=label)["hash"]
     return (
         f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
         f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n"
         f"Agent-Id: {run.agent_id}\nRole: {task.role.name}\nVerified: {'yes' if verified else 'no'}\n"
-        + ("" if verified else f"Outcome: {outcome.label}\n")  # a merge may still fail after a verified commit
+        + ("" if verified else f"Outcome: {label}\n")  # a merge may still fail after a verified commit
         + f"Audit-Head: {head}\n"
     )
 
@@ -43,7 +46,11 @@ async def accept(run, outcome: Outcome) -> None:
     run.save("committing")
     try:
         message = commit_message(run, True, outcome)
-        outcome.commit = await anyio.to_thread.run_sync(run.git.commit_all, run.worktree, message)
+        # A resumed run verifies the work its interrupted attempt left on the branch: when this one
+        # adds nothing, an empty commit still records the verdict on the branch's head.
+        resumed = bool(run.record.get("resumed"))
+        outcome.commit = await anyio.to_thread.run_sync(
+            functools.partial(run.git.commit_all, run.worktree, message, allow_empty=resumed))
     except NothingToCommit:
         outcome.commit = None  # a read-only role: verified, nothing to commit
     run.audit.append("commit", run.agent_id, commit=outcome.commit, branch=run.branch)
@@ -104,12 +111,12 @@ def _oversized(run) -> list[str]:
     return [p for p in candidates if (size_under(run.worktree, p) or 0) > params["max-file-bytes"]]
 
 
-def keep_for_inspection(run, outcome: Outcome) -> None:
+def keep_for_inspection(run, outcome: Outcome, label: str | None = None) -> None:
     """Commit whatever an unaccepted run changed on its branch (never merged), but oversized files."""
     if not run.worktree or not Path(run.worktree).exists() or outcome.commit:
         return
     left_out = _oversized(run)
-    message = commit_message(run, False, outcome)
+    message = commit_message(run, False, outcome, label)
     if left_out:
         message += "Left-Out: " + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + " (too large)\n"
     try:

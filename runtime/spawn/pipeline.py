@@ -33,7 +33,7 @@ from runtime.spawn.attempts import run_attempts
 from runtime.spawn.outcome import Attempt, Outcome
 from runtime.spawn.preflight import preflight
 from runtime.spawn.progress import Progress
-from runtime.spawn.recover import ResumeMerge, clean_leftovers, recover
+from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.state import StateDir, default_state_dir
 from runtime.workspace.git import Git
 from runtime.workspace.locks import acquire
@@ -113,21 +113,28 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
         finished = recover(run)
         if isinstance(finished, ResumeMerge):
             return await _resume_merge(run, finished)
+        if isinstance(finished, Resume):
+            return await _run(run, finished)
         if finished is not None:
             return finished
         return await _run(run)
 
 
-def _prepare(run: Run) -> None:
+def _prepare(run: Run, resumed: Resume | None = None) -> None:
     task, git = run.task, run.git
-    run.base = git.resolve(run.options.base or "HEAD")
-    if run.options.base and git.branch_exists(run.options.base):
-        run.base_branch = run.options.base
-    elif not run.options.base:
-        run.base_branch = git.current_branch()
     run.worktree = run.state.worktree(run.agent_id)
     run.worktree.parent.mkdir(parents=True, exist_ok=True)
-    git.add_worktree(run.worktree, run.branch, run.base)
+    if resumed is not None:
+        # The interrupted run's work is on its branch: carry on from there, judged against the same base.
+        run.base, run.base_branch = resumed.base, resumed.base_branch
+        git.checkout_worktree(run.worktree, run.branch)
+    else:
+        run.base = git.resolve(run.options.base or "HEAD")
+        if run.options.base and git.branch_exists(run.options.base):
+            run.base_branch = run.options.base
+        elif not run.options.base:
+            run.base_branch = git.current_branch()
+        git.add_worktree(run.worktree, run.branch, run.base)
     folder = run.state.run(run.agent_id)
     run.run_ro, run.home = folder / "agent-ro", folder / "home"
     run.run_ro.mkdir(parents=True, exist_ok=True)
@@ -139,17 +146,19 @@ def _prepare(run: Run) -> None:
         "agent_id": run.agent_id, "role": task.role.name, "task": str(task.path.resolve()), "task_sha256": task.digest,
         "backend": task.agent.backend, "base": run.base, "base_branch": run.base_branch, "branch": run.branch,
         "worktree": str(run.worktree), "pid": os.getpid(), "attempts": [],
+        **({"resumed": resumed.commit} if resumed is not None else {}),
     }
     run.save("running")
     run.audit.append("spawn", run.agent_id, task=str(task.path), sha256=task.digest, role=task.role.name,
                      backend=task.agent.backend, base=run.base, branch=run.branch, sandbox=run.options.use_sandbox)
 
 
-async def _run(run: Run) -> Outcome:
+async def _run(run: Run, resumed: Resume | None = None) -> Outcome:
     # git and file work runs in a worker thread: parallel spawns share one event loop.
-    await anyio.to_thread.run_sync(_prepare, run)
+    await anyio.to_thread.run_sync(_prepare, run, resumed)
     outcome = Outcome("failed", "runtime", run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
                       worktree=str(run.worktree))
+    interrupted = False
     try:
         await run_attempts(run, outcome)
         if outcome.status == "ok":
@@ -159,12 +168,32 @@ async def _run(run: Run) -> Outcome:
     except RunFailure as exc:
         outcome.status, outcome.detail, outcome.message = exc.outcome, exc.detail, exc.message
         await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
+    except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
+        # Ctrl-C or SIGTERM: the agent is stopped (its supervisor's own cleanup); its work so far is
+        # committed on the agent branch and the run is left `interrupted`, which a re-run resumes.
+        interrupted = True
+        raise
     finally:
-        if not run.options.keep:
-            await anyio.to_thread.run_sync(_remove_worktree, run)
-            outcome.worktree = None
-        _record_outcome(run, outcome)
+        with anyio.CancelScope(shield=True):
+            if interrupted:
+                await anyio.to_thread.run_sync(_keep_interrupted, run, outcome)
+            if not run.options.keep or interrupted:
+                await anyio.to_thread.run_sync(_remove_worktree, run)
+                outcome.worktree = None
+            if not interrupted:
+                _record_outcome(run, outcome)
     return outcome
+
+
+def _keep_interrupted(run: Run, outcome: Outcome) -> None:
+    if run.record.get("status") in ("committing", "merging"):
+        return  # interrupted after the verified commit: `recover` finishes it from what git says
+    outcome.message = "interrupted; the work so far is on the agent branch, and running the task again resumes it"
+    if outcome.commit is None:
+        keep_for_inspection(run, outcome, label="interrupted")
+    run.save("interrupted", label="interrupted", message=outcome.message, commit=None, merged=None,
+             work=outcome.inspection or outcome.commit, attempts=outcome.to_dict()["attempts"])
+    run.audit.append("interrupted", run.agent_id, branch=run.branch, work=outcome.inspection or outcome.commit)
 
 
 def _record_outcome(run: Run, outcome: Outcome) -> None:

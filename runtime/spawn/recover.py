@@ -7,8 +7,10 @@ its verified commit is on the branch, it is ok, and merged if the base
 contains it; if the base does not and the re-run asks to merge, the merge
 phase runs again (`ResumeMerge`: the simulated merge and its checks, then the
 merge), so a SIGKILL at any point of `--merge` ends with the commit merged
-exactly once. Any other interrupted run is cleaned (worktree, and the branch
-when it holds no commit) and started afresh.
+exactly once. A run stopped by Ctrl-C or SIGTERM (`interrupted`) committed its
+work on its branch: the re-run carries on from there (`Resume`). Any other
+interrupted run is cleaned (worktree, and the branch when it holds no commit)
+and started afresh.
 
 `clean_leftovers` removes, at the start of any spawn, what killed runs of the
 same state folder left: the worktrees of runs whose orchestrator is gone (no
@@ -27,6 +29,15 @@ from runtime.spawn.sockets import clean_stale_socket_folders
 from runtime.spawn.state import FINAL, StateDir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
+
+
+@dataclass(frozen=True)
+class Resume:
+    """An interrupted run (Ctrl-C, SIGTERM) whose work is on its branch: carry on from there."""
+
+    base: str
+    base_branch: str | None
+    commit: str | None
 
 
 @dataclass(frozen=True)
@@ -84,13 +95,19 @@ def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
     return removed
 
 
-def recover(run) -> Outcome | ResumeMerge | None:
+def recover(run) -> Outcome | ResumeMerge | Resume | None:
     previous = run.state.read(run.agent_id)
     if previous is None:
         if run.git.branch_exists(run.branch):
             raise FatalError(f"agent id {run.agent_id} is in use: branch {run.branch} exists; pick another agent id")
         return None
     status = previous.get("status")
+    if status == "interrupted" and run.git.branch_exists(run.branch) and previous.get("base"):
+        worktree = run.state.worktree(run.agent_id)
+        if worktree.exists():
+            run.git.remove_worktree(worktree)
+        run.audit.append("recover", run.agent_id, finished=False, resumed="interrupted", work=previous.get("work"))
+        return Resume(previous["base"], previous.get("base_branch"), previous.get("work"))
     if status in FINAL:
         raise FatalError(f"agent {run.agent_id} already ran ({previous.get('label', status)}); "
                          f"its branch {run.branch} is kept for inspection: use a new agent id")

@@ -48,8 +48,13 @@ class GitError(FatalError):
         super().__init__(line.replace("\n", "\\n"))  # a message or path may hold newlines
 
 
-class NotARepository(FatalError):
-    """The folder is not inside a git repository."""
+class NotARepository(GitError):
+    """The folder is not inside a git repository: one plain line, no git command line."""
+
+    def __init__(self, path: str) -> None:
+        self.command, self.stderr, self.returncode = ["rev-parse"], "not a git repository", 128
+        FatalError.__init__(self, f"{path} is not inside a git repository: run this from your repository "
+                                  "(or `git init` one)")
 
 
 class BaseMoved(GitError):
@@ -127,8 +132,7 @@ class Git:
             out = self.run("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", cwd=path)
         except GitError as exc:
             if "not a git repository" in exc.stderr:
-                raise NotARepository(f"{os.fspath(path)} is not inside a git repository: run this from your "
-                                     "repository (or `git init` one)") from None
+                raise NotARepository(os.fspath(path)) from None
             raise
         top, common = os.fsdecode(out.stdout).rstrip("\n").split("\n")
         self.root, self.common_dir = Path(top), Path(common)
@@ -226,6 +230,13 @@ class Git:
         self.run("worktree", "add", "-q", "-b", branch, str(path), base_sha)
         return base_sha
 
+    def checkout_worktree(self, path: str | os.PathLike[str], branch: str) -> None:
+        """Check the existing branch ``branch`` out into a new worktree at ``path`` (a resumed run)."""
+        path = Path(path).absolute()
+        if os.path.lexists(path):
+            raise GitError(["worktree", "add", str(path)], f"{path} already exists")
+        self.run("worktree", "add", "-q", str(path), branch)
+
     @_serialised
     def remove_worktree(self, path: str | os.PathLike[str]) -> None:
         """Remove the worktree whatever state the agent left it in, then prune git's records."""
@@ -253,19 +264,21 @@ class Git:
 
     @_serialised
     def commit_all(self, worktree: str | os.PathLike[str], message: str, *, branch: str | None = None,
-                   exclude: Sequence[str] = ()) -> str:
+                   exclude: Sequence[str] = (), allow_empty: bool = False) -> str:
         """``add -A`` (but the ``exclude`` paths) and commit in ``worktree`` as agent-runtime, hooks off;
-        returns the commit sha."""
+        returns the commit sha. ``allow_empty``: commit even when nothing changed (a verdict on earlier work)."""
         inside = self.in_worktree(worktree)
         if branch is not None:
             on = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1), **inside).stdout.decode().strip()
             if on != f"refs/heads/{branch}":
                 raise GitError(["commit"], f"worktree {worktree} is on {on or 'a detached HEAD'}, not {branch}")
         self.run("add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in exclude), **inside)
-        if self.run("diff-index", "--cached", "--quiet", "HEAD", "--", ok=(0, 1), **inside).returncode == 0:
+        empty = self.run("diff-index", "--cached", "--quiet", "HEAD", "--", ok=(0, 1), **inside).returncode == 0
+        if empty and not allow_empty:
             raise NothingToCommit(["commit"], f"nothing to commit in {worktree}")
         # --cleanup=whitespace: the default would drop message lines starting with '#'.
-        self.run(*_IDENTITY, "commit", "--no-verify", "-q", "--cleanup=whitespace", "-m", message, **inside)
+        self.run(*_IDENTITY, "commit", "--no-verify", "-q", "--cleanup=whitespace", *(["--allow-empty"] if empty else []),
+                 "-m", message, **inside)
         return self.text("rev-parse", "HEAD", **inside)
 
     def unstaged_files(self, worktree: str | os.PathLike[str]) -> list[str]:

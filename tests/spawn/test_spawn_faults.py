@@ -335,6 +335,42 @@ def test_orchestrator_killed_mid_run_then_rerun(spawner: Spawner):
     assert_trunk_untouched(s)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupt_mid_spawn_keeps_the_work_and_a_rerun_resumes_it(spawner: Spawner, sig):
+    s = spawner
+    n = marker()
+    agent_id = f"ag-int-{sig.name.lower()}"
+    agent = f'{SH_FIX}; if [ "$SLOW_AGENT" = yes ]; then sleep {n}; fi; {SH_REPORT}'
+    task = s.task(agent_id=agent_id, command=agent, agent={"env": ["SLOW_AGENT"]})
+    proc = s.start(task, env={"SLOW_AGENT": "yes"})
+    try:
+        wait_for(lambda: processes_with(f"sleep {n}") or proc.poll() is not None, 60, what="the agent to start")
+        assert proc.poll() is None, proc.communicate()
+        os.kill(proc.pid, sig)  # what a terminal's Ctrl-C, or a service manager's stop, sends
+        out, err = proc.communicate(timeout=60)
+    finally:
+        kill_group(proc)
+    no_survivors(f"sleep {n}", timeout=10)
+    # One line saying what was kept and how to go on; exit 130; the state says interrupted.
+    assert proc.returncode == 130, (out, err)
+    assert f"work is kept on branch agent/{agent_id}" in err and "again to resume" in err, err
+    state = s.state_json(agent_id)
+    assert state["status"] == "interrupted" and state["work"]
+    kept = s.commits(f"{s.base}..agent/{agent_id}")
+    assert kept == [state["work"]] and "Outcome: interrupted" in s.message(kept[0])
+    assert FIXED in s.git("show", f"{kept[0]}:src/calc/__init__.py")
+    assert_trunk_untouched(s)
+    s.audit_intact()
+    assert [r["data"]["work"] for r in s.audit(kind="interrupted")] == [state["work"]]
+
+    # The same command again carries on from the kept work, and ends verified on top of it.
+    r = s.spawn(task, env={"SLOW_AGENT": "no"})
+    assert_ended(s, r, agent_id, "ok")
+    assert s.commits(f"{s.base}..agent/{agent_id}") == [r.outcome["commit"], state["work"]]
+    assert [rec["data"].get("resumed") for rec in s.audit(kind="recover")] == ["interrupted"]
+    assert_trunk_untouched(s)
+
+
 # -- secrets -------------------------------------------------------------------------------------------
 
 SECRET = "tok-SECRET-abcdef123"

@@ -114,8 +114,9 @@ def test_unknown_revisions_and_option_like_names_are_errors(repo):
         git.resolve("--all")
     with pytest.raises(GitError):
         git.branch_exists("bad..name")
-    with pytest.raises(GitError):
+    with pytest.raises(GitError) as outside:
         Git(repo.parent)  # not inside a repository
+    assert str(outside.value) == f"{repo.parent} is not inside a git repository: run this from your repository (or `git init` one)"
 
 
 def test_read_file_at_a_revision(repo):
