@@ -96,7 +96,10 @@ async def merge_verified(run, outcome: Outcome) -> None:
         outcome.message = "the checks fail on the simulated merge:\n" + "\n".join(failures)
         return
     message = f"Merge agent {run.agent_id} ({run.task.role.name}) into {run.base_branch}\n\nAgent-Id: {run.agent_id}\n"
-    outcome.merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
+    try:
+        outcome.merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
+    except GitError as exc:  # the base moved or its checkout changed meanwhile: an outcome, not a crash
+        raise AgentFailed("merge", f"the verified commit {outcome.commit} was not merged: {exc}") from None
     run.audit.append("merge", run.agent_id, into=run.base_branch, commit=outcome.merged)
 
 

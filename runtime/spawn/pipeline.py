@@ -21,7 +21,7 @@ import anyio
 
 from runtime.audit.log import AuditLog
 from runtime.audit.redact import Redactor, secrets_from_env
-from runtime.errors import FatalError, ManifestError, RunFailure
+from runtime.errors import FatalError, ManifestError, RunFailure, UsageError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
@@ -104,6 +104,8 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
         sandbox_preflight()
     preflight(task)
     git = Git(options.repo)
+    if options.merge:
+        _check_merge_target(git, options)
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
     state.root.mkdir(parents=True, exist_ok=True)
     audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
@@ -118,6 +120,20 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
         if finished is not None:
             return finished
         return await _run(run)
+
+
+def _check_merge_target(git: Git, options: SpawnOptions) -> None:
+    """`--merge` needs a branch to merge into that a merge can update: checked before anything is made."""
+    branch = options.base if options.base and git.branch_exists(options.base) else None
+    if options.base is None:
+        branch = git.current_branch()
+    if branch is None:
+        raise UsageError(f"--merge needs a branch to merge into; {options.base or 'HEAD'} is not one "
+                         "(check a branch out, or pass --base BRANCH)")
+    dirty = git.dirty_checkout(branch)
+    if dirty is not None:
+        raise UsageError(f"--merge: {branch} is checked out in {dirty} with uncommitted changes, which the merge "
+                         "would have to overwrite; commit or stash them first")
 
 
 def _prepare(run: Run, resumed: Resume | None = None) -> None:

@@ -187,6 +187,16 @@ class Git:
                 trees.append(Worktree(Path(info["worktree"]), info.get("HEAD"), info.get("branch")))
         return trees
 
+    def dirty_checkout(self, branch: str) -> Path | None:
+        """The worktree that has ``branch`` checked out with uncommitted changes to tracked files, if any:
+        a merge into it would have to overwrite them, so it is refused."""
+        ref = f"refs/heads/{_plain(branch, 'branch')}"
+        for tree in self.worktrees():
+            if tree.branch == ref and tree.path.exists():
+                if self.run("status", "--porcelain", "-z", "--untracked-files=no", cwd=tree.path).stdout:
+                    return tree.path
+        return None
+
     @property
     def mutex(self) -> threading.RLock:
         key = str(self.common_dir.resolve())
@@ -348,7 +358,7 @@ class Git:
         if len(holders) > 1:
             raise GitError(["merge", branch], f"{base_branch} is checked out in {len(holders)} worktrees")
         checkout = holders[0].path
-        if self.run("status", "--porcelain", "-z", "--untracked-files=no", cwd=checkout).stdout:
+        if self.dirty_checkout(base_branch) is not None:
             raise GitError(["merge", branch], f"{base_branch} is checked out in {checkout} with uncommitted changes")
         self.run("merge", "--ff-only", "--no-autostash", "-q", commit, cwd=checkout)
         return commit

@@ -296,3 +296,19 @@ def test_status_while_running_and_progress_in_state(spawner: Spawner):
     while s.status()[0]["status"] != "ok" and time.monotonic() < deadline:
         time.sleep(0.1)
     assert s.status()[0]["status"] == "ok"
+
+
+def test_merge_into_a_dirty_base_is_refused_before_anything_is_made(spawner: Spawner):
+    s = spawner
+    (s.repo / "README.md").write_text("edited, not committed\n")
+    task = s.task(agent_id="ag-dirty", command=f"{SH_FIX}; {SH_REPORT}")
+    r = s.spawn(task, "--merge")
+    assert r.code == 1, r.describe()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "uncommitted changes" in lines[0] and "commit or stash" in lines[0], r.stderr
+    assert s.git("branch", "--list", "agent/ag-dirty") == ""
+    assert not s.run_dir("ag-dirty").exists()
+    # Committed, the same task spawns and merges.
+    s.git("commit", "-q", "-am", "readme")
+    ok = s.spawn(task, "--merge")
+    assert ok.code == 0 and ok.outcome["merged"], ok.describe()
