@@ -31,6 +31,18 @@ def _defaults(args, plan=None):
     return AgentDefaults(table, Path(args.agent_scripts).resolve() if args.agent_scripts else None)
 
 
+def _check_models(args) -> None:
+    """Models named on the command line are checked before the run creates anything."""
+    from runtime.models.llm import model_problem
+
+    for flag, model, api_base in (("--planner-model", args.planner_model, args.planner_api_base),
+                                  ("--agent-model", args.agent_model, args.agent_api_base)):
+        if model:
+            problem = model_problem(model, api_base)
+            if problem is not None:
+                raise UsageError(f"{flag}: {problem}")
+
+
 def _planner_config(args, plan=None):
     from runtime.orchestration.planner import ModelConfig
     from runtime.orchestration.planning import model_config
@@ -126,6 +138,7 @@ def run(args) -> int:
         raise UsageError("give a PLAN file, --goal TEXT, or --resume RUN_ID")
     catalog = Catalog(Path(find_catalog(args.catalog)))
     git = Git(Path.cwd())
+    _check_models(args)
     state_dir = Path(args.state_dir or default_state_dir(git.root)).resolve()
     if args.resume:
         record = OrchestratorState(state_dir / "orchestrator.sqlite").run(args.resume)

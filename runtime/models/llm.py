@@ -75,6 +75,29 @@ def get_litellm() -> Any:
     return _LITELLM
 
 
+def model_problem(model: str, api_base: str | None = None) -> str | None:
+    """Why ``model`` cannot be called from here, or None: checked before a run creates anything.
+
+    litellm must know the provider (a bare name it does not know, or a typo, is refused before a
+    worktree exists, not as three retried errors later), and without ``api_base`` the provider's
+    key must be in the environment (with one, a local server may need none).
+    """
+    if is_scripted(model):
+        return None
+    litellm = get_litellm()
+    try:
+        provider = litellm.get_llm_provider(model, api_base=api_base)[1]
+    except Exception:  # noqa: BLE001 - litellm raises its own BadRequestError family here
+        return (f"litellm cannot tell which provider serves `{model}`: check the name, or prefix it with "
+                "the provider (`openai/...`, `anthropic/...`, `ollama/...`)")
+    if api_base is None:
+        missing = litellm.validate_environment(model).get("missing_keys") or []
+        if missing:
+            return (f"`{model}` ({provider}) needs {', '.join(missing)} in the environment; set it "
+                    f"(or give `api-base` for a local server)")
+    return None
+
+
 def _register_scripted(litellm: Any) -> None:
     if any(item.get("provider") == SCRIPTED_PROVIDER for item in litellm.custom_provider_map):
         return

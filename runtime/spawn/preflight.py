@@ -25,6 +25,12 @@ def preflight(task: Task) -> None:
         from runtime.models.scripted import load_script
 
         load_script(agent.script)  # a ManifestError names the script's line
+    elif agent.backend == "builtin" and agent.model:
+        from runtime.models.llm import model_problem
+
+        problem = model_problem(agent.model, agent.api_base)
+        if problem is not None:
+            raise FatalError(f"{task.path}: [agent] model: {problem}")
     elif agent.backend == "claude-code":
         from runtime.spawn.anthropic_proxy import upstream_credentials
         from runtime.spawn.claude import cli_launch, find_claude

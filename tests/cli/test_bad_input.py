@@ -1,6 +1,7 @@
 """Bad input gets one line, `file:line: what is wrong`, exit 1, no traceback, nothing written."""
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,16 @@ def test_relaxing_an_absent_atom_is_a_printed_warning(catalog_copy):
     proc = run_cli("lint", cwd=catalog_copy)
     assert proc.returncode == 0
     assert "warning: roles/edit-shared.toml:15: relaxes `output::severity-grade`, which the role does not have" in proc.stderr
+
+
+def test_run_refuses_a_model_that_cannot_be_called_before_anything_is_made(tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    state = tmp_path / "state"
+    proc = run_cli("run", "--goal", "add a feature", "--planner-model", "nosuchmodel-abc", cwd=repo,
+                   env={"RUNTIME_STATE_DIR": str(state)})
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--planner-model: litellm cannot tell which provider serves `nosuchmodel-abc`" in proc.stderr
+    assert not state.exists()

@@ -316,3 +316,19 @@ def test_no_survivors_helper_sees_live_processes():
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize(("model", "says"), [
+    ("no-such-model-xyz", "cannot tell which provider serves `no-such-model-xyz`"),
+    ("cohere/command-r", "needs COHERE_API_KEY in the environment"),
+])
+def test_a_model_that_cannot_be_called_is_refused_before_anything_is_made(spawner, model, says):
+    s = spawner
+    assert "COHERE_API_KEY" not in os.environ
+    task = s.task(agent_id="ag-model", agent={"model": model})
+    r = s.spawn(task)
+    assert r.code == 1, r.describe()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and "[agent] model" in lines[0], r.stderr
+    assert s.git("branch", "--list", "agent/ag-model") == ""
+    assert not s.run_dir("ag-model").exists()
