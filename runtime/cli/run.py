@@ -83,6 +83,13 @@ def relevant_memory(state_dir: Path, goal: str) -> list[str]:
             for e in open_memory(memory_path(state_dir)).search(goal, limit=8)]
 
 
+def _plain(value) -> str:
+    """A value as a person reads it in an event line (no Python reprs)."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "-"
+    return str(value)
+
+
 def _printer(args):
     if args.json:
         def emit(kind, data):
@@ -93,13 +100,16 @@ def _printer(args):
     from rich.table import Table
 
     console = Console(stderr=True)
+    if not console.is_terminal:  # a log file or a pipe: no 80-column squeeze
+        console = Console(stderr=True, width=160)
     rows: dict[str, dict] = {}
     live = Live(console=console, refresh_per_second=6, transient=False)
 
     def table():
         t = Table(title="agents")
         for col in ("subtask", "agent", "state", "attempt", "turns", "tool calls", "denials", "seconds", "cost"):
-            t.add_column(col)
+            # ids are what a person copies into `runtime status` and git: never cut them
+            t.add_column(col, no_wrap=True, overflow="fold" if col in ("subtask", "agent") else "ellipsis")
         for sid, r in rows.items():
             t.add_row(sid, r.get("agent", ""), r.get("state", ""), str(r.get("attempt", "")), str(r.get("turns", "")),
                       str(r.get("tool_calls", "")), str(r.get("denials", "")), str(r.get("elapsed_s", "")),
@@ -114,7 +124,8 @@ def _printer(args):
         elif kind == "subtask-end":
             rows.setdefault(data["subtask"], {})["state"] = data["label"]
         elif kind in ("merge-conflict", "integrated", "plan-check", "judgement", "replan", "shared-path", "merged"):
-            console.log(kind, {k: v for k, v in data.items() if k != "run"})
+            console.print(f"{kind}: " + ", ".join(f"{k}={_plain(v)}" for k, v in data.items() if k != "run"),
+                          markup=False, highlight=False, soft_wrap=True)
         live.update(table())
     return emit, live
 
@@ -165,15 +176,33 @@ def run(args) -> int:
         replanner = Replanner(catalog, plan.base_dir, planner, _defaults(args, plan), roles_info(catalog), files,
                               relevant_memory(state_dir, plan.goal))
     reviewer = reviewer_for(model_config(plan.reviewer, ReviewerConfig)) if plan.reviewer else None
-    emit, live = _printer(args)
+    show, live = _printer(args)
+    seen: dict[str, str] = {}
+
+    def emit(kind, data):
+        if isinstance(data.get("run"), str):
+            seen["run"] = data["run"]  # the id a person needs to resume after an interrupt
+        show(kind, data)
+
     options = RunOptions(repo=git.root, merge=args.merge, use_sandbox=not args.no_os_sandbox, state_dir=state_dir,
                          catalog=args.catalog, resume=args.resume, on_event=emit, replanner=replanner,
                          reviewer=reviewer, remember=meta.remember)
     if args.no_os_sandbox:
         print("WARNING: --no-os-sandbox: agents run WITHOUT an OS sandbox", file=sys.stderr)
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: signal.raise_signal(signal.SIGINT))
     try:
         report = anyio.run(run_plan, plan, catalog, options)
+    except KeyboardInterrupt:
+        if live is not None and live.is_started:
+            live.stop()
+        run_id = seen.get("run") or args.resume
+        how = f"`runtime run --resume {run_id}`" if run_id else "the same command again"
+        print(f"interrupted: agents stopped, their work kept on their branches; continue with {how}", file=sys.stderr)
+        return 130
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if live is not None and live.is_started:
             live.stop()
             print(file=sys.stderr)
