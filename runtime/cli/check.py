@@ -34,6 +34,10 @@ USAGE = (
 _OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait",
             "--on-allow"}
 _ROLE = LazyPattern(r"^[a-z][a-z0-9-]{0,63}$")
+# Claude Code's own subagent types in a session without a role of its own (a session with one judges
+# every subagent by it), gated as the closest role unless the catalog has a role of that name:
+# Explore and Plan only read; general-purpose may do anything, which no role here grants.
+BUILTIN_SUBAGENTS: dict[str, str | None] = {"Explore": "explorer", "Plan": "read-only", "general-purpose": None}
 
 
 def parse(argv: list[str]) -> dict[str, str]:
@@ -145,6 +149,12 @@ def policy_selector(opts: dict[str, str]):
         role = opts.get("--role")
         task = opts.get("--task")
         catalog = find_catalog(opts.get("--catalog"), search_cwd=False)
+        if role is None and agent_type in BUILTIN_SUBAGENTS and not os.path.isfile(os.path.join(catalog, "roles", f"{agent_type}.toml")):
+            mapped = BUILTIN_SUBAGENTS[agent_type]
+            if mapped is None:
+                raise ValueError(f"Claude Code's built-in `{agent_type}` subagent has no role here, so it may do "
+                                 "nothing; use one of the roles as a subagent (`runtime export claude-agents`)")
+            agent_type = mapped
         if agent_type is not None:
             # A Claude Code subagent is gated by the role of the same name; but it may only narrow
             # the role the hook was started with: a session gated as `read-only` whose subagent

@@ -42,4 +42,8 @@ def run(args) -> int:
         return 0
     write_atomic(path, json.dumps(after, indent=2) + "\n")
     print(f"{path}: PreToolUse hook installed ({'role ' + args.role if args.role else 'subagents gated by role'})")
+    if not args.role:
+        print("Claude Code's built-in subagents: Explore is gated as `explorer`, Plan as `read-only`, and "
+              "general-purpose is denied (no role grants what it may do); `runtime export claude-agents` "
+              "writes the roles as subagents")
     return 0

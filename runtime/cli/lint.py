@@ -20,7 +20,7 @@ def run(args) -> int:
             "ok": not report.errors,
             "errors": [{"file": e.path, "line": e.line, "message": e.message} for e in report.errors],
             "warnings": report.warnings,
-            "counts": {"atoms": report.atoms, "programs": report.programs, "examples": report.examples, "roles": report.roles, "tasks": report.tasks},
+            "counts": {"atoms": report.atoms, "programs": report.programs, "examples": report.examples, "roles": report.roles, "tasks": report.tasks, "plans": report.plans},
         }, indent=2))
     else:
         for w in report.warnings:
@@ -28,5 +28,12 @@ def run(args) -> int:
         for e in report.errors:
             print(f"error: {e}", file=sys.stderr)
         status = "ok" if not report.errors else f"{len(report.errors)} error(s)"
-        print(f"lint: {report.atoms} atoms, {report.programs} programs, {report.examples} examples, {report.roles} roles, {report.tasks} tasks: {status}")
+        counts = ", ".join(_count(n, what) for n, what in (
+            (report.atoms, "atom"), (report.programs, "program"), (report.examples, "example"), (report.roles, "role"),
+            (report.tasks, "task"), (report.plans, "plan")))
+        print(f"lint: {counts}: {status}")
     return 1 if report.errors else 0
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"

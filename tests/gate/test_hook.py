@@ -104,7 +104,7 @@ def test_subagents_are_gated_by_the_role_named_by_agent_type(worktree):
     explorer = hook_input("Bash", {"command": "ls"}, worktree, agent_type="explorer", agent_id="a2")
     proc = run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=explorer, env=env)
     assert proc.returncode == 0 and decision(proc)["permissionDecision"] == "allow"
-    unknown = hook_input("Bash", {"command": "ls"}, worktree, agent_type="general-purpose")
+    unknown = hook_input("Bash", {"command": "ls"}, worktree, agent_type="no-such-role")
     proc = run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=unknown, env=env)
     assert proc.returncode == 2 and "not in the catalog" in proc.stderr
     hostile = hook_input("Bash", {"command": "ls"}, worktree, agent_type="../../etc/x")
@@ -209,3 +209,26 @@ def test_the_role_cache_notices_an_edited_grammar_and_a_new_file(worktree, tmp_p
     (catalog_copy / "programs/pytest.toml").rename(catalog_copy / "programs/pytest.toml.off")
     proc = run_cli("check", "--role", "explorer", "--catalog", str(catalog_copy), input=call, env=env)
     assert proc.returncode == 2 and "unknown grammar `pytest`" in proc.stderr
+
+
+def test_claude_codes_built_in_subagents_have_one_clear_policy(worktree):
+    """Explore reads like the explorer, Plan like read-only; general-purpose is denied with one reason."""
+    env = {"CLAUDE_PROJECT_DIR": str(worktree)}
+
+    def ask(agent_type, tool, tool_input):
+        call = hook_input(tool, tool_input, worktree, agent_type=agent_type, agent_id="b1")
+        return run_cli("check", "--catalog", str(REPO), "--main-session", "defer", input=call, env=env)
+
+    assert ask("Explore", "Read", {"file_path": "src/pkg/mod.py"}).returncode == 0
+    assert ask("Explore", "Bash", {"command": "ls src"}).returncode == 0
+    assert ask("Explore", "Write", {"file_path": "src/x.py", "content": "x"}).returncode == 2
+    assert ask("Plan", "Read", {"file_path": "src/pkg/mod.py"}).returncode == 0
+    assert ask("Plan", "Bash", {"command": "ls"}).returncode == 2
+    for tool, tool_input in (("Read", {"file_path": "src/pkg/mod.py"}), ("Bash", {"command": "ls"})):
+        proc = ask("general-purpose", tool, tool_input)
+        assert proc.returncode == 2 and "built-in `general-purpose` subagent has no role here" in proc.stderr
+
+
+def test_hook_install_says_what_happens_to_built_in_subagents(tmp_path):
+    proc = run_cli("hook", "install", "--settings", str(tmp_path / "settings.json"), "--catalog", str(REPO))
+    assert proc.returncode == 0 and "Explore is gated as `explorer`" in proc.stdout and "general-purpose is denied" in proc.stdout
