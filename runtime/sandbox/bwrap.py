@@ -316,8 +316,10 @@ class SandboxSpec:
         out += ["--chdir", str(worktree), "--"]
         if root:
             assert self.user is not None
+            # --pdeathsig: the kernel clears the parent-death signal bwrap's --die-with-parent set when the
+            # uid changes; setpriv sets it again after the switch, so the agent still dies with the sandbox.
             out += [setpriv_path(), f"--reuid={self.user.uid}", f"--regid={self.user.gid}", "--clear-groups",
-                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig", "KILL", "--"]
         return out
 
     @staticmethod

@@ -246,3 +246,17 @@ def test_an_unprivileged_orchestrator_sandboxes_in_a_user_namespace(bwrap, reque
     assert lines[0] != "0"
     assert str(uid) in result.stdout  # the uid map leads to the orchestrator's unprivileged uid
     assert "refused" in result.stdout
+
+
+def test_the_agent_dies_with_its_sandbox_after_the_uid_switch(bwrap, box):
+    """The kernel clears a parent-death signal when the uid changes; the agent's is set again after it,
+    so a killed sandbox (or orchestrator) never leaves the agent running."""
+    result = python(box, """
+        import ctypes, ctypes.util
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        sig = ctypes.c_int(-1)
+        assert libc.prctl(2, ctypes.byref(sig), 0, 0, 0) == 0  # PR_GET_PDEATHSIG
+        print(sig.value)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.strip()) == 9  # SIGKILL
