@@ -145,8 +145,8 @@ def test_each_subagent_is_gated_by_its_own_role_in_one_session(worktree, tmp_pat
     # before any hook runs; Read is offered and allowed.
     assert_result(server, read_only_ls, error=True, words="No such tool available: Bash")
     assert_result(server, read_only_read, error=False, words="original")
-    # general-purpose is no role: denied.
-    assert_result(server, general_ls, error=True, words="role `general-purpose` is not in the catalog")
+    # Claude Code's built-in general-purpose subagent has no role: denied, saying so.
+    assert_result(server, general_ls, error=True, words="built-in `general-purpose` subagent has no role here")
 
     denied = {d["tool_use_id"] for d in run.permission_denials}
     assert denied == {main_up, main_touch, explorer_touch, general_ls}, run.describe()

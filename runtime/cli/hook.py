@@ -15,6 +15,10 @@ from runtime.manifests.role import load_role
 from runtime.tooling.claude import hook_command, merge_hook, read_settings, write_atomic
 
 
+DEFAULT_SETTINGS = ".claude/settings.json"
+LOCAL_SETTINGS = ".claude/settings.local.json"
+
+
 def _executable(explicit: str | None) -> str:
     if explicit:
         return os.path.abspath(explicit)
@@ -34,9 +38,15 @@ def run(args) -> int:
         if not role.spawnable:
             raise UsageError(f"role `{role.name}` is not spawnable and cannot gate a session")
     exe = _executable(args.command)
-    path = Path(args.settings)
+    command, portable = hook_command(exe, str(catalog.root), args.role, os.getcwd())
+    path = Path(args.settings or DEFAULT_SETTINGS)
+    if args.settings is None and not portable:
+        # A command holding this machine's paths must not land in the committed settings file.
+        path = Path(LOCAL_SETTINGS)
+        print(f"the hook command names paths of this machine ({exe}), so it goes to {path}, which Claude Code "
+              "reads but git should not track; put `runtime` on PATH for a command that works on every clone")
     before = read_settings(path)
-    after = merge_hook(json.loads(json.dumps(before)), hook_command(exe, str(catalog.root), args.role), exe)
+    after = merge_hook(json.loads(json.dumps(before)), command, exe)
     if after == before and path.exists():
         print(f"{path}: hook already installed")
         return 0

@@ -92,7 +92,8 @@ def build_parser():
     hook_sub = p.add_subparsers(dest="action", metavar="ACTION")
     hook_sub.required = True
     h = hook_sub.add_parser("install", parents=[common], help="merge the hook into .claude/settings.json (idempotent)")
-    h.add_argument("--settings", metavar="FILE", default=".claude/settings.json")
+    h.add_argument("--settings", metavar="FILE", help="the settings file (default .claude/settings.json, or "
+                   ".claude/settings.local.json when the command names this machine's paths)")
     h.add_argument("--role", help="gate the main session with this role (default: leave it to Claude Code; gate subagents by their role)")
     h.add_argument("--command", metavar="PATH", help="the runtime executable to call (default: this one)")
 

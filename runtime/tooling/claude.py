@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,33 @@ from runtime.manifests.role import ResolvedRole, load_role
 HOOK_TIMEOUT_S = 30
 
 
-def hook_command(executable: str, catalog_root: str, role: str | None) -> str:
+def hook_command(executable: str, catalog_root: str, role: str | None, project: str | None = None) -> tuple[str, bool]:
+    """The hook's command line, and whether it works on every clone (no path of this machine in it).
+
+    `runtime` is called by name when that name finds this very executable; the catalog is left out
+    when it is the one shipped with the package, and given as ``"$CLAUDE_PROJECT_DIR"/...`` (Claude
+    Code runs hook commands through a shell and sets that variable) when it lies in the project.
+    """
     # An interactive session: a call the gate allows gets no decision, so Claude Code's own rules and
     # prompts still apply to it (an `allow` would skip them: every gate miss would run unasked).
-    args = [executable, "check", "--catalog", catalog_root, "--on-allow", "defer"]
-    args += ["--role", role] if role else ["--main-session", "defer"]
-    return shlex.join(args)
+    from runtime.manifests.locate import shipped_catalog
+
+    on_path = shutil.which("runtime")
+    portable = on_path is not None and os.path.realpath(on_path) == os.path.realpath(executable)
+    words = [shlex.quote("runtime" if portable else executable), "check"]
+    catalog = os.path.realpath(catalog_root)
+    shipped = shipped_catalog()
+    if shipped is None or os.path.realpath(shipped) != catalog:
+        inside = project is not None and (catalog + "/").startswith(os.path.realpath(project) + "/")
+        if inside:
+            rel = os.path.relpath(catalog, os.path.realpath(project))
+            words += ["--catalog", '"$CLAUDE_PROJECT_DIR"' + ("" if rel == "." else "/" + shlex.quote(rel))]
+        else:
+            words += ["--catalog", shlex.quote(catalog)]
+            portable = False
+    words += ["--on-allow", "defer"]
+    words += ["--role", shlex.quote(role)] if role else ["--main-session", "defer"]
+    return " ".join(words), portable
 
 
 def _is_ours(entry: Any, executable: str) -> bool:
@@ -34,7 +56,7 @@ def _is_ours(entry: Any, executable: str) -> bool:
             words = shlex.split(command)
         except ValueError:
             continue
-        if words[:2] == [executable, "check"]:
+        if len(words) > 1 and words[1] == "check" and (words[0] == executable or os.path.basename(words[0]) == "runtime"):
             return True
     return False
 

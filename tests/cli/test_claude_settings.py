@@ -1,9 +1,14 @@
 """hook install merges idempotently; export writes one subagent per spawnable role."""
 
 import json
+import os
 import shlex
+from pathlib import Path
 
 from tests.conftest import REPO, RUNTIME, run_cli
+
+ON_PATH = {"PATH": f"{Path(RUNTIME).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+OFF_PATH = {"PATH": "/usr/bin:/bin"}
 
 
 def test_install_merges_into_existing_settings_and_is_idempotent(tmp_path):
@@ -13,7 +18,7 @@ def test_install_merges_into_existing_settings_and_is_idempotent(tmp_path):
             "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}],
                       "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "log"}]}]}}
     settings.write_text(json.dumps(mine))
-    first = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path)
+    first = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path, env=ON_PATH)
     assert first.returncode == 0
     data = json.loads(settings.read_text())
     assert data["model"] == "x" and data["permissions"] == mine["permissions"]
@@ -22,23 +27,43 @@ def test_install_merges_into_existing_settings_and_is_idempotent(tmp_path):
     assert pre[0] == mine["hooks"]["PreToolUse"][0] and len(pre) == 2
     ours = pre[1]
     assert ours["matcher"] == "*"
+    # `runtime` by name and no catalog path (the shipped one): the committed file works on every clone
     words = shlex.split(ours["hooks"][0]["command"])
-    assert words[1:] == ["check", "--catalog", str(REPO), "--on-allow", "defer", "--main-session", "defer"]
+    assert words == ["runtime", "check", "--on-allow", "defer", "--main-session", "defer"]
     text = settings.read_text()
-    again = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path)
+    again = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path, env=ON_PATH)
     assert again.returncode == 0 and "already installed" in again.stdout and settings.read_text() == text
-    role = run_cli("hook", "install", "--catalog", str(REPO), "--role", "explorer", cwd=tmp_path)
+    role = run_cli("hook", "install", "--catalog", str(REPO), "--role", "explorer", cwd=tmp_path, env=ON_PATH)
     assert role.returncode == 0
     pre = json.loads(settings.read_text())["hooks"]["PreToolUse"]
     assert len(pre) == 2 and shlex.split(pre[1]["hooks"][0]["command"])[-2:] == ["--role", "explorer"]
 
 
+def test_machine_paths_go_to_the_local_settings_and_a_project_catalog_is_relative(tmp_path, catalog_copy):
+    off = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path, env=OFF_PATH)
+    assert off.returncode == 0 and "settings.local.json" in off.stdout
+    assert not (tmp_path / ".claude/settings.json").exists()
+    local = json.loads((tmp_path / ".claude/settings.local.json").read_text())
+    assert shlex.split(local["hooks"]["PreToolUse"][0]["hooks"][0]["command"])[0] == os.path.realpath(RUNTIME)
+    # A catalog inside the project is named through $CLAUDE_PROJECT_DIR, which Claude Code sets.
+    inside = run_cli("hook", "install", "--catalog", str(catalog_copy), cwd=catalog_copy.parent, env=ON_PATH)
+    assert inside.returncode == 0, inside.stderr
+    command = json.loads((catalog_copy.parent / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command == 'runtime check --catalog "$CLAUDE_PROJECT_DIR"/catalog --on-allow defer --main-session defer'
+    import subprocess
+    call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"},
+                       "cwd": str(catalog_copy.parent), "agent_type": "read-only"})
+    proc = subprocess.run(command, shell=True, input=call, capture_output=True, text=True,
+                          env={**os.environ, **ON_PATH, "CLAUDE_PROJECT_DIR": str(catalog_copy.parent)})
+    assert proc.returncode == 2 and "not available to role `read-only`" in proc.stderr
+
+
 def test_installed_command_really_gates(tmp_path):
-    run_cli("hook", "install", "--catalog", str(REPO), "--role", "explorer", "--command", RUNTIME, cwd=tmp_path)
+    run_cli("hook", "install", "--catalog", str(REPO), "--role", "explorer", "--command", RUNTIME, cwd=tmp_path, env=ON_PATH)
     command = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     import subprocess
     call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git log"}, "cwd": str(tmp_path)})
-    proc = subprocess.run(command, shell=True, input=call, capture_output=True, text=True)
+    proc = subprocess.run(command, shell=True, input=call, capture_output=True, text=True, env={**os.environ, **ON_PATH})
     assert proc.returncode == 2 and "agents never run git" in proc.stderr
 
 
@@ -46,7 +71,7 @@ def test_install_refuses_invalid_settings_and_git_ops(tmp_path):
     settings = tmp_path / ".claude/settings.json"
     settings.parent.mkdir()
     settings.write_text('{"model": "x",\n  oops}')
-    proc = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path)
+    proc = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path, env=ON_PATH)
     assert proc.returncode == 1 and proc.stderr.startswith(f"error: {settings.relative_to(tmp_path)}:2: invalid JSON")
     assert settings.read_text() == '{"model": "x",\n  oops}'
     proc = run_cli("hook", "install", "--catalog", str(REPO), "--role", "git-ops", cwd=tmp_path)
