@@ -124,6 +124,18 @@ def _ancestors(catalog: str, role: str) -> list[str]:
     return chain
 
 
+def _task_role(task: str) -> str | None:
+    """The role a task manifest names, read with tomllib (the hook does not load manifests fully)."""
+    import tomllib
+
+    try:
+        with open(task, "rb") as fh:
+            role = (tomllib.load(fh).get("task") or {}).get("role")
+    except (OSError, ValueError):
+        return None
+    return role if isinstance(role, str) else None
+
+
 def policy_selector(opts: dict[str, str]):
     """A function from hook input to the Policy that judges it (None = defer)."""
     if "--policy" in opts:
@@ -164,7 +176,9 @@ def policy_selector(opts: dict[str, str]):
             if not isinstance(agent_type, str) or not _ROLE.match(agent_type):
                 raise ValueError(f"subagent type {agent_type!r} is not a role name")
             if role is None:
-                role, task = agent_type, None
+                # Without a session role, `--task` scopes the subagent of the task's own role (an edit
+                # role needs the task's write scope); any other subagent type gets its role alone.
+                role, task = agent_type, (task if task is not None and _task_role(task) == agent_type else None)
             elif agent_type != role and agent_type in _ancestors(catalog, role):
                 session = compiled(catalog, role, task, data)
                 narrower = compiled(catalog, agent_type, None, data)

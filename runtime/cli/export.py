@@ -11,6 +11,15 @@ from runtime.tooling.claude import export_agents
 
 def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
+    if args.task:
+        from runtime.manifests.task import load_task
+        from runtime.tooling.claude import export_task_agent
+
+        task = load_task(catalog, args.task)
+        path = export_task_agent(task, Path(args.out))
+        print(f"wrote {path} (role {task.role.name}, scoped by {args.task}); gate it with "
+              f"`runtime hook install --task {args.task}`")
+        return 0
     for path in export_agents(catalog, Path(args.out)):
         print(f"wrote {path}")
     return 0

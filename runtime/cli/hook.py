@@ -38,7 +38,13 @@ def run(args) -> int:
         if not role.spawnable:
             raise UsageError(f"role `{role.name}` is not spawnable and cannot gate a session")
     exe = _executable(args.command)
-    command, portable = hook_command(exe, str(catalog.root), args.role, os.getcwd())
+    if args.task:
+        from runtime.manifests.task import load_task
+
+        task = load_task(catalog, args.task)  # checked now: a broken task would deny every call
+        if args.role and task.role.name != args.role:
+            raise UsageError(f"--task {args.task} is for role `{task.role.name}`, not `{args.role}`")
+    command, portable = hook_command(exe, str(catalog.root), args.role, os.getcwd(), args.task)
     path = Path(args.settings or DEFAULT_SETTINGS)
     if args.settings is None and not portable:
         # A command holding this machine's paths must not land in the committed settings file.

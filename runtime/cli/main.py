@@ -96,12 +96,14 @@ def build_parser():
                    ".claude/settings.local.json when the command names this machine's paths)")
     h.add_argument("--role", help="gate the main session with this role (default: leave it to Claude Code; gate subagents by their role)")
     h.add_argument("--command", metavar="PATH", help="the runtime executable to call (default: this one)")
+    h.add_argument("--task", metavar="FILE", help="scope the subagent of this task's role (or the --role session) by the task")
 
     p = sub.add_parser("export", help="export roles for other tools")
     ex_sub = p.add_subparsers(dest="target", metavar="TARGET")
     ex_sub.required = True
     e = ex_sub.add_parser("claude-agents", parents=[common], help="write .claude/agents/<role>.md for every spawnable role")
     e.add_argument("--out", metavar="DIR", default=".claude/agents")
+    e.add_argument("--task", metavar="FILE", help="export only this task's role, with the task's scope in its prompt")
 
     p = verb("doc-roles", help="regenerate docs/AGENT-ROLES.md from the role and atom files")
     p.add_argument("--check", action="store_true", help="exit 1 with a diff when the file is stale")

@@ -17,7 +17,17 @@ from runtime.manifests.role import ResolvedRole, load_role
 HOOK_TIMEOUT_S = 30
 
 
-def hook_command(executable: str, catalog_root: str, role: str | None, project: str | None = None) -> tuple[str, bool]:
+def _in_project(path: str, project: str | None) -> str | None:
+    """``path`` as `"$CLAUDE_PROJECT_DIR"/...` when it lies in the project, else None."""
+    real = os.path.realpath(path)
+    if project is None or not (real + "/").startswith(os.path.realpath(project) + "/"):
+        return None
+    rel = os.path.relpath(real, os.path.realpath(project))
+    return '"$CLAUDE_PROJECT_DIR"' + ("" if rel == "." else "/" + shlex.quote(rel))
+
+
+def hook_command(executable: str, catalog_root: str, role: str | None, project: str | None = None,
+                 task: str | None = None) -> tuple[str, bool]:
     """The hook's command line, and whether it works on every clone (no path of this machine in it).
 
     `runtime` is called by name when that name finds this very executable; the catalog is left out
@@ -34,13 +44,13 @@ def hook_command(executable: str, catalog_root: str, role: str | None, project: 
     catalog = os.path.realpath(catalog_root)
     shipped = shipped_catalog()
     if shipped is None or os.path.realpath(shipped) != catalog:
-        inside = project is not None and (catalog + "/").startswith(os.path.realpath(project) + "/")
-        if inside:
-            rel = os.path.relpath(catalog, os.path.realpath(project))
-            words += ["--catalog", '"$CLAUDE_PROJECT_DIR"' + ("" if rel == "." else "/" + shlex.quote(rel))]
-        else:
-            words += ["--catalog", shlex.quote(catalog)]
-            portable = False
+        inside = _in_project(catalog, project)
+        words += ["--catalog", inside or shlex.quote(catalog)]
+        portable = portable and inside is not None
+    if task is not None:
+        inside = _in_project(task, project)
+        words += ["--task", inside or shlex.quote(os.path.realpath(task))]
+        portable = portable and inside is not None
     words += ["--on-allow", "defer"]
     words += ["--role", shlex.quote(role)] if role else ["--main-session", "defer"]
     return " ".join(words), portable
@@ -110,6 +120,17 @@ def agent_markdown(role: ResolvedRole) -> str:
         "",
     ]
     return "\n".join(front) + compose_bundle(role, None)
+
+
+def export_task_agent(task, out: Path) -> Path:
+    """The subagent file of one task's role, its bundle composed with the task (its scope, checks)."""
+    role = task.role
+    description = " ".join(role.description.split())
+    front = ["---", f"name: {role.name}", f"description: {json.dumps(description)}", f"tools: {', '.join(role.tools)}",
+             "---", ""]
+    path = out / f"{role.name}.md"
+    write_atomic(path, "\n".join(front) + compose_bundle(role, task))
+    return path
 
 
 def export_agents(catalog: Catalog, out: Path) -> list[Path]:

@@ -87,3 +87,50 @@ def test_export_writes_one_agent_per_spawnable_role(tmp_path):
     front, body = text.split("---\n")[1], text.split("---\n", 2)[2]
     assert "name: explorer\n" in front and "tools: Read, Glob, Grep, Bash\n" in front
     assert body.startswith("# No git") and "## Your task's scope" in body
+
+
+TASK = """[task]
+role = "edit-local"
+agent-id = "ag-docs"
+goal = "Document the parser."
+
+[scope]
+files-whitelist = ["docs/**"]
+
+[verification]
+test-command = "pytest -q"
+check-commands = ["true"]
+
+[body]
+text = "Write docs/parser.md."
+"""
+
+
+def test_an_edit_role_exported_with_a_task_can_write_its_scope_and_nothing_else(tmp_path):
+    """Without a task an edit role's subagent could write nothing; with one, its scope and no more."""
+    import subprocess
+
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks/docs.toml").write_text(TASK)
+    exported = run_cli("export", "claude-agents", "--catalog", str(REPO), "--task", "tasks/docs.toml", cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert "hook install --task tasks/docs.toml" in exported.stdout
+    agent = (tmp_path / ".claude/agents/edit-local.md").read_text()
+    assert "docs/**" in agent and "Document the parser." in agent
+    installed = run_cli("hook", "install", "--catalog", str(REPO), "--task", "tasks/docs.toml", cwd=tmp_path, env=ON_PATH)
+    assert installed.returncode == 0, installed.stderr
+    command = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command == 'runtime check --task "$CLAUDE_PROJECT_DIR"/tasks/docs.toml --on-allow defer --main-session defer'
+
+    def call(agent_type, path):
+        hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path),
+                           "tool_input": {"file_path": path, "content": "x"}, "agent_type": agent_type})
+        return subprocess.run(command, shell=True, input=hook, capture_output=True, text=True,
+                              env={**os.environ, **ON_PATH, "CLAUDE_PROJECT_DIR": str(tmp_path)})
+
+    inside = call("edit-local", "docs/parser.md")
+    assert inside.returncode == 0 and inside.stdout == "", inside.stderr  # allowed: left to Claude Code's own rules
+    outside = call("edit-local", "src/parser.py")
+    assert outside.returncode == 2 and "outside your write scope" in outside.stderr
+    other = call("edit-shared", "docs/parser.md")  # another role's subagent does not borrow the task's scope
+    assert other.returncode == 2
