@@ -30,6 +30,7 @@ VERBS = {
     "verify": "runtime.cli.verify",
     "audit": "runtime.cli.audit",
     "status": "runtime.cli.status",
+    "prune": "runtime.cli.prune",
     "approve": "runtime.cli.approve",
     "deny": "runtime.cli.approve",
     "approvals": "runtime.cli.approve",
@@ -177,6 +178,13 @@ def build_parser():
 
     p = verb("status", help="the runs of this repository and their state")
     p.add_argument("agent", nargs="?", help="one agent id")
+    p.add_argument("--state-dir", metavar="DIR")
+    p.add_argument("--json", action="store_true")
+
+    p = verb("prune", help="clean up finished runs: state, worktrees, merged agent branches (frees their agent ids)")
+    p.add_argument("--older-than", type=float, default=0, metavar="DAYS", help="only runs last updated this many days ago")
+    p.add_argument("--unmerged", action="store_true", help="also delete agent branches not merged into their base")
+    p.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
     p.add_argument("--state-dir", metavar="DIR")
     p.add_argument("--json", action="store_true")
 

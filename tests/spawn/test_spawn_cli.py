@@ -332,3 +332,32 @@ def test_a_model_that_cannot_be_called_is_refused_before_anything_is_made(spawne
     assert len(lines) == 1 and says in lines[0] and "[agent] model" in lines[0], r.stderr
     assert s.git("branch", "--list", "agent/ag-model") == ""
     assert not s.run_dir("ag-model").exists()
+
+
+def test_prune_removes_finished_merged_runs_keeps_unmerged_work_and_frees_the_id(spawner):
+    s = spawner
+
+    def prune(*flags):
+        proc = subprocess.run([RUNTIME, "prune", "--json", *flags], cwd=s.repo, capture_output=True, text=True,
+                              env=s.full_env())
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    merged_task = s.task(agent_id="ag-merged", command=f"{SH_FIX}; {SH_REPORT}")
+    assert s.spawn(merged_task, "--merge").code == 0
+    kept_task = s.task(agent_id="ag-kept", goal="Note something.", command=f"echo '# note' >> src/calc/__init__.py; {SH_REPORT}")
+    kept = s.spawn(kept_task)  # verified work on its branch, never merged
+    assert kept.code in (0, 2) and s.git("branch", "--list", "agent/ag-kept"), kept.describe()
+    dry = prune("--dry-run")
+    assert [p["agent"] for p in dry["pruned"]] == ["ag-merged"] and dry["dry_run"]
+    assert s.git("branch", "--list", "agent/ag-merged") != ""
+    done = prune()
+    assert [p["agent"] for p in done["pruned"]] == ["ag-merged"]
+    assert s.git("branch", "--list", "agent/ag-merged") == "" and not s.run_dir("ag-merged").exists()
+    assert [k["agent"] for k in done["kept"]] == ["ag-kept"] and s.git("branch", "--list", "agent/ag-kept")
+    assert [r["data"]["agents"] for r in s.audit(kind="prune")] == [["ag-merged"]]
+    s.audit_intact()
+    # The agent id is free again.
+    again = s.spawn(merged_task)
+    assert again.code == 0, again.describe()
+    assert [p["agent"] for p in prune("--unmerged")["pruned"]] == ["ag-kept", "ag-merged"]
