@@ -13,6 +13,10 @@ def run(args) -> int:
     path = state_dir(args).audit
     if args.action == "verify":
         problems = verify(path)
+        if args.json:
+            count = sum(1 for _ in records(path)) if not problems else None
+            print(json.dumps({"path": str(path), "intact": not problems, "records": count, "problems": problems}))
+            return 2 if problems else 0
         for problem in problems:
             print(f"{path}:{problem}", file=sys.stderr)
         if problems:

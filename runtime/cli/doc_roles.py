@@ -17,6 +17,14 @@ def run(args) -> int:
     path = Path(args.out) if args.out else catalog.root / "docs" / "AGENT-ROLES.md"
     text = render(catalog)
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if args.json:
+        import json
+
+        stale = current != text
+        if stale and not args.check:
+            write_atomic(path, text)
+        print(json.dumps({"path": str(path), "up_to_date": not stale, "written": stale and not args.check}))
+        return 1 if stale and args.check else 0
     if args.check:
         if current == text:
             print(f"{path}: up to date")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from runtime.manifests.catalog import Catalog
@@ -17,9 +18,16 @@ def run(args) -> int:
 
         task = load_task(catalog, args.task)
         path = export_task_agent(task, Path(args.out))
-        print(f"wrote {path} (role {task.role.name}, scoped by {args.task}); gate it with "
-              f"`runtime hook install --task {args.task}`")
+        if args.json:
+            print(json.dumps({"written": [str(path)], "role": task.role.name, "task": args.task}))
+        else:
+            print(f"wrote {path} (role {task.role.name}, scoped by {args.task}); gate it with "
+                  f"`runtime hook install --task {args.task}`")
         return 0
-    for path in export_agents(catalog, Path(args.out)):
+    written = export_agents(catalog, Path(args.out))
+    if args.json:
+        print(json.dumps({"written": [str(p) for p in written]}))
+        return 0
+    for path in written:
         print(f"wrote {path}")
     return 0

@@ -46,20 +46,31 @@ def run(args) -> int:
             raise UsageError(f"--task {args.task} is for role `{task.role.name}`, not `{args.role}`")
     command, portable = hook_command(exe, str(catalog.root), args.role, os.getcwd(), args.task)
     path = Path(args.settings or DEFAULT_SETTINGS)
+    local_note = builtin_note = None
     if args.settings is None and not portable:
         # A command holding this machine's paths must not land in the committed settings file.
         path = Path(LOCAL_SETTINGS)
-        print(f"the hook command names paths of this machine ({exe}), so it goes to {path}, which Claude Code "
-              "reads but git should not track; put `runtime` on PATH for a command that works on every clone")
+        local_note = (f"the hook command names paths of this machine ({exe}), so it goes to {path}, which Claude "
+                      "Code reads but git should not track; put `runtime` on PATH for a command that works on every clone")
+    if not args.role:
+        builtin_note = ("Claude Code's built-in subagents: Explore is gated as `explorer`, Plan as `read-only`, and "
+                        "general-purpose is denied (no role grants what it may do); `runtime export claude-agents` "
+                        "writes the roles as subagents")
     before = read_settings(path)
     after = merge_hook(json.loads(json.dumps(before)), command, exe)
-    if after == before and path.exists():
+    changed = not (after == before and path.exists())
+    if changed:
+        write_atomic(path, json.dumps(after, indent=2) + "\n")
+    if args.json:
+        print(json.dumps({"settings": str(path), "command": command, "portable": portable, "changed": changed,
+                          "notes": [n for n in (local_note, builtin_note) if n]}))
+        return 0
+    if not changed:
         print(f"{path}: hook already installed")
         return 0
-    write_atomic(path, json.dumps(after, indent=2) + "\n")
+    if local_note:
+        print(local_note)
     print(f"{path}: PreToolUse hook installed ({'role ' + args.role if args.role else 'subagents gated by role'})")
-    if not args.role:
-        print("Claude Code's built-in subagents: Explore is gated as `explorer`, Plan as `read-only`, and "
-              "general-purpose is denied (no role grants what it may do); `runtime export claude-agents` "
-              "writes the roles as subagents")
+    if builtin_note:
+        print(builtin_note)
     return 0

@@ -98,6 +98,7 @@ def build_parser():
     h.add_argument("--role", help="gate the main session with this role (default: leave it to Claude Code; gate subagents by their role)")
     h.add_argument("--command", metavar="PATH", help="the runtime executable to call (default: this one)")
     h.add_argument("--task", metavar="FILE", help="scope the subagent of this task's role (or the --role session) by the task")
+    h.add_argument("--json", action="store_true")
 
     p = sub.add_parser("export", help="export roles for other tools")
     ex_sub = p.add_subparsers(dest="target", metavar="TARGET")
@@ -105,15 +106,18 @@ def build_parser():
     e = ex_sub.add_parser("claude-agents", parents=[common], help="write .claude/agents/<role>.md for every spawnable role")
     e.add_argument("--out", metavar="DIR", default=".claude/agents")
     e.add_argument("--task", metavar="FILE", help="export only this task's role, with the task's scope in its prompt")
+    e.add_argument("--json", action="store_true")
 
     p = verb("doc-roles", help="regenerate docs/AGENT-ROLES.md from the role and atom files")
     p.add_argument("--check", action="store_true", help="exit 1 with a diff when the file is stale")
     p.add_argument("--out", metavar="FILE", help="file to write (default: <catalog>/docs/AGENT-ROLES.md)")
+    p.add_argument("--json", action="store_true")
 
     p = verb("migrate", help="rewrite deprecated atom names to their new names")
     p.add_argument("paths", nargs="*", metavar="PATH", help="TOML files or folders (default: roles/ and manifests/)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 listing each deprecated use")
     p.add_argument("--diff", action="store_true", help="show the change as a diff (nothing written)")
+    p.add_argument("--json", action="store_true", help="what changed (or would), as JSON")
     p = verb("spawn", help="run one agent on a task: sandbox, gate, verify, retry, commit")
     p.add_argument("task", metavar="TASK")
     p.add_argument("--base", metavar="REV", help="the revision to branch from (default: HEAD)")
@@ -170,6 +174,7 @@ def build_parser():
     audit_sub.required = True
     a = audit_sub.add_parser("verify", parents=[common], help="detect edited, deleted or reordered records")
     a.add_argument("--state-dir", metavar="DIR")
+    a.add_argument("--json", action="store_true")
     a = audit_sub.add_parser("show", parents=[common], help="print records, filtered")
     a.add_argument("--state-dir", metavar="DIR")
     a.add_argument("--agent", help="only this agent's records")

@@ -50,6 +50,19 @@ def run(args) -> int:
             changes.append((path, where, text, new, uses, rules))
     if errors:
         raise ManifestErrors(errors)
+    if args.json:
+        import json
+
+        if not args.check and not args.diff:
+            for path, _where, _text, new, _uses, _rules in changes:
+                write_atomic(path, new)
+        print(json.dumps({
+            "names": [{"file": w, "line": u.line, "old": u.old, "new": u.new} for _p, w, _t, _n, us, _r in changes for u in us],
+            "rules": [{"file": w, "line": r.line, "program": r.program, "change": r.summary}
+                      for _p, w, _t, _n, _u, rs in changes for r in rs],
+            "written": bool(changes) and not args.check and not args.diff,
+        }, indent=2))
+        return 1 if args.check and found else 0
     if args.check:
         return 1 if found else 0
     for path, where, text, new, uses, rules in changes:

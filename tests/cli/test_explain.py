@@ -35,3 +35,18 @@ def test_version_and_check_help():
     assert version.returncode == 0 and version.stdout.startswith("runtime 0.")
     helped = run_cli("check", "--help", input="")
     assert helped.returncode == 0 and "usage: runtime check" in helped.stdout and helped.stderr == ""
+
+
+def test_json_on_the_maintenance_commands(tmp_path):
+    from tests.conftest import REPO
+
+    hook = run_cli("hook", "install", "--json", "--settings", str(tmp_path / "s.json"), "--catalog", str(REPO), cwd=tmp_path)
+    doc = json.loads(hook.stdout)
+    assert hook.returncode == 0 and doc["changed"] and doc["settings"].endswith("s.json") and " check " in doc["command"]
+    export = run_cli("export", "claude-agents", "--json", "--catalog", str(REPO), cwd=tmp_path)
+    assert sorted(map(str, json.loads(export.stdout)["written"])) == [
+        ".claude/agents/edit-local.md", ".claude/agents/edit-shared.md", ".claude/agents/explorer.md", ".claude/agents/read-only.md"]
+    doc_roles = run_cli("doc-roles", "--check", "--json", "--catalog", str(REPO))
+    assert doc_roles.returncode == 0 and json.loads(doc_roles.stdout)["up_to_date"] is True
+    migrate = run_cli("migrate", "--check", "--json", "--catalog", str(REPO), cwd=REPO)
+    assert migrate.returncode == 0 and json.loads(migrate.stdout) == {"names": [], "rules": [], "written": False}
