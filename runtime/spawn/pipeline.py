@@ -35,7 +35,7 @@ from runtime.spawn.preflight import preflight
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.state import StateDir, default_state_dir
-from runtime.workspace.git import Git
+from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
 
 
@@ -104,6 +104,12 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
         sandbox_preflight()
     preflight(task)
     git = Git(options.repo)
+    try:
+        git.resolve(options.base or "HEAD")
+    except GitError:
+        if options.base:
+            raise UsageError(f"--base {options.base}: no such revision in {git.root}") from None
+        raise UsageError(f"{git.root} has no commits yet: an agent branches from a commit, so commit first") from None
     if options.merge:
         _check_merge_target(git, options)
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())

@@ -361,3 +361,16 @@ def test_prune_removes_finished_merged_runs_keeps_unmerged_work_and_frees_the_id
     again = s.spawn(merged_task)
     assert again.code == 0, again.describe()
     assert [p["agent"] for p in prune("--unmerged")["pruned"]] == ["ag-kept", "ag-merged"]
+
+
+def test_a_repository_without_commits_is_refused_before_anything_is_made(spawner, tmp_path):
+    s = spawner
+    empty = tmp_path / "empty"
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    task = s.task(agent_id="ag-empty", command=f"{SH_REPORT}")
+    proc = s.cli("spawn", str(task), cwd=empty)
+    assert proc.returncode == 1 and proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert "has no commits yet" in proc.stderr
+    assert not s.run_dir("ag-empty").exists()
+    bad_base = s.cli("spawn", "--base", "no-such-rev", str(task))
+    assert bad_base.returncode == 1 and "--base no-such-rev: no such revision" in bad_base.stderr
