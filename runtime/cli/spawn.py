@@ -29,7 +29,9 @@ def _summary(outcome: Outcome) -> None:
         checks = Table(title="checks of the last attempt")
         for col in ("atom", "status", "detail"):
             checks.add_column(col, overflow="fold")
-        for c in last:
+        # What failed about the work first, the report's own form last: an empty report of a retry
+        # that gave up is a symptom, the failing tests are the cause.
+        for c in sorted(last, key=lambda c: (c.status == "passed", c.atom.startswith("output::"))):
             style = {"passed": "green", "rejected": "yellow"}.get(c.status, "red")
             checks.add_row(c.atom, f"[{style}]{c.status}[/]", c.feedback.strip().splitlines()[0][:100] if c.feedback.strip() else "")
         console.print(checks)
