@@ -31,6 +31,17 @@ def _defaults(args, plan=None):
     return AgentDefaults(table, Path(args.agent_scripts).resolve() if args.agent_scripts else None)
 
 
+def _note_agent_ids(plan) -> None:
+    """A plan's own agent ids are not the ones its agents run under: say so rather than replace them silently."""
+    from runtime.orchestration.plan import explicit_agent_id
+
+    named = [s for s in plan.subtasks if getattr(s, "task", None) is not None and explicit_agent_id(s)]
+    if named:
+        shown = ", ".join(f"{s.id} ({s.task.agent_id})" for s in named[:5]) + (" ..." if len(named) > 5 else "")
+        print(f"note: agents of a run are named <run-id>.<subtask> (so a re-run never collides with an earlier one); "
+              f"the agent-id given for {shown} is not used", file=sys.stderr)
+
+
 def _check_models(args) -> None:
     """Models named on the command line are checked before the run creates anything."""
     from runtime.models.llm import model_problem
@@ -169,6 +180,7 @@ def run(args) -> int:
             return 2
     if args.save_plan:
         print(f"plan saved to {save_plan(Path(args.save_plan), plan.data)}", file=sys.stderr)
+    _note_agent_ids(plan)
     planner = _planner_config(args, plan)
     replanner = None
     if planner is not None:

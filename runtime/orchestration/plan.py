@@ -283,7 +283,7 @@ def _cross_checks(
 
     agents: dict[str, tuple[int, Subtask]] = {}
     for n, sub in loaded.items():
-        explicit = _explicit_agent_id(sub)
+        explicit = explicit_agent_id(sub)
         if not sub.inline:
             loc: tuple[Any, ...] = ("subtask", n, "file")
         else:
@@ -316,7 +316,7 @@ def _cross_checks(
                 )))
 
 
-def _explicit_agent_id(sub: Subtask) -> bool:
+def explicit_agent_id(sub: Subtask) -> bool:
     """Whether the task's agent id was written (not generated from its digest)."""
     return sub.task.agent_id != generated_agent_id(sub.task.role.name, sub.task.digest)
 
