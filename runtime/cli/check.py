@@ -26,6 +26,7 @@ import os
 import sys
 
 from runtime.gate.lazy_re import LazyPattern
+from runtime.manifests.locate import role_file
 
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
@@ -116,7 +117,7 @@ def _ancestors(catalog: str, role: str) -> list[str]:
     while isinstance(name, str) and _ROLE.match(name) and name not in chain and len(chain) < 16:
         chain.append(name)
         try:
-            with open(os.path.join(catalog, "roles", f"{name}.toml"), "rb") as fh:
+            with open(role_file(catalog, name), "rb") as fh:
                 doc = tomllib.load(fh)
         except (OSError, ValueError):
             break
@@ -147,7 +148,7 @@ def policy_selector(opts: dict[str, str]):
     def compiled(catalog: str, role: str, task: str | None, data: dict):
         from runtime.policy.cache import cached_policy
 
-        if not os.path.isfile(os.path.join(catalog, "roles", f"{role}.toml")):
+        if not os.path.isfile(role_file(catalog, role)):
             raise ValueError(f"role `{role}` is not in the catalog {catalog}")
         root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
         if not isinstance(root, str) or not root.startswith("/"):
@@ -161,7 +162,7 @@ def policy_selector(opts: dict[str, str]):
         role = opts.get("--role")
         task = opts.get("--task")
         catalog = find_catalog(opts.get("--catalog"), search_cwd=False)
-        if role is None and agent_type in BUILTIN_SUBAGENTS and not os.path.isfile(os.path.join(catalog, "roles", f"{agent_type}.toml")):
+        if role is None and agent_type in BUILTIN_SUBAGENTS and not os.path.isfile(role_file(catalog, agent_type)):
             mapped = BUILTIN_SUBAGENTS[agent_type]
             if mapped is None:
                 raise ValueError(f"Claude Code's built-in `{agent_type}` subagent has no role here, so it may do "

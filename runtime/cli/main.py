@@ -24,6 +24,7 @@ VERBS = {
     "doc-roles": "runtime.cli.doc_roles",
     "migrate": "runtime.cli.migrate",
     "explain": "runtime.cli.explain",
+    "init": "runtime.cli.init",
     "spawn": "runtime.cli.spawn",
     "run": "runtime.cli.run",
     "memory": "runtime.cli.memory",
@@ -79,6 +80,9 @@ def build_parser():
 
     add("check", help="PreToolUse hook: read a Claude Code hook call on stdin, answer allow/deny/ask",
                    add_help=False)
+
+    p = sub.add_parser("init", help="start a project catalog (.agent-runtime/) that extends the shipped one")
+    p.add_argument("path", nargs="?", metavar="DIR", help="the repository (default: .)")
 
     p = verb("explain", help="would a tool call be allowed, and why? (the gate's answer, no hook JSON)")
     p.add_argument("subject", metavar="COMMAND_OR_PATH", help="a Bash command, or the path (URL, query) of --tool")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
+from runtime.manifests.locate import catalog_layers, role_file
 from runtime.manifests.program import ProgramGrammar, load_program
 
 _WARNED: set[str] = set()
@@ -37,14 +38,28 @@ def warn_deprecated(alias: Alias, used_in: str, line: int) -> None:
 
 
 class Catalog:
+    """A catalog, possibly in layers (``runtime.manifests.locate.catalog_layers``): the shipped one,
+    then a project's, whose atoms, roles and grammars are added and replace those of the same name."""
+
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
+        self.layers = [Path(p) for p in catalog_layers(str(self.root))]
         self.cap_dir = self.root / "capabilities"
         self.role_dir = self.root / "roles"
         self.program_dir = self.root / "programs"
 
+    def _layered(self, part: str, pattern: str) -> list[Path]:
+        """Files matching ``pattern`` under ``part`` of every layer; a later layer's file of the same
+        relative path replaces an earlier one."""
+        found: dict[Path, Path] = {}
+        for layer in self.layers:
+            top = layer / part
+            for path in sorted(top.glob(pattern)):
+                found[path.relative_to(top)] = path
+        return [found[k] for k in sorted(found)]
+
     def atom_folders(self) -> list[Path]:
-        return sorted(p.parent for p in self.cap_dir.glob("*/*/capability.toml"))
+        return [p.parent for p in self._layered("capabilities", "*/*/capability.toml")]
 
     def load_entries(self, collect: list[ManifestError] | None = None) -> tuple[dict[str, Atom], dict[str, Alias]]:
         """Every atom and alias. Errors raise, or are appended to ``collect``."""
@@ -99,7 +114,7 @@ class Catalog:
     def load_programs(self, collect: list[ManifestError] | None = None) -> dict[str, ProgramGrammar]:
         """Every program grammar in ``programs/`` (a catalog may have none)."""
         out: dict[str, ProgramGrammar] = {}
-        for path in sorted(self.program_dir.glob("*.toml")):
+        for path in self._layered("programs", "*.toml"):
             try:
                 grammar = load_program(path, display_path(path))
             except ManifestError as exc:
@@ -120,7 +135,7 @@ class Catalog:
         return {name: g.grammar for name, g in self.programs.items()}
 
     def role_path(self, name: str) -> Path:
-        return self.role_dir / f"{name}.toml"
+        return Path(role_file(str(self.root), name))
 
     def role_names(self) -> list[str]:
-        return sorted(p.stem for p in self.role_dir.glob("*.toml"))
+        return sorted(p.stem for p in self._layered("roles", "*.toml"))

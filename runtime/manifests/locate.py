@@ -1,10 +1,17 @@
-"""Finding the catalog (a folder with ``capabilities/`` and ``roles/``).
+"""Finding the catalog (a folder with ``capabilities/`` and ``roles/``), and its layers.
 
 Order: ``--catalog``, then ``RUNTIME_CATALOG``, then (for commands a person
 runs, never for the hook) the nearest folder upward from the working
-directory that has both, then the catalog shipped with the package. The hook
-never searches the working directory: that folder belongs to the agent, and
-a catalog planted there must not become its policy. Standard library only.
+directory that is a catalog or holds a project catalog (``.agent-runtime/``),
+then the catalog shipped with the package. The hook never searches the
+working directory: that folder belongs to the agent, and a catalog planted
+there must not become its policy. Standard library only.
+
+A full catalog (both ``capabilities/`` and ``roles/``) stands alone. A
+project catalog, a folder with any of ``capabilities/``, ``roles/`` and
+``programs/`` but not both of the first two, extends the shipped one: its
+atoms, roles and grammars are added to the shipped ones, and one of the same
+name replaces the shipped one (``catalog_layers``).
 """
 
 from __future__ import annotations
@@ -14,14 +21,47 @@ import os
 from runtime.errors import UsageError
 
 
-def _is_catalog(folder: str) -> bool:
+PROJECT_FOLDER = ".agent-runtime"
+_PARTS = ("capabilities", "roles", "programs")
+
+
+def _is_full(folder: str) -> bool:
     return os.path.isdir(os.path.join(folder, "capabilities")) and os.path.isdir(os.path.join(folder, "roles"))
+
+
+def _is_layer(folder: str) -> bool:
+    return not _is_full(folder) and any(os.path.isdir(os.path.join(folder, p)) for p in _PARTS)
+
+
+def _is_catalog(folder: str) -> bool:
+    return _is_full(folder) or _is_layer(folder)
+
+
+def catalog_layers(root: str) -> list[str]:
+    """The folders a catalog is made of, base first: [root] for a full catalog, [shipped, root] for a project one."""
+    root = os.path.realpath(root)
+    if _is_full(root):
+        return [root]
+    shipped = shipped_catalog()
+    if shipped is None:
+        raise UsageError(f"{root} extends the shipped catalog, which this installation lacks")
+    return [os.path.realpath(shipped), root]
+
+
+def role_file(catalog_root: str, name: str) -> str:
+    """The file of role ``name``: the top layer that has it (the top layer's path when none does)."""
+    layers = catalog_layers(catalog_root)
+    for layer in reversed(layers):
+        path = os.path.join(layer, "roles", f"{name}.toml")
+        if os.path.isfile(path):
+            return path
+    return os.path.join(layers[-1], "roles", f"{name}.toml")
 
 
 def shipped_catalog() -> str | None:
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     for candidate in (os.path.join(package, "_catalog"), os.path.dirname(package)):
-        if _is_catalog(candidate):
+        if _is_full(candidate):
             return candidate
     return None
 
@@ -30,7 +70,8 @@ def find_catalog(explicit: str | None = None, search_cwd: bool = True) -> str:
     if explicit:
         root = os.path.realpath(explicit)
         if not _is_catalog(root):
-            raise UsageError(f"{explicit}: not a catalog (needs capabilities/ and roles/ folders)")
+            raise UsageError(f"{explicit}: not a catalog (needs capabilities/ and roles/ folders, or, for a project "
+                             "catalog extending the shipped one, any of capabilities/, roles/, programs/)")
         return root
     env = os.environ.get("RUNTIME_CATALOG")
     if env:
@@ -38,8 +79,11 @@ def find_catalog(explicit: str | None = None, search_cwd: bool = True) -> str:
     if search_cwd:
         folder = os.path.realpath(os.getcwd())
         while True:
-            if _is_catalog(folder):
+            if _is_full(folder):
                 return folder
+            project = os.path.join(folder, PROJECT_FOLDER)
+            if _is_catalog(project):
+                return project
             parent = os.path.dirname(folder)
             if parent == folder:
                 break

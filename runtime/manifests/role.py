@@ -173,6 +173,12 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
                 value = check_value(specs[pname].type, value, catalog.grammars)
             except ValueError as exc:
                 raise src.error(loc, f"`{pname}`: {exc}") from None
+            inherited = params.get(atom_name, {}).get(pname)
+            if specs[pname].type == "program-rules" and inherited:
+                # Shell rules add to the parent's, program by program (a rule for the same program
+                # replaces the parent's): a project role allows `uv` without copying thirty rules.
+                mine = {r["program"] for r in value}
+                value = [r for r in inherited if r["program"] not in mine] + value
             params.setdefault(atom_name, {})[pname] = value
     return ResolvedRole(
         role.role.name, role.role.display_name, role.role.description, tuple(role.role.use_cases),

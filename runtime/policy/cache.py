@@ -37,10 +37,12 @@ def catalog_files(catalog_root: str) -> list[str]:
 
 
 def _walk(catalog_root: str) -> tuple[list[str], list[str]]:
+    from runtime.manifests.locate import catalog_layers
+
     files: list[str] = []
     folders: list[str] = []
-    for sub in _CATALOG_PARTS:
-        top = os.path.join(catalog_root, sub)
+    for sub in (os.path.join(layer, part) for layer in catalog_layers(catalog_root) for part in _CATALOG_PARTS):
+        top = sub
         folders.append(top)
         for folder, dirs, names in os.walk(top):
             dirs.sort()

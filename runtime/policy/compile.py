@@ -84,7 +84,8 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "gates": gates,
         "verify": verify,
         "sandbox": sandbox,
-        "protected": [str(catalog.cap_dir), str(catalog.role_dir)],
+        # Every layer's catalog files: an agent must not rewrite the rules it runs under.
+        "protected": [str(layer / part) for layer in catalog.layers for part in ("capabilities", "roles", "programs")],
     }
     doc["hash"] = content_hash(doc)
     return doc

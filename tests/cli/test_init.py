@@ -1,0 +1,60 @@
+"""A project catalog (`runtime init`) extends the shipped one: it adds, it does not replace."""
+
+import json
+import subprocess
+
+from tests.conftest import run_cli
+
+TASK = """[task]
+role = "project"
+agent-id = "ag-proj"
+goal = "Fix the parser."
+
+[scope]
+files-whitelist = ["src/**"]
+
+[verification]
+test-command = "uv run pytest -q"
+check-commands = ["true"]
+
+[body]
+text = "x"
+"""
+
+
+def test_a_project_catalog_adds_a_role_and_a_rule_to_the_shipped_catalog(tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "src").mkdir()
+    init = run_cli("init", cwd=repo)
+    assert init.returncode == 0, init.stderr
+    role = repo / ".agent-runtime/roles/project.toml"
+    text = role.read_text()
+    role.write_text(text.replace("# [[params", "[[params").replace('# program = "uv"', 'program = "uv"')
+                    .replace('# subcommands = ["run pytest"]', 'subcommands = ["run pytest"]')
+                    .replace('# grammar = "pytest"', 'grammar = "pytest"'))
+    (repo / "task.toml").write_text(TASK)
+    assert run_cli("lint", "task.toml", cwd=repo).returncode == 0
+    roles = json.loads(run_cli("roles", "--json", cwd=repo).stdout)
+    assert {"project", "edit-local", "explorer"} <= {r["name"] for r in roles}
+
+    def explain(command):
+        return run_cli("explain", "--task", "task.toml", command, cwd=repo)
+
+    assert explain("uv run pytest -q src").returncode == 0        # the project's rule
+    assert explain("pytest -q src").returncode == 0               # edit-local's rules are still there
+    assert explain("uv pip install requests").returncode == 2     # only the declared form
+    assert explain("uv run pytest -p evil").returncode == 2       # through pytest's grammar
+    # The hook reads the same layers, and the project's catalog files are protected like the shipped ones.
+    call = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(repo),
+            "tool_input": {"command": "uv run pytest -q src"}}
+    env = {"RUNTIME_CACHE_DIR": str(tmp_path / "cache")}
+    hook = run_cli("check", "--catalog", str(repo / ".agent-runtime"), "--role", "project", "--task", str(repo / "task.toml"),
+                   "--root", str(repo), input=json.dumps(call), env=env)
+    assert hook.returncode == 0, hook.stderr
+    call["tool_name"], call["tool_input"] = "Write", {"file_path": str(role), "content": "x"}
+    hook = run_cli("check", "--catalog", str(repo / ".agent-runtime"), "--role", "project", "--task", str(repo / "task.toml"),
+                   "--root", str(repo), input=json.dumps(call), env=env)
+    assert hook.returncode == 2
+    again = run_cli("init", cwd=repo)
+    assert again.returncode == 1 and "exists already; nothing was written" in again.stderr
