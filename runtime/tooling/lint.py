@@ -62,14 +62,24 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
             report.errors += run_program_examples(grammar, str(Path(root).resolve()))
     if report.errors:
         return report  # roles and tasks would only repeat broken atoms
+    loaded = []
     for name in catalog.role_names():
         report.roles += 1
         try:
-            role = load_role(catalog, name)
-            check_role_coherent(role, param_values(role, None))
+            loaded.append(load_role(catalog, name))
         except ManifestError as exc:
             report.errors.append(exc)
+    failed: dict[str, str] = {}  # role -> the message of its error
+    for role in sorted(loaded, key=lambda r: len(r.chain)):  # parents first
+        try:
+            check_role_coherent(role, param_values(role, None))
+        except ManifestError as exc:
+            failed[role.name] = exc.message
+            # A child inherits its parent's rules, and so its parent's mistake: report it once, at the parent.
+            if not any(failed.get(parent) == exc.message for parent in role.chain[:-1]):
+                report.errors.append(exc)
     _dedupe(report)  # a broken parent role fails every child the same way
+    repeats = set(failed.values())  # a task under a broken role fails with the role's error, already reported
     seen: dict[str, str] = {}
     for path in task_files(paths):
         kind = _kind(path)
@@ -78,7 +88,7 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
             try:
                 load_plan(catalog, path)  # every subtask's task loads and compiles, and the plan holds together
             except ManifestErrors as exc:
-                report.errors += exc.errors
+                report.errors += [e for e in exc.errors if e.message not in repeats]
             continue
         if kind == "script":
             try:
@@ -91,7 +101,8 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
             task = load_task(catalog, path)
             compile_policy(task.role, task, catalog.root, catalog)
         except ManifestError as exc:
-            report.errors.append(exc)
+            if exc.message not in repeats:
+                report.errors.append(exc)
             continue
         where = display_path(path)
         if task.agent_id in seen:
