@@ -1,8 +1,10 @@
 """runtime init: a project catalog (`.agent-runtime/`) that extends the shipped one.
 
 It holds only what the project adds or changes: a role extending
-`edit-local`, with the place to allow the repository's own tools, and an
-empty folder for program grammars. Existing files are never overwritten.
+`edit-local`, with the place to allow more programs, an empty folder for
+program grammars, and `toolchain.toml` declaring the repository's own tools
+as found here (a virtualenv, uv, node_modules, Makefile targets). Existing
+files are never overwritten.
 """
 
 from __future__ import annotations
@@ -27,14 +29,57 @@ use-cases = ["Implement a change in this repository with its own toolchain"]
 extends = "edit-local"
 
 # Shell rules add to edit-local's, program by program (a rule for the same program replaces it).
-# Each names a grammar (programs/<name>.toml, here or shipped) or declares one inline. For example,
-# this repository's tests through uv (what runs is the repository's own code: the sandbox contains it):
+# Each names a grammar (programs/<name>.toml, here or shipped) or declares one inline. For example:
 #
 # [[params."tools::bash-allowlist".rules]]
-# program = "uv"
-# subcommands = ["run pytest"]
-# grammar = "pytest"
+# program = "tox"
+# subcommands = ["-e py311"]
+# positionals = []
+#
+# The repository's own venv, uv, node_modules and make targets are declared in toolchain.toml.
 '''
+
+TOOLCHAIN_HEAD = '''# The repository's own tools, which git does not track and so no worktree has. Declared here,
+# they are bound read-only into every agent's sandbox (and into its checks), their bin folders
+# first on PATH; agents call them by name or by path (`.venv/bin/pytest`). What runs is the
+# repository's own code (conftest.py, npm scripts, the Makefile): the sandbox contains it.
+# Presets: python (.venv), uv (.venv, run through `uv run --no-sync`), node (node_modules).
+# Written by `runtime init` from what it found; `runtime lint` checks it.
+
+[toolchain]
+'''
+
+COMMON_TARGETS = ("test", "tests", "check", "lint", "typecheck", "fmt", "format", "build")
+
+
+def detect_toolchain(repo: Path) -> str:
+    """toolchain.toml for what ``repo`` has: presets found, make targets offered (commented out)."""
+    presets = []
+    if (repo / ".venv" / "pyvenv.cfg").is_file():
+        presets.append("uv" if (repo / "uv.lock").is_file() else "python")
+    if (repo / "node_modules").is_dir():
+        presets.append("node")
+    lines = [f"presets = [{', '.join(repr(p).replace(chr(39), chr(34)) for p in presets)}]"]
+    if not presets:
+        lines = ["# presets = [\"python\"]  # nothing found: no .venv, no node_modules", "presets = []"]
+    targets = _make_targets(repo / "Makefile")
+    if targets:
+        shown = ", ".join(f'"{t}"' for t in targets)
+        lines.append(f"# `make TARGET` for every role with shell rules, once you uncomment it:\n# make-targets = [{shown}]")
+    return TOOLCHAIN_HEAD + "\n".join(lines) + "\n"
+
+
+def _make_targets(makefile: Path) -> list[str]:
+    try:
+        text = makefile.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        if sep and not rest.startswith("=") and name.strip() in COMMON_TARGETS and not line[:1].isspace():
+            found.append(name.strip())
+    return list(dict.fromkeys(found))
 
 GRAMMARS = '''Program grammars of this project: one <name>.toml per program, as in the shipped programs/
 folder (`runtime lint` checks them and runs their examples). See the README, "programs/<name>.toml".
@@ -42,8 +87,10 @@ folder (`runtime lint` checks them and runs their examples). See the README, "pr
 
 
 def run(args) -> int:
-    folder = Path(args.path or ".").resolve() / PROJECT_FOLDER
-    files = {folder / "roles" / "project.toml": ROLE, folder / "programs" / "README": GRAMMARS}
+    repo = Path(args.path or ".").resolve()
+    folder = repo / PROJECT_FOLDER
+    files = {folder / "roles" / "project.toml": ROLE, folder / "programs" / "README": GRAMMARS,
+             folder / "toolchain.toml": detect_toolchain(repo)}
     existing = [str(p) for p in files if p.exists()]
     if existing:
         raise UsageError(f"{existing[0]} exists already; nothing was written")

@@ -16,6 +16,7 @@ from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import load_task
 from runtime.policy.compile import compile_policy
 from runtime.sandbox.launch import preflight as sandbox_preflight
+from runtime.sandbox.toolchain import toolchain_mounts
 from runtime.workspace.git import Git
 
 
@@ -39,7 +40,8 @@ def run(args) -> int:
         sandbox_preflight()
     with tempfile.TemporaryDirectory(prefix="runtime-verify-") as home:
         home_path = Path(home)
-        sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {})
+        toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
+        sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {}, toolchain=toolchain)
         ws = Workspace(git, worktree, base, report, command_runner(worktree, sandbox, home_path))
         checks = anyio.run(verify, policy, ws)
     statuses = {c.status for c in checks}

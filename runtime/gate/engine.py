@@ -209,6 +209,10 @@ def _bash(ctx: Context, inp: dict) -> GateDecision:
     policy = ctx.policy
     pending = None
     for cmd in script.commands:
+        if cmd.path is not None:
+            d = _by_path(ctx, cmd)
+            if d is not None:
+                return d
         grant = None
         for gate in policy.command_gates:
             d = gate.on_command(cmd, ctx)
@@ -232,6 +236,23 @@ def _bash(ctx: Context, inp: dict) -> GateDecision:
         return pending
     names = ", ".join(dict.fromkeys(c.name for c in script.commands))
     return allow(f"every command is allowed ({names})", None, "shell")
+
+
+def _by_path(ctx: Context, cmd) -> GateDecision | None:
+    """A program called by its path runs only from a toolchain folder (`.venv/bin/pytest`), from every
+    folder the shell may be in; the rules then judge it by its name like any other."""
+    folder = os.path.dirname(cmd.path)
+    for cwd in cmd.cwds:
+        full = os.path.normpath(os.path.join(cwd, folder))
+        # Lexically and with symlinks followed, it is the declared folder: a symlink planted
+        # elsewhere (`src/bin -> .venv/bin`) or in its place (`.venv/bin -> /tmp`) is no way in.
+        ok = full in ctx.policy.tool_path and os.path.realpath(full) == full
+        if not ok:
+            allowed = ", ".join(os.path.relpath(p, ctx.policy.root) for p in ctx.policy.tool_path)
+            where = f"only the toolchain's folders ({allowed}) may be" if allowed else "no toolchain folder is declared"
+            return deny(f"`{cmd.path}` runs a program by its path; call it by name (`{cmd.name}`) so the policy can "
+                        f"check it ({where})", None, "program-path")
+    return None
 
 
 def _web(ctx: Context, inp: dict) -> GateDecision:

@@ -42,7 +42,8 @@ def content_hash(doc: dict) -> str:
 class Policy:
     """A loaded policy: the gate objects, ready to decide."""
 
-    __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash")
+    __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
+                 "tool_path")
 
     def __init__(self, doc: dict, extra_protected: tuple[str, ...] = ()) -> None:
         if not isinstance(doc, dict):
@@ -66,6 +67,13 @@ class Policy:
         if not isinstance(protected, list) or not all(isinstance(p, str) and p.startswith("/") for p in protected):
             raise PolicyError("`protected` must be a list of absolute paths")
         self.protected = tuple(os.path.realpath(p) for p in protected) + tuple(extra_protected)
+        # Folders of the repository's toolchain whose programs may be called by path (`.venv/bin`).
+        toolchain = doc.get("toolchain", {"path": []})
+        if not isinstance(toolchain, dict) or not isinstance(toolchain.get("path"), list) or not all(
+                isinstance(p, str) and p and not p.startswith("/") and ".." not in p.split("/")
+                for p in toolchain["path"]):
+            raise PolicyError("`toolchain.path` must be a list of relative folders")
+        self.tool_path = frozenset(os.path.normpath(os.path.join(self.root, p)) for p in toolchain["path"])
         raw_gates = doc.get("gates")
         if not isinstance(raw_gates, list):
             raise PolicyError("`gates` must be a list")

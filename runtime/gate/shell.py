@@ -194,16 +194,20 @@ class _Walker(RedirectReader):
         """Judge one simple command: builtins, wrappers, or a program to record."""
         if words[0].value in wrappers.FORBIDDEN_BUILTINS:
             wrappers.unwrap(words[0].value, [])  # raises with the reason
-        name = wrappers.program_name(words[0])
+        name, by_path = wrappers.program_name(words[0])
         args = words[1:]
+        if by_path is not None and (name == "cd" or name in wrappers.FORBIDDEN_BUILTINS):
+            raise wrappers.by_path_deny(by_path, name)
         if name == "cd":
             self.cd(args)
             return
         inner = wrappers.unwrap(name, args)
+        if inner is not None and by_path is not None:
+            raise wrappers.by_path_deny(by_path, name)  # a wrapper or shell from a folder of the repository
         if inner is not None and open_args:
             raise ShellDeny(f"`xargs {name}` would let its input add options to `{name}`; run `{name}` directly")
         if inner is None:
-            self.script.commands.append(Command(name, args, assigns, self.cwds, via, open_args))
+            self.script.commands.append(Command(name, args, assigns, self.cwds, via, open_args, by_path))
             return
         if inner.record_self:
             own = args if inner.self_args is None else inner.self_args

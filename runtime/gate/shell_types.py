@@ -19,10 +19,13 @@ class Word:
 class Command:
     """One simple command as it would run, after unwrapping wrappers."""
 
-    __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args")
+    __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args", "path")
 
-    def __init__(self, name, words, assigns, cwds, via, open_args):
+    def __init__(self, name, words, assigns, cwds, via, open_args, path=None):
         self.name = name
+        # The program word when it names the program by a path outside the system folders
+        # (`.venv/bin/pytest`): allowed only from a toolchain folder (the shell rules check it).
+        self.path = path
         self.words = words
         self.args = [w.value for w in words]
         self.assigns = assigns

@@ -49,21 +49,26 @@ class Unwrapped:
         self.open_args = open_args
 
 
-def program_name(word: Word) -> str:
-    """The program a command word names, by basename; paths only from system folders."""
+def program_name(word: Word) -> tuple[str, str | None]:
+    """The program a command word names, by basename, and the word itself when it is a path
+    outside the system folders (whose folder the shell rules then check against the toolchain's)."""
     value = word.value
     if word.glob or word.tilde:
         raise ShellDeny(f"the program name `{value}` uses a glob or `~`; call programs by name")
     if "/" in value:
-        base = os.path.basename(value)
-        if value.startswith("/"):
-            folder, base = os.path.split(os.path.normpath(value))
-            if folder in TRUSTED_BIN_DIRS and PROGRAM.match(base):
-                return base
-        raise ShellDeny(f"`{value}` runs a program by its path; call it by name (`{base}`) so the policy can check it")
+        folder, base = os.path.split(os.path.normpath(value))
+        if not PROGRAM.match(base) or value.endswith("/"):
+            raise ShellDeny(f"`{value}` is not a program name")
+        if value.startswith("/") and folder in TRUSTED_BIN_DIRS:
+            return base, None
+        return base, value
     if not PROGRAM.match(value):
         raise ShellDeny(f"`{value}` is not a program name")
-    return value
+    return value, None
+
+
+def by_path_deny(value: str, base: str) -> ShellDeny:
+    return ShellDeny(f"`{value}` runs a program by its path; call it by name (`{base}`) so the policy can check it")
 
 
 def _options(name: str, args: list[Word], with_value: set[str], flags: set[str]) -> int:
@@ -176,6 +181,21 @@ def _find(args: list[Word]) -> Unwrapped:
     return Unwrapped(commands, record_self=True, self_args=own)
 
 
+def _uv(args: list[Word]) -> Unwrapped | None:
+    """`uv run --no-sync CMD` runs CMD in the project's environment, and is judged as CMD; plain
+    `uv run` syncs the environment before it runs anything. uv's other commands (add, sync, pip)
+    are an ordinary program's, for the role's rules (which have none for uv) to judge."""
+    if not args or args[0].value != "run":
+        return None
+    i = _options("uv run", args[1:], set(), _UV_FLAGS) + 1
+    if "--no-sync" not in {a.value for a in args[1:i]}:
+        raise ShellDeny("`uv run` first syncs the environment (writes .venv, downloads packages); "
+                        "run `uv run --no-sync CMD`")
+    if i >= len(args):
+        raise ShellDeny("`uv run` needs a command")
+    return Unwrapped([args[i:]])
+
+
 _SIMPLE: dict[str, tuple[set[str], set[str], int]] = {
     # name: (options taking a value, options without one, operands before the command)
     "command": (set(), {"-p", "-v", "-V"}, 0),
@@ -187,6 +207,9 @@ _SIMPLE: dict[str, tuple[set[str], set[str], int]] = {
     "stdbuf": ({"-i", "-o", "-e", "--input", "--output", "--error"}, set(), 0),
     "setsid": (set(), {"-c", "--ctty", "-f", "--fork", "-w", "--wait"}, 0),
 }
+# `uv run` options that only choose how it runs, never what it installs: no --with, --python, --index.
+_UV_FLAGS = {"--no-sync", "--frozen", "--locked", "--offline", "-q", "--quiet", "--active", "--no-dev",
+             "--no-project", "--isolated"}
 _XARGS_VALUE = {"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a", "--max-args", "--max-procs",
                 "--delimiter", "--replace", "--arg-file", "--max-lines", "--max-chars", "--eof"}
 _XARGS_FLAGS = {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x", "--exit"}
@@ -208,6 +231,8 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
         i = _options(name, args, _XARGS_VALUE, _XARGS_FLAGS)
         rest = args[i:] or [Word("echo")]
         return Unwrapped([rest], open_args=True)
+    if name == "uv":
+        return _uv(args)
     if name == "nice" and args and re.fullmatch(r"-\d+", args[0].value):
         args = args[1:]
     spec = _SIMPLE.get(name)

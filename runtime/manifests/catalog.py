@@ -13,6 +13,8 @@ from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
 from runtime.manifests.locate import catalog_layers, role_file
 from runtime.manifests.program import ProgramGrammar, load_program
+from runtime.manifests.toolchain import FILE as TOOLCHAIN_FILE
+from runtime.manifests.toolchain import Toolchain, load_toolchain
 
 _WARNED: set[str] = set()
 
@@ -133,6 +135,12 @@ class Catalog:
     def grammars(self) -> dict[str, dict]:
         """Named grammars in the form program rules take them."""
         return {name: g.grammar for name, g in self.programs.items()}
+
+    @cached_property
+    def toolchain(self) -> Toolchain:
+        """The repository's toolchain (``toolchain.toml`` of the top layer); empty when none is declared."""
+        path = self.layers[-1] / TOOLCHAIN_FILE
+        return load_toolchain(path, display_path(path))
 
     def role_path(self, name: str) -> Path:
         return Path(role_file(str(self.root), name))

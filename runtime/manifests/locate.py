@@ -30,7 +30,8 @@ def _is_full(folder: str) -> bool:
 
 
 def _is_layer(folder: str) -> bool:
-    return not _is_full(folder) and any(os.path.isdir(os.path.join(folder, p)) for p in _PARTS)
+    return not _is_full(folder) and (any(os.path.isdir(os.path.join(folder, p)) for p in _PARTS)
+                                     or os.path.isfile(os.path.join(folder, "toolchain.toml")))
 
 
 def _is_catalog(folder: str) -> bool:

@@ -26,6 +26,7 @@ from runtime.orchestration.judge import judge
 from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
 from runtime.orchestration.state import OrchestratorState
+from runtime.sandbox.toolchain import toolchain_mounts
 from runtime.spawn.commands import commands_on_tree
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.spawn.state import default_state_dir
@@ -123,13 +124,15 @@ def _integrate(run: Run) -> dict[str, list[str]]:
     return integration.conflicts
 
 
-async def _plan_checks(run: Run) -> list[tuple[str, int, str]]:
+async def _plan_checks(run: Run, catalog) -> list[tuple[str, int, str]]:
     head = run.git.resolve(run.integration)
     checks = []
     if run.plan.checks:
         home = run.state_dir / "runs" / run.run_id / "checks-home"
         home.mkdir(parents=True, exist_ok=True)
-        checks = await commands_on_tree(run.git, head, list(run.plan.checks), home, run.options.use_sandbox)
+        toolchain = toolchain_mounts(catalog.toolchain, run.git.root) if catalog.toolchain else None
+        checks = await commands_on_tree(run.git, head, list(run.plan.checks), home, run.options.use_sandbox,
+                                        toolchain=toolchain)
         for command, code, _ in checks:
             run.emit("plan-check", command=command, exit_code=code)
     return checks
@@ -185,7 +188,7 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
     try:
         while True:
             await _round(run, subtasks, number, catalog)
-            checks = await _plan_checks(run)
+            checks = await _plan_checks(run, catalog)
             conflicts = {sid: paths for sid, paths in run.conflicts.items()
                          if run.results.get(sid) and run.results[sid].outcome.status == "ok"}
             run.report.checks = [(c, code) for c, code, _ in checks]

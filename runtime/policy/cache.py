@@ -41,6 +41,8 @@ def _walk(catalog_root: str) -> tuple[list[str], list[str]]:
 
     files: list[str] = []
     folders: list[str] = []
+    # A layer's toolchain.toml, whether or not it exists yet: creating one changes the policy.
+    files += [os.path.join(layer, "toolchain.toml") for layer in catalog_layers(catalog_root)]
     for sub in (os.path.join(layer, part) for layer in catalog_layers(catalog_root) for part in _CATALOG_PARTS):
         top = sub
         folders.append(top)
@@ -85,8 +87,11 @@ def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) ->
     h = new_sha256()
     h.update(f"v{VERSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
     for path in catalog_files(catalog_root) + ([task_path] if task_path else []):
-        with open(path, "rb") as fh:
-            data = fh.read()
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            data = b"\0absent"
         h.update(f"{path}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()

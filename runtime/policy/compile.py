@@ -9,6 +9,7 @@ content hash seals it; the gate refuses a document whose hash does not match.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from runtime.gate.policy import FORMAT, VERSION, content_hash
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
+from runtime.manifests.globs import globs_to_regex
+from runtime.manifests.toolchain import Toolchain
 from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, VERIFY_KINDS, WRITE_TOOLS
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
@@ -51,12 +54,44 @@ def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, Any]]) -
                 )
 
 
+def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
+    """`make TARGET` for the targets the toolchain names: no -f, -C, -e or VAR=value (which would run
+    another Makefile or override what the recipes run)."""
+    return {
+        "program": "make", "subcommands": [], "option-style": "gnu",
+        "options": {"-s": "flag", "--silent": "flag", "--quiet": "flag", "-k": "flag", "--keep-going": "flag",
+                    "-j": "int", "--jobs": "int"},
+        "positionals": [list(targets)], "trailing": None, "env": [], "cwd": "in-root",
+        "inline-code": False, "arg-files": False, "xargs": False, "ask": False,
+    }
+
+
+def _check_toolchain_scope(toolchain: Toolchain, values: dict[str, dict[str, Any]], role: ResolvedRole) -> None:
+    """A toolchain folder the agent may write is no toolchain: whatever it put there would run by name."""
+    globs = [g for name, have in values.items() for g in have.get("globs", []) if _gate(role, name) == "write-whitelist"]
+    if not toolchain.folders or not globs:
+        return
+    scope = re.compile(globs_to_regex(globs) or "(?!)")
+    denied = re.compile(globs_to_regex([g for name, have in values.items() for g in have.get("globs", [])
+                                        if _gate(role, name) == "write-denylist"]) or "(?!)")
+    for folder in toolchain.folders:
+        if scope.match(f"{folder}/x") and not denied.match(f"{folder}/x"):
+            raise ManifestError(toolchain.source, 1, f"toolchain folder `{folder}` lies inside role `{role.name}`'s "
+                                f"write scope: the agent could put any program there; narrow the scope or deny `{folder}/**`")
+
+
+def _gate(role: ResolvedRole, atom_name: str) -> str | None:
+    return next((a.gate for a in role.atoms if a.name == atom_name), None)
+
+
 def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog) -> dict[str, Any]:
     """The compiled policy for ``role`` (and ``task``) anchored at worktree ``root``."""
     if not role.spawnable:
         raise _role_error(role, ("role", "spawnable"), f"role `{role.name}` is not spawnable: no agent ever runs under it, so it has no policy")
     values = param_values(role, task)
     check_role_coherent(role, values)
+    toolchain = catalog.toolchain
+    _check_toolchain_scope(toolchain, values, role)
     gates, verify, sandbox = [], [], []
     for atom in role.atoms:
         have = values[atom.name]
@@ -68,6 +103,11 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
             verify.append({"atom": atom.name, "kind": atom.verify, "params": {p: have[p] for p in VERIFY_KINDS[atom.verify]}})
         for kind in atom.sandbox:
             sandbox.append({"atom": atom.name, "kind": kind})
+    if toolchain.make_targets:
+        for entry in gates:
+            rules = entry["params"].get("rules") if entry["kind"] == "bash-allowlist" else None
+            if rules is not None and not any(r["program"] == "make" for r in rules):
+                entry["params"] = {**entry["params"], "rules": [*rules, make_rule(toolchain.make_targets)]}
     doc: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -84,8 +124,10 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "gates": gates,
         "verify": verify,
         "sandbox": sandbox,
+        "toolchain": {"path": list(toolchain.path)},
         # Every layer's catalog files: an agent must not rewrite the rules it runs under.
-        "protected": [str(layer / part) for layer in catalog.layers for part in ("capabilities", "roles", "programs")],
+        "protected": [str(layer / part) for layer in catalog.layers
+                      for part in ("capabilities", "roles", "programs", "toolchain.toml")],
     }
     doc["hash"] = content_hash(doc)
     return doc

@@ -225,6 +225,9 @@ class SandboxSpec:
     # ("ro" | "rw", path) mounted in this order after the extra binds and before the worktree:
     # a read-only folder with writable folders inside it (the claude-code backend's ~/.claude).
     late_binds: list[tuple[str, Path]] = field(default_factory=list)
+    # (source, destination) read-only, mounted after the writable paths (and before the protected ones):
+    # the repository's toolchain, in the worktree and at the main checkout's paths (runtime.sandbox.toolchain).
+    toolchain_binds: list[tuple[Path, Path]] = field(default_factory=list)
     user: AgentUser | None = field(default_factory=agent_user)
 
     def expose(self, paths: Iterable[Path]) -> None:
@@ -270,6 +273,10 @@ class SandboxSpec:
         extra_rw = [self._resolve(p, "extra read-write bind") for p in self.extra_binds_rw]
         extra_ro = [self._resolve(p, "extra read-only bind") for p in self.extra_binds_ro]
         late = [(mode, self._resolve(p, "late bind")) for mode, p in self.late_binds]
+        tools = [(self._resolve(src, "toolchain folder"), Path(os.path.normpath(dest))) for src, dest in self.toolchain_binds]
+        for src, dest in tools:
+            if not dest.is_absolute():
+                raise SandboxSpecError(f"toolchain destination {dest} must be an absolute path")
         for path in writable:
             if not _inside(path, worktree):
                 raise SandboxSpecError(f"writable path {path} is outside the worktree {worktree}")
@@ -290,7 +297,8 @@ class SandboxSpec:
         masked = [self._resolve(p, "masked folder") for p in self.masked]
         # bubblewrap makes the folders leading to a bind point 0700, which the agent's uid could not
         # traverse: create them first, world-traversable (they hold nothing but the mount points).
-        for parent in _parents([*masked, home, *extra_rw, *extra_ro, *(p for _, p in late), worktree]):
+        outside = [dest for _, dest in tools if not _inside(dest, worktree)]
+        for parent in _parents([*masked, home, *extra_rw, *extra_ro, *(p for _, p in late), worktree, *outside]):
             out += ["--perms", "0755", "--dir", str(parent)]
         for path in masked:
             out += ["--tmpfs", str(path)]
@@ -304,6 +312,8 @@ class SandboxSpec:
         out += ["--ro-bind", str(worktree), str(worktree)]
         for path in [] if self.read_only_worktree else writable:
             out += ["--bind", str(path), str(path)]
+        for src, dest in tools:
+            out += ["--ro-bind", str(src), str(dest)]
         for path in readonly:
             out += ["--ro-bind", str(path), str(path)]
         if seccomp_fd is not None:

@@ -65,7 +65,8 @@ async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[st
     entries = [e for e in run.policy.get("verify", []) if e["kind"] in COMMAND_KINDS]
     commands = [c for e in entries for c in ([e["params"]["command"]] if e["kind"] == "tests-green" else e["params"]["commands"])]
     outputs = {cmd: (code, out) for cmd, code, out in
-               await commands_on_tree(run.git, tree, commands, run.home, run.options.use_sandbox, parents=(base, commit))}
+               await commands_on_tree(run.git, tree, commands, run.home, run.options.use_sandbox, parents=(base, commit),
+                                      toolchain=run.toolchain)}
     failures: list[str] = []
     for entry in entries:
         params = entry["params"]

@@ -41,13 +41,13 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path):
 
 
 async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
-                           parents: tuple[str, ...] = ()) -> list[tuple[str, int, str]]:
+                           parents: tuple[str, ...] = (), toolchain=None) -> list[tuple[str, int, str]]:
     """Run ``commands`` on a checkout of ``tree`` (a merge result), each in the sandbox.
 
     The checkout is a throwaway folder: it is writable, nothing else is, and it
     has no network. Returns (command, exit code, output) for each.
     """
-    from runtime.spawn.sandboxing import runtime_binds
+    from runtime.spawn.sandboxing import runtime_binds, with_toolchain
 
     results = []
     with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
@@ -57,6 +57,7 @@ async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_
             if use_sandbox:
                 sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, {}))
                 sandbox.expose(runtime_binds())
+                sandbox = with_toolchain(sandbox, toolchain)
             run = command_runner(path, sandbox, home)
             for command in commands:
                 code, output = await run(command, 900.0)

@@ -28,6 +28,7 @@ from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
 from runtime.policy.compile import compile_policy
 from runtime.sandbox.launch import preflight as sandbox_preflight
+from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, merge_verified
 from runtime.spawn.attempts import run_attempts
 from runtime.spawn.outcome import Attempt, Outcome
@@ -69,6 +70,7 @@ class Run:
     home: Path = Path()
     policy: dict = field(default_factory=dict)
     record: dict = field(default_factory=dict)
+    toolchain: ToolchainMounts | None = None  # the repository's tools, shown read-only in every sandbox
 
     @property
     def agent_id(self) -> str:
@@ -112,12 +114,13 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
         raise UsageError(f"{git.root} has no commits yet: an agent branches from a commit, so commit first") from None
     if options.merge:
         _check_merge_target(git, options)
+    toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
     state.root.mkdir(parents=True, exist_ok=True)
     audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
     with acquire(state.locks, task.agent_id):
         clean_leftovers(state, git, task.agent_id)
-        run = Run(task, catalog, git, state, audit, options)
+        run = Run(task, catalog, git, state, audit, options, toolchain=toolchain)
         finished = recover(run)
         if isinstance(finished, ResumeMerge):
             return await _resume_merge(run, finished)

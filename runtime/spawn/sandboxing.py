@@ -19,6 +19,7 @@ from typing import Any
 import runtime
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
+from runtime.sandbox.toolchain import ToolchainMounts, make_mount_points
 
 _WILD = set("*?[")
 
@@ -52,8 +53,20 @@ def runtime_binds() -> list[Path]:
     return sorted(p for p in paths if p.exists())
 
 
+def with_toolchain(spec: SandboxSpec, mounts: ToolchainMounts | None) -> SandboxSpec:
+    """``spec`` showing the repository's toolchain read-only, its folders first on PATH."""
+    if mounts is None:
+        return spec
+    make_mount_points(mounts, spec.worktree)
+    spec.toolchain_binds = mounts.binds(spec.worktree)
+    spec.expose(mounts.expose)
+    spec.env = {**spec.env, **mounts.env, "PATH": mounts.search_path(spec.worktree, spec.env["PATH"])}
+    return spec
+
+
 def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: list[Path],
-                  declared_env: dict[str, str], extra_ro: list[Path] = ()) -> SandboxSpec:
+                  declared_env: dict[str, str], extra_ro: list[Path] = (),
+                  toolchain: ToolchainMounts | None = None) -> SandboxSpec:
     kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
     protected = [p for p in (worktree / ".git", worktree / ".claude") if p.exists()]
     spec = SandboxSpec(
@@ -67,4 +80,4 @@ def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: li
     )
     # The interpreter and the runtime must stay visible, wherever they are installed.
     spec.expose([*runtime_binds(), *extra_ro])
-    return spec
+    return with_toolchain(spec, toolchain)

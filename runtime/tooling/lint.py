@@ -60,6 +60,10 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
         for grammar in programs.values():
             report.examples += len(grammar.examples)
             report.errors += run_program_examples(grammar, str(Path(root).resolve()))
+    try:
+        catalog.toolchain  # noqa: B018 - loading checks it
+    except ManifestError as exc:
+        report.errors.append(exc)
     if report.errors:
         return report  # roles and tasks would only repeat broken atoms
     loaded = []

@@ -1,4 +1,4 @@
-"""JSON Schemas of the manifest kinds (capability, role, program, task, plan), for editors (`#:schema` lines)."""
+"""JSON Schemas of the manifest kinds (capability, role, program, task, toolchain, plan), for editors (`#:schema` lines)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from runtime.manifests.atom import AliasFile, AtomFile
 from runtime.manifests.program import ProgramFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
+from runtime.manifests.toolchain import ToolchainFile
 from runtime.orchestration.plan_schema import PlanFile
 
 BASE = "https://agent-runtime.invalid/schemas"
@@ -34,6 +35,7 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
         ("role.schema.json", RoleFile, "roles/<name>.toml"),
         ("program.schema.json", ProgramFile, "programs/<name>.toml"),
         ("task.schema.json", TaskFile, "task.toml"),
+        ("toolchain.schema.json", ToolchainFile, ".agent-runtime/toolchain.toml"),
         ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plan_save.SCHEMA_URL
     )
     for name, model, title in kinds:

@@ -1,0 +1,157 @@
+"""The target repository's toolchain: ``toolchain.toml`` in the project catalog.
+
+A worktree holds what git tracks, and a repository's tools mostly are not
+tracked: its virtualenv, its ``node_modules``, the ``uv`` that manages them.
+``toolchain.toml`` (beside ``roles/`` in ``.agent-runtime/``) declares them,
+typed:
+
+- ``presets``: ``python`` (a virtualenv in ``.venv``), ``uv`` (the same,
+  run through ``uv run``), ``node`` (``node_modules``);
+- ``folders``: folders of the repository bound read-only into every sandbox
+  at the same place in the worktree (and at their own path, where a venv's
+  scripts expect their interpreter);
+- ``path``: folders among them whose programs are found by name (first on
+  the sandbox's PATH) and may be called by their path (``.venv/bin/pytest``);
+  the gate still judges each program by its name and the role's rules;
+- ``programs``: host programs the sandbox shows (``uv``);
+- ``make-targets``: ``make TARGET`` becomes an allowed command for every role
+  with shell rules. The Makefile is the repository's own code, as conftest.py
+  and npm scripts are: the sandbox, not the gate, contains what it does.
+
+Paths are relative to the repository's root (the main checkout), never
+absolute, never with ``..``: the toolchain is the repository's, not the
+machine's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from runtime.manifests.model import Model, did_you_mean, parse_model
+from runtime.manifests.tomlsrc import TomlSource, read_toml
+
+FILE = "toolchain.toml"
+_TARGET = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+
+
+@dataclass(frozen=True)
+class Preset:
+    folders: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
+    # Set by the runtime, not declared: variables that keep the tool from writing or downloading.
+    env: tuple[tuple[str, str], ...] = ()
+
+
+PRESETS = {
+    "python": Preset(folders=(".venv",), path=(".venv/bin",)),
+    # `uv run` would first sync the environment (write .venv, download); in the sandbox it only runs.
+    "uv": Preset(folders=(".venv",), path=(".venv/bin",), programs=("uv",),
+                 env=(("UV_NO_SYNC", "1"), ("UV_OFFLINE", "1"), ("UV_PYTHON_DOWNLOADS", "never"),
+                      ("UV_NO_CONFIG", "1"))),
+    "node": Preset(folders=("node_modules",), path=("node_modules/.bin",)),
+}
+
+
+class ToolchainSection(Model):
+    presets: list[str] = Field(default_factory=list)
+    folders: list[str] = Field(default_factory=list)
+    path: list[str] = Field(default_factory=list)
+    programs: list[str] = Field(default_factory=list)
+    make_targets: list[str] = Field(default_factory=list)
+
+
+class ToolchainFile(Model):
+    toolchain: ToolchainSection
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    folders: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
+    make_targets: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    source: str = ""  # the file it came from, for messages
+    lines: tuple[tuple[str, int], ...] = ()  # folder or program -> the line declaring it
+
+    def where(self, name: str) -> str:
+        """``file:line`` of the declaration of folder or program ``name``."""
+        return f"{self.source}:{dict(self.lines).get(name, 1)}"
+
+    def __bool__(self) -> bool:
+        return bool(self.folders or self.programs or self.make_targets)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"folders": list(self.folders), "path": list(self.path), "programs": list(self.programs),
+                "make-targets": list(self.make_targets), "env": dict(self.env)}
+
+
+def _relative(value: str) -> str | None:
+    """``value`` as a clean relative folder, or None when it is absolute, empty or climbs out."""
+    if not value or value.startswith(("/", "~")) or "\\" in value or "\0" in value:
+        return None
+    parts = [p for p in value.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or any(set(p) & set("*?[]{}$`") for p in parts):
+        return None
+    return "/".join(parts)
+
+
+def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
+    parsed = parse_model(ToolchainFile, data, src).toolchain
+    folders: list[str] = []
+    path: list[str] = []
+    programs: list[str] = []
+    env: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for n, name in enumerate(parsed.presets):
+        preset = PRESETS.get(name)
+        if preset is None:
+            raise src.error(("toolchain", "presets", n), f"unknown preset `{name}`{did_you_mean(name, set(PRESETS))} "
+                                                               f"(known: {', '.join(sorted(PRESETS))})")
+        folders += preset.folders
+        path += preset.path
+        programs += preset.programs
+        for item in (*preset.folders, *preset.programs):
+            lines.setdefault(item, src.line_of(("toolchain", "presets", n)))
+        env.update(preset.env)
+    declared_path: list[tuple[str, int]] = []
+    for key, values in (("folders", parsed.folders), ("path", parsed.path)):
+        for n, value in enumerate(values):
+            clean = _relative(value)
+            if clean is None:
+                raise src.error(("toolchain", key, n), f"`{value}` must be a folder of the repository, relative to its "
+                                                      "root, without `..`, `~` or globs")
+            if key == "folders":
+                folders.append(clean)
+                lines.setdefault(clean, src.line_of(("toolchain", key, n)))
+            else:
+                declared_path.append((clean, n))
+    for value, n in declared_path:
+        if not any(value == f or value.startswith(f + "/") for f in folders):
+            raise src.error(("toolchain", "path", n), f"path folder `{value}` is not inside one of the toolchain's "
+                            f"folders ({', '.join(folders) or 'none'}): only what the sandbox binds can be run")
+        path.append(value)
+    for n, value in enumerate(parsed.programs):
+        if not _PROGRAM.match(value):
+            raise src.error(("toolchain", "programs", n), f"`{value}` is not a program name")
+        programs.append(value)
+        lines.setdefault(value, src.line_of(("toolchain", "programs", n)))
+    for n, value in enumerate(parsed.make_targets):
+        if not _TARGET.match(value):
+            raise src.error(("toolchain", "make-targets", n), f"`{value}` is not a make target name")
+    return Toolchain(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(path)), tuple(dict.fromkeys(programs)),
+                     tuple(dict.fromkeys(parsed.make_targets)), tuple(sorted(env.items())), src.path, tuple(lines.items()))
+
+
+def load_toolchain(path: Path, display: str) -> Toolchain:
+    if not path.is_file():
+        return Toolchain()
+    data, src = read_toml(path, display)
+    return toolchain_from_data(data, src)

@@ -1,0 +1,119 @@
+"""The repository's toolchain, made visible inside a sandbox (read-only).
+
+`toolchain_mounts` turns the declared toolchain (``runtime.manifests.toolchain``)
+into what the sandbox needs, checked before anything is created:
+
+- each folder (``.venv``, ``node_modules``) of the main checkout bound
+  read-only at its place in the worktree, and at its own path, where a venv's
+  scripts name their interpreter (``#!/repo/.venv/bin/python``);
+- the worktree itself shown, read-only, at the main checkout's path: an
+  editable install of the project (``pip install -e .``) imports from there,
+  and so finds the agent's code, not the main checkout's (which the sandbox
+  does not show);
+- a venv's base interpreter (``home`` in ``pyvenv.cfg``) and the host
+  programs the toolchain names (``uv``), each read-only at its own path;
+- the ``path`` folders first on PATH, and the presets' variables.
+
+Nothing is writable: the agent cannot change the tools its checks run with.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime.errors import FatalError
+from runtime.manifests.toolchain import Toolchain
+
+
+class ToolchainMissing(FatalError):
+    """A declared toolchain folder or program is not there: one line saying what to create."""
+
+
+@dataclass(frozen=True)
+class ToolchainMounts:
+    repo: Path
+    folders: tuple[tuple[Path, str], ...] = ()  # (host folder, its place relative to the repository)
+    expose: tuple[Path, ...] = ()  # read-only at their own paths: interpreters, host programs
+    path: tuple[str, ...] = ()  # relative folders first on PATH
+    host_path: tuple[str, ...] = ()  # folders of the host programs, on PATH after them
+    env: dict[str, str] = field(default_factory=dict)
+
+    def binds(self, worktree: Path) -> list[tuple[Path, Path]]:
+        """(source, destination) read-only binds, in mount order, for an agent working in ``worktree``."""
+        worktree = worktree.resolve()
+        repo = self.repo.resolve()
+        out: list[tuple[Path, Path]] = []
+        mirror = not (worktree == repo or repo in worktree.parents or worktree in repo.parents)
+        if mirror and self.folders:
+            out.append((worktree, repo))
+        for source, rel in self.folders:
+            out.append((source, worktree / rel))
+            if mirror or source != repo / rel:
+                out.append((source, repo / rel))
+        return out
+
+    def search_path(self, worktree: Path, rest: str) -> str:
+        """PATH inside the sandbox: the toolchain's folders in the worktree, the host programs', then ``rest``."""
+        return ":".join([*(str(worktree.resolve() / p) for p in self.path), *self.host_path, rest])
+
+
+def _venv_home(folder: Path) -> Path | None:
+    """The prefix of a venv's base interpreter (``home = /x/bin`` in pyvenv.cfg -> /x)."""
+    try:
+        text = (folder / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "home":
+            home = Path(value.strip())
+            return home.parent.resolve() if home.is_absolute() and home.exists() else None
+    return None
+
+
+def toolchain_mounts(toolchain: Toolchain, repo: Path) -> ToolchainMounts:
+    """What the sandbox shows of ``toolchain`` for the repository at ``repo``; ToolchainMissing when a
+    declared folder or program is not there."""
+    repo = repo.resolve()
+    folders: list[tuple[Path, str]] = []
+    expose: list[Path] = []
+    for rel in toolchain.folders:
+        source = repo / rel
+        if not source.is_dir():
+            hint = {".venv": " (python -m venv .venv, or uv sync)", "node_modules": " (npm ci)"}.get(rel, "")
+            raise ToolchainMissing(f"{toolchain.where(rel)}: toolchain folder `{rel}` does not exist in {repo}: "
+                                   f"create it{hint}, or remove it from the toolchain")
+        folders.append((source.resolve(), rel))
+        home = _venv_home(source)
+        if home is not None:
+            expose.append(home)
+    host_path: list[str] = []
+    for name in toolchain.programs:
+        found = shutil.which(name)
+        if found is None:
+            raise ToolchainMissing(f"{toolchain.where(name)}: toolchain program `{name}` is not on this machine's PATH: "
+                                   "install it, or remove it from the toolchain")
+        real = Path(found).resolve()
+        expose.append(real)
+        # The program under its own name, where PATH finds it (a symlink's folder may not be shown).
+        host_path.append(str(real.parent) if real.name == name else str(Path(found).parent))
+        if real.name != name:
+            expose.append(Path(found).parent / name)
+    return ToolchainMounts(repo, tuple(folders), tuple(dict.fromkeys(expose)), toolchain.path,
+                           tuple(dict.fromkeys(host_path)), dict(toolchain.env))
+
+
+def make_mount_points(mounts: ToolchainMounts | None, worktree: Path) -> None:
+    """The empty folders in the worktree the toolchain is bound on (bubblewrap cannot create them in a
+    read-only worktree). Empty folders are invisible to git, so they never show as changes."""
+    if mounts is None:
+        return
+    for _, rel in mounts.folders:
+        target = worktree / rel
+        if os.path.lexists(target) and (target.is_symlink() or not target.is_dir()):
+            raise ToolchainMissing(f"{target} is in the way of the toolchain folder `{rel}`: the worktree has a "
+                                   "file or symlink there")
+        target.mkdir(parents=True, exist_ok=True)
