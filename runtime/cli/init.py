@@ -43,7 +43,8 @@ TOOLCHAIN_HEAD = '''# The repository's own tools, which git does not track and s
 # they are bound read-only into every agent's sandbox (and into its checks), their bin folders
 # first on PATH; agents call them by name or by path (`.venv/bin/pytest`). What runs is the
 # repository's own code (conftest.py, npm scripts, the Makefile): the sandbox contains it.
-# Presets: python (.venv), uv (.venv, run through `uv run --no-sync`), node (node_modules).
+# Presets: python (.venv), uv (.venv, run through `uv run --no-sync`), node (node_modules),
+# go (the host's go and module cache), rust (the host's cargo and rustup homes).
 # Written by `runtime init` from what it found; `runtime lint` checks it.
 
 [toolchain]
@@ -59,9 +60,14 @@ def detect_toolchain(repo: Path) -> str:
         presets.append("uv" if (repo / "uv.lock").is_file() else "python")
     if (repo / "node_modules").is_dir():
         presets.append("node")
+    if (repo / "go.mod").is_file():
+        presets.append("go")
+    if (repo / "Cargo.toml").is_file():
+        presets.append("rust")
     lines = [f"presets = [{', '.join(repr(p).replace(chr(39), chr(34)) for p in presets)}]"]
     if not presets:
-        lines = ["# presets = [\"python\"]  # nothing found: no .venv, no node_modules", "presets = []"]
+        lines = ["# presets = [\"python\"]  # nothing found: no .venv, node_modules, go.mod or Cargo.toml",
+                 "presets = []"]
     targets = _make_targets(repo / "Makefile")
     if targets:
         shown = ", ".join(f'"{t}"' for t in targets)

@@ -6,7 +6,8 @@ tracked: its virtualenv, its ``node_modules``, the ``uv`` that manages them.
 typed:
 
 - ``presets``: ``python`` (a virtualenv in ``.venv``), ``uv`` (the same,
-  run through ``uv run``), ``node`` (``node_modules``);
+  run through ``uv run``), ``node`` (``node_modules``), ``go`` (the host's
+  Go and its module cache), ``rust`` (the host's cargo and rustup homes);
 - ``folders``: folders of the repository bound read-only into every sandbox
   at the same place in the worktree (and at their own path, where a venv's
   scripts expect their interpreter);
@@ -47,6 +48,9 @@ class Preset:
     programs: tuple[str, ...] = ()
     # Set by the runtime, not declared: variables that keep the tool from writing or downloading.
     env: tuple[tuple[str, str], ...] = ()
+    # A host probe (runtime.sandbox.toolchain.PROBES) that finds the toolchain's own folders on this
+    # machine when the sandbox is built: Go's module cache and GOROOT, rustup's and cargo's homes.
+    probe: str | None = None
 
 
 PRESETS = {
@@ -56,6 +60,13 @@ PRESETS = {
                  env=(("UV_NO_SYNC", "1"), ("UV_OFFLINE", "1"), ("UV_PYTHON_DOWNLOADS", "never"),
                       ("UV_NO_CONFIG", "1"))),
     "node": Preset(folders=("node_modules",), path=("node_modules/.bin",)),
+    # Modules come from the host's module cache, read-only; nothing is downloaded, no other Go toolchain.
+    "go": Preset(programs=("go",), probe="go",
+                 env=(("GOPROXY", "off"), ("GOFLAGS", "-mod=readonly"), ("GOTOOLCHAIN", "local"))),
+    # Crates come from the host's cargo home, read-only (build once on the host so they are unpacked);
+    # builds go to the sandbox's private /tmp, not into the worktree.
+    "rust": Preset(programs=("cargo",), probe="rust",
+                   env=(("CARGO_NET_OFFLINE", "true"), ("CARGO_TARGET_DIR", "/tmp/cargo-target"))),
 }
 
 
@@ -78,6 +89,7 @@ class Toolchain:
     programs: tuple[str, ...] = ()
     make_targets: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    probes: tuple[str, ...] = ()
     source: str = ""  # the file it came from, for messages
     lines: tuple[tuple[str, int], ...] = ()  # folder or program -> the line declaring it
 
@@ -86,7 +98,7 @@ class Toolchain:
         return f"{self.source}:{dict(self.lines).get(name, 1)}"
 
     def __bool__(self) -> bool:
-        return bool(self.folders or self.programs or self.make_targets)
+        return bool(self.folders or self.programs or self.make_targets or self.probes)
 
     def to_json(self) -> dict[str, Any]:
         return {"folders": list(self.folders), "path": list(self.path), "programs": list(self.programs),
@@ -110,6 +122,7 @@ def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
     programs: list[str] = []
     env: dict[str, str] = {}
     lines: dict[str, int] = {}
+    probes: list[str] = []
     for n, name in enumerate(parsed.presets):
         preset = PRESETS.get(name)
         if preset is None:
@@ -121,6 +134,9 @@ def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
         for item in (*preset.folders, *preset.programs):
             lines.setdefault(item, src.line_of(("toolchain", "presets", n)))
         env.update(preset.env)
+        if preset.probe:
+            probes.append(preset.probe)
+            lines.setdefault(preset.probe, src.line_of(("toolchain", "presets", n)))
     declared_path: list[tuple[str, int]] = []
     for key, values in (("folders", parsed.folders), ("path", parsed.path)):
         for n, value in enumerate(values):
@@ -147,7 +163,8 @@ def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
         if not _TARGET.match(value):
             raise src.error(("toolchain", "make-targets", n), f"`{value}` is not a make target name")
     return Toolchain(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(path)), tuple(dict.fromkeys(programs)),
-                     tuple(dict.fromkeys(parsed.make_targets)), tuple(sorted(env.items())), src.path, tuple(lines.items()))
+                     tuple(dict.fromkeys(parsed.make_targets)), tuple(sorted(env.items())), tuple(dict.fromkeys(probes)),
+                     src.path, tuple(lines.items()))
 
 
 def load_toolchain(path: Path, display: str) -> Toolchain:

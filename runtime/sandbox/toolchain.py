@@ -10,8 +10,10 @@ into what the sandbox needs, checked before anything is created:
   editable install of the project (``pip install -e .``) imports from there,
   and so finds the agent's code, not the main checkout's (which the sandbox
   does not show);
-- a venv's base interpreter (``home`` in ``pyvenv.cfg``) and the host
-  programs the toolchain names (``uv``), each read-only at its own path;
+- a venv's base interpreter (``home`` in ``pyvenv.cfg``), the host programs
+  the toolchain names (``uv``, ``go``, ``cargo``) with their folders, and
+  what the presets' probes find (Go's GOROOT and module cache, cargo's and
+  rustup's homes), each read-only at its own path;
 - the ``path`` folders first on PATH, and the presets' variables.
 
 Nothing is writable: the agent cannot change the tools its checks run with.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,19 +94,51 @@ def toolchain_mounts(toolchain: Toolchain, repo: Path) -> ToolchainMounts:
         if home is not None:
             expose.append(home)
     host_path: list[str] = []
+    env = dict(toolchain.env)
     for name in toolchain.programs:
         found = shutil.which(name)
         if found is None:
             raise ToolchainMissing(f"{toolchain.where(name)}: toolchain program `{name}` is not on this machine's PATH: "
                                    "install it, or remove it from the toolchain")
-        real = Path(found).resolve()
-        expose.append(real)
-        # The program under its own name, where PATH finds it (a symlink's folder may not be shown).
-        host_path.append(str(real.parent) if real.name == name else str(Path(found).parent))
-        if real.name != name:
-            expose.append(Path(found).parent / name)
+        # Its folder as PATH names it (cargo is a link to rustup beside it), and what it links to.
+        folder = Path(os.path.abspath(found)).parent
+        expose += [folder, Path(found).resolve()]
+        host_path.append(str(folder))
+    for probe in toolchain.probes:
+        more, values = PROBES[probe](toolchain.where(probe))
+        expose += more
+        env.update(values)
     return ToolchainMounts(repo, tuple(folders), tuple(dict.fromkeys(expose)), toolchain.path,
-                           tuple(dict.fromkeys(host_path)), dict(toolchain.env))
+                           tuple(dict.fromkeys(host_path)), env)
+
+
+def _go(where: str) -> tuple[list[Path], dict[str, str]]:
+    """GOROOT and the module cache, as the host's go reports them."""
+    try:
+        out = subprocess.run(["go", "env", "GOROOT", "GOMODCACHE"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolchainMissing(f"{where}: `go env` failed: {exc}") from None
+    lines = out.stdout.split("\n")
+    if out.returncode != 0 or len(lines) < 2 or not lines[0] or not lines[1]:
+        raise ToolchainMissing(f"{where}: `go env GOROOT GOMODCACHE` failed: {out.stderr.strip()[:200]}")
+    goroot, modcache = Path(lines[0]), Path(lines[1])
+    modcache.mkdir(parents=True, exist_ok=True)  # a module without dependencies may never have made one
+    return [goroot, modcache], {"GOROOT": str(goroot), "GOMODCACHE": str(modcache)}
+
+
+def _rust(where: str) -> tuple[list[Path], dict[str, str]]:
+    """cargo's and rustup's homes (the toolchains, the registry), read-only."""
+    home = Path.home()
+    cargo = Path(os.environ.get("CARGO_HOME") or home / ".cargo")
+    rustup = Path(os.environ.get("RUSTUP_HOME") or home / ".rustup")
+    if not cargo.is_dir():
+        raise ToolchainMissing(f"{where}: cargo's home {cargo} does not exist: install Rust (rustup), or set CARGO_HOME")
+    found = [cargo] + ([rustup] if rustup.is_dir() else [])
+    env = {"CARGO_HOME": str(cargo)} | ({"RUSTUP_HOME": str(rustup)} if rustup.is_dir() else {})
+    return found, env
+
+
+PROBES = {"go": _go, "rust": _rust}
 
 
 def make_mount_points(mounts: ToolchainMounts | None, worktree: Path) -> None:

@@ -143,7 +143,7 @@ def test_denying_the_folder_makes_a_wide_scope_fine(tmp_path, worktree):
 
 
 @pytest.mark.parametrize("text, line, words", [
-    ('[toolchain]\npresets = ["pyhton"]\n', 2, "unknown preset `pyhton` (did you mean `python`?) (known: node, python, uv)"),
+    ('[toolchain]\npresets = ["pyhton"]\n', 2, "unknown preset `pyhton` (did you mean `python`?) (known: go, node, python, rust, uv)"),
     ('[toolchain]\nfolders = ["/opt/venv"]\n', 2, "relative to its root"),
     ('[toolchain]\nfolders = [".venv", "../other"]\n', 2, "without `..`"),
     ('[toolchain]\nfolders = [".venv"]\npath = ["bin"]\n', 3, "not inside one of the toolchain's folders (.venv)"),
@@ -156,3 +156,22 @@ def test_a_bad_toolchain_is_one_line(tmp_path, worktree, text, line, words):
         _policy(tmp_path, worktree, text)
     err = info.value
     assert err.path.endswith("toolchain.toml") and err.line == line and words in err.message, str(err)
+
+
+def test_the_go_preset_binds_what_the_hosts_go_reports(tmp_path, monkeypatch):
+    from runtime.manifests.toolchain import PRESETS, Toolchain
+    from runtime.sandbox.toolchain import toolchain_mounts
+
+    # A stand-in `go` on PATH answering `go env GOROOT GOMODCACHE` (this machine has no Go).
+    bin_dir, goroot, modcache = tmp_path / "bin", tmp_path / "goroot", tmp_path / "mod"
+    bin_dir.mkdir()
+    goroot.mkdir()
+    (bin_dir / "go").write_text(f"#!/bin/sh\necho {goroot}\necho {modcache}\n")
+    (bin_dir / "go").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    preset = PRESETS["go"]
+    mounts = toolchain_mounts(Toolchain(programs=preset.programs, env=preset.env, probes=("go",), source="t"), tmp_path)
+    assert {bin_dir, goroot, modcache} <= set(mounts.expose) and modcache.is_dir()
+    assert mounts.env == {"GOPROXY": "off", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local",
+                          "GOROOT": str(goroot), "GOMODCACHE": str(modcache)}
+    assert mounts.host_path == (str(bin_dir),)

@@ -9,7 +9,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from tests.conftest import RUNTIME
+from tests.conftest import RUNTIME, require
 from tests.spawn.conftest import SH_FIX, SH_REPORT, git
 
 FIX = f"{SH_FIX}; {SH_REPORT}"
@@ -106,3 +106,21 @@ def test_a_missing_toolchain_folder_is_one_line_before_anything_is_made(spawner)
         f"error: .agent-runtime/toolchain.toml:2: toolchain folder `node_modules` does not exist in {spawner.repo.resolve()}: "
         "create it (npm ci), or remove it from the toolchain"], proc.stderr
     assert not spawner.state.exists() and spawner.sha("agent/ag-nonode") is None
+
+
+def test_a_rust_crate_builds_and_tests_with_the_hosts_cargo(spawner):
+    cargo = shutil.which("cargo")
+    require(cargo is not None, "cargo is not installed")
+    (spawner.repo / "Cargo.toml").write_text('[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n\n[lib]\npath = "lib.rs"\n')
+    (spawner.repo / "lib.rs").write_text("pub fn mean(v: &[f64]) -> f64 { v.iter().sum::<f64>() / v.len() as f64 }\n"
+                                         "#[test]\nfn two() { assert_eq!(mean(&[1.0, 3.0]), 2.0); }\n")
+    # Committed, as a crate's lock file should be: cargo would write it, and the worktree is read-only there.
+    subprocess.run([cargo, "generate-lockfile", "--offline"], cwd=spawner.repo, check=True, capture_output=True)
+    git(spawner.repo, "add", "-A")
+    git(spawner.repo, "commit", "-q", "-m", "a crate")
+    layer = _project_catalog(spawner.repo, '[toolchain]\npresets = ["rust"]\n')
+    task = spawner.task(agent_id="ag-rust", command=FIX, verification={
+        "test-command": "pytest -q tests", "test-count-min": 4, "check-commands": ["cargo test -q"]})
+    proc = _spawn(spawner, layer, task)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "target" not in {p.split("/")[0] for p in spawner.files_at("agent/ag-rust")}  # built in the sandbox's /tmp
