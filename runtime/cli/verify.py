@@ -42,7 +42,7 @@ def run(args) -> int:
         home_path = Path(home)
         toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
         sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {}, toolchain=toolchain)
-        ws = Workspace(git, worktree, base, report, command_runner(worktree, sandbox, home_path))
+        ws = Workspace(git, worktree, base, report, command_runner(worktree, sandbox, home_path, toolchain))
         checks = anyio.run(verify, policy, ws)
     statuses = {c.status for c in checks}
     result = {

@@ -58,6 +58,12 @@ class ToolchainMounts:
                 out.append((source, repo / rel))
         return out
 
+    def host_env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` for a process outside any sandbox (--no-os-sandbox): the main checkout's folders and
+        the host programs' first on PATH, the presets' variables."""
+        path = ":".join([*(str(self.repo / p) for p in self.path), *self.host_path, env["PATH"]])
+        return {**env, **self.env, "PATH": path}
+
     def search_path(self, worktree: Path, rest: str) -> str:
         """PATH inside the sandbox: the toolchain's folders in the worktree, the host programs', then ``rest``."""
         return ":".join([*(str(worktree.resolve() / p) for p in self.path), *self.host_path, rest])

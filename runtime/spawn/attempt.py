@@ -29,6 +29,7 @@ from runtime.errors import FatalError
 from runtime.manifests.task import Task
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
+from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
 from runtime.spawn.progress import Progress
@@ -59,6 +60,7 @@ class AttemptSetup:
     report_problem: str | None = None  # set by the attempt: why the report file was refused
     egress_socket: Path | None = None  # the egress proxy (roles that may reach the web), else no way out
     model_token: str | None = None  # claude-code: the per-run secret the model proxy checks
+    toolchain: ToolchainMounts | None = None  # without a sandbox, its folders go on PATH from the main checkout
 
 
 def declared_env(task: Task) -> dict[str, str]:
@@ -152,7 +154,8 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
         setup.sandbox.env.update(extra_env)
         env = setup.sandbox.env
     else:
-        env = {**agent_env(setup.home, declared_env(setup.task)), **extra_env}
+        env = agent_env(setup.home, declared_env(setup.task))
+        env = {**(setup.toolchain.host_env(env) if setup.toolchain else env), **extra_env}
     limits = setup.task.agent.limits
     on_line = setup.progress.builtin_event if setup.task.agent.backend == "builtin" else None
     if setup.task.agent.backend == "claude-code":

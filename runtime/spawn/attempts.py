@@ -153,7 +153,7 @@ async def run_attempts(run, outcome: Outcome) -> None:
                                  broker.socket_path if broker else None, feedback, progress,
                                  usage=broker.usage if broker else None, approvals_socket=approvals.socket_path,
                                  egress_socket=egress.socket_path if egress else None,
-                                 model_token=getattr(broker, "token", None))
+                                 model_token=getattr(broker, "token", None), toolchain=run.toolchain)
             result = await run_attempt(setup)
             progress.report = _redact_transcripts(run, attempt_dir, progress.report)
             # An agent that finished between two polls is judged on its final counts too.
@@ -180,7 +180,7 @@ async def run_attempts(run, outcome: Outcome) -> None:
             progress.state = "verifying"
             progress.changed()
             run.save("verifying")
-            runner = command_runner(run.worktree, sandbox, run.home)
+            runner = command_runner(run.worktree, sandbox, run.home, run.toolchain)
             attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner))
             if setup.report_problem:
                 attempt.checks.append(CheckRecord("runtime", "report-file", "rejected", setup.report_problem))

@@ -15,7 +15,7 @@ from runtime.spawn.supervise import Limits, supervise
 MAX_OUTPUT = 200_000
 
 
-def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path):
+def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain=None):
     """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`."""
 
     async def run(command: str, timeout_s: float) -> tuple[int, str]:
@@ -28,6 +28,7 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path):
                 env = spec.env
             else:
                 env = agent_env(home, {})
+                env = toolchain.host_env(env) if toolchain is not None else env
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
             out, err = Path(tmp) / "out", Path(tmp) / "err"
             result = await supervise(argv, cwd=worktree, env=env, stdin=None, stdout_path=out, stderr_path=err,
@@ -58,7 +59,7 @@ async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_
                 sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, {}))
                 sandbox.expose(runtime_binds())
                 sandbox = with_toolchain(sandbox, toolchain)
-            run = command_runner(path, sandbox, home)
+            run = command_runner(path, sandbox, home, toolchain)
             for command in commands:
                 code, output = await run(command, 900.0)
                 results.append((command, code, output))

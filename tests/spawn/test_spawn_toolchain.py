@@ -33,7 +33,8 @@ def _venv(repo: Path, with_uv: bool = False) -> Path:
     (site / "runtime_tests.pth").write_text(sysconfig.get_path("purelib") + "\n")
     # An editable install of the project: its source folder in the main checkout.
     (site / "__editable__.calc.pth").write_text(str(repo / "src") + "\n")
-    (repo / ".gitignore").write_text(".venv/\n")
+    with (repo / ".gitignore").open("a") as ignore:
+        ignore.write(".venv/\n")
     git(repo, "add", ".gitignore")
     git(repo, "commit", "-q", "-m", "ignore the venv")
     return venv
@@ -124,3 +125,14 @@ def test_a_rust_crate_builds_and_tests_with_the_hosts_cargo(spawner):
     proc = _spawn(spawner, layer, task)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "target" not in {p.split("/")[0] for p in spawner.files_at("agent/ag-rust")}  # built in the sandbox's /tmp
+
+
+def test_without_a_sandbox_the_main_checkouts_venv_comes_first_on_path(spawner):
+    _venv(spawner.repo)
+    layer = _project_catalog(spawner.repo, '[toolchain]\npresets = ["python"]\n')
+    task = spawner.task(agent_id="ag-venv-host", command=FIX, verification={
+        "test-command": "python -m pytest -q tests", "test-count-min": 4,
+        "check-commands": [f"python -c 'import {ONLY_IN_VENV}'"]})
+    proc = subprocess.run([RUNTIME, "spawn", "--json", "--no-os-sandbox", "--catalog", str(layer), str(task)],
+                          cwd=spawner.repo, capture_output=True, text=True, env=spawner.full_env(), timeout=150)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
