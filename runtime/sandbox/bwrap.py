@@ -194,6 +194,19 @@ def _grant_tree(root: Path, gid: int) -> None:
             os.chmod(path, wanted)
 
 
+def alive_check(fd: int) -> list[str]:
+    """The sandbox's first command: stop unless the orchestrator still holds the pipe behind ``fd``.
+
+    bubblewrap arms --die-with-parent in its inner process only after it has set the sandbox up; an
+    orchestrator that dies before leaves that process running, with no one to kill it. By the time
+    this runs, it is armed: the orchestrator (the only holder of the pipe's write end, which it never
+    writes) died before if and only if the pipe reads as ended, and then nothing starts.
+    """
+    script = (f'if read -t 0 -u {fd}; then echo "the orchestrator died before the sandbox started" >&2; exit 125; fi; '
+              f'exec {fd}<&-; exec /usr/bin/env -u SHLVL -u _ "$@"')  # the environment bash adds, taken back
+    return ["/bin/bash", "-c", script, "bash"]
+
+
 @dataclass
 class SandboxSpec:
     """What one sandboxed process may see and touch.
@@ -256,8 +269,9 @@ class SandboxSpec:
         for path in self.writable:
             _grant_tree(self._resolve(path, "writable path"), self.user.gid)
 
-    def args(self, bwrap: str | None = None, *, seccomp_fd: int | None = None) -> list[str]:
-        """The command prefix: bwrap, its options, `--`, and (for a root orchestrator) the uid switch."""
+    def args(self, bwrap: str | None = None, *, seccomp_fd: int | None = None, alive_fd: int | None = None) -> list[str]:
+        """The command prefix: bwrap, its options, `--`, (for a root orchestrator) the uid switch, and
+        with ``alive_fd`` the check that the orchestrator still lives (``runtime.sandbox.launch``)."""
         exe = bwrap or bwrap_path()
         if exe is None:
             raise SandboxUnavailable()
@@ -330,6 +344,8 @@ class SandboxSpec:
             # uid changes; setpriv sets it again after the switch, so the agent still dies with the sandbox.
             out += [setpriv_path(), f"--reuid={self.user.uid}", f"--regid={self.user.gid}", "--clear-groups",
                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig", "KILL", "--"]
+        if alive_fd is not None:
+            out += alive_check(alive_fd)
         return out
 
     @staticmethod

@@ -34,14 +34,40 @@ def preflight() -> None:
         check_user_namespaces(exe)
 
 
+# Run by setpriv once the parent-death signal is armed: if the orchestrator died before that, the
+# process has been handed to another parent already, and nothing must start.
+_GUARD = 'test "$PPID" = "$0" && exec "$@"; echo "the orchestrator died before the sandbox started" >&2; exit 125'
+
+
+def parent_guard() -> list[str]:
+    """A prefix that ties a command's life to this process's (its parent), with no window at the start.
+
+    bubblewrap's --die-with-parent holds once bubblewrap has run that far; before, a SIGKILLed
+    orchestrator would leave it to start the agent with no one watching. setpriv arms SIGKILL on
+    the parent's death first, then the shell checks the parent is still the orchestrator: a death
+    before the arming shows as a new parent (nothing starts), a death after it kills the command.
+    The parent is the thread that forks, which is the orchestrator's event loop.
+    """
+    try:
+        setpriv = setpriv_path()
+    except SandboxUnavailable:
+        return []  # no util-linux: bubblewrap's own --die-with-parent, with its short window
+    return [setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _GUARD, str(os.getpid())]
+
+
 @contextlib.contextmanager
 def sandboxed(spec: SandboxSpec, argv: Sequence[str]) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+    """The full command line and the descriptors to pass. The sandbox's life is tied to the
+    orchestrator's at both ends: `parent_guard` for bubblewrap itself, and a pipe whose write end
+    only this process holds for what runs inside (`runtime.sandbox.bwrap.alive_check`)."""
     spec.grant()
     fd = program_fd()
+    alive_read, alive_write = os.pipe()  # not inheritable: no child ever holds the write end
     try:
-        yield [*spec.args(seccomp_fd=fd), *argv], (fd,)
+        yield [*parent_guard(), *spec.args(seccomp_fd=fd, alive_fd=alive_read), *argv], (fd, alive_read)
     finally:
-        os.close(fd)
+        for end in (fd, alive_read, alive_write):
+            os.close(end)
 
 
 def hand_over(folder: Path, user: AgentUser | None) -> None:

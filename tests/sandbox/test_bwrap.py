@@ -54,7 +54,7 @@ def spec(worktree: Path, home: Path, **kw) -> SandboxSpec:
 def run(sandbox: SandboxSpec, bwrap: str, *cmd: str, timeout: float = 10) -> subprocess.CompletedProcess:
     """Run ``cmd`` in the sandbox as the spawn pipeline does: grants, seccomp descriptor and all."""
     with sandboxed(sandbox, cmd) as (argv, fds):
-        argv[0] = bwrap
+        argv[next(i for i, a in enumerate(argv) if os.path.basename(a) == "bwrap")] = bwrap  # after the parent guard
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, pass_fds=fds)
 
 
