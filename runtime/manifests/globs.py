@@ -5,6 +5,11 @@ components: ``*`` and ``?`` never cross a ``/``, ``**`` is a whole component
 spanning any depth. A glob that matches a directory matches everything inside
 it (``src`` and ``src/`` mean the whole ``src`` tree). Standard library only:
 the compiled policy carries the regexes, so the gate never sees a glob.
+
+Hand-written rather than pathspec or wcmatch: these are write scopes, the
+security boundary, with a narrower meaning than gitignore's (no negation, no
+basename matching anywhere, ``..`` refused), and the hook, a fresh process per
+tool call, imports nothing but the regexes they compile to.
 """
 
 from __future__ import annotations
