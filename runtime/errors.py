@@ -1,14 +1,28 @@
-"""The exception hierarchy.
+"""The exception hierarchy: one root, two branches, each with its exit code.
 
-Misuse and bad input (``FatalError`` and its children) end a command with one
-line and exit 1. Gate denials are not exceptions: they are values
-(``runtime.gate.decision.GateDecision``) because a denial is an ordinary answer.
+``AgentRuntimeError``
+- ``FatalError`` (exit 1): misuse and bad input, the user's to fix, found
+  before anything runs.
+- ``RunFailure`` (exit 2): something that ran ended badly; a spawn records it
+  as its outcome (``failed(llm)``, ``exhausted(turns)``), and a command that
+  meets one outside a spawn (a planner whose model cannot be reached) prints
+  it as that outcome. A model call that fails is one (``ModelError``).
+
+``runtime.cli.main`` maps them to exit codes in one place. Gate denials are
+not exceptions: they are values (``runtime.gate.decision.GateDecision``)
+because a denial is an ordinary answer.
 """
 
 from __future__ import annotations
 
 
-class FatalError(Exception):
+class AgentRuntimeError(Exception):
+    """The root of every error the runtime raises on purpose."""
+
+    exit_code = 1
+
+
+class FatalError(AgentRuntimeError):
     """An error that ends the command with one line on stderr and exit code 1."""
 
     exit_code = 1
@@ -36,10 +50,11 @@ class ManifestErrors(FatalError):
         super().__init__("\n".join(str(e) for e in errors))
 
 
-class RunFailure(Exception):
+class RunFailure(AgentRuntimeError):
     """An agent run that ended badly: it is reported as an outcome, not as a crash."""
 
     outcome = "failed"
+    exit_code = 2
 
     def __init__(self, detail: str, message: str) -> None:
         self.detail = detail

@@ -2,8 +2,9 @@
 
 Verb modules are imported only when their verb runs, so ``runtime --help``
 and ``runtime check`` (a fresh process per tool call) stay light. Errors
-that are the user's to fix (``FatalError``) become one line and exit 1 here,
-in one place.
+become one line and an exit code here, in one place: the user's to fix
+(``FatalError``) exit 1, a run that ended badly (``RunFailure``, a model call
+that failed among them) exits 2 as its outcome.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 import os
 import sys
 
-from runtime.errors import FatalError, ManifestErrors
+from runtime.errors import FatalError, ManifestErrors, RunFailure
 
 VERBS = {
     "lint": "runtime.cli.lint",
@@ -242,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except FatalError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except RunFailure as exc:  # met outside a spawn, which records its own (a planner's model, say)
+        print(f"error: {exc.outcome}({exc.detail}): {exc.message}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

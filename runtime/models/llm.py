@@ -282,9 +282,13 @@ def _retryable(litellm: Any, exc: BaseException) -> bool:
 
 
 def _describe(exc: BaseException) -> str:
+    text = str(exc) or repr(exc)
+    if "Connection error" in text or isinstance(exc, ConnectionError):
+        # litellm reports an unreachable server as HTTP 500 from the server, which it never was.
+        return f"cannot connect to the model server: {one_line(text, 300)}"
     status = getattr(exc, "status_code", None)
     head = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
-    return f"{head}: {one_line(str(exc) or repr(exc), 300)}"
+    return f"{head}: {one_line(text, 300)}"
 
 
 def _to_reply(litellm: Any, response: Any, model: str) -> ModelReply:

@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from runtime.errors import AgentFailed
+
 
 def one_line(text: object, limit: int = 500) -> str:
     """``text`` collapsed to one line of at most ``limit`` characters."""
@@ -22,8 +24,8 @@ def one_line(text: object, limit: int = 500) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-class ModelError(Exception):
-    """A model call that failed, as one line.
+class ModelError(AgentFailed):
+    """A model call that failed, as one line: the run's outcome is ``failed(<kind>)``.
 
     ``kind`` is ``"llm"`` when the model could not be reached or answered an error (after the
     bounded retries), ``"request"`` when the agent sent the broker a malformed request, and
@@ -32,8 +34,10 @@ class ModelError(Exception):
 
     def __init__(self, message: str, kind: str = "llm") -> None:
         self.kind = kind
-        self.message = one_line(message)
-        super().__init__(self.message)
+        super().__init__(kind, one_line(message))
+
+    def __str__(self) -> str:
+        return self.message
 
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "message": self.message}

@@ -1,0 +1,37 @@
+"""One error tree, mapped to exit codes in one place: bad input exits 1, a run that failed exits 2."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+
+from runtime.errors import AgentFailed, AgentRuntimeError, FatalError, RunFailure
+from runtime.models.types import ModelError
+from tests.conftest import run_cli
+
+
+def test_every_error_has_one_root_and_a_model_error_is_a_failed_run():
+    assert issubclass(FatalError, AgentRuntimeError) and issubclass(RunFailure, AgentRuntimeError)
+    err = ModelError("openai/x: cannot connect", kind="llm")
+    assert isinstance(err, AgentFailed) and (err.outcome, err.detail, err.exit_code) == ("failed", "llm", 2)
+    assert str(err) == "openai/x: cannot connect"  # what the broker sends and the agent loop reports
+    assert ModelError.from_dict(err.to_dict()).to_dict() == err.to_dict()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_planner_whose_model_cannot_be_reached_is_failed_llm_and_exit_2(tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    proc = run_cli("run", "--goal", "do x", "--planner-model", "openai/gpt-4.1", "--planner-api-base",
+                   f"http://127.0.0.1:{_closed_port()}/v1", "--planner-retries", "0", cwd=repo,
+                   env={"OPENAI_API_KEY": "not-a-key"})
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: failed(llm): openai/gpt-4.1: cannot connect to the model server")
+    assert "internal error" not in proc.stderr
