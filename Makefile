@@ -35,7 +35,9 @@ test: $(VENV)/.dev $(CLAUDE_BIN)
 	@RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests; the suite is missing" >&2; fi; exit $$rc
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.dev
+	$(BIN)/ruff check runtime tests bench scripts
+	$(BIN)/mypy
 	$(BIN)/runtime lint
 	$(BIN)/runtime doc-roles --check
 	$(BIN)/runtime migrate --check

@@ -120,7 +120,7 @@ def cold_ratio(hook: list[str], hook_input: str, pairs: int, env: dict | None = 
         t = time.perf_counter()
         subprocess.run(base, input=b"", capture_output=True)
         b.append(time.perf_counter() - t)
-    ratios = [x / y for x, y in zip(a, b)]
+    ratios = [x / y for x, y in zip(a, b, strict=True)]
     return statistics.median(a), statistics.median(b), statistics.median(ratios)
 
 

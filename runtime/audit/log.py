@@ -49,7 +49,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from runtime.audit.redact import Redactor
@@ -110,7 +110,7 @@ class AuditLog:
             last, torn = _tail(fd)
             record: dict[str, Any] = {
                 "seq": last["seq"] + 1 if last else 1,
-                "time": datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+                "time": datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                 "kind": kind,
                 "agent": agent,
                 "data": data,
@@ -385,5 +385,5 @@ def _write_all(fd: int, data: bytes) -> None:
 def _as_utc(value: datetime | str) -> datetime:
     moment = datetime.fromisoformat(value) if isinstance(value, str) else value
     if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)

@@ -11,7 +11,6 @@ reason, which says what would be allowed instead.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 

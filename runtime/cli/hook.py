@@ -14,7 +14,6 @@ from runtime.manifests.locate import find_catalog
 from runtime.manifests.role import load_role
 from runtime.tooling.claude import hook_command, merge_hook, read_settings, write_atomic
 
-
 DEFAULT_SETTINGS = ".claude/settings.json"
 LOCAL_SETTINGS = ".claude/settings.local.json"
 

@@ -7,8 +7,8 @@ made through the meta-validation module (the memory's single writer).
 from __future__ import annotations
 
 import getpass
-from dataclasses import asdict
 import json
+from dataclasses import asdict
 
 from runtime.cli.status import state_dir
 from runtime.errors import UsageError

@@ -11,8 +11,15 @@ import os
 import stat
 
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
+from runtime.gate.kinds.egress import EgressAllowlist
 from runtime.gate.paths import PathError, descriptor_kind, protected_reason, relative_to, resolve
 from runtime.gate.policy import Policy
+
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from typing import Any
+
+    from runtime.gate.shell_types import Command
 
 _WRITE_KEYS = {
     "Write": ("file_path", {"file_path", "content"}),
@@ -155,14 +162,14 @@ def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecis
     return pending
 
 
-def _unknown_keys(tool: str, inp: dict, known: set[str]) -> GateDecision | None:
+def _unknown_keys(tool: str, inp: dict[str, Any], known: set[str]) -> GateDecision | None:
     extra = set(inp) - known
     if extra:
         return deny(f"`{tool}` input has fields this gate does not know ({', '.join(sorted(map(str, extra)))}); it is denied", None, "input")
     return None
 
 
-def _read(ctx: Context, inp: dict) -> GateDecision:
+def _read(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     key, required, known = _READ_KEYS[ctx.tool]
     bad = _unknown_keys(ctx.tool, inp, known)
     if bad:
@@ -177,7 +184,7 @@ def _read(ctx: Context, inp: dict) -> GateDecision:
     return allow(f"`{ctx.tool}` only reads")
 
 
-def _write(ctx: Context, inp: dict) -> GateDecision:
+def _write(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     key, known = _WRITE_KEYS[ctx.tool]
     bad = _unknown_keys(ctx.tool, inp, known)
     if bad:
@@ -192,8 +199,9 @@ def _write(ctx: Context, inp: dict) -> GateDecision:
     return ctx.check_write(path, (ctx.cwd,), ctx.tool)
 
 
-def _bash(ctx: Context, inp: dict) -> GateDecision:
-    from runtime.gate.shell import ShellDeny, analyze
+def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+    from runtime.gate.shell import analyze
+    from runtime.gate.shell_types import ShellDeny
 
     bad = _unknown_keys("Bash", inp, _BASH_KEYS)
     if bad:
@@ -238,9 +246,11 @@ def _bash(ctx: Context, inp: dict) -> GateDecision:
     return allow(f"every command is allowed ({names})", None, "shell")
 
 
-def _by_path(ctx: Context, cmd) -> GateDecision | None:
+def _by_path(ctx: Context, cmd: Command) -> GateDecision | None:
     """A program called by its path runs only from a toolchain folder (`.venv/bin/pytest`), from every
     folder the shell may be in; the rules then judge it by its name like any other."""
+    if cmd.path is None:
+        return None
     folder = os.path.dirname(cmd.path)
     for cwd in cmd.cwds:
         full = os.path.normpath(os.path.join(cwd, folder))
@@ -255,11 +265,11 @@ def _by_path(ctx: Context, cmd) -> GateDecision | None:
     return None
 
 
-def _web(ctx: Context, inp: dict) -> GateDecision:
+def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     from runtime.sandbox.domains import domain_allowed, url_refusal  # only web calls pay for it
 
     # Allowlisted: a web tool reaches only the domains an egress-allowlist atom declares (none without it).
-    gates = [g for g in ctx.policy.gates if g.kind == "egress-allowlist"]
+    gates = [g for g in ctx.policy.gates if isinstance(g, EgressAllowlist)]
     domains = [d for g in gates for d in g.domains]
     ports = tuple(p for g in gates for p in g.ports)
     atom = gates[0].atom if gates else None

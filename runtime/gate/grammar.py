@@ -50,6 +50,10 @@ import re
 from runtime.gate.lazy_re import LazyPattern
 from runtime.gate.shell_types import Word
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from typing import Any
+
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
 FOLDER = "folder-in-scope"
 SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER})
@@ -118,7 +122,7 @@ class Grammar:
 
     __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo")
 
-    def __init__(self, raw: dict, program: str) -> None:
+    def __init__(self, raw: dict[str, Any], program: str) -> None:
         if not isinstance(raw, dict):
             raise GrammarError(f"{program}: a grammar is a table")
         self.program = program
@@ -155,13 +159,13 @@ class Grammar:
                 self.rest = ValueType(p[:-3], f"{program} positional {n + 1}")
             else:
                 self.positionals.append(ValueType(p, f"{program} positional {n + 1}"))
-        for t in (*self.positionals, self.rest):
-            if t is not None and (t.name == FLAG or t.optional):
+        for t in (*self.positionals, *([self.rest] if self.rest is not None else [])):
+            if t.name == FLAG or t.optional:
                 raise GrammarError(f"{program}: a positional's type cannot be a flag or optional")
         trailing = raw.get("trailing")
         self.trailing = Grammar(trailing, f"{program} --") if trailing is not None else None
         # Reading depends on the words alone: an agent re-runs the same commands many times.
-        self._memo: dict[tuple, list[Use] | str] = {}
+        self._memo: dict[tuple[tuple[str, bool, bool], ...], list[Use] | str] = {}
 
     # -- reading ------------------------------------------------------------
     def read(self, words: list[Word]) -> list[Use]:

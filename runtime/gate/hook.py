@@ -11,8 +11,16 @@ from __future__ import annotations
 
 import json
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.decision import ALLOW, ASK, DENY, GateDecision, deny
 from runtime.gate.engine import decide
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from runtime.gate.policy import Policy
 
 
 class HookAnswer:
@@ -41,7 +49,8 @@ def answer(decision: GateDecision) -> HookAnswer:
     return HookAnswer(out, "", 0, decision)
 
 
-def run_hook(raw: bytes, select_policy, on_ask=None) -> HookAnswer:
+def run_hook(raw: bytes, select_policy: Callable[[dict[str, Any]], Policy | None],
+             on_ask: Callable[[dict[str, Any], GateDecision], GateDecision] | None = None) -> HookAnswer:
     """Decide one hook call. ``select_policy(data)`` returns the Policy, or None to defer.
 
     ``on_ask(data, decision)``, when given, turns an ``ask`` into the allow or deny a person

@@ -35,7 +35,7 @@ _SED_SAFE = LazyPattern(
 )
 
 
-def _spec_for(name: str):
+def _spec_for(name: str) -> tuple[str, frozenset[str], str, bool] | None:
     if _PYTHON.match(name):
         return _SPECS["python"]
     return _SPECS.get(name)

@@ -11,13 +11,17 @@ from __future__ import annotations
 import json
 import os
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from typing import Any
+
 from runtime.gate.kinds import GATES, PolicyError
 
 FORMAT = "agent-runtime-policy"
 VERSION = 1
 
 
-def new_sha256(data: bytes = b""):
+def new_sha256(data: bytes = b"") -> Any:
     """A sha256 hasher without importing hashlib.
 
     _sha256 is built into CPython and imports in microseconds; hashlib pulls
@@ -30,13 +34,14 @@ def new_sha256(data: bytes = b""):
     return sha256(data)
 
 
-def canonical(doc: dict) -> bytes:
+def canonical(doc: dict[str, Any]) -> bytes:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def content_hash(doc: dict) -> str:
+def content_hash(doc: dict[str, Any]) -> str:
     body = {k: v for k, v in doc.items() if k != "hash"}
-    return "sha256:" + new_sha256(canonical(body)).hexdigest()
+    digest: str = new_sha256(canonical(body)).hexdigest()
+    return "sha256:" + digest
 
 
 class Policy:
@@ -45,7 +50,7 @@ class Policy:
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
                  "tool_path")
 
-    def __init__(self, doc: dict, extra_protected: tuple[str, ...] = ()) -> None:
+    def __init__(self, doc: dict[str, Any], extra_protected: tuple[str, ...] = ()) -> None:
         if not isinstance(doc, dict):
             raise PolicyError("the policy is not a JSON object")
         if doc.get("format") != FORMAT or doc.get("version") != VERSION:
@@ -90,12 +95,12 @@ class Policy:
         # Gates that only deny run before those that grant, so a denial names
         # the atom that forbids (no-git) rather than the one that did not allow.
         self.gates.sort(key=lambda g: g.grants)
-        self.tool_gates = [g for g in self.gates if g.on_tool is not None]
-        self.write_gates = [g for g in self.gates if g.on_write is not None]
-        self.command_gates = [g for g in self.gates if g.on_command is not None]
+        self.tool_gates = [g for g in self.gates if g.answers("on_tool")]
+        self.write_gates = [g for g in self.gates if g.answers("on_write")]
+        self.command_gates = [g for g in self.gates if g.answers("on_command")]
 
 
-def _str(doc: dict, key: str) -> str:
+def _str(doc: dict[str, Any], key: str) -> str:
     value = doc.get(key)
     if not isinstance(value, str) or not value:
         raise PolicyError(f"`{key}` must be a non-empty string")

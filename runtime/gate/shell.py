@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate import wrappers
 from runtime.gate.envvars import check_assignment
 from runtime.gate.shell_redirects import STATEMENTS, WORD_NODES, RedirectReader
 from runtime.gate.shell_types import Command, Script, ShellDeny, Word
 
-_parser = None
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Tree
+
+_parser: Parser | None = None
 
 
-def _parse(source: bytes):
+def _parse(source: bytes) -> Tree:
     global _parser
     if _parser is None:
         from runtime.gate.treesitter import bash_parser
@@ -40,7 +45,7 @@ _MEMO: dict[tuple[str, str], Script | str] = {}
 _MEMO_SIZE = 512
 
 
-def analyze(source: str, cwd: str) -> Script:
+def analyze(source: object, cwd: str) -> Script:
     """Parse ``source`` and return the commands it would run and the files its redirections write.
 
     The result is shared between calls: callers must not change it.
@@ -119,7 +124,7 @@ class _Walker(RedirectReader):
             raise ShellDeny(f"part of the command was not understood: `{tail.strip().decode(errors='replace')[:40]}`")
 
     # -- statements --------------------------------------------------------
-    def statements(self, node) -> None:
+    def statements(self, node: Node) -> None:
         for child in node.children:
             if child.type == "&&" and self.after_cd is not None:
                 # `cd DIR && next`: next runs only if the cd worked, so only in DIR.
@@ -127,7 +132,7 @@ class _Walker(RedirectReader):
             self.after_cd = None
             self.statement(child)
 
-    def statement(self, node) -> None:
+    def statement(self, node: Node) -> None:
         kind = node.type
         if not node.is_named:
             if kind not in _SEPARATORS:
@@ -154,7 +159,7 @@ class _Walker(RedirectReader):
             raise self.refuse(node)
 
     # -- commands ----------------------------------------------------------
-    def command(self, node, extra: list[Word]) -> None:
+    def command(self, node: Node, extra: list[Word]) -> None:
         assigns: list[tuple[str, str]] = []
         words: list[Word] = []
         for child in node.children:
@@ -179,7 +184,7 @@ class _Walker(RedirectReader):
             raise ShellDeny("shell variable assignments on their own are not allowed; pass values as arguments")
         self.simple(words, assigns, self.via, open_args=False)
 
-    def assignment(self, node) -> tuple[str, str]:
+    def assignment(self, node: Node) -> tuple[str, str]:
         self.cover(node)
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
@@ -190,7 +195,7 @@ class _Walker(RedirectReader):
         check_assignment(name, value)
         return name, value.value
 
-    def simple(self, words: list[Word], assigns, via: str, open_args: bool) -> None:
+    def simple(self, words: list[Word], assigns: list[tuple[str, str]], via: str, open_args: bool) -> None:
         """Judge one simple command: builtins, wrappers, or a program to record."""
         if words[0].value in wrappers.FORBIDDEN_BUILTINS:
             wrappers.unwrap(words[0].value, [])  # raises with the reason

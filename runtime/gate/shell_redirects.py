@@ -7,8 +7,13 @@ unquoted heredocs that expand `$` or backticks are refused.
 
 from __future__ import annotations
 
-from runtime.gate.shell_types import ShellDeny, Word, Write
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
+from runtime.gate.shell_types import Script, ShellDeny, Word, Write
 from runtime.gate.shell_words import WordReader
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 STATEMENTS = frozenset({"command", "list", "pipeline", "redirected_statement", "subshell", "compound_statement", "negated_command"})
 WORD_NODES = frozenset({"word", "number", "raw_string", "string", "concatenation"})
@@ -16,7 +21,17 @@ _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 
 class RedirectReader(WordReader):
-    def redirected(self, node) -> None:
+    # The walker's, which this mixin reads and extends.
+    script: Script
+    cwds: tuple[str, ...]
+
+    def command(self, node: Node, extra: list[Word]) -> None:
+        raise NotImplementedError
+
+    def statement(self, node: Node) -> None:
+        raise NotImplementedError
+
+    def redirected(self, node: Node) -> None:
         body = None
         redirects = []
         for child in node.children:
@@ -42,7 +57,7 @@ class RedirectReader(WordReader):
             if self.redirect(child):
                 raise ShellDeny("arguments after a redirection of a compound command are not allowed; put arguments before redirections")
 
-    def redirect(self, node) -> list[Word]:
+    def redirect(self, node: Node) -> list[Word]:
         """Record what a redirection writes; return stray words that are really arguments."""
         if node.type == "herestring_redirect":
             self.cover(node)
@@ -86,7 +101,7 @@ class RedirectReader(WordReader):
             raise ShellDeny(f"redirection operator `{op}` is not allowed")
         return extra
 
-    def heredoc(self, node) -> list[Word]:
+    def heredoc(self, node: Node) -> list[Word]:
         extra: list[Word] = []
         quoted = False
         for child in node.children:

@@ -21,7 +21,8 @@ class Command:
 
     __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args", "path")
 
-    def __init__(self, name, words, assigns, cwds, via, open_args, path=None):
+    def __init__(self, name: str, words: list[Word], assigns: list[tuple[str, str]], cwds: tuple[str, ...], via: str,
+                 open_args: bool, path: str | None = None) -> None:
         self.name = name
         # The program word when it names the program by a path outside the system folders
         # (`.venv/bin/pytest`): allowed only from a toolchain folder (the shell rules check it).

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.lazy_re import LazyPattern
 from runtime.gate.shell_types import ShellDeny, Word
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _CONSTRUCT_NAMES = {
     "command_substitution": "command substitution ($(...) or backticks)",
@@ -41,23 +46,23 @@ class WordReader:
     src: bytes
     spans: list[tuple[int, int]]
 
-    def text(self, node) -> str:
+    def text(self, node: Node) -> str:
         return self.src[node.start_byte:node.end_byte].decode(errors="replace")
 
-    def cover(self, node) -> None:
+    def cover(self, node: Node) -> None:
         self.spans.append((node.start_byte, node.end_byte))
 
-    def refuse(self, node) -> ShellDeny:
+    def refuse(self, node: Node) -> ShellDeny:
         what = _CONSTRUCT_NAMES.get(node.type, f"`{node.type}`")
         snippet = self.text(node).strip().splitlines()[0][:60] if self.text(node).strip() else node.type
         return ShellDeny(f"{what} is not allowed (in `{snippet}`): the gate cannot see what it would run; write plain commands with literal arguments")
 
-    def word(self, node) -> Word:
+    def word(self, node: Node) -> Word:
         """Dequote one word; refuse anything whose value is not literal."""
         kind = node.type
         self.spans.append((node.start_byte, node.end_byte))
         if kind == "word":
-            raw = node.text.decode()
+            raw = (node.text or b"").decode()
             if "\\" not in raw and not _SPECIAL.search(raw):
                 return Word(raw, False, raw[:1] == "~")
             value, mask = self._part(node)
@@ -74,7 +79,7 @@ class WordReader:
             raise ShellDeny(f"`{value}` is a glob that could expand to option names; start it with `./` or a folder name")
         return Word(value, glob, mask[:1] == "~")
 
-    def _part(self, node) -> tuple[str, str]:
+    def _part(self, node: Node) -> tuple[str, str]:
         """(value, mask) where mask repeats unquoted characters and hides quoted ones."""
         kind = node.type
         raw = self.text(node)

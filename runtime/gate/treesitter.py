@@ -13,8 +13,14 @@ from __future__ import annotations
 import importlib.machinery
 import os
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from types import ModuleType
 
-def _extension(package: str, name: str):
+    from tree_sitter import Parser
+
+
+def _extension(package: str, name: str) -> ModuleType:
     spec = importlib.machinery.PathFinder.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(package)
@@ -30,12 +36,13 @@ def _extension(package: str, name: str):
     raise ImportError(f"{package}.{name}")
 
 
-def bash_parser():
+def bash_parser() -> Parser:
     """A tree-sitter parser for Bash."""
     try:
         binding = _extension("tree_sitter", "_binding")
         bash = _extension("tree_sitter_bash", "_binding")
-        return binding.Parser(binding.Language(bash.language()))
+        parser: Parser = binding.Parser(binding.Language(bash.language()))
+        return parser
     except Exception:  # noqa: BLE001 - any surprise: the supported way
         import tree_sitter
         import tree_sitter_bash

@@ -12,6 +12,10 @@ import re
 
 from runtime.gate.shell_types import ShellDeny, Word
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 TRUSTED_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 
@@ -39,7 +43,9 @@ class Unwrapped:
 
     __slots__ = ("commands", "scripts", "assigns", "record_self", "self_args", "open_args")
 
-    def __init__(self, commands=(), scripts=(), assigns=(), record_self=False, open_args=False, self_args=None):
+    def __init__(self, commands: Iterable[list[Word]] = (), scripts: Iterable[str] = (),
+                 assigns: Iterable[tuple[str, Word]] = (), record_self: bool = False, open_args: bool = False,
+                 self_args: list[Word] | None = None) -> None:
         self.commands: list[list[Word]] = list(commands)
         self.scripts: list[str] = list(scripts)
         self.assigns: list[tuple[str, Word]] = list(assigns)

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import Field
 
 from runtime.approvals import DEFAULT_TIMEOUT_S, HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
+from runtime.errors import ManifestError
 from runtime.manifests.model import Model
 from runtime.manifests.tomlsrc import TomlSource
 
@@ -66,7 +67,7 @@ class AgentSpec:
 
 def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> AgentSpec:
     """Cross-field rules of `[agent]`; each violation names its line."""
-    def err(key: str, message: str):
+    def err(key: str, message: str) -> ManifestError:
         return src.error(("agent", key), message)
 
     backend = section.backend

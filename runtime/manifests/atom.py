@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -23,7 +23,9 @@ from runtime.manifests.params import PARAM_TYPES, check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 
 PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
-ParamType = Literal[tuple(PARAM_TYPES)]  # type: ignore[valid-type]
+ParamType = Literal["bool", "int", "str", "str-list", "glob-list", "tool-list", "command", "command-list",
+                    "program-rules", "domain-list", "cidr-list", "port-list"]
+assert set(get_args(ParamType)) == set(PARAM_TYPES), "ParamType must list every parameter type"
 
 
 class ParamSpec(Model):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
@@ -75,7 +76,10 @@ class Catalog:
                     raise
                 collect.append(exc)
                 continue
-            (aliases if isinstance(entry, Alias) else atoms)[entry.name] = entry
+            if isinstance(entry, Alias):
+                aliases[entry.name] = entry
+            else:
+                atoms[entry.name] = entry
         for alias in aliases.values():
             where = display_path(alias.toml_path)
             line = alias.src.line_of(("alias",))
@@ -132,7 +136,7 @@ class Catalog:
         return self.load_programs()
 
     @cached_property
-    def grammars(self) -> dict[str, dict]:
+    def grammars(self) -> dict[str, dict[str, Any]]:
         """Named grammars in the form program rules take them."""
         return {name: g.grammar for name, g in self.programs.items()}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime.manifests.atom import Atom
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
 
@@ -57,7 +58,7 @@ def scope_block(role: ResolvedRole, task: Task | None, values: dict[str, dict[st
     by_gate = {a.gate: a for a in role.atoms if a.gate}
     by_verify = {a.verify: a for a in role.atoms if a.verify}
 
-    def v(atom, name):
+    def v(atom: Atom, name: str) -> Any:
         return values[atom.name].get(name)
 
     if "bash-allowlist" in by_gate:

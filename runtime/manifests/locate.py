@@ -20,7 +20,6 @@ import os
 
 from runtime.errors import UsageError
 
-
 PROJECT_FOLDER = ".agent-runtime"
 _PARTS = ("capabilities", "roles", "programs")
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -236,7 +237,7 @@ def _program_rules(v: Any, grammars: dict[str, dict[str, Any]] | None = None) ->
             compiled = compile_grammar(raw, rule.program)
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
-            raise ValueError(f"rule {n + 1}: {describe(err)}") from None
+            raise ValueError(f"rule {n + 1}: {describe(dict(err))}") from None
         except ValueError as exc:
             raise ValueError(f"rule {n + 1}: {exc}") from None
         rules.append({

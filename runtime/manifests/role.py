@@ -113,7 +113,7 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
     caps = role.capabilities
     parent: ResolvedRole | None = None
     if caps.extends is not None:
-        loc = ("capabilities", "extends")
+        loc: tuple[str, ...] = ("capabilities", "extends")
         if caps.extends == role.role.name or caps.extends in seen:
             raise _cycle_error(catalog, (*seen, role.role.name), caps.extends)
         parent_path = catalog.role_path(caps.extends)

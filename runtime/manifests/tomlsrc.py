@@ -69,10 +69,10 @@ class TomlSource:
                     table = resolved
                 self._index.setdefault(table, no)
                 continue
-            key = _KEY.match(line)
-            if key:
-                self._index.setdefault(table + _split_key(key.group(1)), no)
-                rest = line[key.end():]
+            assignment = _KEY.match(line)
+            if assignment:
+                self._index.setdefault(table + _split_key(assignment.group(1)), no)
+                rest = line[assignment.end():]
                 for quote in ('"""', "'''"):
                     if rest.count(quote) % 2 == 1:
                         in_multiline = quote

@@ -8,8 +8,9 @@ sandbox, gate, verify and local retries), under a concurrency limit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable, Protocol
+from typing import Protocol
 
 import anyio
 

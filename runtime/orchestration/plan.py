@@ -303,7 +303,7 @@ def _cross_checks(
         by_seq.setdefault(sub.sequence, []).append((n, sub))
     for seq, members in sorted(by_seq.items()):
         scopes = [(n, sub, write_scope(sub.task)) for n, sub in members]
-        for x, (na, a, ga) in enumerate(scopes):
+        for x, (_na, a, ga) in enumerate(scopes):
             for nb, b, gb in scopes[x + 1:]:
                 hit = next(((i, j) for i, g in enumerate(ga) for j, h in enumerate(gb) if globs_overlap(g, h)), None)
                 if hit is None:

@@ -19,7 +19,13 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
 from runtime.orchestration.plan import plan_from_json
 from runtime.orchestration.planner import (
-    ModelConfig, PlannerContext, ReplanContext, ReplanRound, RoleInfo, SubtaskRecord, propose_plan,
+    ModelConfig,
+    PlannerContext,
+    ReplanContext,
+    ReplanRound,
+    RoleInfo,
+    SubtaskRecord,
+    propose_plan,
 )
 from runtime.orchestration.reviewer import CheckResult, MergedSummary, ReviewerConfig, review
 

@@ -9,9 +9,10 @@ resumed run takes its result from the orchestrator's state).
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from itertools import groupby
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from runtime.orchestration.executor import Job, LocalExecutor, SubtaskResult
 from runtime.orchestration.state import OrchestratorState

@@ -13,9 +13,10 @@ what was and was not achieved. Every step is in the orchestrator's state, so
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import anyio
 
@@ -194,7 +195,7 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
             run.report.checks = [(c, code) for c, code, _ in checks]
             outcomes = {s.id: run.results[s.id].outcome.label for round_ in run.rounds for s in round_ if s.id in run.results}
             # A subtask a later round re-dispatched counts by its latest outcome.
-            review = (lambda: options.reviewer(run, checks)) if options.reviewer else None
+            review = (lambda checks=checks: options.reviewer(run, checks)) if options.reviewer else None
             verdict = judge(outcomes, conflicts, checks, review)
             run.emit("judgement", status=verdict.status, reason=verdict.reason)
             if verdict.status == "ok":

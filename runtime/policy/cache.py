@@ -18,6 +18,10 @@ from __future__ import annotations
 import json
 import os
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook reads the policy cache
+if TYPE_CHECKING:
+    from typing import Any
+
 from runtime.gate.policy import VERSION, Policy, load_policy, new_sha256
 
 
@@ -94,7 +98,8 @@ def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) ->
             data = b"\0absent"
         h.update(f"{path}\0{len(data)}\0".encode())
         h.update(data)
-    return h.hexdigest()
+    digest: str = h.hexdigest()
+    return digest
 
 
 def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str) -> Policy:
@@ -116,7 +121,7 @@ def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str
     return _load(folder, path)
 
 
-def _write_json(folder: str, path: str, doc: dict) -> None:
+def _write_json(folder: str, path: str, doc: dict[str, Any]) -> None:
     import tempfile  # only when writing: the hook's cache hit never needs it
 
     os.makedirs(folder, exist_ok=True)

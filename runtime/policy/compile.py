@@ -19,10 +19,10 @@ from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
-from runtime.manifests.toolchain import Toolchain
 from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, VERIFY_KINDS, WRITE_TOOLS
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
+from runtime.manifests.toolchain import Toolchain
 
 
 def _role_error(role: ResolvedRole, loc: tuple[str, ...], message: str) -> ManifestError:
@@ -92,7 +92,9 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     check_role_coherent(role, values)
     toolchain = catalog.toolchain
     _check_toolchain_scope(toolchain, values, role)
-    gates, verify, sandbox = [], [], []
+    gates: list[dict[str, Any]] = []
+    verify: list[dict[str, Any]] = []
+    sandbox: list[dict[str, str]] = []
     for atom in role.atoms:
         have = values[atom.name]
         if atom.gate:

@@ -288,7 +288,7 @@ class SandboxSpec:
         extra_ro = [self._resolve(p, "extra read-only bind") for p in self.extra_binds_ro]
         late = [(mode, self._resolve(p, "late bind")) for mode, p in self.late_binds]
         tools = [(self._resolve(src, "toolchain folder"), Path(os.path.normpath(dest))) for src, dest in self.toolchain_binds]
-        for src, dest in tools:
+        for _, dest in tools:
             if not dest.is_absolute():
                 raise SandboxSpecError(f"toolchain destination {dest} must be an absolute path")
         for path in writable:

@@ -10,7 +10,6 @@ committed on its branch marked `Verified: no`, for inspection only.
 from __future__ import annotations
 
 import functools
-
 from pathlib import Path
 
 import anyio

@@ -37,8 +37,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
-from runtime.models.unix_service import TrackedServer, UnixService
 from runtime.models.broker import Usage
+from runtime.models.unix_service import TrackedServer, UnixService
 from runtime.sandbox.domains import domain_allowed
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"

@@ -21,21 +21,21 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from runtime.errors import FatalError
 from runtime.manifests.task import Task
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
-from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
+from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.progress import Progress
 from runtime.spawn.supervise import Limits, Outcome, supervise
 from runtime.workspace.safe_files import UnsafeFile, read_under
-
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.
 LOOP_REPEATS = 3

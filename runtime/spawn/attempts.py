@@ -20,8 +20,8 @@ from runtime.spawn.attempt import AttemptSetup, declared_env, limit_check, run_a
 from runtime.spawn.commands import command_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
 from runtime.spawn.progress import Progress
-from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.spawn.sandboxing import agent_sandbox
+from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.verify.gather import Workspace, verify
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
 

@@ -26,8 +26,8 @@ import json
 import os
 import platform
 import re
-import shlex
 import secrets
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field, replace
@@ -36,8 +36,8 @@ from typing import Any
 
 import runtime
 from runtime.errors import FatalError
-from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
 from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
+from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
 from runtime.spawn.progress import Progress
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import anyio
 
@@ -102,6 +102,25 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     """Spawn an already loaded task (a plan's subtasks arrive this way)."""
     if task.agent is None:
         raise ManifestError(task.src.path, 1, "the task has no [agent] table: say which backend runs it")
+    # git, files and probes: in a worker thread, since parallel spawns share one event loop.
+    git, toolchain, state = await anyio.to_thread.run_sync(_checked_before_anything, task, catalog, options)
+    audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
+    with acquire(state.locks, task.agent_id):
+        clean_leftovers(state, git, task.agent_id)
+        run = Run(task, catalog, git, state, audit, options, toolchain=toolchain)
+        finished = recover(run)
+        if isinstance(finished, ResumeMerge):
+            return await _resume_merge(run, finished)
+        if isinstance(finished, Resume):
+            return await _run(run, finished)
+        if finished is not None:
+            return finished
+        return await _run(run)
+
+
+def _checked_before_anything(task: Task, catalog: Catalog,
+                              options: SpawnOptions) -> tuple[Git, ToolchainMounts | None, StateDir]:
+    """Everything cheap that can be wrong, checked before anything is created; then the state folder."""
     if options.use_sandbox:
         sandbox_preflight()
     preflight(task)
@@ -117,18 +136,7 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
     state.root.mkdir(parents=True, exist_ok=True)
-    audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
-    with acquire(state.locks, task.agent_id):
-        clean_leftovers(state, git, task.agent_id)
-        run = Run(task, catalog, git, state, audit, options, toolchain=toolchain)
-        finished = recover(run)
-        if isinstance(finished, ResumeMerge):
-            return await _resume_merge(run, finished)
-        if isinstance(finished, Resume):
-            return await _run(run, finished)
-        if finished is not None:
-            return finished
-        return await _run(run)
+    return git, toolchain, state
 
 
 def _check_merge_target(git: Git, options: SpawnOptions) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -29,7 +30,7 @@ class Progress:
     denied: list[dict[str, Any]] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)  # paths of allowed file-tool writes, in order
     repeats: int = 0  # how many times in a row the same tool call was made
-    listener: Callable[["Progress"], None] | None = None
+    listener: Callable[[Progress], None] | None = None
     audit: Any = None  # runtime.audit.log.AuditLog
     _last_call: str = ""
 

@@ -301,9 +301,9 @@ async def _monitor(proc: Process, tree: _Tree, limits: Limits, check: Check | No
             await proc.wait()
 
 
-async def _wait_until(done: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not done() and time.monotonic() < deadline:
+async def _wait_until(done: Callable[[], bool], limit_s: float) -> None:
+    deadline = time.monotonic() + limit_s
+    while not done() and time.monotonic() < deadline:  # noqa: ASYNC110 - a process predicate, no event to wait on
         await anyio.sleep(_STEP_S)
 
 

@@ -12,11 +12,12 @@ difference is a rejection.
 from __future__ import annotations
 
 import re
-
-import anyio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
+
+import anyio
 
 from runtime.manifests.globs import globs_to_regex
 from runtime.spawn.outcome import CheckRecord

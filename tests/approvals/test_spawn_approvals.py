@@ -25,7 +25,7 @@ from runtime.manifests.task import load_task
 from runtime.models.broker import AgentModelConfig, Broker
 from runtime.policy.compile import compile_policy
 from tests.conftest import RUNTIME
-from tests.spawn.conftest import FIX_TURN, REPORT, TEST_TURN, Spawner, spawner  # noqa: F401 (a fixture)
+from tests.spawn.conftest import FIX_TURN, REPORT, TEST_TURN, Spawner
 from tests.support import kill_group
 
 DENY_REASON = "not this file: keep src/calc free of stray files (DENY-7731)"

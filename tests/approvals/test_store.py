@@ -13,7 +13,15 @@ import time
 import pytest
 
 from runtime.approvals.store import (
-    APPROVED, DENIED, EXPIRED, PENDING, ApprovalError, ApprovalStore, input_hash, store_path, summarize,
+    APPROVED,
+    DENIED,
+    EXPIRED,
+    PENDING,
+    ApprovalError,
+    ApprovalStore,
+    input_hash,
+    store_path,
+    summarize,
 )
 from runtime.audit.redact import Redactor
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -86,7 +86,7 @@ def test_kind_must_be_a_slug(tmp_path, kind):
         {"nested": {"deep": [1, b"x"]}},
         {"tags": {"a", "b"}},
         {"path": Path("/tmp")},
-        {"when": datetime.now(timezone.utc)},
+        {"when": datetime.now(UTC)},
         {"ratio": float("nan")},
         {"ratio": float("inf")},
         {"map": {1: "int key"}},
@@ -389,9 +389,9 @@ def test_records_filters(tmp_path):
     assert [r["seq"] for r in records(path, agent="a1")] == [1, 2]
     assert [r["seq"] for r in records(path, kind="gate")] == [2, 3]
     assert [r["seq"] for r in records(path, agent="a2", kind="gate")] == [3]
-    future = datetime.now(timezone.utc) + timedelta(hours=1)
+    future = datetime.now(UTC) + timedelta(hours=1)
     assert list(records(path, since=future)) == []
-    past = (datetime.now(timezone.utc) - timedelta(hours=1)).replace(tzinfo=None).isoformat()
+    past = (datetime.now(UTC) - timedelta(hours=1)).replace(tzinfo=None).isoformat()
     assert len(list(records(path, since=past))) == 4
     third = list(records(path))[2]["time"]
     assert [r["seq"] for r in records(path, since=third)] == [3, 4]

@@ -144,7 +144,7 @@ class FakeAnthropicServer:
         else:
             blocks = [({"type": "tool_use", "id": tool_id, "name": call["name"], "input": {}},
                        {"type": "input_json_delta", "partial_json": json.dumps(call.get("input", {}))})
-                      for tool_id, call in zip(tool_ids, turn)]
+                      for tool_id, call in zip(tool_ids, turn, strict=True)]
             stop_reason = "tool_use"
         events: list[dict[str, Any]] = [{"type": "message_start", "message": {
             "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],

@@ -33,9 +33,10 @@ import os
 import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 _PLATFORM_BINARY = Path("node_modules/@anthropic-ai/claude-code-linux-x64/claude")
 _REPO_ROOT = Path(__file__).resolve().parents[2]

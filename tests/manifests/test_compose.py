@@ -15,7 +15,7 @@ def test_bundle_is_atom_texts_then_scope_then_body():
     task = load_task(Catalog(REPO), TASK)
     parts = compose_bundle(task.role, task).split(SEPARATOR)
     assert len(parts) == len(task.role.atoms) + 2
-    for atom, part in zip(task.role.atoms, parts):
+    for atom, part in zip(task.role.atoms, parts[:len(task.role.atoms)], strict=True):
         assert part == atom.text.strip()
     scope = parts[-2]
     assert scope.startswith("## Your task's scope")

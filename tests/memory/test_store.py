@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.memory import schema, writer as writer_module
+from runtime.memory import schema
+from runtime.memory import writer as writer_module
 from runtime.memory.curate import curate
 from runtime.memory.errors import CurationError, MemoryAccessDenied, MemoryStoreError
 from runtime.memory.reader import MemoryReader, open_memory

@@ -62,7 +62,7 @@ def report_rows(report: str) -> list[dict[str, str]]:
     for line in lines[head + 2:]:
         if not line.startswith("|"):
             break
-        rows.append(dict(zip(names, (c.strip() for c in line.strip("|").split("|")))))
+        rows.append(dict(zip(names, (c.strip() for c in line.strip("|").split("|")), strict=False)))
     return rows
 
 

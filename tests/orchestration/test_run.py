@@ -11,7 +11,15 @@ import json
 import re
 
 from tests.orchestration.conftest import (
-    BASE_BRANCH, BUGGY, DOC_TEXT, EXAMPLE_PLAN, FIX_REPORT, FIX_TURN, FIXED, Orchestra, report_section,
+    BASE_BRANCH,
+    BUGGY,
+    DOC_TEXT,
+    EXAMPLE_PLAN,
+    FIX_REPORT,
+    FIX_TURN,
+    FIXED,
+    Orchestra,
+    report_section,
 )
 
 DOC_TURN = [{"name": "Write", "input": {"file_path": "docs/calc.md", "content": DOC_TEXT}}]

@@ -24,8 +24,8 @@ from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.domains import domain_allowed, pattern_error, url_refusal
 from runtime.sandbox.egress import EgressConfigError, EgressProxy, EgressRules, egress_rules, system_resolver
 from runtime.sandbox.env import agent_env
-from runtime.sandbox.launch import hand_over, sandboxed
 from runtime.sandbox.identity import agent_user
+from runtime.sandbox.launch import hand_over, sandboxed
 from runtime.sandbox.netrelay import EGRESS_PORT, command_prefix
 from tests.conftest import REPO
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import sys
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,6 @@ import pytest
 from runtime.workspace.changes import changed_paths
 from runtime.workspace.git import BaseMoved, Git, GitError, NothingToCommit
 from tests.support import user_git, user_repo
-
 
 sh = user_git
 

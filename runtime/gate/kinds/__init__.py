@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from runtime.gate.kinds.base import Gate, PolicyError
 from runtime.gate.kinds.bash_allowlist import BashAllowlist
+from runtime.gate.kinds.deny_tools import DenyTools
 from runtime.gate.kinds.dep_files import DepFiles
 from runtime.gate.kinds.egress import EgressAllowlist
-from runtime.gate.kinds.deny_tools import DenyTools
 from runtime.gate.kinds.no_git import NoGit
 from runtime.gate.kinds.no_network import NoNetwork
 from runtime.gate.kinds.read_only import ReadOnly

@@ -1,8 +1,8 @@
 """What every gate kind looks like.
 
 A gate kind reads its parameters once, when the policy loads, and then
-answers some of three questions; it leaves the others as ``None`` so the
-engine never calls them:
+answers some of three questions; the ones it does not override are never
+called (the policy lists each gate only under the questions it answers):
 
 - ``on_tool(tool, tool_input, ctx)``: about the call as a whole;
 - ``on_write(resolved, rel, ctx)``: about one file the call would write
@@ -16,7 +16,14 @@ scope atom there are no writes, with no shell rules there are no commands.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+if TYPE_CHECKING:  # annotations only: the hook imports nothing it does not run
+    from typing import Any, ClassVar
+
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
+    from runtime.gate.shell_types import Command
 
 
 class PolicyError(ValueError):
@@ -24,11 +31,21 @@ class PolicyError(ValueError):
 
 
 class Gate:
-    kind = ""
-    grants = False  # True for the kinds that can allow a write or a command
-    on_tool = None
-    on_write = None
-    on_command = None
+    kind: ClassVar[str] = ""
+    grants: ClassVar[bool] = False  # True for the kinds that can allow a write or a command
+
+    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
+        return None
+
+    def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision | None:
+        return None
+
+    def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
+        return None
+
+    def answers(self, question: str) -> bool:
+        """Whether this kind answers ``on_tool``, ``on_write`` or ``on_command`` (overrides the default)."""
+        return getattr(type(self), question) is not getattr(Gate, question)
 
     def __init__(self, atom: str, params: dict[str, object]) -> None:
         self.atom = atom
@@ -43,7 +60,7 @@ def take_list(params: dict[str, object], key: str) -> list[str]:
     value = params.pop(key, None)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise PolicyError(f"parameter `{key}` must be a list of strings")
-    return value
+    return [str(v) for v in value]
 
 
 def no_more(kind: str, params: dict[str, object]) -> None:

@@ -12,12 +12,21 @@ appended by ``xargs`` are allowed.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
 from runtime.gate.grammar import FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, relative_to, resolve
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
+    from runtime.gate.shell_types import Command
 
 _RULE_KEYS = {
     "program", "subcommands", "option-style", "options", "positionals", "trailing", "env", "cwd",
@@ -28,7 +37,7 @@ _RULE_KEYS = {
 class Rule:
     __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask")
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: dict[str, Any]) -> None:
         if not isinstance(raw, dict) or set(raw) != _RULE_KEYS:
             raise PolicyError("a shell rule has missing or unknown keys")
         self.program = raw["program"]
@@ -66,7 +75,7 @@ class BashAllowlist(Gate):
     kind = "bash-allowlist"
     grants = True
 
-    def configure(self, params):
+    def configure(self, params: dict[str, object]) -> None:
         raw = params.pop("rules", None)
         if not isinstance(raw, list):
             raise PolicyError("parameter `rules` must be a list")
@@ -74,7 +83,7 @@ class BashAllowlist(Gate):
         self.programs = ", ".join(sorted(self.rules)) or "none"
         no_more(self.kind, params)
 
-    def on_command(self, cmd, ctx):
+    def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         name = cmd.name
         rule = self.rules.get(name)
         if rule is None:
@@ -142,7 +151,7 @@ class BashAllowlist(Gate):
             return ask(f"`{name}` needs approval under this role's rules", self.atom, name)
         return allow(f"`{name}` is allowed by its rule", self.atom, name)
 
-    def _inside_root(self, what, value, cmd, ctx):
+    def _inside_root(self, what: str, value: str, cmd: Command, ctx: Context) -> GateDecision | None:
         for cwd in cmd.cwds:
             try:
                 rel = relative_to(resolve(value, cwd), ctx.policy.root)

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
 
 
 class DenyTools(Gate):
     kind = "deny-tools"
 
-    def configure(self, params):
+    def configure(self, params: dict[str, object]) -> None:
         self.tools = frozenset(take_list(params, "tools"))
         no_more(self.kind, params)
 
-    def on_tool(self, tool, tool_input, ctx):
+    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
         if tool in self.tools:
             return deny(f"`{tool}` is denied for this role; it may not use {', '.join(sorted(self.tools))}", self.atom, tool)
         return None

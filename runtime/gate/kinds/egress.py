@@ -14,7 +14,7 @@ from runtime.gate.kinds.base import Gate, PolicyError, no_more, take_list
 class EgressAllowlist(Gate):
     kind = "egress-allowlist"
 
-    def configure(self, params):
+    def configure(self, params: dict[str, object]) -> None:
         from runtime.sandbox.domains import pattern_error  # only policies with this atom pay for it
 
         self.domains = tuple(take_list(params, "domains"))

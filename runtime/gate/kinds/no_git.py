@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
+
+if TYPE_CHECKING:
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
+    from runtime.gate.shell_types import Command
 
 
 class NoGit(Gate):
     kind = "no-git"
 
-    def configure(self, params):
+    def configure(self, params: dict[str, object]) -> None:
         self.programs = frozenset(p.lower() for p in take_list(params, "programs"))
         no_more(self.kind, params)
 
-    def on_command(self, cmd, ctx):
+    def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         name = cmd.name.lower()
         if name in self.programs or name.startswith("git-"):
             return deny(

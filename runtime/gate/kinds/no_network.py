@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
+    from runtime.gate.shell_types import Command
 
 
 class NoNetwork(Gate):
     kind = "no-network"
 
-    def configure(self, params):
+    def configure(self, params: dict[str, object]) -> None:
         self.programs = frozenset(take_list(params, "programs"))
         self.tools = frozenset(take_list(params, "tools"))
         no_more(self.kind, params)
 
-    def on_tool(self, tool, tool_input, ctx):
+    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
         if tool in self.tools:
             return deny(f"`{tool}` needs the network, which this role does not have", self.atom, tool)
         return None
 
-    def on_command(self, cmd, ctx):
+    def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         if cmd.name in self.programs:
             return deny(f"`{cmd.name}` uses the network, which this role does not have", self.atom, cmd.name)
         return None

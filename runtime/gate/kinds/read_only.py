@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate
+
+if TYPE_CHECKING:
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
+    from runtime.gate.shell_types import Command
 
 # Programs whose whole purpose is to change files; denied even when a role's
 # shell rules would allow them, because this role writes nothing.
@@ -16,10 +23,10 @@ WRITERS = frozenset({
 class ReadOnly(Gate):
     kind = "read-only"
 
-    def on_write(self, resolved, rel, ctx):
+    def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision | None:
         return deny(f"this role is read-only: it may not write `{rel if rel is not None else resolved}`; report what should change instead", self.atom, "read-only")
 
-    def on_command(self, cmd, ctx):
+    def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         if cmd.name in WRITERS:
             return deny(f"this role is read-only: `{cmd.name}` changes files; report what should change instead", self.atom, cmd.name)
         if cmd.name in ("sed", "perl", "ruby") and any(a == "-i" or a.startswith(("-i", "--in-place")) for a in cmd.args):

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
 from runtime.gate.decision import allow, deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
 from runtime.manifests.globs import globs_to_regex, literal_parts
+
+if TYPE_CHECKING:
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
 
 
 class GlobMatch:
@@ -48,14 +54,14 @@ class WriteWhitelist(Gate):
     kind = "write-whitelist"
     grants = True
 
-    def configure(self, params):
+    def configure(self, params: dict[str, object]) -> None:
         self.globs = take_list(params, "globs")
         self.match = GlobMatch(self.globs)
         self.prefixes = literal_prefixes(self.globs)
         self.shown = ", ".join(self.globs) if self.globs else "(nothing: this task allows no writes)"
         no_more(self.kind, params)
 
-    def on_write(self, resolved, rel, ctx):
+    def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision | None:
         if rel is None:
             return deny(f"`{resolved}` is outside the worktree; you may write only inside: {self.shown}", self.atom, "outside-root")
         if self.match.match(rel):
@@ -68,13 +74,13 @@ class WriteWhitelist(Gate):
 class WriteDenylist(Gate):
     kind = "write-denylist"
 
-    def configure(self, params):
+    def configure(self, params: dict[str, object]) -> None:
         self.globs = take_list(params, "globs")
         self.match = GlobMatch(self.globs)
         self.prefixes = literal_prefixes(self.globs)
         no_more(self.kind, params)
 
-    def on_write(self, resolved, rel, ctx):
+    def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision | None:
         if rel is None or not self.globs:
             return None
         if self.match.match(rel) or (not ctx.folder and holds_any(rel, self.prefixes)):

@@ -9,7 +9,8 @@ be mistaken for a pass or crash the orchestrator.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from runtime.verify.kinds.base import MalformedInput
 from runtime.verify.kinds.change_size import change_size

@@ -17,8 +17,9 @@ check then has nothing to compare against.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fnmatch import fnmatchcase
-from typing import Any, Callable
+from typing import Any
 
 from runtime.verify.kinds.base import compile_globs, listing, take_str_list, take_str_map
 from runtime.verify.kinds.dep_cargo_go import cargo_lock, cargo_toml, go_mod, go_sum

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import tomllib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 View = dict[str, str]
 

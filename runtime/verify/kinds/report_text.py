@@ -84,7 +84,7 @@ def code_lines(lines: list[str]) -> list[bool]:
 
 def heading_levels(lines: list[str], in_code: list[bool]) -> list[int]:
     """The heading level of each line, 0 for lines that are not headings."""
-    return [0 if code or not (m := HEADING.match(line)) else len(m[1]) for line, code in zip(lines, in_code)]
+    return [0 if code or not (m := HEADING.match(line)) else len(m[1]) for line, code in zip(lines, in_code, strict=True)]
 
 
 def sections(report: str) -> list[Section]:

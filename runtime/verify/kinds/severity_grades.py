@@ -134,4 +134,4 @@ def _markdown_findings(section: Section) -> list[Finding]:
         starts = [i for i, m in items if len(m[1]) == top_indent]
         heads = [m[2] for i, m in items if len(m[1]) == top_indent]
     ends = starts[1:] + [len(lines)]
-    return [Finding(head, "\n".join(lines[start + 1:end])) for head, start, end in zip(heads, starts, ends)]
+    return [Finding(head, "\n".join(lines[start + 1:end])) for head, start, end in zip(heads, starts, ends, strict=False)]

@@ -19,7 +19,8 @@ holding only the files the agent added or modified (deleted files are left out).
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from runtime.verify.kinds.base import listing, take_int, take_str_map
 from runtime.verify.result import VerifyResult, passed, rejected
