@@ -14,6 +14,7 @@ import os
 import sys
 
 from runtime.errors import FatalError, ManifestErrors, RunFailure
+from runtime.manifests.kinds import AGENT_BACKENDS
 
 VERBS = {
     "lint": "runtime.cli.lint",
@@ -145,7 +146,7 @@ def build_parser():
     p.add_argument("--planner-api-base", metavar="URL")
     p.add_argument("--planner-script", metavar="FILE", help="the scripted planner's playback file")
     p.add_argument("--planner-retries", type=int, default=2, metavar="N", help="invalid plans sent back (default 2)")
-    p.add_argument("--agent-backend", default="builtin", choices=("builtin", "claude-code", "command"))
+    p.add_argument("--agent-backend", default="builtin", choices=AGENT_BACKENDS)
     p.add_argument("--agent-model", help="the model of planned subtasks' agents")
     p.add_argument("--agent-api-base", metavar="URL")
     p.add_argument("--agent-scripts", metavar="DIR", help="scripted agents: DIR/<subtask id>.toml")

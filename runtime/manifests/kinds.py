@@ -57,3 +57,8 @@ TASK_FIELDS: dict[str, str] = {
     "output.report-fields-required": "str-list",
     "network.allowed-domains": "domain-list",
 }
+
+
+# The backends an `[agent]` table may name; each is a module of runtime.spawn.backends (a test holds
+# the two together). Here, below spawn, so that manifests and the CLI can name them without importing it.
+AGENT_BACKENDS = ("builtin", "claude-code", "command")

@@ -1,11 +1,8 @@
 """One attempt of one agent: its process, in its sandbox, under its limits.
 
-The backend decides what runs inside the sandbox: `builtin` is the runtime's
-own agent loop (`python -I -m runtime.agent`, gating each call in-process and
-reaching the model through the broker), `command` is any program the task
-names, given the bundle on stdin (it gates itself through `runtime check`
-with the policy path in `RUNTIME_POLICY`), and `claude-code` is the real CLI
-(see `runtime.spawn.claude`). Everything else is the same for all three.
+The backend (``runtime.spawn.backends``) decides what runs inside the sandbox,
+how its output becomes progress and where its report is; everything else is
+the same for every backend.
 
 A call the gate answers `ask` waits for a person's decision at the orchestrator's
 approvals socket (`runtime.approvals.service`), bound read-only into the sandbox
@@ -17,10 +14,7 @@ agent finds the socket in `RUNTIME_APPROVALS` for its own `runtime check` calls.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import shlex
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +27,7 @@ from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
 from runtime.sandbox.toolchain import ToolchainMounts
+from runtime.spawn.backends import backend_for
 from runtime.spawn.progress import Progress
 from runtime.spawn.supervise import Limits, Outcome, supervise
 from runtime.workspace.safe_files import UnsafeFile, read_under
@@ -71,48 +66,6 @@ def declared_env(task: Task) -> dict[str, str]:
     return {name: os.environ[name] for name in agent.env}
 
 
-def _command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
-    agent = setup.task.agent
-    bundle, policy = setup.run_ro / "bundle.md", setup.run_ro / "policy.json"
-    if agent.backend == "builtin":
-        argv = [sys.executable, "-I", "-m", "runtime.agent", "--bundle", str(bundle), "--policy", str(policy),
-                "--broker", str(setup.broker_socket), "--root", str(setup.worktree)]
-        if feedback_path is not None:
-            argv += ["--feedback", str(feedback_path)]
-        if setup.approvals_socket is not None:
-            argv += ["--approvals", str(setup.approvals_socket),
-                     "--approval-timeout", str(agent.limits.approval_timeout_s)]
-        return argv, None, {}
-    if agent.backend == "command":
-        text = bundle.read_text(encoding="utf-8")
-        if setup.feedback:
-            text += "\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n" + setup.feedback + "\n"
-        extra = {"RUNTIME_POLICY": str(policy), "RUNTIME_BUNDLE": str(bundle),
-                 "RUNTIME_REPORT_FILE": str(setup.home / REPORT_NAME)}
-        if setup.approvals_socket is not None:
-            extra["RUNTIME_APPROVALS"] = str(setup.approvals_socket)
-        return list(agent.command), text.encode(), extra
-    from runtime.spawn.claude import claude_command
-
-    argv, stdin, extra = claude_command(setup, feedback_path)
-    if setup.approvals_socket is not None:
-        _hook_asks_orchestrator(setup.run_ro / "claude-settings.json", setup.approvals_socket,
-                                agent.limits.approval_timeout_s)
-    return argv, stdin, extra
-
-
-def _hook_asks_orchestrator(settings: Path, socket_path: Path, wait_s: int) -> None:
-    """Give the CLI's PreToolUse hook (`runtime check --policy P`) the approvals socket.
-
-    ``wait_s`` was capped below Claude Code's hook timeout when the task was loaded
-    (`runtime.manifests.agent`); `runtime check` refuses a longer wait anyway.
-    """
-    doc = json.loads(settings.read_text(encoding="utf-8"))
-    tail = shlex.join(["--approvals", str(socket_path), "--approval-wait", str(wait_s)])
-    for entry in doc["hooks"]["PreToolUse"]:
-        for hook in entry["hooks"]:
-            hook["command"] = f"{hook['command']} {tail}"
-    settings.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
 def limit_check(setup: AttemptSetup):
@@ -143,7 +96,8 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
     if setup.feedback:
         feedback_path = setup.run_ro / f"feedback-{setup.progress.attempt}.md"
         feedback_path.write_text(setup.feedback, encoding="utf-8")
-    argv, stdin, extra_env = _command(setup, feedback_path)
+    backend = backend_for(setup.task.agent.backend)
+    argv, stdin, extra_env = backend.command(setup, feedback_path)
     if setup.egress_socket is not None:
         # The sandbox's only way out: the proxy, on the sandbox's own loopback through the relay.
         argv = with_forward(argv, EGRESS_PORT, str(setup.egress_socket))
@@ -157,11 +111,7 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
         env = agent_env(setup.home, declared_env(setup.task))
         env = {**(setup.toolchain.host_env(env) if setup.toolchain else env), **extra_env}
     limits = setup.task.agent.limits
-    on_line = setup.progress.builtin_event if setup.task.agent.backend == "builtin" else None
-    if setup.task.agent.backend == "claude-code":
-        from runtime.spawn.claude import stream_event
-
-        on_line = lambda line: stream_event(setup.progress, line)  # noqa: E731
+    on_line = backend.on_line(setup.progress)
     setup.progress.state = "running"
     setup.progress.changed()
     with contextlib.ExitStack() as stack:
@@ -175,8 +125,7 @@ async def run_attempt(setup: AttemptSetup) -> Outcome:
                           output_bytes=limits.max_output_bytes),
             on_stdout_line=on_line, check=limit_check(setup), pass_fds=fds,
         )
-    if setup.task.agent.backend == "command":
-        setup.progress.report, setup.report_problem = read_report(setup.home, setup.attempt_dir)
+    backend.read_report(setup)
     return outcome
 
 

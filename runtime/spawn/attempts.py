@@ -17,6 +17,7 @@ from runtime.errors import AgentFailed, LimitExhausted
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
 from runtime.spawn.attempt import AttemptSetup, declared_env, limit_check, run_attempt
+from runtime.spawn.backends import backend_for
 from runtime.spawn.commands import command_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
 from runtime.spawn.progress import Progress
@@ -32,20 +33,8 @@ def feedback_for(rejected: list[CheckRecord]) -> str:
 
 
 def _start_broker(run):
-    agent = run.task.agent
-    if agent.backend == "claude-code":  # the CLI's HTTP proxy, which alone holds the API key
-        from runtime.spawn.claude import start_claude_proxy
-
-        return start_claude_proxy(run)
-    if agent.backend != "builtin":
-        return None, None
-    from runtime.models.broker import AgentModelConfig, Broker
-
-    folder = socket_folder(run.state.root)
-    config = AgentModelConfig(model=agent.model, api_base=agent.api_base,
-                              script=str(agent.script) if agent.script else None,
-                              timeout_s=float(agent.limits.model_timeout_s))
-    return Broker(folder / "model.sock", run.agent_id, config).start(), folder
+    """The backend's way to the model (the broker, the CLI's proxy), which alone holds the keys."""
+    return backend_for(run.task.agent.backend).model_access(run)
 
 
 def _start_approvals(run, folder: Path | None):

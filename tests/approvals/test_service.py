@@ -408,7 +408,7 @@ def test_the_claude_code_hook_command_asks_the_orchestrator(env, tmp_path, root)
     """The spawn gives the CLI's PreToolUse hook `--approvals SOCK --approval-wait S`; run that command as the CLI would."""
     import shlex
 
-    from runtime.spawn.attempt import _hook_asks_orchestrator
+    from runtime.spawn.backends.claude_code import _hook_asks_orchestrator
     from runtime.spawn.claude import write_settings
 
     run_ro = tmp_path / "agent-ro"

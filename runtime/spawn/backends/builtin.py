@@ -1,0 +1,63 @@
+"""builtin: the runtime's own agent loop (``python -I -m runtime.agent``), gating each call in-process
+and reaching its model through the broker, which alone holds the keys."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.errors import FatalError
+from runtime.spawn.sockets import socket_folder
+
+if TYPE_CHECKING:
+    from runtime.manifests.task import Task
+    from runtime.spawn.attempt import AttemptSetup
+    from runtime.spawn.progress import Progress
+
+
+class BuiltinBackend:
+    name = "builtin"
+
+    def preflight(self, task: Task) -> None:
+        agent = task.agent
+        assert agent is not None
+        if agent.script is not None:
+            from runtime.models.scripted import load_script
+
+            load_script(agent.script)  # a ManifestError names the script's line
+        elif agent.model:
+            from runtime.models.llm import model_problem
+
+            problem = model_problem(agent.model, agent.api_base)
+            if problem is not None:
+                raise FatalError(f"{task.path}: [agent] model: {problem}")
+
+    def model_access(self, run: Any) -> tuple[Any, Path | None]:
+        from runtime.models.broker import AgentModelConfig, Broker
+
+        agent = run.task.agent
+        folder = socket_folder(run.state.root)
+        config = AgentModelConfig(model=agent.model, api_base=agent.api_base,
+                                  script=str(agent.script) if agent.script else None,
+                                  timeout_s=float(agent.limits.model_timeout_s))
+        return Broker(folder / "model.sock", run.agent_id, config).start(), folder
+
+    def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
+        agent = setup.task.agent
+        assert agent is not None
+        bundle, policy = setup.run_ro / "bundle.md", setup.run_ro / "policy.json"
+        argv = [sys.executable, "-I", "-m", "runtime.agent", "--bundle", str(bundle), "--policy", str(policy),
+                "--broker", str(setup.broker_socket), "--root", str(setup.worktree)]
+        if feedback_path is not None:
+            argv += ["--feedback", str(feedback_path)]
+        if setup.approvals_socket is not None:
+            argv += ["--approvals", str(setup.approvals_socket), "--approval-timeout", str(agent.limits.approval_timeout_s)]
+        return argv, None, {}
+
+    def on_line(self, progress: Progress) -> Callable[[str], None] | None:
+        return progress.builtin_event
+
+    def read_report(self, setup: AttemptSetup) -> None:
+        return None  # the loop's last event carries it

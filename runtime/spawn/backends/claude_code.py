@@ -1,0 +1,65 @@
+"""claude-code: the real Claude Code CLI in the sandbox, its PreToolUse hook `runtime check`, its
+model calls through the orchestrator's proxy, which alone holds the key (``runtime.spawn.claude``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime.manifests.task import Task
+    from runtime.spawn.attempt import AttemptSetup
+    from runtime.spawn.progress import Progress
+
+
+class ClaudeCodeBackend:
+    name = "claude-code"
+
+    def preflight(self, task: Task) -> None:
+        from runtime.spawn.anthropic_proxy import upstream_credentials
+        from runtime.spawn.claude import cli_launch, find_claude
+
+        cli_launch(find_claude())
+        upstream_credentials(os.environ)
+
+    def model_access(self, run: Any) -> tuple[Any, Path | None]:
+        from runtime.spawn.claude import start_claude_proxy
+
+        return start_claude_proxy(run)
+
+    def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
+        from runtime.spawn.claude import claude_command
+
+        agent = setup.task.agent
+        assert agent is not None
+        argv, stdin, extra = claude_command(setup, feedback_path)
+        if setup.approvals_socket is not None:
+            _hook_asks_orchestrator(setup.run_ro / "claude-settings.json", setup.approvals_socket,
+                                    agent.limits.approval_timeout_s)
+        return argv, stdin, extra
+
+    def on_line(self, progress: Progress) -> Callable[[str], None] | None:
+        from runtime.spawn.claude import stream_event
+
+        return lambda line: stream_event(progress, line)
+
+    def read_report(self, setup: AttemptSetup) -> None:
+        return None  # the stream's result event carries it
+
+
+def _hook_asks_orchestrator(settings: Path, socket_path: Path, wait_s: int) -> None:
+    """Give the CLI's PreToolUse hook (`runtime check --policy P`) the approvals socket.
+
+    ``wait_s`` was capped below Claude Code's hook timeout when the task was loaded
+    (`runtime.manifests.agent`); `runtime check` refuses a longer wait anyway.
+    """
+    doc = json.loads(settings.read_text(encoding="utf-8"))
+    tail = shlex.join(["--approvals", str(socket_path), "--approval-wait", str(wait_s)])
+    for entry in doc["hooks"]["PreToolUse"]:
+        for hook in entry["hooks"]:
+            hook["command"] = f"{hook['command']} {tail}"
+    settings.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,53 @@
+"""command: any program the task names, given the bundle (and a rejected attempt's feedback) on
+stdin. It gates itself through ``runtime check`` with the policy in ``RUNTIME_POLICY`` and writes its
+report to ``RUNTIME_REPORT_FILE`` (else its stdout is the report)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.errors import FatalError
+
+if TYPE_CHECKING:
+    from runtime.manifests.task import Task
+    from runtime.spawn.attempt import AttemptSetup
+    from runtime.spawn.progress import Progress
+
+
+class CommandBackend:
+    name = "command"
+
+    def preflight(self, task: Task) -> None:
+        assert task.agent is not None and task.agent.command
+        program = task.agent.command[0]
+        if "/" not in program and shutil.which(program) is None:
+            raise FatalError(f"{task.path}: [agent] command runs `{program}`, which is not on PATH")
+
+    def model_access(self, run: Any) -> tuple[Any, Path | None]:
+        return None, None  # the program reaches whatever it reaches; the runtime holds no key for it
+
+    def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
+        from runtime.spawn.attempt import REPORT_NAME
+
+        agent = setup.task.agent
+        assert agent is not None and agent.command
+        bundle, policy = setup.run_ro / "bundle.md", setup.run_ro / "policy.json"
+        text = bundle.read_text(encoding="utf-8")
+        if setup.feedback:
+            text += "\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n" + setup.feedback + "\n"
+        extra = {"RUNTIME_POLICY": str(policy), "RUNTIME_BUNDLE": str(bundle),
+                 "RUNTIME_REPORT_FILE": str(setup.home / REPORT_NAME)}
+        if setup.approvals_socket is not None:
+            extra["RUNTIME_APPROVALS"] = str(setup.approvals_socket)
+        return list(agent.command), text.encode(), extra
+
+    def on_line(self, progress: Progress) -> Callable[[str], None] | None:
+        return None
+
+    def read_report(self, setup: AttemptSetup) -> None:
+        from runtime.spawn.attempt import read_report
+
+        setup.progress.report, setup.report_problem = read_report(setup.home, setup.attempt_dir)
