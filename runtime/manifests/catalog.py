@@ -146,6 +146,22 @@ class Catalog:
         path = self.layers[-1] / TOOLCHAIN_FILE
         return load_toolchain(path, display_path(path))
 
+    def digest(self) -> str:
+        """sha256 over every file of every layer (names and bytes): two machines holding the same
+        catalog agree on it, so a job can name its catalog by folder and hash."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for layer in self.layers:
+            files = [p for part in ("capabilities", "roles", "programs") for p in sorted((layer / part).rglob("*"))
+                     if p.is_file() and "__pycache__" not in p.parts]
+            files += [layer / TOOLCHAIN_FILE] if (layer / TOOLCHAIN_FILE).is_file() else []
+            for path in files:
+                data = path.read_bytes()
+                h.update(f"{path.relative_to(layer)}\0{len(data)}\0".encode())
+                h.update(data)
+        return h.hexdigest()
+
     def role_path(self, name: str) -> Path:
         return Path(role_file(str(self.root), name))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomlkit
 from pydantic import Field
 
 from runtime.errors import ManifestError
@@ -77,6 +78,9 @@ class Task:
     body: str
     agent: AgentSpec | None  # how spawn runs it; compose and lint need no [agent]
     src: TomlSource = field(repr=False, compare=False)  # a SourceView into the plan for an inline subtask
+    # The task as a TOML document of its own (an inline subtask's tables written out): what crosses to
+    # an executor, which loads it again with `task_from_manifest`.
+    manifest: str = field(default="", repr=False, compare=False)
 
 
 def _set_fields(task: TaskFile) -> dict[str, Any]:
@@ -176,4 +180,18 @@ def task_from_data(
     if not parsed.body.text.strip():
         raise view.error(("body", "text"), "the body is empty")
     agent = check_agent(parsed.agent, view, path.resolve().parent) if parsed.agent is not None else None  # type: ignore[arg-type]
-    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, agent, view)  # type: ignore[arg-type]
+    manifest = tomlkit.dumps(data) if loc_prefix else src.text
+    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, agent,
+                view, manifest)  # type: ignore[arg-type]
+
+
+def task_from_manifest(catalog: Catalog, manifest: str, path: Path | str, digest: str) -> Task:
+    """A task from its manifest text (``Task.manifest``), as an executor gets it: ``path`` resolves its
+    relative paths (``[agent] script``) and ``digest`` is the one it had where it was written."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(manifest)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(str(path), 1, f"the task sent to the executor is not valid TOML: {exc}") from None
+    return task_from_data(catalog, data, TomlSource(str(path), manifest), path, digest=digest)

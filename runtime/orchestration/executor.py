@@ -1,38 +1,56 @@
-"""Executors run a plan's subtasks: start, observe, stop, collect.
+"""Executors run a plan's subtasks: start, stop, collect.
 
-The planner and the validators only see this interface, so a backend on a
-distributed engine can later replace local processes. `LocalExecutor` runs
-each subtask through the spawn pipeline in this process (its own worktree,
-sandbox, gate, verify and local retries), under a concurrency limit.
+What crosses between the orchestrator and an executor is plain data that
+serialises (``to_json``/``from_json``), so an executor may run its jobs in
+another process or on another machine: a ``Job`` holds the task as its
+manifest text and hash, the catalog by folder and hash, the base as a commit
+id; a ``SubtaskResult`` holds the outcome; progress comes back as plain
+events. `LocalExecutor` runs each job through the spawn pipeline in this
+process (its own worktree, sandbox, gate, verify and local retries), under a
+concurrency limit, from that data alone.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
 
 import anyio
+import anyio.abc
 
 from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
-from runtime.manifests.task import Task
+from runtime.manifests.task import task_from_manifest
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions, spawn_task
 from runtime.spawn.progress import Progress
 
 
-@dataclass
+@dataclass(frozen=True)
 class Job:
     run_id: str
     subtask_id: str
-    task: Task  # its agent id already made unique for the run
-    catalog: Catalog
+    agent_id: str  # unique for the run: `<run>.<subtask>`
+    task_manifest: str  # the task as a TOML document of its own
+    task_path: str  # where its relative paths resolve (the task file, or the plan of an inline task)
+    task_digest: str  # sha256 of what it was written in (recorded by spawn; part of generated ids)
+    catalog: str  # the catalog's folder
+    catalog_digest: str  # `Catalog.digest()`: the executor refuses a catalog that differs
+    base: str  # the commit its worktree starts from (the integration so far)
     context: str | None  # outputs of the earlier subtasks it uses
-    base: str | None = None  # the revision its worktree starts from (the integration so far)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Job:
+        return cls(**json.loads(text))
 
 
-@dataclass
+@dataclass(frozen=True)
 class SubtaskResult:
     subtask_id: str
     outcome: Outcome
@@ -49,27 +67,53 @@ class SubtaskResult:
     def report(self) -> str | None:
         return self.outcome.attempts[-1].report if self.outcome.attempts else None
 
+    def to_json(self) -> str:
+        return json.dumps({"subtask_id": self.subtask_id, "outcome": self.outcome.to_dict()}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> SubtaskResult:
+        data = json.loads(text)
+        return cls(data["subtask_id"], Outcome.from_dict(data["outcome"]))
+
+
+# A subtask's progress, as plain data: (subtask id, event).
+Listener = Callable[[str, dict[str, Any]], None]
+
+
+def progress_event(progress: Progress) -> dict[str, Any]:
+    return {"agent": progress.agent_id, "attempt": progress.attempt, "state": progress.state, "turns": progress.turns,
+            "tool_calls": progress.tool_calls, "denials": progress.denials, "elapsed_s": round(progress.elapsed_s, 1),
+            "cost_usd": progress.cost_usd, "writes": list(progress.writes)}
+
 
 class Executor(Protocol):
-    async def start(self, job: Job) -> str: ...
-    def observe(self, handle: str) -> Progress | None: ...
-    async def stop(self, handle: str) -> None: ...
-    async def collect(self, handle: str) -> SubtaskResult: ...
+    async def start(self, job: Job) -> str:
+        """Begin the job; the handle names it to `stop` and `collect`."""
+
+    async def stop(self, handle: str) -> None:
+        """End the job early; its result is then `failed(stopped)`."""
+
+    async def collect(self, handle: str) -> SubtaskResult:
+        """Wait for the job's result."""
+
+
+# What `runtime.orchestration.run` calls to get an executor for a round.
+ExecutorFactory = Callable[[anyio.abc.TaskGroup, SpawnOptions, int, Listener | None], Executor]
 
 
 class LocalExecutor:
     """Spawns in this process, at most `concurrency` at a time, inside the caller's task group."""
 
     def __init__(self, group: anyio.abc.TaskGroup, options: SpawnOptions, concurrency: int,
-                 listener: Callable[[str, Progress], None] | None = None) -> None:
+                 listener: Listener | None = None) -> None:
         self._group = group
         self._options = options
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._listener = listener
-        self._progress: dict[str, Progress] = {}
         self._done: dict[str, anyio.Event] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._results: dict[str, SubtaskResult] = {}
+        self._catalogs: dict[tuple[str, str], Catalog] = {}
 
     async def start(self, job: Job) -> str:
         handle = job.subtask_id
@@ -77,9 +121,6 @@ class LocalExecutor:
         self._scopes[handle] = anyio.CancelScope()
         self._group.start_soon(self._run, job, handle)
         return handle
-
-    def observe(self, handle: str) -> Progress | None:
-        return self._progress.get(handle)
 
     async def stop(self, handle: str) -> None:
         self._scopes[handle].cancel()
@@ -89,21 +130,32 @@ class LocalExecutor:
         await self._done[handle].wait()
         return self._results[handle]
 
+    def _catalog(self, job: Job) -> Catalog:
+        key = (job.catalog, job.catalog_digest)
+        if key not in self._catalogs:
+            catalog = Catalog(Path(job.catalog))
+            if catalog.digest() != job.catalog_digest:
+                raise FatalError(f"the catalog at {job.catalog} is not the one the plan was made with (its files differ)")
+            self._catalogs[key] = catalog
+        return self._catalogs[key]
+
     async def _run(self, job: Job, handle: str) -> None:
         def seen(progress: Progress) -> None:
-            self._progress[handle] = progress
             if self._listener is not None:
-                self._listener(handle, progress)
+                self._listener(handle, progress_event(progress))
 
         options = replace(self._options, context=job.context, listener=seen, base=job.base or self._options.base)
-        task = job.task
+        role = "-"
         try:
             with self._scopes[handle]:
+                catalog = self._catalog(job)
+                task = task_from_manifest(catalog, job.task_manifest, job.task_path, job.task_digest)
+                task, role = replace(task, agent_id=job.agent_id), task.role.name
                 async with self._limiter:
-                    outcome = await spawn_task(task, job.catalog, options)
+                    outcome = await spawn_task(task, catalog, options)
             if self._scopes[handle].cancelled_caught:
-                outcome = Outcome("failed", "stopped", task.agent_id, task.role.name, message="stopped by the orchestrator")
+                outcome = Outcome("failed", "stopped", job.agent_id, role, message="stopped by the orchestrator")
         except FatalError as exc:
-            outcome = Outcome("failed", "runtime", task.agent_id, task.role.name, message=str(exc))
+            outcome = Outcome("failed", "runtime", job.agent_id, role, message=str(exc))
         self._results[handle] = SubtaskResult(job.subtask_id, outcome)
         self._done[handle].set()

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from runtime.orchestration.executor import Job, LocalExecutor, SubtaskResult
+from runtime.orchestration.executor import Executor, Job, SubtaskResult
 from runtime.orchestration.state import OrchestratorState
-from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
+from runtime.spawn.outcome import Outcome
 from runtime.verify.kinds.report_text import normalise, sections
 
 
@@ -25,21 +25,16 @@ class RoundContext:
     run_id: str
     round: int
     state: OrchestratorState
-    executor: LocalExecutor
-    catalog: Any
+    executor: Executor
+    catalog: Any  # runtime.manifests.catalog.Catalog
     max_dispatches: int
     results: dict[str, SubtaskResult]  # every subtask of every round so far, by id: the latest outcome
     describe_output: Callable[[str, SubtaskResult], str]
     emit: Callable[..., None]  # an event for the orchestrator's listeners
     integrate: Callable[[], Awaitable[str]]  # merge what was accepted so far; returns the new head
-    base: str = ""  # where the next group's worktrees start: the integration so far
+    base: str = ""  # where the next group's worktrees start: the integration so far (a commit id)
+    catalog_digest: str = ""
     round_results: dict[str, SubtaskResult] = field(default_factory=dict)  # this round's own outcomes
-
-
-def outcome_from_json(data: dict[str, Any]) -> Outcome:
-    attempts = [Attempt(**{**a, "checks": [CheckRecord(**c) for c in a.get("checks", [])]}) for a in data.pop("attempts", [])]
-    data.pop("label", None)
-    return Outcome(**data, attempts=attempts)
 
 
 def questions_in(report: str | None) -> list[str]:
@@ -78,7 +73,7 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     state, run_id = ctx.state, ctx.run_id
     stored = state.subtask(run_id, sub.id)
     if stored is not None and stored["status"] == "ok" and stored["outcome_json"]:
-        result = SubtaskResult(sub.id, outcome_from_json(json.loads(stored["outcome_json"])))
+        result = SubtaskResult(sub.id, Outcome.from_dict(json.loads(stored["outcome_json"])))
         ctx.results[sub.id] = ctx.round_results[sub.id] = result
         return None  # accepted earlier (a resumed run): never run again
     task = sub.task
@@ -100,7 +95,8 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     context = "\n\n".join(ctx.describe_output(u, ctx.results[u]) for u in sub.uses) or None
     state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
     ctx.emit("dispatch", subtask=sub.id, agent=agent_id, dispatch=dispatch, base=ctx.base)
-    job = Job(run_id, sub.id, replace(task, agent_id=agent_id), ctx.catalog, context, ctx.base or None)
+    job = Job(run_id, sub.id, agent_id, task.manifest, str(task.path), task.digest, str(ctx.catalog.root),
+              ctx.catalog_digest, ctx.base, context)
     return await ctx.executor.start(job)
 
 

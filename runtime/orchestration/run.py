@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 
 from runtime.errors import FatalError
-from runtime.orchestration.executor import LocalExecutor, SubtaskResult
+from runtime.orchestration.executor import ExecutorFactory, LocalExecutor, SubtaskResult
 from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
 from runtime.orchestration.judge import judge
 from runtime.orchestration.report import RunReport, SubtaskLine, render
@@ -46,6 +46,7 @@ class RunOptions:
     replanner: Callable[..., Any] | None = None  # (run, judgement, results) -> Plan | list[str] questions | None
     reviewer: Callable[..., Any] | None = None  # (run, checks) -> Review
     remember: Callable[..., Any] | None = None  # (run, verdict): the meta-validation's memory writes
+    executor: ExecutorFactory = LocalExecutor  # what runs the subtasks
 
 
 @dataclass
@@ -83,15 +84,14 @@ def _describe(run: Run) -> Callable[[str, SubtaskResult], str]:
 def _listener(run: Run) -> Callable:
     seen_writes: dict[str, int] = {}
 
-    def listener(handle: str, progress) -> None:
-        run.emit("progress", subtask=handle, agent=progress.agent_id, attempt=progress.attempt, state=progress.state,
-                 turns=progress.turns, tool_calls=progress.tool_calls, denials=progress.denials,
-                 elapsed_s=round(progress.elapsed_s, 1), cost_usd=progress.cost_usd)
+    def listener(handle: str, event: dict[str, Any]) -> None:
+        writes = event["writes"]
+        run.emit("progress", subtask=handle, **{k: v for k, v in event.items() if k != "writes"})
         sub = next((s for round_ in run.rounds for s in round_ if s.id == handle), None)
         if sub is not None and sub.task.role.escalation == "orchestrator-notify":
-            for path in progress.writes[seen_writes.get(handle, 0):]:
-                run.emit("shared-path", subtask=handle, agent=progress.agent_id, path=path)
-            seen_writes[handle] = len(progress.writes)
+            for path in writes[seen_writes.get(handle, 0):]:
+                run.emit("shared-path", subtask=handle, agent=event["agent"], path=path)
+            seen_writes[handle] = len(writes)
     return listener
 
 
@@ -105,9 +105,10 @@ async def _round(run: Run, subtasks: list, number: int, catalog) -> None:
         return run.git.resolve(run.integration)
 
     async with anyio.create_task_group() as group:
-        executor = LocalExecutor(group, spawn_options, run.plan.concurrency, _listener(run))
+        executor = run.options.executor(group, spawn_options, run.plan.concurrency, _listener(run))
         ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results,
-                           _describe(run), run.emit, integrate_so_far, run.git.resolve(run.integration))
+                           _describe(run), run.emit, integrate_so_far, run.git.resolve(run.integration),
+                           catalog_digest=catalog.digest())
         run.round_results.append(ctx.round_results)
         await run_round(ctx, subtasks)
 

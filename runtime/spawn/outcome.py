@@ -89,3 +89,12 @@ class Outcome(_Bounded):
         out = asdict(self)
         out["label"] = self.label
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        """The outcome ``to_dict`` gave (its label is derived, not read)."""
+        data = dict(data)
+        attempts = [Attempt(**{**a, "checks": [CheckRecord(**c) for c in a.get("checks", [])]})
+                    for a in data.pop("attempts", [])]
+        data.pop("label", None)
+        return cls(**data, attempts=attempts)

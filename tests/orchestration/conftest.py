@@ -28,6 +28,7 @@ import pytest
 import tomlkit
 
 from tests.conftest import REPO, RUNTIME
+from tests.spawn.conftest import spawner  # noqa: F401 - the spawn tests' fixture, for the executor's tests
 from tests.support import git, have_bwrap
 
 PROJECT = REPO / "manifests" / "examples" / "spawn-demo" / "project"

@@ -1,0 +1,101 @@
+"""The executor seam: plain data in and out, and every method of the local executor, `stop` included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.task import load_task
+from runtime.orchestration.executor import Job, LocalExecutor, SubtaskResult
+from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
+from runtime.spawn.pipeline import SpawnOptions
+from tests.conftest import REPO
+from tests.spawn.conftest import SH_FIX, SH_REPORT, Spawner, marker, no_survivors
+
+
+def _job(s: Spawner, task_path: Path, subtask: str, catalog: Catalog, digest: str | None = None) -> Job:
+    task = load_task(catalog, task_path)
+    return Job("run-1", subtask, f"run-1.{subtask}", task.manifest, str(task.path), task.digest, str(catalog.root),
+               digest or catalog.digest(), s.base, None)
+
+
+def test_jobs_and_results_are_plain_data():
+    job = Job("r", "s", "r.s", "[task]\n", "/p/t.toml", "ab" * 32, "/cat", "cd" * 32, "0" * 40, "ctx")
+    assert Job.from_json(job.to_json()) == job
+    assert json.loads(job.to_json())["task_manifest"] == "[task]\n"
+    outcome = Outcome("rejected", None, "r.s", "edit-local", base="0" * 40, branch="agent/r.s", message="m",
+                      attempts=[Attempt(1, 2.5, 0, None, 3, 4, 1, 10, 0.1, 12.0, "report",
+                                        checks=[CheckRecord("a::b", "tests-green", "rejected", "f")])])
+    result = SubtaskResult("s", outcome)
+    again = SubtaskResult.from_json(result.to_json())
+    assert again == result and again.report == "report" and again.outcome.label == "rejected"
+
+
+def _run(executor_body):
+    async def main():
+        async with anyio.create_task_group() as group:
+            await executor_body(group)
+    anyio.run(main)
+
+
+def test_the_local_executor_starts_collects_and_stops(spawner: Spawner):
+    s = spawner
+    catalog = Catalog(REPO)
+    n = marker()
+    fast = s.task(agent_id="ag-unused-1", command=f"{SH_FIX}; {SH_REPORT}")
+    slow = s.task(agent_id="ag-unused-2", name="slow", command=f"sleep {n}; {SH_REPORT}")
+    events: list[tuple[str, dict]] = []
+    options = SpawnOptions(repo=s.repo, state_dir=s.state, catalog=str(REPO))
+    results: dict[str, SubtaskResult] = {}
+
+    async def body(group):
+        executor = LocalExecutor(group, options, 2, lambda handle, event: events.append((handle, event)))
+        fast_handle = await executor.start(_job(s, fast, "fast", catalog))
+        slow_handle = await executor.start(_job(s, slow, "slow", catalog))
+        results["fast"] = await executor.collect(fast_handle)
+        await executor.stop(slow_handle)
+        results["slow"] = await executor.collect(slow_handle)
+
+    _run(body)
+    assert results["fast"].outcome.label == "ok" and results["fast"].outcome.agent_id == "run-1.fast"
+    assert results["fast"].commit is not None and s.sha("agent/run-1.fast") == results["fast"].commit
+    assert results["slow"].outcome.label == "failed(stopped)"
+    no_survivors(f"sleep {n}")
+    assert {h for h, _ in events} == {"fast", "slow"}
+    assert all(set(e) == {"agent", "attempt", "state", "turns", "tool_calls", "denials", "elapsed_s", "cost_usd", "writes"}
+               for _, e in events)
+    json.dumps(events)  # plain data
+
+
+def test_a_job_naming_another_catalog_is_refused(spawner: Spawner):
+    s = spawner
+    catalog = Catalog(REPO)
+    task = s.task(agent_id="ag-unused-3", command=f"{SH_FIX}; {SH_REPORT}")
+    options = SpawnOptions(repo=s.repo, state_dir=s.state, catalog=str(REPO))
+    results = []
+
+    async def body(group):
+        executor = LocalExecutor(group, options, 1)
+        handle = await executor.start(_job(s, task, "t", catalog, digest="0" * 64))
+        results.append(await executor.collect(handle))
+
+    _run(body)
+    assert results[0].outcome.label == "failed(runtime)" and "not the one the plan was made with" in results[0].outcome.message
+    assert s.sha("agent/run-1.t") is None
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_a_task_crosses_as_its_manifest_and_loads_the_same(tmp_path, inline):
+    from runtime.manifests.task import task_from_manifest
+    from runtime.orchestration.plan import load_plan
+
+    catalog = Catalog(REPO)
+    plan = load_plan(catalog, REPO / "manifests" / "examples" / "plan" / "plan.toml") if inline else None
+    task = plan.subtasks[0].task if plan else load_task(catalog, REPO / "manifests" / "examples" / "fix-tokenizer.toml")
+    again = task_from_manifest(catalog, task.manifest, task.path, task.digest)
+    assert (again.agent_id, again.role.name, again.fields, again.body, again.agent, again.digest) == \
+           (task.agent_id, task.role.name, task.fields, task.body, task.agent, task.digest)
