@@ -34,7 +34,7 @@ runs inside the sandbox.
 
 from __future__ import annotations
 
-HOOK_TIMEOUT_S = 30  # Claude Code's hook timeout as the runtime configures it (runtime.tooling.claude)
-HOOK_WAIT_MAX_S = 25  # the longest a hook may wait for a decision: well below HOOK_TIMEOUT_S
-ANSWER_GRACE_S = 2.0  # how long a client waits past the request's expiry for the service's answer
-DEFAULT_TIMEOUT_S = 300
+from runtime.timeouts import ANSWER_GRACE_S, HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
+from runtime.timeouts import DEFAULT_APPROVAL_TIMEOUT_S as DEFAULT_TIMEOUT_S
+
+__all__ = ["ANSWER_GRACE_S", "DEFAULT_TIMEOUT_S", "HOOK_TIMEOUT_S", "HOOK_WAIT_MAX_S"]

@@ -18,10 +18,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from runtime.approvals import DEFAULT_TIMEOUT_S, HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
 from runtime.errors import ManifestError
 from runtime.manifests.model import Model
 from runtime.manifests.tomlsrc import TomlSource
+from runtime.timeouts import DEFAULT_APPROVAL_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from runtime.timeouts import HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

@@ -81,14 +81,14 @@ UNSAVED_PLAN_NAME = "plan.toml"
 
 
 @dataclass(frozen=True)
-class ReviewerConfig:
+class ReviewerSpec:
     model: str
     script: Path | None  # resolved against the plan's folder
     api_base: str | None
 
 
 @dataclass(frozen=True)
-class PlannerConfig(ReviewerConfig):
+class PlannerSpec(ReviewerSpec):
     max_retries: int = 2
 
 
@@ -117,8 +117,8 @@ class Plan:
     max_replans: int
     concurrency: int
     max_dispatches: int
-    planner: PlannerConfig | None
-    reviewer: ReviewerConfig | None
+    planner: PlannerSpec | None
+    reviewer: ReviewerSpec | None
     subtasks: tuple[Subtask, ...]  # in file order
     data: dict[str, Any] = field(repr=False, compare=False)  # the TOML tables, for `save_plan`
     src: TomlSource = field(repr=False, compare=False)
@@ -175,8 +175,8 @@ def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir:
     if len(errors) > before:
         return None
     if isinstance(section, PlannerSection):
-        return PlannerConfig(section.model, script, section.api_base, section.max_retries)
-    return ReviewerConfig(section.model, script, section.api_base)
+        return PlannerSpec(section.model, script, section.api_base, section.max_retries)
+    return ReviewerSpec(section.model, script, section.api_base)
 
 
 def _check_plan_section(section: PlanSection, src: TomlSource, base_dir: Path, errors: list[ManifestError]) -> tuple[Any, Any]:

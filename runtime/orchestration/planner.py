@@ -64,9 +64,6 @@ class ModelConfig:
     backoff_s: float = 0.5
 
 
-PlannerConfig = ModelConfig
-
-
 @dataclass(frozen=True)
 class RoleInfo:
     """A role the planner may give subtasks to."""

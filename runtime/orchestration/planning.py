@@ -17,7 +17,7 @@ from typing import Any
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
-from runtime.orchestration.plan import plan_from_json
+from runtime.orchestration.plan import PlannerSpec, ReviewerSpec, plan_from_json
 from runtime.orchestration.planner import (
     ModelConfig,
     PlannerContext,
@@ -136,9 +136,9 @@ class Replanner:
         return state["plan"]
 
 
-def model_config(plan_config, cls=ModelConfig) -> ModelConfig:
+def model_config(plan_config: ReviewerSpec, cls=ModelConfig) -> ModelConfig:
     """A plan file's `[plan.planner]` / `[plan.reviewer]` table as the model layer's config."""
-    extra = {"max_retries": plan_config.max_retries} if hasattr(plan_config, "max_retries") else {}
+    extra = {"max_retries": plan_config.max_retries} if isinstance(plan_config, PlannerSpec) else {}
     return cls(model=plan_config.model, api_base=plan_config.api_base,
                script=str(plan_config.script) if plan_config.script else None, **extra)
 

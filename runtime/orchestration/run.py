@@ -50,7 +50,7 @@ class RunOptions:
 
 
 @dataclass
-class Run:
+class PlanRun:
     run_id: str
     plan: Any
     git: Git
@@ -72,7 +72,7 @@ class Run:
             self.options.on_event(kind, {"run": self.run_id, **data})
 
 
-def _describe(run: Run) -> Callable[[str, SubtaskResult], str]:
+def _describe(run: PlanRun) -> Callable[[str, SubtaskResult], str]:
     def describe(subtask_id: str, result: SubtaskResult) -> str:
         files = changed_files(run.git, run.base, result.commit) if result.commit else []
         report = (result.report or "(no report)").strip()
@@ -81,7 +81,7 @@ def _describe(run: Run) -> Callable[[str, SubtaskResult], str]:
     return describe
 
 
-def _listener(run: Run) -> Callable:
+def _listener(run: PlanRun) -> Callable:
     seen_writes: dict[str, int] = {}
 
     def listener(handle: str, event: dict[str, Any]) -> None:
@@ -95,7 +95,7 @@ def _listener(run: Run) -> Callable:
     return listener
 
 
-async def _round(run: Run, subtasks: list, number: int, catalog) -> None:
+async def _round(run: PlanRun, subtasks: list, number: int, catalog) -> None:
     run.rounds.append(subtasks)
     spawn_options = SpawnOptions(repo=run.git.root, base=run.base, use_sandbox=run.options.use_sandbox,
                                  state_dir=run.state_dir, catalog=run.options.catalog)
@@ -113,7 +113,7 @@ async def _round(run: Run, subtasks: list, number: int, catalog) -> None:
         await run_round(ctx, subtasks)
 
 
-def _integrate(run: Run) -> dict[str, list[str]]:
+def _integrate(run: PlanRun) -> dict[str, list[str]]:
     order = [s for round_ in run.rounds for s in sorted(round_, key=lambda s: s.sequence)]
     accepted = [(s.id, run.results[s.id].branch, run.results[s.id].commit) for s in order
                 if s.id in run.results and run.results[s.id].outcome.status == "ok" and run.results[s.id].commit]
@@ -126,7 +126,7 @@ def _integrate(run: Run) -> dict[str, list[str]]:
     return integration.conflicts
 
 
-async def _plan_checks(run: Run, catalog) -> list[tuple[str, int, str]]:
+async def _plan_checks(run: PlanRun, catalog) -> list[tuple[str, int, str]]:
     head = run.git.resolve(run.integration)
     checks = []
     if run.plan.checks:
@@ -140,7 +140,7 @@ async def _plan_checks(run: Run, catalog) -> list[tuple[str, int, str]]:
     return checks
 
 
-def _lines(run: Run) -> list[SubtaskLine]:
+def _lines(run: PlanRun) -> list[SubtaskLine]:
     merges = run.state.merges(run.run_id)
     lines = []
     for number, round_ in enumerate(run.rounds):
@@ -159,7 +159,7 @@ def _lines(run: Run) -> list[SubtaskLine]:
     return lines
 
 
-def _start(plan, options: RunOptions) -> Run:
+def _start(plan, options: RunOptions) -> PlanRun:
     git = Git(options.repo)
     state_dir = Path(options.state_dir or default_state_dir(git.root)).resolve()
     state = OrchestratorState(state_dir / "orchestrator.sqlite")
@@ -169,11 +169,11 @@ def _start(plan, options: RunOptions) -> Run:
             raise FatalError(f"no run {options.resume} in {state_dir}")
         if record["status"] in ("accepted", "rejected", "questions"):
             raise FatalError(f"run {options.resume} already ended ({record['status']}); nothing to resume")
-        run = Run(options.resume, plan, git, state, state_dir, record["base"], record["base_branch"], record["integration"], options)
+        run = PlanRun(options.resume, plan, git, state, state_dir, record["base"], record["base_branch"], record["integration"], options)
     else:
         run_id = "r" + secrets.token_hex(4)
         base = git.resolve("HEAD")
-        run = Run(run_id, plan, git, state, state_dir, base, git.current_branch(), f"run/{run_id}", options)
+        run = PlanRun(run_id, plan, git, state, state_dir, base, git.current_branch(), f"run/{run_id}", options)
         state.create_run(run_id, str(plan.path) if plan.path else None, plan.data, base, run.base_branch, run.integration)
     ensure_integration_branch(git, run.integration, run.base)
     run.report = RunReport(run.run_id, plan.goal, "failed", "", base=run.base, integration=run.integration)
@@ -229,7 +229,7 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
     return run.report
 
 
-def _accept(run: Run, verdict) -> None:
+def _accept(run: PlanRun, verdict) -> None:
     run.report.status, run.report.reason = "accepted", verdict.reason
     if run.options.merge:
         if run.base_branch is None:

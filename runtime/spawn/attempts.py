@@ -16,7 +16,7 @@ from pathlib import Path
 from runtime.errors import AgentFailed, LimitExhausted
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
-from runtime.spawn.attempt import AttemptSetup, declared_env, limit_check, run_attempt
+from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
 from runtime.spawn.commands import command_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome

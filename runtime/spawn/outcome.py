@@ -10,35 +10,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from runtime.verify.record import TEXT_BOUNDS, CheckRecord, excerpt
+from runtime.verify.record import Bounded as _Bounded
+
+__all__ = ["STATUSES", "TEXT_BOUNDS", "Attempt", "CheckRecord", "Outcome", "excerpt"]
+
 STATUSES = ("ok", "rejected", "failed", "exhausted")
-# Text an agent controls (its report, its test output) is kept as an excerpt of at most this many
-# characters wherever it is stored or printed: state.json, `--json`, the run report.
-TEXT_BOUNDS = {"report": 64 * 1024, "feedback": 32 * 1024, "message": 64 * 1024}
-
-
-def excerpt(text: str, limit: int) -> str:
-    """``text`` itself, or its head and tail with a note of how much was cut between them."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
-
-
-class _Bounded:
-    """Bounds the agent-controlled text fields on every assignment, construction included."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, str) and name in TEXT_BOUNDS:
-            value = excerpt(value, TEXT_BOUNDS[name])
-        super().__setattr__(name, value)
-
-
-@dataclass
-class CheckRecord(_Bounded):
-    atom: str
-    kind: str
-    status: str  # passed | rejected | error
-    feedback: str
 
 
 @dataclass

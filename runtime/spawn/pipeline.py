@@ -2,7 +2,7 @@
 
 The orchestrator alone touches git. It takes the agent id's lock, creates a
 worktree on `agent/<id>` from the base, writes the bundle and the compiled
-policy outside it, runs attempts (see `runtime.spawn.attempt`) until the work
+policy outside it, runs attempts (see `runtime.spawn.agent_process`) until the work
 verifies or the retry budget is spent, then commits verified work on the agent
 branch (and with `--merge`, merges it after re-checking a simulated merge).
 Every phase is recorded in the run's state file and the audit log.
@@ -54,7 +54,7 @@ class SpawnOptions:
 
 
 @dataclass
-class Run:
+class SpawnRun:
     """Everything one spawn works with, passed between its phases."""
 
     task: Task
@@ -107,7 +107,7 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
     with acquire(state.locks, task.agent_id):
         clean_leftovers(state, git, task.agent_id)
-        run = Run(task, catalog, git, state, audit, options, toolchain=toolchain)
+        run = SpawnRun(task, catalog, git, state, audit, options, toolchain=toolchain)
         finished = recover(run)
         if isinstance(finished, ResumeMerge):
             return await _resume_merge(run, finished)
@@ -153,7 +153,7 @@ def _check_merge_target(git: Git, options: SpawnOptions) -> None:
                          "would have to overwrite; commit or stash them first")
 
 
-def _prepare(run: Run, resumed: Resume | None = None) -> None:
+def _prepare(run: SpawnRun, resumed: Resume | None = None) -> None:
     task, git = run.task, run.git
     run.worktree = run.state.worktree(run.agent_id)
     run.worktree.parent.mkdir(parents=True, exist_ok=True)
@@ -186,7 +186,7 @@ def _prepare(run: Run, resumed: Resume | None = None) -> None:
                      backend=task.agent.backend, base=run.base, branch=run.branch, sandbox=run.options.use_sandbox)
 
 
-async def _run(run: Run, resumed: Resume | None = None) -> Outcome:
+async def _run(run: SpawnRun, resumed: Resume | None = None) -> Outcome:
     # git and file work runs in a worker thread: parallel spawns share one event loop.
     await anyio.to_thread.run_sync(_prepare, run, resumed)
     outcome = Outcome("failed", "runtime", run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
@@ -218,7 +218,7 @@ async def _run(run: Run, resumed: Resume | None = None) -> Outcome:
     return outcome
 
 
-def _keep_interrupted(run: Run, outcome: Outcome) -> None:
+def _keep_interrupted(run: SpawnRun, outcome: Outcome) -> None:
     if run.record.get("status") in ("committing", "merging"):
         return  # interrupted after the verified commit: `recover` finishes it from what git says
     outcome.message = "interrupted; the work so far is on the agent branch, and running the task again resumes it"
@@ -229,14 +229,14 @@ def _keep_interrupted(run: Run, outcome: Outcome) -> None:
     run.audit.append("interrupted", run.agent_id, branch=run.branch, work=outcome.inspection or outcome.commit)
 
 
-def _record_outcome(run: Run, outcome: Outcome) -> None:
+def _record_outcome(run: SpawnRun, outcome: Outcome) -> None:
     run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
              merged=outcome.merged, attempts=outcome.to_dict()["attempts"])
     run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
                      commit=outcome.commit, merged=outcome.merged)
 
 
-async def _resume_merge(run: Run, resume: ResumeMerge) -> Outcome:
+async def _resume_merge(run: SpawnRun, resume: ResumeMerge) -> Outcome:
     """Merge the verified commit of a run killed while committing or merging (checks run again)."""
     previous = resume.previous
     run.record = dict(previous)
@@ -258,7 +258,7 @@ async def _resume_merge(run: Run, resume: ResumeMerge) -> Outcome:
     return outcome
 
 
-def _remove_worktree(run: Run) -> None:
+def _remove_worktree(run: SpawnRun) -> None:
     try:
         run.git.remove_worktree(run.worktree)
     except FatalError:

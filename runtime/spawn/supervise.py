@@ -62,7 +62,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ProcessResult:
     """How the run ended. `breach` names the limit (the run is `exhausted(<breach>)`).
 
     `exit_code` is the main process's (negative: the signal that ended it);
@@ -341,7 +341,7 @@ async def supervise(
     stdout_path: Path | str, stderr_path: Path | str, limits: Limits,
     on_stdout_line: Callable[[str], Any] | None = None, check: Check | None = None,
     pass_fds: Sequence[int] = (),
-) -> Outcome:
+) -> ProcessResult:
     """Run `argv` under `limits` and stop every process it started, whatever happens.
 
     `env` is the complete environment (nothing is inherited). `check()` returns
@@ -400,5 +400,5 @@ async def supervise(
     finally:
         out.close()
         err.close()
-    return Outcome(proc.returncode, breach, time.monotonic() - started, round(tree.peak_memory_mb, 1),
+    return ProcessResult(proc.returncode, breach, time.monotonic() - started, round(tree.peak_memory_mb, 1),
                    tree.peak_processes, leftovers, out.dropped + err.dropped)

@@ -13,8 +13,7 @@ from runtime.errors import FatalError, ManifestError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.role import ResolvedRole, load_role
-
-HOOK_TIMEOUT_S = 30
+from runtime.timeouts import HOOK_TIMEOUT_S  # noqa: E402 - kept beside the settings it configures
 
 
 def _in_project(path: str, project: str | None) -> str | None:

@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 
 from runtime.manifests.globs import globs_to_regex
-from runtime.spawn.outcome import CheckRecord
 from runtime.verify.kinds import evaluate
 from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
+from runtime.verify.record import CheckRecord
 from runtime.workspace.changes import Change, changed_paths
 from runtime.workspace.git import Git
 from runtime.workspace.safe_files import UnsafeFile, read_under, sha256_under, size_under

@@ -13,8 +13,8 @@ from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.tomlsrc import TomlSource
 from runtime.orchestration.plan import (
-    PlannerConfig,
-    ReviewerConfig,
+    PlannerSpec,
+    ReviewerSpec,
     inline_digest,
     load_plan,
     plan_checks,
@@ -158,8 +158,8 @@ def test_a_valid_plan_with_inline_and_by_path_subtasks_loads(project):
     assert plan.success_criteria == ("the tests pass", "README documents mean")
     assert plan_checks(plan) == plan.checks == ("pytest -q tests",)
     assert (plan.max_replans, plan.concurrency, plan.max_dispatches) == (1, 4, 2)
-    assert plan.planner == PlannerConfig("scripted/planner", (project / "planner.script.toml").resolve(), None, 2)
-    assert plan.reviewer == ReviewerConfig("openai/gpt-4.1", None, "http://127.0.0.1:8000/v1")
+    assert plan.planner == PlannerSpec("scripted/planner", (project / "planner.script.toml").resolve(), None, 2)
+    assert plan.reviewer == ReviewerSpec("openai/gpt-4.1", None, "http://127.0.0.1:8000/v1")
     assert plan.digest == hashlib.sha256(PLAN.encode()).hexdigest()
 
     fix, doc = plan.subtasks

@@ -16,7 +16,7 @@ import anyio
 import psutil
 import pytest
 
-from runtime.spawn.supervise import Limits, Outcome, supervise
+from runtime.spawn.supervise import Limits, ProcessResult, supervise
 
 PY = sys.executable
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
@@ -36,7 +36,7 @@ def marked(marker: str) -> list[psutil.Process]:
 
 
 def run(tmp_path: Path, argv: list[str], *, stdin: bytes | None = None, lines: list[str] | None = None,
-        on_line=None, check=None, **limits) -> Outcome:
+        on_line=None, check=None, **limits) -> ProcessResult:
     limits = Limits(**{"timeout_s": 5.0, **FAST, **limits})
     return anyio.run(lambda: supervise(
         argv, cwd=tmp_path, env=ENV, stdin=stdin, stdout_path=tmp_path / "out.jsonl",

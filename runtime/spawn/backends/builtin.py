@@ -13,7 +13,7 @@ from runtime.spawn.sockets import socket_folder
 
 if TYPE_CHECKING:
     from runtime.manifests.task import Task
-    from runtime.spawn.attempt import AttemptSetup
+    from runtime.spawn.agent_process import AttemptSetup
     from runtime.spawn.progress import Progress
 
 

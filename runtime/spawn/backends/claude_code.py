@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from runtime.manifests.task import Task
-    from runtime.spawn.attempt import AttemptSetup
+    from runtime.spawn.agent_process import AttemptSetup
     from runtime.spawn.progress import Progress
 
 

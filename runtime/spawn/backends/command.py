@@ -13,7 +13,7 @@ from runtime.errors import FatalError
 
 if TYPE_CHECKING:
     from runtime.manifests.task import Task
-    from runtime.spawn.attempt import AttemptSetup
+    from runtime.spawn.agent_process import AttemptSetup
     from runtime.spawn.progress import Progress
 
 
@@ -30,7 +30,7 @@ class CommandBackend:
         return None, None  # the program reaches whatever it reaches; the runtime holds no key for it
 
     def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
-        from runtime.spawn.attempt import REPORT_NAME
+        from runtime.spawn.agent_process import REPORT_NAME
 
         agent = setup.task.agent
         assert agent is not None and agent.command
@@ -48,6 +48,6 @@ class CommandBackend:
         return None
 
     def read_report(self, setup: AttemptSetup) -> None:
-        from runtime.spawn.attempt import read_report
+        from runtime.spawn.agent_process import read_report
 
         setup.progress.report, setup.report_problem = read_report(setup.home, setup.attempt_dir)

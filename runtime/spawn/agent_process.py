@@ -29,7 +29,7 @@ from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
 from runtime.spawn.progress import Progress
-from runtime.spawn.supervise import Limits, Outcome, supervise
+from runtime.spawn.supervise import Limits, ProcessResult, supervise
 from runtime.workspace.safe_files import UnsafeFile, read_under
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.
@@ -90,7 +90,7 @@ def limit_check(setup: AttemptSetup):
     return check
 
 
-async def run_attempt(setup: AttemptSetup) -> Outcome:
+async def run_attempt(setup: AttemptSetup) -> ProcessResult:
     setup.attempt_dir.mkdir(parents=True, exist_ok=True)
     feedback_path = None
     if setup.feedback:

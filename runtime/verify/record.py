@@ -1,0 +1,39 @@
+"""One check's verdict on an agent's work, as verify returns it and a spawn's outcome records it.
+
+Here, in verify, because verify produces it and spawn records it: spawn imports verify, never the
+other way round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Text an agent controls (its report, its test output) is kept as an excerpt of at most this many
+# characters wherever it is stored or printed: state.json, `--json`, the run report.
+TEXT_BOUNDS = {"report": 64 * 1024, "feedback": 32 * 1024, "message": 64 * 1024}
+
+
+def excerpt(text: str, limit: int) -> str:
+    """``text`` itself, or its head and tail with a note of how much was cut between them."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+class Bounded:
+    """Bounds the agent-controlled text fields on every assignment, construction included."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, str) and name in TEXT_BOUNDS:
+            value = excerpt(value, TEXT_BOUNDS[name])
+        super().__setattr__(name, value)
+
+
+@dataclass
+class CheckRecord(Bounded):
+    atom: str
+    kind: str
+    status: str  # passed | rejected | error
+    feedback: str
