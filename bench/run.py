@@ -6,7 +6,7 @@ report), on this machine, with the OS sandbox. Prints:
 
 - the orchestrator's overhead per subtask: its wall time from dispatch to end
   minus its model time (turns x latency): sandbox, agent start, gate, verify,
-  commit and clean-up;
+  commit and clean-up; and the same split by phase (the outcome's timings);
 - total wall time against the ideal, the longest dependency chain's model
   time (4 groups x 2 turns x latency);
 - peak memory: the orchestrator's own, and each agent's sandboxed process tree.
@@ -84,9 +84,13 @@ def main() -> int:
 
         get_litellm()  # the 3-5 s import happens once per orchestrator; not part of a subtask's overhead
         options = RunOptions(repo=repo, state_dir=state, catalog=str(REPO))
-        started = time.perf_counter()
+        started, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         report = anyio.run(run_plan, plan, Catalog(REPO), options)
         wall = time.perf_counter() - started
+        cpu1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        own_cpu = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / (GROUPS * PER_GROUP)
+        kids_cpu = (kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime) / (GROUPS * PER_GROUP)
         assert report.status == "accepted", report.reason
         conn = sqlite3.connect(state / "orchestrator.sqlite")
         times: dict[str, dict[str, float]] = {}
@@ -96,12 +100,24 @@ def main() -> int:
         overheads = [t["subtask-end"] - t["dispatch"] - turns[sid] * LATENCY_S for sid, t in times.items()]
         ideal = GROUPS * 2 * LATENCY_S
         me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        agent_peaks = [a["peak_memory_mb"] for (raw,) in conn.execute("select outcome_json from subtasks")
-                       for a in json.loads(raw)["attempts"]]
+        outcomes = [json.loads(raw) for (raw,) in conn.execute("select outcome_json from subtasks")]
+        agent_peaks = [a["peak_memory_mb"] for o in outcomes for a in o["attempts"]]
+        phases: dict[str, list[float]] = {}
+        for o in outcomes:
+            timings = dict(o.get("timings", {}))
+            if "agent" in timings:
+                timings["agent"] -= 2 * LATENCY_S  # its own start, its gate calls and its exit, not the model
+            for phase, seconds in timings.items():
+                phases.setdefault(phase, []).append(seconds)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; {GROUPS * PER_GROUP} subtasks in {GROUPS} groups "
               f"of {PER_GROUP}, concurrency {PER_GROUP}, model latency {LATENCY_S} s per turn, OS sandbox on")
         print(f"orchestrator overhead per subtask (wall minus model time): median {statistics.median(overheads):.2f} s, "
               f"max {max(overheads):.2f} s")
+        order = ["checks", "prepare", "model-access", "agent", "verify", "commit", "cleanup"]
+        print("per phase, median s per subtask (agent: minus its model time): " + ", ".join(
+            f"{p} {statistics.median(phases[p]):.3f}" for p in order if p in phases))
+        print(f"CPU per subtask: the orchestrator's own {own_cpu:.2f} s; its children (git, bubblewrap, the agent, "
+              f"the checks) {kids_cpu:.2f} s")
         print(f"total wall {wall:.1f} s against the ideal {ideal:.1f} s (longest chain: {GROUPS} subtasks x 2 turns): "
               f"{wall / ideal:.1f}x")
         print(f"peak memory: orchestrator {me:.0f} MiB (litellm loaded); an agent's process tree: median "

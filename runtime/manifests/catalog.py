@@ -50,6 +50,7 @@ class Catalog:
         self.cap_dir = self.root / "capabilities"
         self.role_dir = self.root / "roles"
         self.program_dir = self.root / "programs"
+        self.resolved_roles: dict[str, Any] = {}  # name -> ResolvedRole (runtime.manifests.role.load_role)
 
     def _layered(self, part: str, pattern: str) -> list[Path]:
         """Files matching ``pattern`` under ``part`` of every layer; a later layer's file of the same

@@ -91,7 +91,11 @@ def load_role(catalog: Catalog, name: str, used_in: str | None = None, line: int
     if not path.is_file():
         known = ", ".join(catalog.role_names()) or "none"
         raise ManifestError(used_in or "<command line>", line, f"unknown role `{name}` (roles: {known})")
-    return _resolve(catalog, path, ())
+    # Resolved once per catalog: a plan loads its role for every subtask, and an executor again.
+    found = catalog.resolved_roles.get(name)
+    if found is None:
+        found = catalog.resolved_roles[name] = _resolve(catalog, path, ())
+    return found
 
 
 def _cycle_error(catalog: Catalog, seen: tuple[str, ...], back_to: str) -> ManifestError:

@@ -123,7 +123,10 @@ def check_user_namespaces(bwrap: str) -> None:
 
 
 def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    # By the strings of resolved absolute paths: `root in path.parents` builds and compares a Path
+    # per ancestor, and a sandbox's spec asks this thousands of times.
+    p, r = str(path), str(root)
+    return p == r or p.startswith(r if r.endswith("/") else r + "/")
 
 
 def _overlaps(a: Path, b: Path) -> bool:

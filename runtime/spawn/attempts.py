@@ -119,7 +119,8 @@ def _stderr_tail(attempt_dir: Path) -> str:
 
 async def run_attempts(run, outcome: Outcome) -> None:
     agent = run.task.agent
-    broker, sock_folder = _start_broker(run)
+    with run.timed("model-access"):
+        broker, sock_folder = _start_broker(run)
     approvals = approvals_folder = egress = None
     feedback = None
     spent = (0, 0.0)  # tokens and cost of the earlier attempts
@@ -143,7 +144,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
                                  usage=broker.usage if broker else None, approvals_socket=approvals.socket_path,
                                  egress_socket=egress.socket_path if egress else None,
                                  model_token=getattr(broker, "token", None), toolchain=run.toolchain)
-            result = await run_attempt(setup)
+            with run.timed("agent"):
+                result = await run_attempt(setup)
             progress.report = _redact_transcripts(run, attempt_dir, progress.report)
             # An agent that finished between two polls is judged on its final counts too.
             breach = result.breach or limit_check(setup)()  # also refreshes tokens and cost
@@ -170,7 +172,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
             progress.changed()
             run.save("verifying")
             runner = command_runner(run.worktree, sandbox, run.home, run.toolchain)
-            attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner))
+            with run.timed("verify"):
+                attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner))
             if setup.report_problem:
                 attempt.checks.append(CheckRecord("runtime", "report-file", "rejected", setup.report_problem))
             for check in attempt.checks:

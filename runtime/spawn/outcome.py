@@ -49,6 +49,9 @@ class Outcome(_Bounded):
     worktree: str | None = None
     message: str = ""
     attempts: list[Attempt] = field(default_factory=list)
+    # Seconds the spawn spent in each phase (checks, prepare, model-access, agent, verify, commit, cleanup):
+    # where the orchestrator's own time goes (`bench/run.py`).
+    timings: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -10,10 +10,12 @@ Every phase is recorded in the run's state file and the audit log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +73,15 @@ class SpawnRun:
     policy: dict = field(default_factory=dict)
     record: dict = field(default_factory=dict)
     toolchain: ToolchainMounts | None = None  # the repository's tools, shown read-only in every sandbox
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, into the outcome
+
+    @contextlib.contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[phase] = round(self.timings.get(phase, 0.0) + time.perf_counter() - started, 4)
 
     @property
     def agent_id(self) -> str:
@@ -103,11 +114,13 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     if task.agent is None:
         raise ManifestError(task.src.path, 1, "the task has no [agent] table: say which backend runs it")
     # git, files and probes: in a worker thread, since parallel spawns share one event loop.
+    started = time.perf_counter()
     git, toolchain, state = await anyio.to_thread.run_sync(_checked_before_anything, task, catalog, options)
     audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
     with acquire(state.locks, task.agent_id):
         clean_leftovers(state, git, task.agent_id)
-        run = SpawnRun(task, catalog, git, state, audit, options, toolchain=toolchain)
+        run = SpawnRun(task, catalog, git, state, audit, options, toolchain=toolchain,
+                       timings={"checks": round(time.perf_counter() - started, 4)})
         finished = recover(run)
         if isinstance(finished, ResumeMerge):
             return await _resume_merge(run, finished)
@@ -188,16 +201,18 @@ def _prepare(run: SpawnRun, resumed: Resume | None = None) -> None:
 
 async def _run(run: SpawnRun, resumed: Resume | None = None) -> Outcome:
     # git and file work runs in a worker thread: parallel spawns share one event loop.
-    await anyio.to_thread.run_sync(_prepare, run, resumed)
+    with run.timed("prepare"):
+        await anyio.to_thread.run_sync(_prepare, run, resumed)
     outcome = Outcome("failed", "runtime", run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
                       worktree=str(run.worktree))
     interrupted = False
     try:
         await run_attempts(run, outcome)
-        if outcome.status == "ok":
-            await accept(run, outcome)
-        else:
-            await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
+        with run.timed("commit"):
+            if outcome.status == "ok":
+                await accept(run, outcome)
+            else:
+                await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
     except RunFailure as exc:
         outcome.status, outcome.detail, outcome.message = exc.outcome, exc.detail, exc.message
         await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
@@ -207,14 +222,15 @@ async def _run(run: SpawnRun, resumed: Resume | None = None) -> Outcome:
         interrupted = True
         raise
     finally:
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), run.timed("cleanup"):
             if interrupted:
                 await anyio.to_thread.run_sync(_keep_interrupted, run, outcome)
             if not run.options.keep or interrupted:
                 await anyio.to_thread.run_sync(_remove_worktree, run)
                 outcome.worktree = None
-            if not interrupted:
-                _record_outcome(run, outcome)
+        outcome.timings = dict(run.timings)
+        if not interrupted:
+            _record_outcome(run, outcome)
     return outcome
 
 
