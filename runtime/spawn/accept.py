@@ -15,9 +15,9 @@ from pathlib import Path
 import anyio
 
 from runtime.errors import AgentFailed
-from runtime.spawn.commands import commands_on_tree
+from runtime.spawn.commands import tree_runner
 from runtime.spawn.outcome import Outcome
-from runtime.verify.gather import DEFAULT_CHANGE_SIZE
+from runtime.verify.gather import DEFAULT_CHANGE_SIZE, command_evidence
 from runtime.verify.kinds import evaluate
 from runtime.workspace.git import GitError, NothingToCommit
 from runtime.workspace.safe_files import size_under
@@ -61,22 +61,17 @@ async def accept(run, outcome: Outcome) -> None:
 
 
 async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[str]:
+    """The task's test and check commands again, on the simulated merge: gathered and judged as verify does."""
     entries = [e for e in run.policy.get("verify", []) if e["kind"] in COMMAND_KINDS]
-    commands = [c for e in entries for c in ([e["params"]["command"]] if e["kind"] == "tests-green" else e["params"]["commands"])]
-    outputs = {cmd: (code, out) for cmd, code, out in
-               await commands_on_tree(run.git, tree, commands, run.home, run.options.use_sandbox, parents=(base, commit),
-                                      toolchain=run.toolchain)}
     failures: list[str] = []
-    for entry in entries:
-        params = entry["params"]
-        if entry["kind"] == "tests-green":
-            code, out = outputs[params["command"]]
-            evidence = {"exit-code": code, "output": out}
-        else:
-            evidence = {"results": [{"command": c, "exit-code": outputs[c][0], "output": outputs[c][1]} for c in params["commands"]]}
-        result = evaluate(entry["kind"], params, evidence)
-        if not result.ok:
-            failures.append(f"{entry['atom']}: {result.feedback}")
+    if not entries:
+        return failures
+    with tree_runner(run.git, tree, run.home, run.options.use_sandbox, (base, commit), run.toolchain) as run_command:
+        for entry in entries:
+            evidence = await command_evidence(entry["kind"], entry["params"], run_command)
+            result = evaluate(entry["kind"], entry["params"], evidence)
+            if not result.ok:
+                failures.append(f"{entry['atom']}: {result.feedback}")
     return failures
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
 from runtime.spawn.supervise import Limits, supervise
+from runtime.verify.gather import RunCommand
 
 MAX_OUTPUT = 200_000
 
@@ -41,16 +43,16 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
     return run
 
 
-async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
-                           parents: tuple[str, ...] = (), toolchain=None) -> list[tuple[str, int, str]]:
-    """Run ``commands`` on a checkout of ``tree`` (a merge result), each in the sandbox.
+@contextlib.contextmanager
+def tree_runner(git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
+                toolchain=None) -> Iterator[RunCommand]:
+    """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox.
 
     The checkout is a throwaway folder: it is writable, nothing else is, and it
-    has no network. Returns (command, exit code, output) for each.
+    has no network.
     """
     from runtime.spawn.sandboxing import runtime_binds, with_toolchain
 
-    results = []
     with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
         with git.checkout_tree(tree, Path(tmp) / "tree", parents=parents) as path:
             path = Path(path)
@@ -59,8 +61,15 @@ async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_
                 sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, {}))
                 sandbox.expose(runtime_binds())
                 sandbox = with_toolchain(sandbox, toolchain)
-            run = command_runner(path, sandbox, home, toolchain)
-            for command in commands:
-                code, output = await run(command, 900.0)
-                results.append((command, code, output))
+            yield command_runner(path, sandbox, home, toolchain)
+
+
+async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
+                           parents: tuple[str, ...] = (), toolchain=None) -> list[tuple[str, int, str]]:
+    """Run ``commands`` on a checkout of ``tree``; (command, exit code, output) for each."""
+    results = []
+    with tree_runner(git, tree, home, use_sandbox, parents, toolchain) as run:
+        for command in commands:
+            code, output = await run(command, 900.0)
+            results.append((command, code, output))
     return results

@@ -118,13 +118,14 @@ def _evidence(kind: str, params: dict[str, Any], ws: Workspace, changes: list[Ch
     return None  # command kinds are gathered by running them
 
 
-async def command_evidence(kind: str, params: dict[str, Any], ws: Workspace) -> dict[str, Any]:
+async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCommand) -> dict[str, Any]:
+    """The evidence of a command kind: its commands run (in the agent's worktree, or on a merge result)."""
     if kind == "tests-green":
-        code, output = await ws.run_command(params["command"], COMMAND_TIMEOUT_S)
+        code, output = await run_command(params["command"], COMMAND_TIMEOUT_S)
         return {"exit-code": code, "output": output}
     results = []
     for command in params["commands"]:
-        code, output = await ws.run_command(command, COMMAND_TIMEOUT_S)
+        code, output = await run_command(command, COMMAND_TIMEOUT_S)
         results.append({"command": command, "exit-code": code, "output": output})
     return {"results": results}
 
@@ -154,7 +155,7 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
     if commands:
         before = _fingerprint(ws, changes)
         for entry in commands:
-            evidence = await command_evidence(entry["kind"], entry["params"], ws)
+            evidence = await command_evidence(entry["kind"], entry["params"], ws.run_command)
             result = evaluate(entry["kind"], entry["params"], evidence)
             records.append(CheckRecord(entry["atom"], entry["kind"], result.status, result.feedback))
         after = _fingerprint(ws, await anyio.to_thread.run_sync(changed_paths, ws.git, ws.worktree, ws.base))
