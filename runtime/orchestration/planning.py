@@ -29,12 +29,6 @@ from runtime.orchestration.planner import (
 )
 from runtime.orchestration.reviewer import CheckResult, MergedSummary, ReviewerConfig, review
 
-_TASK_FIELDS_OF_KIND = {
-    "write-whitelist": ["scope.files-whitelist"], "write-denylist": ["scope.files-denylist"],
-    "tests-green": ["verification.test-command", "verification.test-count-min"],
-    "checks-green": ["verification.check-commands"], "report-fields": ["output.report-fields-required"],
-}
-
 
 @dataclass
 class AgentDefaults:
@@ -59,7 +53,8 @@ def roles_info(catalog: Catalog) -> list[RoleInfo]:
         if not role.spawnable:
             continue
         kinds = {a.gate for a in role.atoms} | {a.verify for a in role.atoms}
-        fields = sorted({f for k in kinds if k for f in _TASK_FIELDS_OF_KIND.get(k, [])})
+        # The task fields the role's atoms take (what a task of this role may set), from the atoms themselves.
+        fields = sorted({spec.task_field for a in role.atoms for spec in a.params.values() if spec.task_field})
         writes = "write-whitelist" in kinds and "read-only" not in kinds
         out.append(RoleInfo(name, " ".join(role.description.split()), tuple(role.tools), writes, tuple(fields)))
     return out
