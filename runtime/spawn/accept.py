@@ -14,9 +14,8 @@ from pathlib import Path
 
 import anyio
 
-from runtime.errors import AgentFailed
 from runtime.spawn.commands import tree_runner
-from runtime.spawn.outcome import Outcome
+from runtime.spawn.outcome import Acceptance, Verdict
 from runtime.verify.gather import DEFAULT_CHANGE_SIZE, command_evidence
 from runtime.verify.kinds import evaluate
 from runtime.workspace.git import GitError, NothingToCommit
@@ -25,12 +24,18 @@ from runtime.workspace.safe_files import size_under
 COMMAND_KINDS = ("tests-green", "checks-green")
 
 
-def commit_message(run, verified: bool, outcome: Outcome, label: str | None = None) -> str:
+def last_checks(attempts) -> list[tuple[str, str]]:
+    """(atom, status) of the last attempt's checks; attempts as objects or as the state's dicts."""
+    if not attempts:
+        return []
+    checks = attempts[-1]["checks"] if isinstance(attempts[-1], dict) else attempts[-1].checks
+    return [(c["atom"], c["status"]) if isinstance(c, dict) else (c.atom, c.status) for c in checks]
+
+
+def commit_message(run, verified: bool, checks: list[tuple[str, str]], label: str) -> str:
     task = run.task
-    checks = outcome.attempts[-1].checks if outcome.attempts else []
-    summary = ", ".join(f"{c.atom} {c.status}" for c in checks) or "none"
+    summary = ", ".join(f"{atom} {status}" for atom, status in checks) or "none"
     title = task.goal.strip().splitlines()[0][:72]
-    label = label or outcome.label
     head = run.audit.append("commit-intent", run.agent_id, verified=verified, label=label)["hash"]
     return (
         f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
@@ -41,23 +46,25 @@ def commit_message(run, verified: bool, outcome: Outcome, label: str | None = No
     )
 
 
-async def accept(run, outcome: Outcome) -> None:
+async def accept(run, verdict: Verdict) -> Acceptance:
+    """Commit verified work on the agent branch, and with --merge merge it; what happened, as a value."""
     run.save("committing")
+    commit: str | None
     try:
-        message = commit_message(run, True, outcome)
+        message = commit_message(run, True, last_checks(verdict.attempts), "ok")
         # A resumed run verifies the work its interrupted attempt left on the branch: when this one
         # adds nothing, an empty commit still records the verdict on the branch's head.
         resumed = bool(run.record.get("resumed"))
-        outcome.commit = await anyio.to_thread.run_sync(
+        commit = await anyio.to_thread.run_sync(
             functools.partial(run.git.commit_all, run.worktree, message, allow_empty=resumed))
     except NothingToCommit:
-        outcome.commit = None  # a read-only role: verified, nothing to commit
-    run.audit.append("commit", run.agent_id, commit=outcome.commit, branch=run.branch)
-    if run.options.merge:
-        if outcome.commit is None:
-            outcome.message = "nothing to merge: the agent changed nothing"
-            return
-        await merge_verified(run, outcome)
+        commit = None  # a read-only role: verified, nothing to commit
+    run.audit.append("commit", run.agent_id, commit=commit, branch=run.branch)
+    if not run.options.merge:
+        return Acceptance(commit)
+    if commit is None:
+        return Acceptance(None, message="nothing to merge: the agent changed nothing")
+    return await merge_verified(run, commit)
 
 
 async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[str]:
@@ -75,27 +82,25 @@ async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[st
     return failures
 
 
-async def merge_verified(run, outcome: Outcome) -> None:
+async def merge_verified(run, commit: str) -> Acceptance:
+    """Merge the verified ``commit`` into the base branch, after its checks pass again on the simulated merge."""
     if run.base_branch is None:
-        raise AgentFailed("merge", "the base is not a branch, so there is nothing to merge into")
+        return Acceptance(commit, failure=("failed", "merge", "the base is not a branch, so there is nothing to merge into"))
     run.save("merging")
     expected = run.git.resolve(run.base_branch)
     simulation = run.git.simulate_merge(expected, run.branch)
     if not simulation.clean:
-        outcome.status = "rejected"
-        outcome.message = f"merging into {run.base_branch} conflicts in: {', '.join(simulation.conflicts)}"
-        return
-    failures = await _merged_checks_pass(run, simulation.tree, expected, outcome.commit)
+        return Acceptance(commit, refused=f"merging into {run.base_branch} conflicts in: {', '.join(simulation.conflicts)}")
+    failures = await _merged_checks_pass(run, simulation.tree, expected, commit)
     if failures:
-        outcome.status = "rejected"
-        outcome.message = "the checks fail on the simulated merge:\n" + "\n".join(failures)
-        return
+        return Acceptance(commit, refused="the checks fail on the simulated merge:\n" + "\n".join(failures))
     message = f"Merge agent {run.agent_id} ({run.task.role.name}) into {run.base_branch}\n\nAgent-Id: {run.agent_id}\n"
     try:
-        outcome.merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
+        merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
     except GitError as exc:  # the base moved or its checkout changed meanwhile: an outcome, not a crash
-        raise AgentFailed("merge", f"the verified commit {outcome.commit} was not merged: {exc}") from None
-    run.audit.append("merge", run.agent_id, into=run.base_branch, commit=outcome.merged)
+        return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} was not merged: {exc}"))
+    run.audit.append("merge", run.agent_id, into=run.base_branch, commit=merged)
+    return Acceptance(commit, merged)
 
 
 def _oversized(run) -> list[str]:
@@ -109,16 +114,18 @@ def _oversized(run) -> list[str]:
     return [p for p in candidates if (size_under(run.worktree, p) or 0) > params["max-file-bytes"]]
 
 
-def keep_for_inspection(run, outcome: Outcome, label: str | None = None) -> None:
-    """Commit whatever an unaccepted run changed on its branch (never merged), but oversized files."""
-    if not run.worktree or not Path(run.worktree).exists() or outcome.commit:
-        return
+def keep_for_inspection(run, checks: list[tuple[str, str]], label: str) -> str | None:
+    """Commit whatever an unaccepted run changed on its branch (never merged), but oversized files;
+    the commit, or None when there was nothing to keep."""
+    if not run.worktree or not Path(run.worktree).exists():
+        return None
     left_out = _oversized(run)
-    message = commit_message(run, False, outcome, label)
+    message = commit_message(run, False, checks, label)
     if left_out:
         message += "Left-Out: " + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + " (too large)\n"
     try:
-        outcome.inspection = run.git.commit_all(run.worktree, message, exclude=left_out)
+        inspection = run.git.commit_all(run.worktree, message, exclude=left_out)
     except (NothingToCommit, GitError):
-        return
-    run.audit.append("commit", run.agent_id, commit=outcome.inspection, branch=run.branch, verified=False)
+        return None
+    run.audit.append("commit", run.agent_id, commit=inspection, branch=run.branch, verified=False)
+    return inspection

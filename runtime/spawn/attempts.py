@@ -13,13 +13,13 @@ import shlex
 import shutil
 from pathlib import Path
 
-from runtime.errors import AgentFailed, LimitExhausted
+from runtime.errors import AgentFailed, LimitExhausted, RunFailure
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
 from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
 from runtime.spawn.commands import command_runner
-from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
+from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
 from runtime.spawn.sandboxing import agent_sandbox
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
@@ -117,14 +117,23 @@ def _stderr_tail(attempt_dir: Path) -> str:
     return f": {text.splitlines()[-1][:300]}" if text else ""
 
 
-async def run_attempts(run, outcome: Outcome) -> None:
+async def run_attempts(run) -> Verdict:
+    """Attempts until the checks pass or the retries are spent; a failure on the way is a Verdict too."""
+    attempts: list[Attempt] = []
+    try:
+        return await _attempts(run, attempts)
+    except RunFailure as exc:
+        return Verdict(exc.outcome, exc.detail, exc.message, tuple(attempts))
+
+
+async def _attempts(run, attempts: list[Attempt]) -> Verdict:
     agent = run.task.agent
-    with run.timed("model-access"):
-        broker, sock_folder = _start_broker(run)
-    approvals = approvals_folder = egress = None
+    broker = sock_folder = approvals = approvals_folder = egress = None
     feedback = None
     spent = (0, 0.0)  # tokens and cost of the earlier attempts
     try:
+        with run.timed("model-access"):
+            broker, sock_folder = _start_broker(run)
         approvals, approvals_folder = _start_approvals(run, sock_folder)
         sock_folder = sock_folder or approvals_folder
         egress = _start_egress(run, sock_folder)
@@ -154,8 +163,8 @@ async def run_attempts(run, outcome: Outcome) -> None:
             spent = (progress.tokens, progress.cost_usd)
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
                               progress.tool_calls, progress.denials, tokens, cost, result.peak_memory_mb, progress.report)
-            outcome.attempts.append(attempt)
-            run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in outcome.attempts])
+            attempts.append(attempt)
+            run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in attempts])
             if breach == "loop":
                 raise AgentFailed("loop", f"attempt {n} repeated the same tool call {progress.repeats} times in a row")
             if breach:
@@ -184,15 +193,14 @@ async def run_attempts(run, outcome: Outcome) -> None:
                 raise AgentFailed("verify", "; ".join(f"{c.atom} could not run: {c.feedback}" for c in errors))
             rejected = [c for c in attempt.checks if c.status == "rejected"]
             if not rejected:
-                outcome.status, outcome.detail = "ok", None
-                return
+                return Verdict("ok", None, "", tuple(attempts))
             feedback = feedback_for(rejected)
             if n <= agent.retries:
                 attempt.feedback = feedback
                 run.audit.append("retry", run.agent_id, attempt=n, checks=[c.atom for c in rejected])
                 continue
-            outcome.status, outcome.detail, outcome.message = "rejected", None, feedback
-            return
+            return Verdict("rejected", None, feedback, tuple(attempts))
+        raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
     finally:
         if egress is not None:
             egress.close()

@@ -13,7 +13,7 @@ from typing import Any
 from runtime.verify.record import TEXT_BOUNDS, CheckRecord, excerpt
 from runtime.verify.record import Bounded as _Bounded
 
-__all__ = ["STATUSES", "TEXT_BOUNDS", "Attempt", "CheckRecord", "Outcome", "excerpt"]
+__all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
 
 STATUSES = ("ok", "rejected", "failed", "exhausted")
 
@@ -33,6 +33,31 @@ class Attempt(_Bounded):
     report: str | None = None
     checks: list[CheckRecord] = field(default_factory=list)
     feedback: str | None = None  # what was sent to the next attempt
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How an agent's attempts ended: ok or rejected by its checks, or a typed failure, with every attempt."""
+
+    status: str
+    detail: str | None
+    message: str
+    attempts: tuple[Attempt, ...]
+
+    @property
+    def label(self) -> str:
+        return self.status if self.detail is None else f"{self.status}({self.detail})"
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """What accepting verified work did: its commit and merge, or why the merge did not happen."""
+
+    commit: str | None
+    merged: str | None = None
+    message: str = ""
+    refused: str | None = None  # the merge was refused (a conflict, checks failing on it): the work is `rejected`
+    failure: tuple[str, str, str] | None = None  # (outcome, detail, message): the merge failed, e.g. failed(merge)
 
 
 @dataclass

@@ -31,9 +31,9 @@ from runtime.manifests.task import Task, load_task
 from runtime.policy.compile import compile_policy
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
-from runtime.spawn.accept import accept, keep_for_inspection, merge_verified
+from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
 from runtime.spawn.attempts import run_attempts
-from runtime.spawn.outcome import Attempt, Outcome
+from runtime.spawn.outcome import Acceptance, Attempt, Outcome, Verdict
 from runtime.spawn.preflight import preflight
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
@@ -203,46 +203,66 @@ async def _run(run: SpawnRun, resumed: Resume | None = None) -> Outcome:
     # git and file work runs in a worker thread: parallel spawns share one event loop.
     with run.timed("prepare"):
         await anyio.to_thread.run_sync(_prepare, run, resumed)
-    outcome = Outcome("failed", "runtime", run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
-                      worktree=str(run.worktree))
-    interrupted = False
+    # Each phase returns what it did; the outcome is built once, from those values, at the end.
     try:
-        await run_attempts(run, outcome)
+        verdict = await run_attempts(run)
         with run.timed("commit"):
-            if outcome.status == "ok":
-                await accept(run, outcome)
+            if verdict.status == "ok":
+                acceptance = await accept(run, verdict)
+                inspection = None
             else:
-                await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
-    except RunFailure as exc:
-        outcome.status, outcome.detail, outcome.message = exc.outcome, exc.detail, exc.message
-        await anyio.to_thread.run_sync(keep_for_inspection, run, outcome)
+                acceptance = None
+                inspection = await anyio.to_thread.run_sync(
+                    keep_for_inspection, run, last_checks(verdict.attempts), verdict.label)
     except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
         # Ctrl-C or SIGTERM: the agent is stopped (its supervisor's own cleanup); its work so far is
         # committed on the agent branch and the run is left `interrupted`, which a re-run resumes.
-        interrupted = True
-        raise
-    finally:
         with anyio.CancelScope(shield=True), run.timed("cleanup"):
-            if interrupted:
-                await anyio.to_thread.run_sync(_keep_interrupted, run, outcome)
-            if not run.options.keep or interrupted:
+            await anyio.to_thread.run_sync(_keep_interrupted, run)
+            await anyio.to_thread.run_sync(_remove_worktree, run)
+        raise
+    except BaseException as exc:
+        # A fault of the runtime itself (not of the agent or its work): recorded as failed(runtime), then raised.
+        with anyio.CancelScope(shield=True), run.timed("cleanup"):
+            if not run.options.keep:
                 await anyio.to_thread.run_sync(_remove_worktree, run)
-                outcome.worktree = None
-        outcome.timings = dict(run.timings)
-        if not interrupted:
-            _record_outcome(run, outcome)
+        crashed = Verdict("failed", "runtime", str(exc), ())
+        _record_outcome(run, _outcome(run, crashed, None, None))
+        raise
+    with anyio.CancelScope(shield=True), run.timed("cleanup"):
+        if not run.options.keep:
+            await anyio.to_thread.run_sync(_remove_worktree, run)
+    outcome = _outcome(run, verdict, acceptance, inspection)
+    _record_outcome(run, outcome)
     return outcome
 
 
-def _keep_interrupted(run: SpawnRun, outcome: Outcome) -> None:
+def _outcome(run: SpawnRun, verdict: Verdict, acceptance: Acceptance | None, inspection: str | None) -> Outcome:
+    """The spawn's one Outcome, from the attempts' verdict and what accepting the work did."""
+    status, detail, message = verdict.status, verdict.detail, verdict.message
+    commit = merged = None
+    if acceptance is not None:
+        commit, merged = acceptance.commit, acceptance.merged
+        if acceptance.failure is not None:
+            status, detail, message = acceptance.failure
+        elif acceptance.refused is not None:
+            status, detail, message = "rejected", None, acceptance.refused
+        elif acceptance.message:
+            message = acceptance.message
+    return Outcome(status, detail, run.agent_id, run.task.role.name, base=run.base, branch=run.branch, commit=commit,
+                   merged=merged, inspection=inspection, worktree=str(run.worktree) if run.options.keep else None,
+                   message=message, attempts=list(verdict.attempts), timings=dict(run.timings))
+
+
+def _keep_interrupted(run: SpawnRun) -> None:
     if run.record.get("status") in ("committing", "merging"):
         return  # interrupted after the verified commit: `recover` finishes it from what git says
-    outcome.message = "interrupted; the work so far is on the agent branch, and running the task again resumes it"
-    if outcome.commit is None:
-        keep_for_inspection(run, outcome, label="interrupted")
-    run.save("interrupted", label="interrupted", message=outcome.message, commit=None, merged=None,
-             work=outcome.inspection or outcome.commit, attempts=outcome.to_dict()["attempts"])
-    run.audit.append("interrupted", run.agent_id, branch=run.branch, work=outcome.inspection or outcome.commit)
+    message = "interrupted; the work so far is on the agent branch, and running the task again resumes it"
+    attempts = run.record.get("attempts", [])
+    work = keep_for_inspection(run, last_checks(attempts), "interrupted")
+    run.save("interrupted", label="interrupted", message=message, commit=None, merged=None, work=work,
+             attempts=attempts)
+    run.audit.append("interrupted", run.agent_id, branch=run.branch, work=work)
 
 
 def _record_outcome(run: SpawnRun, outcome: Outcome) -> None:
@@ -262,15 +282,14 @@ async def _resume_merge(run: SpawnRun, resume: ResumeMerge) -> Outcome:
     run.run_ro, run.home = folder / "agent-ro", folder / "home"
     run.home.mkdir(parents=True, exist_ok=True)
     run.policy = compile_policy(run.task.role, run.task, run.worktree, run.catalog)
-    outcome = Outcome("ok", None, run.agent_id, run.task.role.name, base=run.base, branch=run.branch,
-                      commit=resume.commit, message="the verified commit of an interrupted run, merged now")
-    outcome.attempts = [Attempt(**{k: v for k, v in a.items() if k != "checks"}) for a in previous.get("attempts", [])]
+    attempts = tuple(Attempt(**{k: v for k, v in a.items() if k != "checks"}) for a in previous.get("attempts", []))
+    verdict = Verdict("ok", None, "the verified commit of an interrupted run, merged now", attempts)
     try:
-        await merge_verified(run, outcome)
+        acceptance = await merge_verified(run, resume.commit)
     except RunFailure as exc:
-        outcome.status, outcome.detail, outcome.message = exc.outcome, exc.detail, exc.message
-    finally:
-        _record_outcome(run, outcome)
+        acceptance = Acceptance(resume.commit, failure=(exc.outcome, exc.detail, exc.message))
+    outcome = _outcome(run, verdict, acceptance, None)
+    _record_outcome(run, outcome)
     return outcome
 
 
