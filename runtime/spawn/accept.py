@@ -16,12 +16,10 @@ import anyio
 
 from runtime.spawn.commands import tree_runner
 from runtime.spawn.outcome import Acceptance, Verdict
-from runtime.verify.gather import DEFAULT_CHANGE_SIZE, command_evidence
+from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
 from runtime.verify.kinds import evaluate
 from runtime.workspace.git import GitError, NothingToCommit
 from runtime.workspace.safe_files import size_under
-
-COMMAND_KINDS = ("tests-green", "checks-green")
 
 
 def last_checks(attempts) -> list[tuple[str, str]]:

@@ -89,33 +89,60 @@ def _structural(changes: list[Change]) -> str | None:
     return "these changes reach outside the worktree or into .git, which is never allowed:\n" + "\n".join(lines)
 
 
-def _evidence(kind: str, params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any] | None:
-    paths = sorted({c.path for c in changes} | {c.old_path for c in changes if c.old_path})
-    if kind in ("scope-whitelist", "scope-denylist", "no-changes"):
-        return {"changed": paths}
-    if kind == "dep-stable":
-        pattern = globs_to_regex(params["globs"])
-        rx = re.compile(pattern) if pattern else None
-        before, after = {}, {}
-        for path in (p for p in paths if rx and rx.match(p)):
-            old = _text(ws.git.read_file(ws.base, path))
-            new = _worktree_text(ws, path)
-            if old is not None:
-                before[path] = old
-            if new is not None:
-                after[path] = new
-        return {"before": before, "after": after}
-    if kind == "size-limits":
-        files = {}
-        for c in changes:
-            if c.kind != "deleted" and (text := _worktree_text(ws, c.path)) is not None:
-                files[c.path] = text
-        return {"files": files}
-    if kind == "change-size":
-        return {"sizes": _sizes(ws, changes)}
-    if kind in ("report-fields", "severity-grades"):
-        return {"report": ws.report or ""}
-    return None  # command kinds are gathered by running them
+def _changed(changes: list[Change]) -> list[str]:
+    return sorted({c.path for c in changes} | {c.old_path for c in changes if c.old_path})
+
+
+def _scope_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
+    return {"changed": _changed(changes)}
+
+
+def _dep_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
+    pattern = globs_to_regex(params["globs"])
+    rx = re.compile(pattern) if pattern else None
+    before, after = {}, {}
+    for path in (p for p in _changed(changes) if rx and rx.match(p)):
+        old = _text(ws.git.read_file(ws.base, path))
+        new = _worktree_text(ws, path)
+        if old is not None:
+            before[path] = old
+        if new is not None:
+            after[path] = new
+    return {"before": before, "after": after}
+
+
+def _size_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
+    files = {}
+    for c in changes:
+        if c.kind != "deleted" and (text := _worktree_text(ws, c.path)) is not None:
+            files[c.path] = text
+    return {"files": files}
+
+
+def _change_size_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
+    return {"sizes": _sizes(ws, changes)}
+
+
+def _report_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
+    return {"report": ws.report or ""}
+
+
+Gatherer = Callable[[dict[str, Any], Workspace, list[Change]], dict[str, Any]]
+
+# What each verify kind is judged on, gathered from the worktree: one entry per kind, beside its
+# evaluator in runtime.verify.kinds (which stays pure: it reads nothing). The command kinds are
+# gathered by running them (`command_evidence`).
+GATHERERS: dict[str, Gatherer] = {
+    "scope-whitelist": _scope_evidence,
+    "scope-denylist": _scope_evidence,
+    "no-changes": _scope_evidence,
+    "dep-stable": _dep_evidence,
+    "size-limits": _size_evidence,
+    "change-size": _change_size_evidence,
+    "report-fields": _report_evidence,
+    "severity-grades": _report_evidence,
+}
+COMMAND_KINDS = ("tests-green", "checks-green")
 
 
 async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCommand) -> dict[str, Any]:
@@ -138,10 +165,11 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
     commands = []
     for entry in policy.get("verify", []):
         atom, kind, params = entry["atom"], entry["kind"], entry["params"]
-        if kind in ("tests-green", "checks-green"):
+        if kind in COMMAND_KINDS:
             commands.append(entry)
             continue
-        result = evaluate(kind, params, _evidence(kind, params, ws, changes))
+        gather = GATHERERS.get(kind)
+        result = evaluate(kind, params, gather(params, ws, changes) if gather is not None else None)
         status, feedback = result.status, result.feedback
         if structural and kind in ("scope-whitelist", "no-changes") and status != "error":
             status, feedback = "rejected", structural + ("" if result.ok else "\n" + feedback)

@@ -1162,3 +1162,12 @@ def test_change_size_rejects_a_big_file_and_a_big_change():
     big_change = evaluate("change-size", limits, {"sizes": {"a": 100, "b": 51}})
     assert big_change.status == "rejected" and "151 bytes in all" in big_change.feedback
     assert evaluate("change-size", limits, {"sizes": {"a": -1}}).status == "error"
+
+
+def test_every_verify_kind_has_an_evaluator_and_a_way_to_gather_its_evidence():
+    from runtime.manifests.kinds import VERIFY_KINDS
+    from runtime.verify.gather import COMMAND_KINDS, GATHERERS
+    from runtime.verify.kinds import EVALUATORS
+
+    assert set(VERIFY_KINDS) == set(EVALUATORS)
+    assert set(VERIFY_KINDS) == set(GATHERERS) | set(COMMAND_KINDS) and not set(GATHERERS) & set(COMMAND_KINDS)
