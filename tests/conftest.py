@@ -75,3 +75,15 @@ def run_cli(*args: str, cwd: Path | str | None = None, input: str | None = None,
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# Suites that start real agents, sandboxes, git repositories of plans or the Claude Code CLI.
+_SLOW_FOLDERS = ("spawn", "orchestration", "sandbox", "approvals")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the slow suites, so `make test-fast` can leave them out (`make test` runs everything)."""
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(REPO / "tests").parts
+        if parts[0] in _SLOW_FOLDERS or item.get_closest_marker("real_client") or item.get_closest_marker("differential"):
+            item.add_marker(pytest.mark.slow)
