@@ -54,6 +54,10 @@ class Job:
 class SubtaskResult:
     subtask_id: str
     outcome: Outcome
+    # The agent branch as a git bundle on the orchestrator's machine, from an executor whose workers have
+    # repositories of their own; the orchestrator imports it (checking it holds the reported commit).
+    # None: the work is in the orchestrator's repository already (the local executor).
+    bundle: str | None = None
 
     @property
     def branch(self) -> str | None:
@@ -68,12 +72,13 @@ class SubtaskResult:
         return self.outcome.attempts[-1].report if self.outcome.attempts else None
 
     def to_json(self) -> str:
-        return json.dumps({"subtask_id": self.subtask_id, "outcome": self.outcome.to_dict()}, sort_keys=True)
+        return json.dumps({"subtask_id": self.subtask_id, "outcome": self.outcome.to_dict(), "bundle": self.bundle},
+                          sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> SubtaskResult:
         data = json.loads(text)
-        return cls(data["subtask_id"], Outcome.from_dict(data["outcome"]))
+        return cls(data["subtask_id"], Outcome.from_dict(data["outcome"]), data.get("bundle"))
 
 
 # A subtask's progress, as plain data: (subtask id, event).

@@ -32,6 +32,7 @@ class RoundContext:
     describe_output: Callable[[str, SubtaskResult], str]
     emit: Callable[..., None]  # an event for the orchestrator's listeners
     integrate: Callable[[], Awaitable[str]]  # merge what was accepted so far; returns the new head
+    import_work: Callable[[SubtaskResult], Awaitable[SubtaskResult]] | None = None  # a result's bundle, into the repository
     base: str = ""  # where the next group's worktrees start: the integration so far (a commit id)
     catalog_digest: str = ""
     round_results: dict[str, SubtaskResult] = field(default_factory=dict)  # this round's own outcomes
@@ -65,6 +66,8 @@ async def run_round(ctx: RoundContext, subtasks: list) -> None:
                 handles.append((sub, handle))
         for sub, handle in handles:
             result = await ctx.executor.collect(handle)
+            if result.bundle is not None and ctx.import_work is not None:
+                result = await ctx.import_work(result)
             _record(ctx, sub, result)
         ctx.base = await ctx.integrate()
 

@@ -13,8 +13,8 @@ what was and was not achieved. Every step is in the orchestrator's state, so
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from runtime.sandbox.toolchain import toolchain_mounts
 from runtime.spawn.commands import commands_on_tree
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.spawn.state import default_state_dir
-from runtime.workspace.git import Git
+from runtime.workspace.git import Git, GitError
 
 
 @dataclass
@@ -107,10 +107,29 @@ async def _round(run: PlanRun, subtasks: list, number: int, catalog) -> None:
     async with anyio.create_task_group() as group:
         executor = run.options.executor(group, spawn_options, run.plan.concurrency, _listener(run))
         ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results,
-                           _describe(run), run.emit, integrate_so_far, run.git.resolve(run.integration),
-                           catalog_digest=catalog.digest())
+                           _describe(run), run.emit, integrate_so_far, _importer(run),
+                           run.git.resolve(run.integration), catalog_digest=catalog.digest())
         run.round_results.append(ctx.round_results)
         await run_round(ctx, subtasks)
+
+
+def _importer(run: PlanRun) -> Callable[[SubtaskResult], Awaitable[SubtaskResult]]:
+    async def import_work(result: SubtaskResult) -> SubtaskResult:
+        """A worker's verified branch, from its bundle into this repository: only the reported commit is
+        taken, and a bundle that does not hold it rejects the subtask's work."""
+        outcome = result.outcome
+        try:
+            if outcome.branch is None or outcome.commit is None:
+                raise GitError(["bundle"], "the result names no branch or commit for its bundle")
+            await anyio.to_thread.run_sync(run.git.import_bundle, result.bundle, outcome.branch, outcome.commit)
+        except GitError as exc:
+            run.emit("import-refused", subtask=result.subtask_id, reason=str(exc))
+            refused = replace(outcome, status="rejected", detail=None, commit=None, merged=None,
+                              message=f"its work could not be imported from the worker's bundle: {exc}")
+            return replace(result, outcome=refused, bundle=None)
+        run.emit("imported", subtask=result.subtask_id, commit=outcome.commit)
+        return replace(result, bundle=None)
+    return import_work
 
 
 def _integrate(run: PlanRun) -> dict[str, list[str]]:

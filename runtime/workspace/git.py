@@ -264,6 +264,25 @@ class Git:
     def delete_branch(self, name: str) -> None:
         self.run("branch", "-D", _plain(name, "branch"))
 
+    def bundle(self, branch: str, path: str | os.PathLike[str]) -> None:
+        """Write ``branch`` (and what it needs) to a bundle file: a branch's work as one artifact."""
+        self.run("bundle", "create", "--quiet", str(path), f"refs/heads/{branch}")
+
+    def import_bundle(self, path: str | os.PathLike[str], branch: str, commit: str) -> str:
+        """Fetch ``branch`` from a bundle into this repository as ``branch``; it must point at ``commit``
+        (GitError otherwise, and nothing is left behind). Returns the commit."""
+        self.run("bundle", "verify", "--quiet", str(path))
+        scratch = f"refs/runtime-import/{branch}"
+        self.run("fetch", "--quiet", "--no-tags", str(path), f"+refs/heads/{branch}:{scratch}")
+        try:
+            got = self.resolve(scratch)
+            if got != commit:
+                raise GitError(["bundle", branch], f"the bundle's {branch} is {got}, not the reported {commit}")
+            self.run("update-ref", f"refs/heads/{branch}", commit)
+        finally:
+            self.run("update-ref", "-d", scratch, ok=None)
+        return commit
+
     def read_file(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``path`` (from the top level) at ``rev``; None when it is not a file there."""
         spec = f"{self.resolve(rev)}:{path.lstrip('/')}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -13,6 +14,7 @@ from runtime.manifests.task import load_task
 from runtime.orchestration.executor import Job, LocalExecutor, SubtaskResult
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
 from runtime.spawn.pipeline import SpawnOptions
+from runtime.workspace.git import Git
 from tests.conftest import REPO
 from tests.spawn.conftest import SH_FIX, SH_REPORT, Spawner, marker, no_survivors
 
@@ -99,3 +101,56 @@ def test_a_task_crosses_as_its_manifest_and_loads_the_same(tmp_path, inline):
     again = task_from_manifest(catalog, task.manifest, task.path, task.digest)
     assert (again.agent_id, again.role.name, again.fields, again.body, again.agent, again.digest) == \
            (task.agent_id, task.role.name, task.fields, task.body, task.agent, task.digest)
+
+
+class BundlingExecutor:
+    """The local executor, but its results come back as a worker's would: the agent branch as a bundle,
+    gone from the orchestrator's repository until the orchestrator imports it."""
+
+    def __init__(self, group, options, concurrency, listener=None, tamper: bool = False) -> None:
+        self.inner = LocalExecutor(group, options, concurrency, listener)
+        self.repo, self.tamper = Git(options.repo), tamper
+
+    async def start(self, job: Job) -> str:
+        return await self.inner.start(job)
+
+    async def stop(self, handle: str) -> None:
+        await self.inner.stop(handle)
+
+    async def collect(self, handle: str) -> SubtaskResult:
+        result = await self.inner.collect(handle)
+        branch = result.outcome.branch
+        if result.outcome.commit is None or branch is None:
+            return result
+        bundle = Path(tempfile.mkdtemp()) / f"{handle}.bundle"
+        if self.tamper:  # a worker that reports a commit its bundle does not hold
+            self.repo.run("branch", "-f", branch, f"{branch}~1")
+        self.repo.bundle(branch, bundle)
+        self.repo.delete_branch(branch)
+        return SubtaskResult(result.subtask_id, result.outcome, str(bundle))
+
+
+def _run_example_plan(orchestra, executor_factory):
+    from runtime.orchestration.plan import load_plan
+    from runtime.orchestration.run import RunOptions, run_plan
+
+    catalog = Catalog(REPO)
+    plan = load_plan(catalog, REPO / "manifests" / "examples" / "plan" / "plan.toml")
+    options = RunOptions(repo=orchestra.repo, state_dir=orchestra.state, catalog=str(REPO), executor=executor_factory)
+    return anyio.run(run_plan, plan, catalog, options)
+
+
+def test_results_that_carry_their_work_as_a_bundle_are_imported_and_merged(orchestra):
+    report = _run_example_plan(orchestra, BundlingExecutor)
+    assert report.status == "accepted", report.reason
+    for line in report.subtasks:
+        assert line.label == "ok"
+        assert Git(orchestra.repo).resolve(f"agent/{line.agent_id}") == line.commit  # imported, at the reported commit
+
+
+def test_a_bundle_without_the_reported_commit_rejects_the_work(orchestra):
+    report = _run_example_plan(orchestra, lambda *a: BundlingExecutor(*a, tamper=True))
+    assert report.status == "rejected"
+    labels = {line.subtask_id: line.label for line in report.subtasks}
+    assert labels["fix-mean"] == "rejected" and labels["add-median"] == "rejected"
+    assert labels["document"] == "failed(dependency)"

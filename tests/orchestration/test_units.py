@@ -132,7 +132,7 @@ def _round(tmp_path, labels: dict[str, str], max_dispatches: int = 3, state: Orc
         return "h" * 40
 
     ctx = RoundContext("r", 1, state, executor, catalog, max_dispatches, {}, lambda sid, res: f"output of {sid}",
-                       lambda kind, **data: events.append((kind, data)), integrate_so_far, "b" * 40,
+                       lambda kind, **data: events.append((kind, data)), integrate_so_far, base="b" * 40,
                        catalog_digest=catalog.digest())
     anyio.run(run_round, ctx, list(plan.subtasks))
     return ctx, executor, events, integrations, state
