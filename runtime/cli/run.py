@@ -14,21 +14,10 @@ from runtime.errors import UsageError
 
 
 def _defaults(args, plan=None):
-    from runtime.orchestration.planning import AgentDefaults
+    from runtime.orchestration.planning import agent_defaults
 
-    table = {"backend": args.agent_backend}
-    if args.agent_model:
-        table["model"] = args.agent_model
-    if args.agent_api_base:
-        table["api-base"] = args.agent_api_base
-    if not args.agent_model and plan is not None and plan.subtasks:
-        first = plan.data.get("subtask", [{}])[0].get("agent") or {}
-        table = {k: v for k, v in first.items() if k != "script"} or table
-        if plan.subtasks[0].file is not None:
-            agent = plan.subtasks[0].task.agent
-            table = {"backend": agent.backend, **({"model": agent.model} if agent.model else {}),
-                     **({"api-base": agent.api_base} if agent.api_base else {})}
-    return AgentDefaults(table, Path(args.agent_scripts).resolve() if args.agent_scripts else None)
+    return agent_defaults(plan, args.agent_backend, args.agent_model, args.agent_api_base,
+                          Path(args.agent_scripts).resolve() if args.agent_scripts else None)
 
 
 def _note_agent_ids(plan) -> None:
@@ -147,12 +136,11 @@ def run(args) -> int:
     from runtime.manifests.catalog import Catalog
     from runtime.manifests.locate import find_catalog
     from runtime.orchestration import meta
-    from runtime.orchestration.plan import load_plan, plan_from_json
+    from runtime.orchestration.plan import load_plan
     from runtime.orchestration.plan_save import save_plan
     from runtime.orchestration.planning import Replanner, model_config, reviewer_for, roles_info
     from runtime.orchestration.reviewer import ReviewerConfig
-    from runtime.orchestration.run import RunOptions, run_plan
-    from runtime.orchestration.state import OrchestratorState
+    from runtime.orchestration.run import RunOptions, resumed_plan, run_plan
     from runtime.spawn.state import default_state_dir
     from runtime.workspace.git import Git
 
@@ -163,11 +151,7 @@ def run(args) -> int:
     _check_models(args)
     state_dir = Path(args.state_dir or default_state_dir(git.root)).resolve()
     if args.resume:
-        record = OrchestratorState(state_dir / "orchestrator.sqlite").run(args.resume)
-        if record is None:
-            raise UsageError(f"no run {args.resume} in {state_dir}")
-        base_dir = Path(record["plan_path"]).parent if record["plan_path"] else git.root
-        plan = plan_from_json(catalog, record["plan"], base_dir)
+        plan = resumed_plan(catalog, state_dir, args.resume, git.root)
     elif args.plan:
         plan = load_plan(catalog, args.plan)
     else:

@@ -46,6 +46,25 @@ class AgentDefaults:
         return agent
 
 
+def agent_defaults(plan: Any, backend: str, model: str | None, api_base: str | None,
+                   script_dir: Path | None) -> AgentDefaults:
+    """How the agents of subtasks a planner adds will run: as the command line says, or else as the
+    plan's first subtask runs (its `[agent]` table, or its task file's), scripts aside."""
+    table: dict[str, Any] = {"backend": backend}
+    if model:
+        table["model"] = model
+    if api_base:
+        table["api-base"] = api_base
+    if not model and plan is not None and plan.subtasks:
+        first = plan.data.get("subtask", [{}])[0].get("agent") or {}
+        table = {k: v for k, v in first.items() if k != "script"} or table
+        if plan.subtasks[0].file is not None:
+            agent = plan.subtasks[0].task.agent
+            table = {"backend": agent.backend, **({"model": agent.model} if agent.model else {}),
+                     **({"api-base": agent.api_base} if agent.api_base else {})}
+    return AgentDefaults(table, script_dir)
+
+
 def roles_info(catalog: Catalog) -> list[RoleInfo]:
     out = []
     for name in catalog.role_names():

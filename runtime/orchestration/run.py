@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from runtime.errors import FatalError
+from runtime.errors import FatalError, UsageError
 from runtime.orchestration.executor import ExecutorFactory, LocalExecutor, SubtaskResult
 from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
 from runtime.orchestration.judge import judge
@@ -197,6 +197,17 @@ def _start(plan, options: RunOptions) -> PlanRun:
     ensure_integration_branch(git, run.integration, run.base)
     run.report = RunReport(run.run_id, plan.goal, "failed", "", base=run.base, integration=run.integration)
     return run
+
+
+def resumed_plan(catalog, state_dir: Path, run_id: str, root: Path):
+    """The latest plan of run ``run_id`` (the replanned one, if any), as `--resume` continues it."""
+    from runtime.orchestration.plan import plan_from_json
+
+    record = OrchestratorState(state_dir / "orchestrator.sqlite").run(run_id)
+    if record is None:
+        raise UsageError(f"no run {run_id} in {state_dir}")
+    base_dir = Path(record["plan_path"]).parent if record["plan_path"] else root
+    return plan_from_json(catalog, record["plan"], base_dir)
 
 
 async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
