@@ -218,7 +218,7 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     pending = None
     for cmd in script.commands:
         if cmd.path is not None:
-            d = _by_path(ctx, cmd)
+            d = _by_path(ctx, cmd, cmd.path)
             if d is not None:
                 return d
         grant = None
@@ -246,12 +246,10 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     return allow(f"every command is allowed ({names})", None, "shell")
 
 
-def _by_path(ctx: Context, cmd: Command) -> GateDecision | None:
-    """A program called by its path runs only from a toolchain folder (`.venv/bin/pytest`), from every
+def _by_path(ctx: Context, cmd: Command, path: str) -> GateDecision | None:
+    """A program called by its ``path`` runs only from a toolchain folder (`.venv/bin/pytest`), from every
     folder the shell may be in; the rules then judge it by its name like any other."""
-    if cmd.path is None:
-        return None
-    folder = os.path.dirname(cmd.path)
+    folder = os.path.dirname(path)
     for cwd in cmd.cwds:
         full = os.path.normpath(os.path.join(cwd, folder))
         # Lexically and with symlinks followed, it is the declared folder: a symlink planted
@@ -260,7 +258,7 @@ def _by_path(ctx: Context, cmd: Command) -> GateDecision | None:
         if not ok:
             allowed = ", ".join(os.path.relpath(p, ctx.policy.root) for p in ctx.policy.tool_path)
             where = f"only the toolchain's folders ({allowed}) may be" if allowed else "no toolchain folder is declared"
-            return deny(f"`{cmd.path}` runs a program by its path; call it by name (`{cmd.name}`) so the policy can "
+            return deny(f"`{path}` runs a program by its path; call it by name (`{cmd.name}`) so the policy can "
                         f"check it ({where})", None, "program-path")
     return None
 

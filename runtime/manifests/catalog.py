@@ -12,7 +12,7 @@ from typing import Any
 
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
-from runtime.manifests.locate import catalog_layers, role_file
+from runtime.manifests.locate import CATALOG_PARTS, catalog_layers, role_file
 from runtime.manifests.program import ProgramGrammar, load_program
 from runtime.manifests.toolchain import FILE as TOOLCHAIN_FILE
 from runtime.manifests.toolchain import Toolchain, load_toolchain
@@ -154,7 +154,7 @@ class Catalog:
 
         h = hashlib.sha256()
         for layer in self.layers:
-            files = [p for part in ("capabilities", "roles", "programs") for p in sorted((layer / part).rglob("*"))
+            files = [p for part in CATALOG_PARTS for p in sorted((layer / part).rglob("*"))
                      if p.is_file() and "__pycache__" not in p.parts]
             files += [layer / TOOLCHAIN_FILE] if (layer / TOOLCHAIN_FILE).is_file() else []
             for path in files:

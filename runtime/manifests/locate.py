@@ -21,7 +21,8 @@ import os
 from runtime.errors import UsageError
 
 PROJECT_FOLDER = ".agent-runtime"
-_PARTS = ("capabilities", "roles", "programs")
+CATALOG_PARTS = ("capabilities", "roles", "programs")  # the folders of a catalog layer
+TOOLCHAIN_FILE = "toolchain.toml"  # a project layer's declaration of the repository's tools
 
 
 def _is_full(folder: str) -> bool:
@@ -29,8 +30,8 @@ def _is_full(folder: str) -> bool:
 
 
 def _is_layer(folder: str) -> bool:
-    return not _is_full(folder) and (any(os.path.isdir(os.path.join(folder, p)) for p in _PARTS)
-                                     or os.path.isfile(os.path.join(folder, "toolchain.toml")))
+    return not _is_full(folder) and (any(os.path.isdir(os.path.join(folder, p)) for p in CATALOG_PARTS)
+                                     or os.path.isfile(os.path.join(folder, TOOLCHAIN_FILE)))
 
 
 def _is_catalog(folder: str) -> bool:

@@ -33,10 +33,11 @@ from typing import Any
 
 from pydantic import Field
 
+from runtime.manifests.locate import TOOLCHAIN_FILE
 from runtime.manifests.model import Model, did_you_mean, parse_model
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 
-FILE = "toolchain.toml"
+FILE = TOOLCHAIN_FILE
 _TARGET = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 

@@ -33,21 +33,18 @@ def cache_dir() -> str:
     return os.path.join(base, "agent-runtime", "policies")
 
 
-_CATALOG_PARTS = ("capabilities", "roles", "programs")
-
-
 def catalog_files(catalog_root: str) -> list[str]:
     return _walk(catalog_root)[0]
 
 
 def _walk(catalog_root: str) -> tuple[list[str], list[str]]:
-    from runtime.manifests.locate import catalog_layers
+    from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE, catalog_layers
 
-    files: list[str] = []
+    layers = catalog_layers(catalog_root)
     folders: list[str] = []
     # A layer's toolchain.toml, whether or not it exists yet: creating one changes the policy.
-    files += [os.path.join(layer, "toolchain.toml") for layer in catalog_layers(catalog_root)]
-    for sub in (os.path.join(layer, part) for layer in catalog_layers(catalog_root) for part in _CATALOG_PARTS):
+    files = [os.path.join(layer, TOOLCHAIN_FILE) for layer in layers]
+    for sub in (os.path.join(layer, part) for layer in layers for part in CATALOG_PARTS):
         top = sub
         folders.append(top)
         for folder, dirs, names in os.walk(top):

@@ -20,6 +20,7 @@ from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
 from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, VERIFY_KINDS, WRITE_TOOLS
+from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
@@ -129,7 +130,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "toolchain": {"path": list(toolchain.path)},
         # Every layer's catalog files: an agent must not rewrite the rules it runs under.
         "protected": [str(layer / part) for layer in catalog.layers
-                      for part in ("capabilities", "roles", "programs", "toolchain.toml")],
+                      for part in (*CATALOG_PARTS, TOOLCHAIN_FILE)],
     }
     doc["hash"] = content_hash(doc)
     return doc

@@ -60,7 +60,7 @@ def take_list(params: dict[str, object], key: str) -> list[str]:
     value = params.pop(key, None)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise PolicyError(f"parameter `{key}` must be a list of strings")
-    return [str(v) for v in value]
+    return value
 
 
 def no_more(kind: str, params: dict[str, object]) -> None:
