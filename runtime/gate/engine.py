@@ -54,13 +54,16 @@ class Context:
         self._inside: dict[str, bool] = {}
 
     def folder_inside_root(self, folder: str) -> bool:
-        """Whether ``folder``, symlinks followed, lies inside the worktree (once per folder per decision)."""
+        """Whether ``folder``, symlinks followed, lies inside the worktree and outside its protected folders
+        (`.git`, `.claude`, the policy's): a program run there writes its caches there (once per folder per decision)."""
         if folder == self.policy.root:  # the worktree itself (already resolved when the policy loaded)
             return True
         found = self._inside.get(folder)
         if found is None:
             try:
-                found = relative_to(resolve(folder, self.cwd), self.policy.root) is not None
+                resolved = resolve(folder, self.cwd)
+                found = (relative_to(resolved, self.policy.root) is not None
+                         and protected_reason(resolved, self.policy.protected) is None)
             except PathError:
                 found = False
             self._inside[folder] = found

@@ -147,7 +147,9 @@ class Oracle:
     # HOME is /root in the harness: tools' own logs and caches there are theirs, never config files.
     incidental: tuple[str, ...] = ("/tmp/", "/var/tmp/", "/dev/", "/root/.npm/_logs/", "/root/.npm/_cacache/",
                                    "/root/.cache/")
-    incidental_parts: tuple[str, ...] = ("/__pycache__/", "/.pytest_cache/")  # the interpreter's and pytest's caches
+    # The interpreter's, pytest's and ruff's caches (ruff is installed with the dev tools now, so its
+    # generated calls really run and write `.ruff_cache` at the project's root, as pytest writes its own).
+    incidental_parts: tuple[str, ...] = ("/__pycache__/", "/.pytest_cache/", "/.ruff_cache/")
 
     def violations(self, touched: Touched, hard_linked: frozenset[str]) -> list[str]:
         out: list[str] = []

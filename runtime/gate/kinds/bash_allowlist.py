@@ -119,7 +119,8 @@ class BashAllowlist(Gate):
             for cwd in cmd.cwds:
                 if not ctx.folder_inside_root(cwd):
                     return deny(f"`{name}` loads the project around its working folder (config, conftest.py, build "
-                                f"scripts), and `{cwd}` is outside the worktree; run it from inside", self.atom, name)
+                                f"scripts) and writes its caches there, and `{cwd}` is outside the worktree or in a "
+                                "protected folder (.git, .claude); run it from the worktree", self.atom, name)
         pending = None
         for use in uses:
             if use.type != ROOT and use.type != SCOPE and use.type != FOLDER:
