@@ -10,7 +10,9 @@ committed on its branch marked `Verified: no`, for inspection only.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -21,8 +23,11 @@ from runtime.verify.kinds import evaluate
 from runtime.workspace.git import GitError, NothingToCommit
 from runtime.workspace.safe_files import size_under
 
+if TYPE_CHECKING:
+    from runtime.spawn.pipeline import SpawnRun
 
-def last_checks(attempts) -> list[tuple[str, str]]:
+
+def last_checks(attempts: Sequence[Any]) -> list[tuple[str, str]]:
     """(atom, status) of the last attempt's checks; attempts as objects or as the state's dicts."""
     if not attempts:
         return []
@@ -30,7 +35,7 @@ def last_checks(attempts) -> list[tuple[str, str]]:
     return [(c["atom"], c["status"]) if isinstance(c, dict) else (c.atom, c.status) for c in checks]
 
 
-def commit_message(run, verified: bool, checks: list[tuple[str, str]], label: str) -> str:
+def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]], label: str) -> str:
     task = run.task
     summary = ", ".join(f"{atom} {status}" for atom, status in checks) or "none"
     title = task.goal.strip().splitlines()[0][:72]
@@ -44,7 +49,7 @@ def commit_message(run, verified: bool, checks: list[tuple[str, str]], label: st
     )
 
 
-async def accept(run, verdict: Verdict) -> Acceptance:
+async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
     """Commit verified work on the agent branch, and with --merge merge it; what happened, as a value."""
     run.save("committing")
     commit: str | None
@@ -52,7 +57,7 @@ async def accept(run, verdict: Verdict) -> Acceptance:
         message = commit_message(run, True, last_checks(verdict.attempts), "ok")
         # A resumed run verifies the work its interrupted attempt left on the branch: when this one
         # adds nothing, an empty commit still records the verdict on the branch's head.
-        resumed = bool(run.record.get("resumed"))
+        resumed = run.resumed is not None
         commit = await anyio.to_thread.run_sync(
             functools.partial(run.git.commit_all, run.worktree, message, allow_empty=resumed))
     except NothingToCommit:
@@ -65,7 +70,7 @@ async def accept(run, verdict: Verdict) -> Acceptance:
     return await merge_verified(run, commit)
 
 
-async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[str]:
+async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) -> list[str]:
     """The task's test and check commands again, on the simulated merge: gathered and judged as verify does."""
     entries = [e for e in run.policy.get("verify", []) if e["kind"] in COMMAND_KINDS]
     failures: list[str] = []
@@ -80,14 +85,14 @@ async def _merged_checks_pass(run, tree: str, base: str, commit: str) -> list[st
     return failures
 
 
-async def merge_verified(run, commit: str) -> Acceptance:
+async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
     """Merge the verified ``commit`` into the base branch, after its checks pass again on the simulated merge."""
     if run.base_branch is None:
         return Acceptance(commit, failure=("failed", "merge", "the base is not a branch, so there is nothing to merge into"))
     run.save("merging")
     expected = run.git.resolve(run.base_branch)
     simulation = run.git.simulate_merge(expected, run.branch)
-    if not simulation.clean:
+    if not simulation.clean or simulation.tree is None:
         return Acceptance(commit, refused=f"merging into {run.base_branch} conflicts in: {', '.join(simulation.conflicts)}")
     failures = await _merged_checks_pass(run, simulation.tree, expected, commit)
     if failures:
@@ -101,7 +106,7 @@ async def merge_verified(run, commit: str) -> Acceptance:
     return Acceptance(commit, merged)
 
 
-def _oversized(run) -> list[str]:
+def _oversized(run: SpawnRun) -> list[str]:
     """Files an unaccepted run left that are over its per-file size limit: never committed, even for inspection."""
     params = next((e["params"] for e in run.policy.get("verify", []) if e["kind"] == "change-size"),
                   DEFAULT_CHANGE_SIZE)
@@ -112,7 +117,7 @@ def _oversized(run) -> list[str]:
     return [p for p in candidates if (size_under(run.worktree, p) or 0) > params["max-file-bytes"]]
 
 
-def keep_for_inspection(run, checks: list[tuple[str, str]], label: str) -> str | None:
+def keep_for_inspection(run: SpawnRun, checks: list[tuple[str, str]], label: str) -> str | None:
     """Commit whatever an unaccepted run changed on its branch (never merged), but oversized files;
     the commit, or None when there was nothing to keep."""
     if not run.worktree or not Path(run.worktree).exists():
@@ -122,7 +127,7 @@ def keep_for_inspection(run, checks: list[tuple[str, str]], label: str) -> str |
     if left_out:
         message += "Left-Out: " + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + " (too large)\n"
     try:
-        inspection = run.git.commit_all(run.worktree, message, exclude=left_out)
+        inspection: str = run.git.commit_all(run.worktree, message, exclude=left_out)
     except (NothingToCommit, GitError):
         return None
     run.audit.append("commit", run.agent_id, commit=inspection, branch=run.branch, verified=False)

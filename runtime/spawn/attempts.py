@@ -12,6 +12,7 @@ import os
 import shlex
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import AgentFailed, LimitExhausted, RunFailure
 from runtime.sandbox.identity import agent_user
@@ -26,18 +27,21 @@ from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.verify.gather import Workspace, verify
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
 
+if TYPE_CHECKING:
+    from runtime.spawn.pipeline import SpawnRun
+
 
 def feedback_for(rejected: list[CheckRecord]) -> str:
     parts = [f"## {c.atom} ({c.kind}) rejected your work\n\n{c.feedback.strip()}" for c in rejected]
     return "\n\n".join(parts)
 
 
-def _start_broker(run):
+def _start_broker(run: SpawnRun):
     """The backend's way to the model (the broker, the CLI's proxy), which alone holds the keys."""
     return backend_for(run.task.agent.backend).model_access(run)
 
 
-def _start_approvals(run, folder: Path | None):
+def _start_approvals(run: SpawnRun, folder: Path | None):
     """The run's approvals service: its socket next to the broker's, in the same short folder
     (bound read-only into the sandbox), or in a folder of its own when there is no broker.
 
@@ -79,7 +83,7 @@ def fresh_home(home: Path) -> None:
                 os.unlink(entry.path)
 
 
-def _start_egress(run, folder: Path):
+def _start_egress(run: SpawnRun, folder: Path):
     """The agent's egress proxy, for a role that may reach the web and declares domains; else None
     (then the sandbox has no way out at all). Every request it sees goes to the audit log."""
     from runtime.sandbox.egress import EgressProxy, egress_rules
@@ -94,7 +98,7 @@ def _start_egress(run, folder: Path):
     return EgressProxy(folder / "egress.sock", rules, audit=audit).start()
 
 
-def _redact_transcripts(run, attempt_dir: Path, report: str | None) -> str | None:
+def _redact_transcripts(run: SpawnRun, attempt_dir: Path, report: str | None) -> str | None:
     """Known secret values leave neither the transcripts on disk nor the report."""
     redactor = run.audit.redactor
     if not redactor:
@@ -117,7 +121,7 @@ def _stderr_tail(attempt_dir: Path) -> str:
     return f": {text.splitlines()[-1][:300]}" if text else ""
 
 
-async def run_attempts(run) -> Verdict:
+async def run_attempts(run: SpawnRun) -> Verdict:
     """Attempts until the checks pass or the retries are spent; a failure on the way is a Verdict too."""
     attempts: list[Attempt] = []
     try:
@@ -126,8 +130,8 @@ async def run_attempts(run) -> Verdict:
         return Verdict(exc.outcome, exc.detail, exc.message, tuple(attempts))
 
 
-async def _attempts(run, attempts: list[Attempt]) -> Verdict:
-    agent = run.task.agent
+async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
+    agent = run.agent
     broker = sock_folder = approvals = approvals_folder = egress = None
     feedback = None
     spent = (0, 0.0)  # tokens and cost of the earlier attempts

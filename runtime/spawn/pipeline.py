@@ -11,6 +11,7 @@ Every phase is recorded in the run's state file and the audit log.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -18,12 +19,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 
 from runtime.audit.log import AuditLog
 from runtime.audit.redact import Redactor, secrets_from_env
 from runtime.errors import FatalError, ManifestError, RunFailure, UsageError
+from runtime.manifests.agent import AgentSpec
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
@@ -55,25 +58,11 @@ class SpawnOptions:
     context: str | None = None  # outputs of earlier subtasks of a plan, added to the bundle
 
 
-@dataclass
-class SpawnRun:
-    """Everything one spawn works with, passed between its phases."""
+class PhaseClock:
+    """Seconds spent per phase, summed over attempts, for the outcome's timings."""
 
-    task: Task
-    catalog: Catalog
-    git: Git
-    state: StateDir
-    audit: AuditLog
-    options: SpawnOptions
-    base: str = ""
-    base_branch: str | None = None
-    worktree: Path = Path()
-    run_ro: Path = Path()
-    home: Path = Path()
-    policy: dict = field(default_factory=dict)
-    record: dict = field(default_factory=dict)
-    toolchain: ToolchainMounts | None = None  # the repository's tools, shown read-only in every sandbox
-    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, into the outcome
+    def __init__(self, **initial: float) -> None:
+        self.timings: dict[str, float] = dict(initial)
 
     @contextlib.contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -83,6 +72,36 @@ class SpawnRun:
         finally:
             self.timings[phase] = round(self.timings.get(phase, 0.0) + time.perf_counter() - started, 4)
 
+
+class Journal:
+    """The run's record in its state file, rewritten at every phase so that `runtime status` and a
+    re-run read where the run got to. The one thing a spawn's phases change as they go, and only
+    through `save`."""
+
+    def __init__(self, state: StateDir, agent_id: str, record: dict[str, Any]) -> None:
+        self._state, self._agent_id, self._record = state, agent_id, dict(record)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._record.get(key, default)
+
+    def save(self, status: str, **extra: Any) -> None:
+        self._record.update(status=status, **extra)
+        self._state.write(self._agent_id, self._record)
+
+
+@dataclass(frozen=True)
+class SpawnSetup:
+    """What a spawn knows before it creates anything: the checked task and where it will work."""
+
+    task: Task
+    catalog: Catalog
+    git: Git
+    state: StateDir
+    audit: AuditLog
+    options: SpawnOptions
+    toolchain: ToolchainMounts | None  # the repository's tools, shown read-only in every sandbox
+    clock: PhaseClock
+
     @property
     def agent_id(self) -> str:
         return self.task.agent_id
@@ -91,9 +110,34 @@ class SpawnRun:
     def branch(self) -> str:
         return f"agent/{self.task.agent_id}"
 
-    def save(self, status: str, **extra) -> None:
-        self.record.update(status=status, **extra)
-        self.state.write(self.agent_id, self.record)
+    @property
+    def agent(self) -> AgentSpec:
+        """The task's [agent] table (`spawn_task` refuses a task without one)."""
+        if self.task.agent is None:
+            raise ManifestError(self.task.src.path, 1, "the task has no [agent] table: say which backend runs it")
+        return self.task.agent
+
+    def timed(self, phase: str) -> contextlib.AbstractContextManager[None]:
+        return self.clock.timed(phase)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpawnRun(SpawnSetup):
+    """A prepared spawn, as `_prepare` (or a resumed merge) made it: what the attempts, accepting
+    the work and cleaning up read. Never changed after it is built; the state record changes only
+    through its journal."""
+
+    base: str
+    base_branch: str | None
+    worktree: Path
+    run_ro: Path  # bundle and compiled policy, bound read-only into the sandbox
+    home: Path
+    policy: dict[str, Any]
+    resumed: str | None  # the commit an interrupted run had reached, when this run carries it on
+    journal: Journal
+
+    def save(self, status: str, **extra: Any) -> None:
+        self.journal.save(status, **extra)
 
 
 def load(task_path: str | Path, options: SpawnOptions) -> tuple[Task, Catalog]:
@@ -119,16 +163,16 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
     with acquire(state.locks, task.agent_id):
         clean_leftovers(state, git, task.agent_id)
-        run = SpawnRun(task, catalog, git, state, audit, options, toolchain=toolchain,
-                       timings={"checks": round(time.perf_counter() - started, 4)})
-        finished = recover(run)
+        setup = SpawnSetup(task, catalog, git, state, audit, options, toolchain,
+                           PhaseClock(checks=round(time.perf_counter() - started, 4)))
+        finished = recover(setup)
         if isinstance(finished, ResumeMerge):
-            return await _resume_merge(run, finished)
+            return await _resume_merge(setup, finished)
         if isinstance(finished, Resume):
-            return await _run(run, finished)
+            return await _run(setup, finished)
         if finished is not None:
             return finished
-        return await _run(run)
+        return await _run(setup)
 
 
 def _checked_before_anything(task: Task, catalog: Catalog,
@@ -166,43 +210,53 @@ def _check_merge_target(git: Git, options: SpawnOptions) -> None:
                          "would have to overwrite; commit or stash them first")
 
 
-def _prepare(run: SpawnRun, resumed: Resume | None = None) -> None:
-    task, git = run.task, run.git
-    run.worktree = run.state.worktree(run.agent_id)
-    run.worktree.parent.mkdir(parents=True, exist_ok=True)
+def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
+    """The worktree on the agent branch, the run's folders, the compiled policy and the bundle."""
+    task, git, options = setup.task, setup.git, setup.options
+    worktree = setup.state.worktree(setup.agent_id)
+    worktree.parent.mkdir(parents=True, exist_ok=True)
+    base_branch: str | None = None
     if resumed is not None:
         # The interrupted run's work is on its branch: carry on from there, judged against the same base.
-        run.base, run.base_branch = resumed.base, resumed.base_branch
-        git.checkout_worktree(run.worktree, run.branch)
+        base, base_branch = resumed.base, resumed.base_branch
+        git.checkout_worktree(worktree, setup.branch)
     else:
-        run.base = git.resolve(run.options.base or "HEAD")
-        if run.options.base and git.branch_exists(run.options.base):
-            run.base_branch = run.options.base
-        elif not run.options.base:
-            run.base_branch = git.current_branch()
-        git.add_worktree(run.worktree, run.branch, run.base)
-    folder = run.state.run(run.agent_id)
-    run.run_ro, run.home = folder / "agent-ro", folder / "home"
-    run.run_ro.mkdir(parents=True, exist_ok=True)
-    run.home.mkdir(parents=True, exist_ok=True)
-    run.policy = compile_policy(task.role, task, run.worktree, run.catalog)
-    (run.run_ro / "policy.json").write_text(json.dumps(run.policy, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (run.run_ro / "bundle.md").write_text(compose_bundle(task.role, task, run.options.context), encoding="utf-8")
-    run.record = {
-        "agent_id": run.agent_id, "role": task.role.name, "task": str(task.path.resolve()), "task_sha256": task.digest,
-        "backend": task.agent.backend, "base": run.base, "base_branch": run.base_branch, "branch": run.branch,
-        "worktree": str(run.worktree), "pid": os.getpid(), "attempts": [],
+        base = git.resolve(options.base or "HEAD")
+        if options.base and git.branch_exists(options.base):
+            base_branch = options.base
+        elif not options.base:
+            base_branch = git.current_branch()
+        git.add_worktree(worktree, setup.branch, base)
+    folder = setup.state.run(setup.agent_id)
+    run_ro, home = folder / "agent-ro", folder / "home"
+    run_ro.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    policy = compile_policy(task.role, task, worktree, setup.catalog)
+    (run_ro / "policy.json").write_text(json.dumps(policy, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (run_ro / "bundle.md").write_text(compose_bundle(task.role, task, options.context), encoding="utf-8")
+    record: dict[str, Any] = {
+        "agent_id": setup.agent_id, "role": task.role.name, "task": str(task.path.resolve()),
+        "task_sha256": task.digest, "backend": setup.agent.backend, "base": base, "base_branch": base_branch,
+        "branch": setup.branch, "worktree": str(worktree), "pid": os.getpid(), "attempts": [],
         **({"resumed": resumed.commit} if resumed is not None else {}),
     }
+    run = SpawnRun(**_fields(setup), base=base, base_branch=base_branch, worktree=worktree, run_ro=run_ro,
+                   home=home, policy=policy, resumed=resumed.commit if resumed is not None else None,
+                   journal=Journal(setup.state, setup.agent_id, record))
     run.save("running")
     run.audit.append("spawn", run.agent_id, task=str(task.path), sha256=task.digest, role=task.role.name,
-                     backend=task.agent.backend, base=run.base, branch=run.branch, sandbox=run.options.use_sandbox)
+                     backend=setup.agent.backend, base=base, branch=run.branch, sandbox=options.use_sandbox)
+    return run
 
 
-async def _run(run: SpawnRun, resumed: Resume | None = None) -> Outcome:
+def _fields(setup: SpawnSetup) -> dict[str, Any]:
+    return {f.name: getattr(setup, f.name) for f in dataclasses.fields(SpawnSetup)}
+
+
+async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
     # git and file work runs in a worker thread: parallel spawns share one event loop.
-    with run.timed("prepare"):
-        await anyio.to_thread.run_sync(_prepare, run, resumed)
+    with setup.timed("prepare"):
+        run = await anyio.to_thread.run_sync(_prepare, setup, resumed)
     # Each phase returns what it did; the outcome is built once, from those values, at the end.
     try:
         verdict = await run_attempts(run)
@@ -251,14 +305,14 @@ def _outcome(run: SpawnRun, verdict: Verdict, acceptance: Acceptance | None, ins
             message = acceptance.message
     return Outcome(status, detail, run.agent_id, run.task.role.name, base=run.base, branch=run.branch, commit=commit,
                    merged=merged, inspection=inspection, worktree=str(run.worktree) if run.options.keep else None,
-                   message=message, attempts=list(verdict.attempts), timings=dict(run.timings))
+                   message=message, attempts=list(verdict.attempts), timings=dict(run.clock.timings))
 
 
 def _keep_interrupted(run: SpawnRun) -> None:
-    if run.record.get("status") in ("committing", "merging"):
+    if run.journal.get("status") in ("committing", "merging"):
         return  # interrupted after the verified commit: `recover` finishes it from what git says
     message = "interrupted; the work so far is on the agent branch, and running the task again resumes it"
-    attempts = run.record.get("attempts", [])
+    attempts = run.journal.get("attempts", [])
     work = keep_for_inspection(run, last_checks(attempts), "interrupted")
     run.save("interrupted", label="interrupted", message=message, commit=None, merged=None, work=work,
              attempts=attempts)
@@ -272,16 +326,16 @@ def _record_outcome(run: SpawnRun, outcome: Outcome) -> None:
                      commit=outcome.commit, merged=outcome.merged)
 
 
-async def _resume_merge(run: SpawnRun, resume: ResumeMerge) -> Outcome:
+async def _resume_merge(setup: SpawnSetup, resume: ResumeMerge) -> Outcome:
     """Merge the verified commit of a run killed while committing or merging (checks run again)."""
     previous = resume.previous
-    run.record = dict(previous)
-    run.base, run.base_branch = previous.get("base") or "", previous.get("base_branch")
-    run.worktree = run.state.worktree(run.agent_id)
-    folder = run.state.run(run.agent_id)
-    run.run_ro, run.home = folder / "agent-ro", folder / "home"
-    run.home.mkdir(parents=True, exist_ok=True)
-    run.policy = compile_policy(run.task.role, run.task, run.worktree, run.catalog)
+    worktree = setup.state.worktree(setup.agent_id)
+    folder = setup.state.run(setup.agent_id)
+    (folder / "home").mkdir(parents=True, exist_ok=True)
+    run = SpawnRun(**_fields(setup), base=previous.get("base") or "", base_branch=previous.get("base_branch"),
+                   worktree=worktree, run_ro=folder / "agent-ro", home=folder / "home",
+                   policy=compile_policy(setup.task.role, setup.task, worktree, setup.catalog),
+                   resumed=previous.get("resumed"), journal=Journal(setup.state, setup.agent_id, previous))
     attempts = tuple(Attempt(**{k: v for k, v in a.items() if k != "checks"}) for a in previous.get("attempts", []))
     verdict = Verdict("ok", None, "the verified commit of an interrupted run, merged now", attempts)
     try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Outcome
@@ -29,6 +29,9 @@ from runtime.spawn.sockets import clean_stale_socket_folders
 from runtime.spawn.state import FINAL, StateDir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
+
+if TYPE_CHECKING:
+    from runtime.spawn.pipeline import SpawnSetup
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class ResumeMerge:
     previous: dict[str, Any]
 
 
-def _verified_commit(run, base: str) -> str | None:
+def _verified_commit(run: SpawnSetup, base: str) -> str | None:
     if not run.git.branch_exists(run.branch):
         return None
     head = run.git.resolve(run.branch)
@@ -60,7 +63,7 @@ def _verified_commit(run, base: str) -> str | None:
     return None
 
 
-def _merge_commit(run, commit: str, base_branch: str | None) -> str | None:
+def _merge_commit(run: SpawnSetup, commit: str, base_branch: str | None) -> str | None:
     """The commit of ``base_branch`` that merged ``commit`` (the earliest merge after it), or None."""
     if not base_branch or not run.git.branch_exists(base_branch):
         return None
@@ -95,7 +98,7 @@ def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
     return removed
 
 
-def recover(run) -> Outcome | ResumeMerge | Resume | None:
+def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
     previous = run.state.read(run.agent_id)
     if previous is None:
         if run.git.branch_exists(run.branch):
@@ -120,8 +123,8 @@ def recover(run) -> Outcome | ResumeMerge | Resume | None:
             return ResumeMerge(commit, previous)
         outcome = Outcome("ok", None, run.agent_id, previous.get("role", ""), base=base, branch=run.branch,
                           commit=commit, merged=merged, message="finished after an interrupted run; nothing was committed twice")
-        run.record = previous
-        run.save("ok", label="ok", commit=commit, merged=merged, message=outcome.message)
+        run.state.write(run.agent_id, {**previous, "status": "ok", "label": "ok", "commit": commit, "merged": merged,
+                                       "message": outcome.message})
         run.audit.append("recover", run.agent_id, finished=True, commit=commit)
         return outcome
     worktree = run.state.worktree(run.agent_id)

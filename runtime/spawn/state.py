@@ -54,9 +54,10 @@ class StateDir:
     def read(self, agent_id: str) -> dict[str, Any] | None:
         path = self.run(agent_id) / "state.json"
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
+        return record
 
     def write(self, agent_id: str, state: dict[str, Any]) -> None:
         folder = self.run(agent_id)
