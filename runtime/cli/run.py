@@ -140,7 +140,7 @@ def run(args) -> int:
     from runtime.orchestration.plan_save import save_plan
     from runtime.orchestration.planning import Replanner, model_config, reviewer_for, roles_info
     from runtime.orchestration.reviewer import ReviewerConfig
-    from runtime.orchestration.run import RunOptions, resumed_plan, run_plan
+    from runtime.orchestration.run import RunOptions, resumed_run, run_plan
     from runtime.spawn.state import default_state_dir
     from runtime.workspace.git import Git
 
@@ -150,8 +150,9 @@ def run(args) -> int:
     git = Git(Path.cwd())
     _check_models(args)
     state_dir = Path(args.state_dir or default_state_dir(git.root)).resolve()
-    if args.resume:
-        plan = resumed_plan(catalog, state_dir, args.resume, git.root)
+    resume = resumed_run(state_dir, args.resume) if args.resume else None
+    if resume is not None:
+        plan = resume.plan(catalog, git.root)
     elif args.plan:
         plan = load_plan(catalog, args.plan)
     else:
@@ -181,7 +182,7 @@ def run(args) -> int:
         show(kind, data)
 
     options = RunOptions(repo=git.root, merge=args.merge, use_sandbox=not args.no_os_sandbox, state_dir=state_dir,
-                         catalog=args.catalog, resume=args.resume, on_event=emit, replanner=replanner,
+                         catalog=args.catalog, resume=resume, on_event=emit, replanner=replanner,
                          reviewer=reviewer, remember=meta.remember)
     if args.no_os_sandbox:
         print("WARNING: --no-os-sandbox: agents run WITHOUT an OS sandbox", file=sys.stderr)

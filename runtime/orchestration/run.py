@@ -41,12 +41,46 @@ class RunOptions:
     use_sandbox: bool = True
     state_dir: Path | None = None
     catalog: str | None = None
-    resume: str | None = None
+    resume: ResumedRun | None = None  # the killed run to continue, as `resumed_run` read it
     on_event: Callable[[str, dict[str, Any]], None] | None = None
     replanner: Callable[..., Any] | None = None  # (run, judgement, results) -> Plan | list[str] questions | None
     reviewer: Callable[..., Any] | None = None  # (run, checks) -> Review
     remember: Callable[..., Any] | None = None  # (run, verdict): the meta-validation's memory writes
     executor: ExecutorFactory = LocalExecutor  # what runs the subtasks
+
+
+@dataclass(frozen=True)
+class ResumedRun:
+    """A killed run's record, read once for `--resume`: where it branched, its integration branch,
+    and its latest plan (the replanned one, if any) with the replans already spent."""
+
+    run_id: str
+    base: str
+    base_branch: str | None
+    integration: str
+    plan_data: dict[str, Any]
+    plan_path: str | None
+    replans: int
+
+    def plan(self, catalog: Any, root: Path) -> Any:
+        from runtime.orchestration.plan import plan_from_json
+
+        return plan_from_json(catalog, self.plan_data, Path(self.plan_path).parent if self.plan_path else root)
+
+
+def resumed_run(state_dir: Path, run_id: str) -> ResumedRun:
+    """The run ``run_id`` as `--resume` continues it; an unknown or ended run is one clear line."""
+    state = OrchestratorState(state_dir / "orchestrator.sqlite")
+    try:
+        record = state.run(run_id)
+    finally:
+        state.close()
+    if record is None:
+        raise UsageError(f"no run {run_id} in {state_dir}")
+    if record["status"] in ("accepted", "rejected", "questions"):
+        raise FatalError(f"run {run_id} already ended ({record['status']}); nothing to resume")
+    return ResumedRun(run_id, record["base"], record["base_branch"], record["integration"], record["plan"],
+                      record["plan_path"], int(record["replans"]))
 
 
 @dataclass
@@ -182,13 +216,10 @@ def _start(plan, options: RunOptions) -> PlanRun:
     git = Git(options.repo)
     state_dir = Path(options.state_dir or default_state_dir(git.root)).resolve()
     state = OrchestratorState(state_dir / "orchestrator.sqlite")
-    if options.resume:
-        record = state.run(options.resume)
-        if record is None:
-            raise FatalError(f"no run {options.resume} in {state_dir}")
-        if record["status"] in ("accepted", "rejected", "questions"):
-            raise FatalError(f"run {options.resume} already ended ({record['status']}); nothing to resume")
-        run = PlanRun(options.resume, plan, git, state, state_dir, record["base"], record["base_branch"], record["integration"], options)
+    resumed = options.resume
+    if resumed is not None:
+        run = PlanRun(resumed.run_id, plan, git, state, state_dir, resumed.base, resumed.base_branch,
+                      resumed.integration, options)
     else:
         run_id = "r" + secrets.token_hex(4)
         base = git.resolve("HEAD")
@@ -199,23 +230,12 @@ def _start(plan, options: RunOptions) -> PlanRun:
     return run
 
 
-def resumed_plan(catalog, state_dir: Path, run_id: str, root: Path):
-    """The latest plan of run ``run_id`` (the replanned one, if any), as `--resume` continues it."""
-    from runtime.orchestration.plan import plan_from_json
-
-    record = OrchestratorState(state_dir / "orchestrator.sqlite").run(run_id)
-    if record is None:
-        raise UsageError(f"no run {run_id} in {state_dir}")
-    base_dir = Path(record["plan_path"]).parent if record["plan_path"] else root
-    return plan_from_json(catalog, record["plan"], base_dir)
-
-
 async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
     """Run a validated plan to an accepted, rejected or failed end; the report says which and why."""
     run = _start(plan, options)
     run.emit("run-start", goal=plan.goal, base=run.base, integration=run.integration)
     # A resumed run continues with the latest plan (the replanned one, if any) and its replan count.
-    subtasks, number = list(plan.subtasks), int(run.state.run(run.run_id)["replans"])
+    subtasks, number = list(plan.subtasks), options.resume.replans if options.resume else 0
     run.report.replans = [{"reason": e["reason"], "gap": e.get("gap", [])} for e in run.state.events_of(run.run_id, "replan")]
     try:
         while True:

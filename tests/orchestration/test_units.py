@@ -176,3 +176,22 @@ def test_too_many_dispatches_end_as_a_loop_and_accepted_work_is_never_rerun(tmp_
 ])
 def test_questions_are_read_from_the_report(report, found):
     assert questions_in(report) == found
+
+
+def test_resume_reads_the_run_once_with_its_latest_plan_and_replans(tmp_path):
+    from runtime.errors import FatalError, UsageError
+    from runtime.orchestration.run import resumed_run
+
+    state = OrchestratorState(tmp_path / "orchestrator.sqlite")
+    state.create_run("r1", str(tmp_path / "plan.toml"), {"plan": {"goal": "first"}}, "b" * 40, "main", "run/r1")
+    state.update_run("r1", replans=2, plan={"plan": {"goal": "replanned"}})
+    state.create_run("r2", None, {"plan": {}}, "c" * 40, None, "run/r2")
+    state.update_run("r2", status="accepted")
+    state.close()
+    resumed = resumed_run(tmp_path, "r1")
+    assert (resumed.base, resumed.base_branch, resumed.integration) == ("b" * 40, "main", "run/r1")
+    assert resumed.plan_data == {"plan": {"goal": "replanned"}} and resumed.replans == 2
+    with pytest.raises(UsageError, match="no run r9"):
+        resumed_run(tmp_path, "r9")
+    with pytest.raises(FatalError, match="already ended \\(accepted\\)"):
+        resumed_run(tmp_path, "r2")
