@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 import anyio  # noqa: E402
 
 from runtime.manifests.catalog import Catalog  # noqa: E402
-from runtime.orchestration.plan import load_plan  # noqa: E402
+from runtime.orchestration.plans.load import load_plan  # noqa: E402
 from runtime.orchestration.run import RunOptions, run_plan  # noqa: E402
 
 LATENCY_S = 0.25

@@ -14,7 +14,7 @@ from runtime.errors import UsageError
 
 
 def _defaults(args, plan=None):
-    from runtime.orchestration.planning import agent_defaults
+    from runtime.orchestration.advisors.asking import agent_defaults
 
     return agent_defaults(plan, args.agent_backend, args.agent_model, args.agent_api_base,
                           Path(args.agent_scripts).resolve() if args.agent_scripts else None)
@@ -22,7 +22,7 @@ def _defaults(args, plan=None):
 
 def _note_agent_ids(plan) -> None:
     """A plan's own agent ids are not the ones its agents run under: say so rather than replace them silently."""
-    from runtime.orchestration.plan import explicit_agent_id
+    from runtime.orchestration.plans.load import explicit_agent_id
 
     named = [s for s in plan.subtasks if getattr(s, "task", None) is not None and explicit_agent_id(s)]
     if named:
@@ -44,8 +44,8 @@ def _check_models(args) -> None:
 
 
 def _planner_config(args, plan=None):
-    from runtime.orchestration.planner import ModelConfig
-    from runtime.orchestration.planning import model_config
+    from runtime.orchestration.advisors.asking import model_config
+    from runtime.orchestration.advisors.planner import ModelConfig
 
     if args.planner_model:
         return ModelConfig(model=args.planner_model, api_base=args.planner_api_base,
@@ -57,8 +57,8 @@ def _planner_config(args, plan=None):
 
 
 def _first_plan(args, catalog, git, state_dir):
-    from runtime.orchestration.planner import PlannerContext, propose_plan
-    from runtime.orchestration.planning import roles_info, validator
+    from runtime.orchestration.advisors.asking import roles_info, validator
+    from runtime.orchestration.advisors.planner import PlannerContext, propose_plan
 
     config = _planner_config(args)
     if config is None:
@@ -136,10 +136,10 @@ def run(args) -> int:
     from runtime.manifests.catalog import Catalog
     from runtime.manifests.locate import find_catalog
     from runtime.orchestration import meta
-    from runtime.orchestration.plan import load_plan
-    from runtime.orchestration.plan_save import save_plan
-    from runtime.orchestration.planning import Replanner, model_config, reviewer_for, roles_info
-    from runtime.orchestration.reviewer import ReviewerConfig
+    from runtime.orchestration.advisors.asking import Replanner, model_config, reviewer_for, roles_info
+    from runtime.orchestration.advisors.reviewer import ReviewerConfig
+    from runtime.orchestration.plans.load import load_plan
+    from runtime.orchestration.plans.save import save_plan
     from runtime.orchestration.run import RunOptions, resumed_run, run_plan
     from runtime.spawn.state import default_state_dir
     from runtime.workspace.git import Git

@@ -143,7 +143,7 @@ def task_from_data(
     inline subtask with ``loc_prefix=("subtask", n)`` (so errors point at the
     plan's lines), ``path`` the plan file (``[agent] script`` is relative to
     its folder) and its own ``digest`` (sha256 of the plan's bytes, a NUL and
-    the subtask id: see ``runtime.orchestration.plan``). Without ``digest``,
+    the subtask id: see ``runtime.orchestration.plans.load``). Without ``digest``,
     the digest is the sha256 of ``src``'s text, the file's bytes.
     """
     path = Path(path)

@@ -63,7 +63,7 @@ class ResumedRun:
     replans: int
 
     def plan(self, catalog: Any, root: Path) -> Any:
-        from runtime.orchestration.plan import plan_from_json
+        from runtime.orchestration.plans.load import plan_from_json
 
         return plan_from_json(catalog, self.plan_data, Path(self.plan_path).parent if self.plan_path else root)
 

@@ -18,7 +18,7 @@ from runtime.manifests.compose import param_values
 from runtime.manifests.role import load_role
 from runtime.manifests.task import load_task
 from runtime.models.scripted import load_script
-from runtime.orchestration.plan import load_plan
+from runtime.orchestration.plans.load import load_plan
 from runtime.policy.compile import check_role_coherent, compile_policy
 from runtime.tooling.examples import run_examples, run_program_examples
 

@@ -10,7 +10,7 @@ from runtime.manifests.program import ProgramFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
 from runtime.manifests.toolchain import ToolchainFile
-from runtime.orchestration.plan_schema import PlanFile
+from runtime.orchestration.plans.schema import PlanFile
 
 BASE = "https://agent-runtime.invalid/schemas"
 
@@ -36,7 +36,7 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
         ("program.schema.json", ProgramFile, "programs/<name>.toml"),
         ("task.schema.json", TaskFile, "task.toml"),
         ("toolchain.schema.json", ToolchainFile, ".agent-runtime/toolchain.toml"),
-        ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plan_save.SCHEMA_URL
+        ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plans.save.SCHEMA_URL
     )
     for name, model, title in kinds:
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE}/{name}", **_schema(model, title)}

@@ -93,7 +93,7 @@ def test_a_job_naming_another_catalog_is_refused(spawner: Spawner):
 @pytest.mark.parametrize("inline", [False, True])
 def test_a_task_crosses_as_its_manifest_and_loads_the_same(tmp_path, inline):
     from runtime.manifests.task import task_from_manifest
-    from runtime.orchestration.plan import load_plan
+    from runtime.orchestration.plans.load import load_plan
 
     catalog = Catalog(REPO)
     plan = load_plan(catalog, REPO / "manifests" / "examples" / "plan" / "plan.toml") if inline else None
@@ -131,7 +131,7 @@ class BundlingExecutor:
 
 
 def _run_example_plan(orchestra, executor_factory):
-    from runtime.orchestration.plan import load_plan
+    from runtime.orchestration.plans.load import load_plan
     from runtime.orchestration.run import RunOptions, run_plan
 
     catalog = Catalog(REPO)

@@ -12,7 +12,7 @@ import pytest
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.tomlsrc import TomlSource
-from runtime.orchestration.plan import (
+from runtime.orchestration.plans.load import (
     PlannerSpec,
     ReviewerSpec,
     inline_digest,
@@ -21,8 +21,8 @@ from runtime.orchestration.plan import (
     plan_from_data,
     plan_from_json,
 )
-from runtime.orchestration.plan_save import PlanExists, render_plan, save_plan
-from runtime.orchestration.scopes import globs_overlap
+from runtime.orchestration.plans.save import PlanExists, render_plan, save_plan
+from runtime.orchestration.plans.scopes import globs_overlap
 from runtime.tooling.lint import lint
 from runtime.tooling.schemas import manifest_schemas, render
 from tests.conftest import REPO

@@ -13,7 +13,7 @@ import pytest
 
 from runtime.models import llm, scripted
 from runtime.models.types import ModelError, ModelRequest
-from runtime.orchestration.planner import (
+from runtime.orchestration.advisors.planner import (
     ModelConfig,
     PlannerContext,
     ReplanContext,
@@ -23,7 +23,7 @@ from runtime.orchestration.planner import (
     propose_plan,
     user_prompt,
 )
-from runtime.orchestration.planner_schema import PlannerReply, ReviewReply
+from runtime.orchestration.advisors.replies import PlannerReply, ReviewReply
 from tests.fakes.openai_server import FakeOpenAIServer
 
 ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
@@ -426,9 +426,9 @@ def test_a_used_up_script_is_a_model_error(tmp_path):
 def test_importing_planner_reviewer_and_schema_does_not_import_litellm():
     code = (
         "import sys\n"
-        "import runtime.orchestration.planner_schema, runtime.orchestration.planner, runtime.orchestration.reviewer\n"
-        "from runtime.orchestration.planner import propose_plan\n"
-        "from runtime.orchestration.reviewer import review\n"
+        "import runtime.orchestration.advisors.replies, runtime.orchestration.advisors.planner, runtime.orchestration.advisors.reviewer\n"
+        "from runtime.orchestration.advisors.planner import propose_plan\n"
+        "from runtime.orchestration.advisors.reviewer import review\n"
         "print(sorted(m for m in ('litellm', 'openai', 'httpx') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

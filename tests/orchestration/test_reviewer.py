@@ -9,8 +9,8 @@ import pytest
 
 from runtime.models import llm, scripted
 from runtime.models.types import ModelError
-from runtime.orchestration.planner import SubtaskRecord
-from runtime.orchestration.reviewer import CheckResult, MergedSummary, Review, ReviewerConfig, review, user_prompt
+from runtime.orchestration.advisors.planner import SubtaskRecord
+from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, Review, ReviewerConfig, review, user_prompt
 from tests.fakes.openai_server import FakeOpenAIServer
 
 GOAL = "Make mean() and median() raise ValueError on an empty list."

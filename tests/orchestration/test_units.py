@@ -13,7 +13,7 @@ from runtime.manifests.catalog import Catalog
 from runtime.orchestration.executor import Job, SubtaskResult
 from runtime.orchestration.fanin import integrate
 from runtime.orchestration.judge import judge
-from runtime.orchestration.plan import load_plan
+from runtime.orchestration.plans.load import load_plan
 from runtime.orchestration.rounds import RoundContext, agent_id_for, questions_in, run_round
 from runtime.orchestration.state import OrchestratorState
 from runtime.spawn.outcome import Attempt, Outcome

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from runtime.models import llm
 from runtime.models.types import ModelReply, ModelRequest, one_line
-from runtime.orchestration.planner_schema import PlannerReply
+from runtime.orchestration.advisors.replies import PlannerReply
 
 M = TypeVar("M", bound=BaseModel)
 

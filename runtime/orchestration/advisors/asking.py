@@ -17,8 +17,7 @@ from typing import Any
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
-from runtime.orchestration.plan import PlannerSpec, ReviewerSpec, plan_from_json
-from runtime.orchestration.planner import (
+from runtime.orchestration.advisors.planner import (
     ModelConfig,
     PlannerContext,
     ReplanContext,
@@ -27,7 +26,8 @@ from runtime.orchestration.planner import (
     SubtaskRecord,
     propose_plan,
 )
-from runtime.orchestration.reviewer import CheckResult, MergedSummary, ReviewerConfig, review
+from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, ReviewerConfig, review
+from runtime.orchestration.plans.load import PlannerSpec, ReviewerSpec, plan_from_json
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The schema of ``plan.toml`` (see ``runtime.orchestration.plan`` for what loading checks beyond it).
+"""The schema of ``plan.toml`` (see ``runtime.orchestration.plans.load`` for what loading checks beyond it).
 
 Every key is acted on by someone; the comment beside it says who.
 """

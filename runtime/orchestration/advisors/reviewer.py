@@ -22,7 +22,7 @@ from typing import Any
 
 from runtime.models import llm
 from runtime.models.types import ModelError, one_line
-from runtime.orchestration.planner import (
+from runtime.orchestration.advisors.planner import (
     ModelConfig,
     SubtaskRecord,
     Usage,
@@ -31,7 +31,7 @@ from runtime.orchestration.planner import (
     schema_rejection,
     structured_call,
 )
-from runtime.orchestration.planner_schema import ReviewReply
+from runtime.orchestration.advisors.replies import ReviewReply
 
 MAX_REPORT_CHARS = 4000
 MAX_CHECK_OUTPUT_CHARS = 2000

@@ -41,14 +41,14 @@ reported at once (``ManifestErrors``), each as ``file:line: message``:
   which collide when two subtasks name the same task file);
 - every ``uses`` names a subtask with a strictly smaller sequence;
 - no two subtasks of one sequence group may write the same path (see
-  ``runtime.orchestration.scopes.globs_overlap``).
+  ``runtime.orchestration.plans.scopes.globs_overlap``).
 
 A task written inline has as digest (and so as generated agent id) the
 sha256 of the plan file's bytes, a NUL byte and the subtask id (UTF-8):
 ``inline_digest``. Its ``Task.path`` is the plan file, so its ``[agent]
 script`` is relative to the plan's folder, and its errors name the plan's
 lines. A plan a planner model writes (JSON) goes through ``plan_from_json``:
-it is rendered to TOML first (``runtime.orchestration.plan_save``) so its
+it is rendered to TOML first (``runtime.orchestration.plans.save``) so its
 errors have lines too.
 """
 
@@ -70,8 +70,8 @@ from runtime.manifests.names import generated_agent_id
 from runtime.manifests.params import check_value
 from runtime.manifests.task import Task, load_task, task_from_data
 from runtime.manifests.tomlsrc import TomlSource, read_toml
-from runtime.orchestration.plan_schema import TASK_TABLES, PlannerSection, PlanSection, ReviewerSection, SubtaskEntry
-from runtime.orchestration.scopes import globs_overlap, write_scope
+from runtime.orchestration.plans.schema import TASK_TABLES, PlannerSection, PlanSection, ReviewerSection, SubtaskEntry
+from runtime.orchestration.plans.scopes import globs_overlap, write_scope
 
 # The name an inline task's ``Task.path`` gets when the plan has no file yet (a planner's plan).
 UNSAVED_PLAN_NAME = "plan.toml"
@@ -403,7 +403,7 @@ def plan_from_json(catalog: Catalog, plan_data: dict[str, Any], base_dir: Path |
     The errors name lines of ``render_plan(plan_data)``, shown as ``display``;
     send that text along with them, so line numbers mean something.
     """
-    from runtime.orchestration.plan_save import render_plan
+    from runtime.orchestration.plans.save import render_plan
 
     try:
         text = render_plan(plan_data)
