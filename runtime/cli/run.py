@@ -130,6 +130,23 @@ def _printer(args):
     return emit, live
 
 
+def _executor(args):
+    """The executor factory the run asks for; joining a Ray cluster is checked here, before anything is made."""
+    from runtime.orchestration.executor import LocalExecutor
+
+    if args.executor != "ray":
+        if args.ray_address:
+            raise UsageError("--ray-address goes with --executor ray")
+        return LocalExecutor
+    try:
+        from runtime.orchestration.ray_executor import ray_executor
+    except ImportError as exc:
+        if exc.name != "ray":
+            raise
+        raise UsageError("--executor ray needs Ray: pip install 'agent-runtime[ray]'") from None
+    return ray_executor(args.ray_address)
+
+
 def run(args) -> int:
     import anyio
 
@@ -149,6 +166,7 @@ def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     git = Git(Path.cwd())
     _check_models(args)
+    executor = _executor(args)
     state_dir = Path(args.state_dir or default_state_dir(git.root)).resolve()
     resume = resumed_run(state_dir, args.resume) if args.resume else None
     if resume is not None:
@@ -183,7 +201,7 @@ def run(args) -> int:
 
     options = RunOptions(repo=git.root, merge=args.merge, use_sandbox=not args.no_os_sandbox, state_dir=state_dir,
                          catalog=args.catalog, resume=resume, on_event=emit, replanner=replanner,
-                         reviewer=reviewer, remember=meta.remember)
+                         reviewer=reviewer, remember=meta.remember, executor=executor)
     if args.no_os_sandbox:
         print("WARNING: --no-os-sandbox: agents run WITHOUT an OS sandbox", file=sys.stderr)
     import signal

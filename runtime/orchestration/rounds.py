@@ -32,7 +32,8 @@ class RoundContext:
     describe_output: Callable[[str, SubtaskResult], str]
     emit: Callable[..., None]  # an event for the orchestrator's listeners
     integrate: Callable[[], Awaitable[str]]  # merge what was accepted so far; returns the new head
-    import_work: Callable[[SubtaskResult], Awaitable[SubtaskResult]] | None = None  # a result's bundle, into the repository
+    # A result's bundle, into the repository, checked against the base its job started from.
+    import_work: Callable[[SubtaskResult, str], Awaitable[SubtaskResult]] | None = None
     base: str = ""  # where the next group's worktrees start: the integration so far (a commit id)
     catalog_digest: str = ""
     round_results: dict[str, SubtaskResult] = field(default_factory=dict)  # this round's own outcomes
@@ -65,11 +66,25 @@ async def run_round(ctx: RoundContext, subtasks: list) -> None:
             if handle is not None:
                 handles.append((sub, handle))
         for sub, handle in handles:
-            result = await ctx.executor.collect(handle)
-            if result.bundle is not None and ctx.import_work is not None:
-                result = await ctx.import_work(result)
-            _record(ctx, sub, result)
+            await _collect(ctx, sub, handle)
         ctx.base = await ctx.integrate()
+
+
+async def _collect(ctx: RoundContext, sub, handle: str) -> None:
+    """A subtask's result, recorded; one whose node was lost mid-job is dispatched again (a new agent
+    id, counted against the plan's max-dispatches)."""
+    while True:
+        result = await ctx.executor.collect(handle)
+        if result.bundle is not None and ctx.import_work is not None:
+            result = await ctx.import_work(result, ctx.base)
+        _record(ctx, sub, result)
+        if (result.outcome.status, result.outcome.detail) != ("failed", "node"):
+            return
+        ctx.emit("redispatch", subtask=sub.id, agent=result.outcome.agent_id, reason=result.outcome.message)
+        again = await _dispatch(ctx, sub)
+        if again is None:
+            return
+        handle = again
 
 
 async def _dispatch(ctx: RoundContext, sub) -> str | None:

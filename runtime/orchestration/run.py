@@ -24,6 +24,7 @@ from runtime.errors import FatalError, UsageError
 from runtime.orchestration.executor import ExecutorFactory, LocalExecutor, SubtaskResult
 from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
 from runtime.orchestration.judge import judge
+from runtime.orchestration.recheck import recheck_imported
 from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
 from runtime.orchestration.state import OrchestratorState
@@ -141,16 +142,17 @@ async def _round(run: PlanRun, subtasks: list, number: int, catalog) -> None:
     async with anyio.create_task_group() as group:
         executor = run.options.executor(group, spawn_options, run.plan.concurrency, _listener(run))
         ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results,
-                           _describe(run), run.emit, integrate_so_far, _importer(run),
+                           _describe(run), run.emit, integrate_so_far, _importer(run, catalog),
                            run.git.resolve(run.integration), catalog_digest=catalog.digest())
         run.round_results.append(ctx.round_results)
         await run_round(ctx, subtasks)
 
 
-def _importer(run: PlanRun) -> Callable[[SubtaskResult], Awaitable[SubtaskResult]]:
-    async def import_work(result: SubtaskResult) -> SubtaskResult:
+def _importer(run: PlanRun, catalog: Any) -> Callable[[SubtaskResult, str], Awaitable[SubtaskResult]]:
+    async def import_work(result: SubtaskResult, base: str) -> SubtaskResult:
         """A worker's verified branch, from its bundle into this repository: only the reported commit is
-        taken, and a bundle that does not hold it rejects the subtask's work."""
+        taken, a bundle that does not hold it rejects the subtask's work, and what was imported is
+        checked again here (`recheck`) before it can be integrated."""
         outcome = result.outcome
         try:
             if outcome.branch is None or outcome.commit is None:
@@ -158,12 +160,21 @@ def _importer(run: PlanRun) -> Callable[[SubtaskResult], Awaitable[SubtaskResult
             await anyio.to_thread.run_sync(run.git.import_bundle, result.bundle, outcome.branch, outcome.commit)
         except GitError as exc:
             run.emit("import-refused", subtask=result.subtask_id, reason=str(exc))
-            refused = replace(outcome, status="rejected", detail=None, commit=None, merged=None,
-                              message=f"its work could not be imported from the worker's bundle: {exc}")
-            return replace(result, outcome=refused, bundle=None)
+            return _refused(result, f"its work could not be imported from the worker's bundle: {exc}")
+        sub = next(s for round_ in run.rounds for s in round_ if s.id == result.subtask_id)
+        failed = await recheck_imported(run.git, sub.task, catalog, base, outcome.commit, result.report)
+        if failed:
+            reasons = "; ".join(f"{r.atom} ({r.kind}): {r.feedback.strip()[:400]}" for r in failed)
+            run.emit("import-refused", subtask=result.subtask_id, reason=reasons)
+            return _refused(result, f"the orchestrator's re-check of the imported work failed: {reasons}")
         run.emit("imported", subtask=result.subtask_id, commit=outcome.commit)
         return replace(result, bundle=None)
     return import_work
+
+
+def _refused(result: SubtaskResult, message: str) -> SubtaskResult:
+    refused = replace(result.outcome, status="rejected", detail=None, commit=None, merged=None, message=message)
+    return replace(result, outcome=refused, bundle=None)
 
 
 def _integrate(run: PlanRun) -> dict[str, list[str]]:

@@ -1,0 +1,204 @@
+"""`--executor ray`: each subtask as a Ray task on some node of an existing cluster.
+
+The only module that imports ray (lazily, when a run asks for it). Git stays with the
+orchestrator: a job crosses the wire as its plain-data `Job` and its base commit as a git bundle
+(through Ray's object store); the worker runs it in a private checkout through the same spawn
+pipeline (`runtime.orchestration.remote_job`) and sends back the outcome, its audit records and the
+verified agent branch as a bundle. The orchestrator writes the bundle under its state folder, where
+`run` imports it and checks the work again before anything is integrated. No key, path of the
+orchestrator's state or handle of its repository is in a task's arguments.
+
+A node that dies mid-job (its raylet or worker killed) ends the job `failed(node)`; the round
+dispatches it again within the plan's `max-dispatches`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from runtime.audit.log import AuditLog
+from runtime.errors import FatalError
+from runtime.orchestration.executor import Executor, ExecutorFactory, Job, Listener, SubtaskResult
+from runtime.orchestration.remote_job import RemoteResult, base_bundle, run_job
+from runtime.spawn.outcome import Outcome
+from runtime.spawn.pipeline import SpawnOptions
+from runtime.workspace.git import Git, GitError
+
+DEFAULT_ADDRESS = "auto"  # a cluster already running on this machine (`ray start --head`)
+
+
+def connect(address: str | None) -> str:
+    """Join the cluster at ``address``, or say in one line why not (before a run creates anything).
+    Returns the address joined."""
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")  # Ray's core logs its warnings to our stderr
+    import ray
+
+    address = address or os.environ.get("RAY_ADDRESS") or DEFAULT_ADDRESS
+    if ray.is_initialized():
+        return address
+    if address != DEFAULT_ADDRESS:
+        _reachable(address)  # ray.init waits a long while for an address nothing listens on
+    try:
+        # Never a cluster of our own: one started here would inherit this process's environment,
+        # model keys included. A laptop starts one with `ray start --head` first.
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False, include_dashboard=False)
+    except Exception as exc:  # ray raises ConnectionError, RuntimeError or its own kinds
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise FatalError(f"cannot reach the Ray cluster at {address}: {first} "
+                         "(start one with `ray start --head`, or pass --ray-address HOST:PORT)") from None
+    return address
+
+
+def _reachable(address: str) -> None:
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
+            pass
+    except (OSError, ValueError) as exc:
+        raise FatalError(f"cannot reach the Ray cluster at {address}: {exc} "
+                         "(start one with `ray start --head`, or pass --ray-address HOST:PORT)") from None
+
+
+def _remote_run(job_json: str, base: bytes, use_sandbox: bool) -> tuple[RemoteResult, str]:
+    import ray
+
+    return run_job(job_json, base, use_sandbox), ray.get_runtime_context().get_node_id()
+
+
+class RayExecutor:
+    """Jobs as Ray tasks, at most `concurrency` in flight, collected inside the caller's task group."""
+
+    def __init__(self, group: anyio.abc.TaskGroup, options: SpawnOptions, concurrency: int,
+                 listener: Listener | None = None) -> None:
+        import ray
+
+        if options.state_dir is None:
+            raise FatalError("the Ray executor needs the run's state folder")
+        self._ray = ray
+        # One CPU each, spread over the nodes (agents, their sandboxes and their tests are CPU-bound);
+        # never retried by Ray itself: a lost node is the round's to re-dispatch, counted.
+        self._remote = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_remote_run)
+        self._group, self._options, self._listener = group, options, listener
+        self._limiter = anyio.CapacityLimiter(concurrency)
+        self._git = Git(options.repo)
+        self._folder = Path(options.state_dir) / "ray"
+        self._folder.mkdir(parents=True, exist_ok=True)
+        self._audit = AuditLog(Path(options.state_dir) / "audit.jsonl")
+        self._refs: dict[str, Any] = {}
+        self._bundling = _AsyncLock()
+        self._stopped: set[str] = set()
+        self._done: dict[str, anyio.Event] = {}
+        self._results: dict[str, SubtaskResult] = {}
+
+    async def start(self, job: Job) -> str:
+        handle = job.agent_id  # unique per dispatch: a re-dispatched subtask gets a handle of its own
+        self._done[handle] = anyio.Event()
+        self._group.start_soon(self._run, job, handle)
+        return handle
+
+    async def stop(self, handle: str) -> None:
+        self._stopped.add(handle)
+        ref = self._refs.get(handle)
+        if ref is not None:
+            self._ray.cancel(ref, force=True)
+        await self._done[handle].wait()
+
+    async def collect(self, handle: str) -> SubtaskResult:
+        await self._done[handle].wait()
+        return self._results[handle]
+
+    async def _run(self, job: Job, handle: str) -> None:
+        try:
+            async with self._limiter:
+                self._results[handle] = await self._dispatch(job, handle)
+        except (FatalError, GitError, OSError) as exc:
+            self._results[handle] = _failed(job, "runtime", f"the job could not be sent or read back: {exc}")
+        except BaseException:
+            self._results[handle] = _failed(job, "runtime", "the orchestrator stopped while the job ran")
+            raise
+        finally:
+            self._done[handle].set()
+
+    async def _dispatch(self, job: Job, handle: str) -> SubtaskResult:
+        ray = self._ray
+        if handle in self._stopped:
+            return _failed(job, "stopped", "stopped by the orchestrator")
+        async with self._bundling:  # jobs of one group share their base's bundle: made once
+            path = await anyio.to_thread.run_sync(base_bundle, self._git, job.base, self._folder)
+        base = ray.put(path.read_bytes())
+        ref = self._remote.remote(job.to_json(), base, self._options.use_sandbox)
+        self._refs[handle] = ref
+        self._event(job, "dispatched", None)
+        try:
+            remote, node = await anyio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            ray.cancel(ref, force=True)  # Ctrl-C or a stop: the remote job goes too
+            raise
+        except ray.exceptions.TaskCancelledError:
+            return _failed(job, "stopped", "stopped by the orchestrator")
+        except ray.exceptions.RayTaskError as exc:  # the job itself raised: a fault of the runtime there
+            return _failed(job, "runtime", f"the job failed on its node: {_first_line(exc)}")
+        except ray.exceptions.RayError as exc:
+            # Anything else is the cluster's: a node, raylet or worker gone, an object lost.
+            if handle in self._stopped:
+                return _failed(job, "stopped", "stopped by the orchestrator")
+            return _failed(job, "node", f"its node or worker was lost mid-job ({type(exc).__name__})")
+        finally:
+            self._refs.pop(handle, None)
+        result = SubtaskResult.from_json(remote.result_json)
+        for record in remote.audit:
+            self._audit.append(record["kind"], record.get("agent"), **record.get("data", {}),
+                               worker={"node": node, "seq": record.get("seq"), "time": record.get("time")})
+        self._event(job, "returned", node, label=result.outcome.label)
+        if remote.bundle is None:
+            return result
+        bundle = self._folder / f"{job.agent_id}.bundle"
+        bundle.write_bytes(remote.bundle)
+        return SubtaskResult(result.subtask_id, result.outcome, str(bundle))
+
+    def _event(self, job: Job, state: str, node: str | None, **extra: Any) -> None:
+        if self._listener is not None:
+            self._listener(job.subtask_id, {"agent": job.agent_id, "attempt": 0, "state": state, "turns": 0,
+                                            "tool_calls": 0, "denials": 0, "elapsed_s": 0.0, "cost_usd": 0.0,
+                                            "writes": [], "node": node, **extra})
+
+
+class _AsyncLock:
+    """anyio.Lock, made lazily: an executor may be built outside the event loop that uses it."""
+
+    def __init__(self) -> None:
+        self._lock: anyio.Lock | None = None
+
+    async def __aenter__(self) -> None:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        await self._lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._lock is not None
+        self._lock.release()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:500]
+
+
+def _failed(job: Job, detail: str, message: str) -> SubtaskResult:
+    return SubtaskResult(job.subtask_id, Outcome("failed", detail, job.agent_id, "-", message=message))
+
+
+def ray_executor(address: str | None) -> ExecutorFactory:
+    """The factory `RunOptions.executor` takes: joins the cluster once, then a RayExecutor per round."""
+    connect(address)
+
+    def factory(group: anyio.abc.TaskGroup, options: SpawnOptions, concurrency: int,
+                listener: Listener | None = None) -> Executor:
+        return RayExecutor(group, options, concurrency, listener)
+    return factory

@@ -1,0 +1,45 @@
+"""The orchestrator's own check of work imported from a worker's bundle.
+
+A worker node is not trusted to have verified honestly: its outcome may say `ok` about work it
+never checked. Before imported work can be integrated, the orchestrator judges it again, on its
+own machine and from git alone: the commit must descend from the base the job started from, and
+every check that reads the change rather than running it (write scope, dependency files, sizes,
+structure, the report's fields) is evaluated again on a throwaway checkout of the imported commit.
+The command checks (tests, check commands) run again as the plan's checks on the merged result.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from runtime.policy.compile import compile_policy
+from runtime.verify.gather import COMMAND_KINDS, Workspace, verify
+from runtime.verify.record import CheckRecord
+from runtime.workspace.git import Git
+
+
+async def _no_commands(command: str, timeout_s: float) -> tuple[int, str]:
+    raise AssertionError("the re-check of imported work runs no commands")  # pragma: no cover
+
+
+async def recheck_imported(git: Git, task: Any, catalog: Any, base: str, commit: str,
+                           report: str | None) -> list[CheckRecord]:
+    """The checks the imported ``commit`` fails (empty: it passes), judged against ``base``."""
+    if git.run("merge-base", "--is-ancestor", base, commit, ok=(0, 1)).returncode != 0:
+        return [CheckRecord("runtime", "base", "rejected",
+                            f"the imported commit {commit[:12]} does not start from the job's base {base[:12]}")]
+    folder = Path(tempfile.mkdtemp(prefix="runtime-recheck-"))
+    worktree = folder / "tree"
+    try:
+        git.run("worktree", "add", "--quiet", "--detach", str(worktree), commit)
+        policy = compile_policy(task.role, task, worktree, catalog)
+        entries = [e for e in policy.get("verify", []) if e["kind"] not in COMMAND_KINDS]
+        records = await verify({"verify": entries}, Workspace(git, worktree, base, report, _no_commands))
+    finally:
+        git.run("worktree", "remove", "--force", "--force", str(worktree), ok=None)
+        shutil.rmtree(folder, ignore_errors=True)
+        git.run("worktree", "prune", ok=None)
+    return [r for r in records if r.status != "passed"]

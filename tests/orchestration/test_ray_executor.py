@@ -1,0 +1,127 @@
+"""`runtime run --executor ray` on a real Ray cluster: a head and two worker nodes on this machine.
+
+The cluster runs inside a network namespace of the test's own with only loopback up (see
+`loopback_cluster.py`), so every Ray address is 127.0.0.1 and nothing leaves the machine. These
+tests need Ray, `unshare` and `ip`; under CI a missing one fails them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.orchestration.conftest import FIXED, result_of
+
+HELPER = Path(__file__).with_name("loopback_cluster.py")
+CANARY = "sk-canary-ray-7f3a9c"
+ADD_TESTS = "pytest -q tests -k add"  # passes with the buggy mean too
+
+
+def _writes(path: str, text: str, *, sleep: int = 0) -> str:
+    """A command agent that writes ``path`` and its report (after ``sleep`` seconds)."""
+    report = f"printf 'Summary: wrote {path}\\nFiles changed: {path}\\n' > \"$RUNTIME_REPORT_FILE\""
+    return (f"sleep {sleep}; " if sleep else "") + f"printf '{text}' > {path}; {report}"
+
+
+def _need_cluster_tools() -> None:
+    missing = [t for t in ("unshare", "ip") if shutil.which(t) is None]
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        missing.append("ray (pip install 'agent-runtime[ray]')")
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"the Ray tests need {', '.join(missing)}")
+        pytest.skip(f"needs {', '.join(missing)}")
+
+
+def in_cluster(orchestra, *args: str, kill_busy_node: bool = False, env: dict[str, str] | None = None,
+               timeout: float = 600) -> tuple[object, dict]:
+    """`runtime run --json --executor ray ARGS` against a fresh loopback cluster; (RunResult, observed)."""
+    _need_cluster_tools()
+    temp = tempfile.mkdtemp(prefix="rr", dir="/tmp")  # short: Ray's socket paths live in it
+    out = Path(temp) / "observed.json"
+    spec = {"temp": f"{temp}/r", "command": [*orchestra.argv("--executor", "ray", *args)], "cwd": str(orchestra.repo),
+            "env": {"RUNTIME_STATE_DIR": str(orchestra.state), "RUNTIME_DEBUG": "1", **(env or {})}, "out": str(out),
+            "kill_busy_node": kill_busy_node, "canary": CANARY}
+    spec_path = Path(temp) / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    try:
+        subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", sys.executable, str(HELPER), str(spec_path)],
+                       check=True, timeout=timeout, cwd=REPO)
+        observed = json.loads(out.read_text())
+        shutil.copy(out, "/tmp/last_observed.json")
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    return result_of(observed["code"], observed["stdout"], observed["stderr"]), observed
+
+
+def _returned_nodes(result) -> dict[str, str]:
+    """Subtask id -> the node id its job ran on (from the `returned` progress events)."""
+    return {e["subtask"]: e["node"] for e in result.events
+            if e["event"] == "progress" and e.get("state") == "returned"}
+
+
+def test_subtasks_run_on_both_workers_and_merge_once_with_no_key_anywhere(orchestra):
+    subtasks = [orchestra.subtask("fix"),
+                orchestra.subtask("note", command=_writes("NOTES.md", "notes\\n"), whitelist=["NOTES.md"],
+                                  test_command=ADD_TESTS),
+                orchestra.subtask("doc", sequence=2, uses=["fix", "note"], command=_writes("docs.md", "# calc\\n"),
+                                  whitelist=["docs.md"])]
+    plan = orchestra.plan(subtasks, checks=["pytest -q tests"], concurrency=2)
+    result, observed = in_cluster(orchestra, str(plan), "--merge", env={"OPENAI_API_KEY": CANARY})
+    assert result.code == 0, (result.stderr, observed["stderr"])
+    nodes = _returned_nodes(result)
+    workers = {node: name for node, name in observed["nodes"].items() if name != "head"}
+    assert set(nodes) == {"fix", "note", "doc"}
+    assert {nodes["fix"], nodes["note"]} == set(workers), "the first group is spread over both workers"
+    # Merged once, by the orchestrator: one merge of the run into trunk, each agent's work in it once.
+    assert [s for s in orchestra.first_parents("trunk") if s.startswith("Merge run")] != []
+    assert len([s for s in orchestra.first_parents("trunk") if s.startswith("Merge run")]) == 1
+    assert FIXED in orchestra.show("trunk", "src/calc/__init__.py")
+    assert orchestra.show("trunk", "NOTES.md") == "notes\n" and orchestra.show("trunk", "docs.md") == "# calc\n"
+    imported = [e["subtask"] for e in result.events if e["event"] == "imported"]
+    assert sorted(imported) == ["doc", "fix", "note"]
+    # No key in any Ray process's environment or any file of the cluster (objects spill, logs, sessions).
+    assert observed["leaks"] == []
+    # One audit log at the orchestrator, with the workers' records in it, chained.
+    audit = [json.loads(line) for line in (orchestra.state / "audit.jsonl").read_text().splitlines()]
+    from_workers = [r for r in audit if isinstance(r["data"].get("worker"), dict)]
+    assert {r["data"]["worker"]["node"] for r in from_workers} == set(workers)
+    assert {r["kind"] for r in from_workers} >= {"spawn", "check", "outcome"}
+    verify = subprocess.run([str(Path(sys.executable).with_name("runtime")), "audit", "verify",
+                             "--state-dir", str(orchestra.state)], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_worker_node_killed_mid_job_is_dispatched_again(orchestra):
+    sub = orchestra.subtask("slow", command=_writes("SLOW.md", "done\\n", sleep=6), whitelist=["SLOW.md"],
+                            test_command=ADD_TESTS)
+    plan = orchestra.plan([sub], max_dispatches=3)
+    result, observed = in_cluster(orchestra, str(plan), kill_busy_node=True)
+    assert observed["killed"], "a busy node's raylet was killed"
+    assert result.code == 0, (result.stderr, observed["stderr"])
+    ends = [e for e in result.events if e["event"] == "subtask-end"]
+    assert [e["label"] for e in ends] == ["failed(node)", "ok"]
+    assert [e["subtask"] for e in result.events if e["event"] == "redispatch"] == ["slow"]
+    run_end = next(e for e in result.events if e["event"] == "run-end")
+    assert run_end["status"] == "accepted"
+
+
+def test_an_unreachable_cluster_is_one_line_and_nothing_is_created(orchestra):
+    _need_cluster_tools()
+    plan = orchestra.plan([orchestra.subtask("fix")])
+    proc = subprocess.run([*orchestra.argv("--executor", "ray", "--ray-address", "127.0.0.1:1", str(plan))],
+                          cwd=orchestra.repo, capture_output=True, text=True, env=orchestra.full_env(), timeout=120)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot reach the Ray cluster at 127.0.0.1:1" in lines[0], proc.stderr
+    assert not orchestra.state.exists() and orchestra.branches() == ["trunk"]
