@@ -56,3 +56,23 @@ def test_leaves_import_only_leaves():
     for name in sorted(LEAVES):
         path = PACKAGE.parent / (name.replace(".", "/") + ".py")
         assert _imports(path) <= LEAVES, name
+
+
+def _third_party(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return found
+
+
+def test_only_the_ray_executor_imports_ray():
+    """Ray is an optional extra: one module imports it (lazily), and nothing imports that module but
+    the CLI, when a run asks for `--executor ray`."""
+    importers = sorted(str(p.relative_to(REPO)) for p in PACKAGE.rglob("*.py") if "ray" in _third_party(p))
+    assert importers == ["runtime/orchestration/ray_executor.py"]
+    users = sorted(str(p.relative_to(REPO)) for p in PACKAGE.rglob("*.py")
+                   if "runtime.orchestration.ray_executor" in _imports(p))
+    assert users == ["runtime/cli/run.py"]

@@ -14,6 +14,7 @@ dispatches it again within the plan's `max-dispatches`.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -46,12 +47,31 @@ def connect(address: str | None) -> str:
     try:
         # Never a cluster of our own: one started here would inherit this process's environment,
         # model keys included. A laptop starts one with `ray start --head` first.
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False, include_dashboard=False)
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, include_dashboard=False)
     except Exception as exc:  # ray raises ConnectionError, RuntimeError or its own kinds
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise FatalError(f"cannot reach the Ray cluster at {address}: {first} "
                          "(start one with `ray start --head`, or pass --ray-address HOST:PORT)") from None
+    _cluster_messages_to_stderr()
     return address
+
+
+def _cluster_messages_to_stderr() -> None:
+    """Ray prints the cluster's errors (a raylet that died, with its last log lines) to stdout, which
+    is the `--json` event stream: send everything it prints to stderr instead. Ray has no setting for
+    this, so its printer is wrapped; the Ray tests check that stdout stays JSON when a node dies."""
+    import sys
+
+    from ray._private import worker
+
+    printer = getattr(worker, "print_worker_logs", None)
+    if printer is None or not hasattr(worker, "print_to_stdstream"):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        printer(data, sys.stderr, ignore_prefix)
+
+    worker.print_to_stdstream = to_stderr
 
 
 def _reachable(address: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -107,9 +108,9 @@ class BundlingExecutor:
     """The local executor, but its results come back as a worker's would: the agent branch as a bundle,
     gone from the orchestrator's repository until the orchestrator imports it."""
 
-    def __init__(self, group, options, concurrency, listener=None, tamper: bool = False) -> None:
+    def __init__(self, group, options, concurrency, listener=None, tamper: bool = False, forge: str | None = None) -> None:
         self.inner = LocalExecutor(group, options, concurrency, listener)
-        self.repo, self.tamper = Git(options.repo), tamper
+        self.repo, self.tamper, self.forge = Git(options.repo), tamper, forge
 
     async def start(self, job: Job) -> str:
         return await self.inner.start(job)
@@ -125,9 +126,18 @@ class BundlingExecutor:
         bundle = Path(tempfile.mkdtemp()) / f"{handle}.bundle"
         if self.tamper:  # a worker that reports a commit its bundle does not hold
             self.repo.run("branch", "-f", branch, f"{branch}~1")
+        outcome = result.outcome
+        if self.forge is not None:  # a worker that adds a file outside the scope and says `ok` all the same
+            tree = Path(tempfile.mkdtemp()) / "forge"
+            self.repo.run("worktree", "add", "-q", str(tree), branch)
+            (tree / self.forge).parent.mkdir(parents=True, exist_ok=True)
+            (tree / self.forge).write_text("planted by a worker\n")
+            self.repo.commit_all(tree, "verified work\n\nVerified: yes\n")
+            self.repo.remove_worktree(tree)
+            outcome = replace(outcome, commit=self.repo.resolve(branch))
         self.repo.bundle(branch, bundle)
         self.repo.delete_branch(branch)
-        return SubtaskResult(result.subtask_id, result.outcome, str(bundle))
+        return SubtaskResult(result.subtask_id, outcome, str(bundle))
 
 
 def _run_example_plan(orchestra, executor_factory):
@@ -146,6 +156,19 @@ def test_results_that_carry_their_work_as_a_bundle_are_imported_and_merged(orche
     for line in report.subtasks:
         assert line.label == "ok"
         assert Git(orchestra.repo).resolve(f"agent/{line.agent_id}") == line.commit  # imported, at the reported commit
+
+
+def test_a_forged_ok_with_a_file_outside_the_scope_is_rejected_by_the_orchestrators_recheck(orchestra):
+    report = _run_example_plan(orchestra, lambda *a: BundlingExecutor(*a, forge="ci/deploy.sh"))
+    assert report.status == "rejected"
+    labels = {line.subtask_id: line.label for line in report.subtasks}
+    assert labels["fix-mean"] == "rejected" and labels["add-median"] == "rejected"
+    messages = {line.subtask_id: line.message for line in report.subtasks}
+    assert "re-check of the imported work failed" in messages["fix-mean"] and "ci/deploy.sh" in messages["fix-mean"]
+    git = Git(orchestra.repo)
+    run_branches = [b for b in git.text("for-each-ref", "--format=%(refname:short)", "refs/heads/run/").split()]
+    for branch in run_branches:  # nothing planted reached the integration branch
+        assert git.run("cat-file", "-e", f"{branch}:ci/deploy.sh", ok=None).returncode != 0
 
 
 def test_a_bundle_without_the_reported_commit_rejects_the_work(orchestra):
