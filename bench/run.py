@@ -10,10 +10,16 @@ report), on this machine, with the OS sandbox. Prints:
 - total wall time against the ideal, the longest dependency chain's model
   time (4 groups x 2 turns x latency);
 - peak memory: the orchestrator's own, and each agent's sandboxed process tree.
+
+`--executor ray [--ray-address HOST:PORT]` runs the same plan on a Ray cluster that is already
+running and also prints what Ray adds per subtask: its wall time from dispatch to end minus the
+time the spawn pipeline took on the worker (bundle out and in, scheduling, the worker's checkout,
+the import and the orchestrator's re-check).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -73,6 +79,10 @@ def make_repo(root: Path) -> Path:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--ray-address", metavar="HOST:PORT")
+    args = parser.parse_args()
     if shutil.which("bwrap") is None:
         print("bubblewrap is not installed: this benchmark measures sandboxed agents")
         return 1
@@ -84,6 +94,10 @@ def main() -> int:
 
         get_litellm()  # the 3-5 s import happens once per orchestrator; not part of a subtask's overhead
         options = RunOptions(repo=repo, state_dir=state, catalog=str(REPO))
+        if args.executor == "ray":
+            from runtime.orchestration.ray_executor import ray_executor
+
+            options.executor = ray_executor(args.ray_address)
         started, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         report = anyio.run(run_plan, plan, Catalog(REPO), options)
@@ -103,6 +117,7 @@ def main() -> int:
         outcomes = [json.loads(raw) for (raw,) in conn.execute("select outcome_json from subtasks")]
         agent_peaks = [a["peak_memory_mb"] for o in outcomes for a in o["attempts"]]
         phases: dict[str, list[float]] = {}
+        spent_in_spawn = {o["agent_id"].rsplit(".", 1)[-1]: sum(o.get("timings", {}).values()) for o in outcomes}
         for o in outcomes:
             timings = dict(o.get("timings", {}))
             if "agent" in timings:
@@ -110,7 +125,12 @@ def main() -> int:
             for phase, seconds in timings.items():
                 phases.setdefault(phase, []).append(seconds)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; {GROUPS * PER_GROUP} subtasks in {GROUPS} groups "
-              f"of {PER_GROUP}, concurrency {PER_GROUP}, model latency {LATENCY_S} s per turn, OS sandbox on")
+              f"of {PER_GROUP}, concurrency {PER_GROUP}, model latency {LATENCY_S} s per turn, OS sandbox on, "
+              f"executor {args.executor}")
+        if args.executor == "ray":
+            added = [t["subtask-end"] - t["dispatch"] - spent_in_spawn[sid] for sid, t in times.items()]
+            print(f"added by Ray per subtask (dispatch to end minus the spawn on the worker): median "
+                  f"{statistics.median(added):.2f} s, max {max(added):.2f} s")
         print(f"orchestrator overhead per subtask (wall minus model time): median {statistics.median(overheads):.2f} s, "
               f"max {max(overheads):.2f} s")
         order = ["checks", "prepare", "model-access", "agent", "verify", "commit", "cleanup"]
