@@ -41,6 +41,7 @@ class Job:
     catalog_digest: str  # `Catalog.digest()`: the executor refuses a catalog that differs
     base: str  # the commit its worktree starts from (the integration so far)
     context: str | None  # outputs of the earlier subtasks it uses
+    memory_mb: int = 4096  # the agent's memory limit ([agent.limits] memory-mb): what a cluster reserves for it
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

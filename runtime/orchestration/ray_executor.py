@@ -150,10 +150,18 @@ class RayExecutor:
         ray = self._ray
         if handle in self._stopped:
             return _failed(job, "stopped", "stopped by the orchestrator")
+        largest = max((n["Resources"].get("memory", 0) for n in ray.nodes() if n.get("Alive")), default=0)
+        if job.memory_mb * 1024 * 1024 > largest:
+            # Ray would wait for such a node for ever: refused now, with the figures to act on.
+            return _failed(job, "runtime", f"no node of the cluster can reserve the agent's memory-mb = {job.memory_mb} "
+                                           f"(the largest offers {largest // (1024 * 1024)} MiB); lower [agent.limits] "
+                                           "memory-mb or add a larger node")
         async with self._bundling:  # jobs of one group share their base's bundle: made once
             path = await anyio.to_thread.run_sync(base_bundle, self._git, job.base, self._folder)
         base = ray.put(path.read_bytes())
-        ref = self._remote.remote(job.to_json(), base, self._options.use_sandbox)
+        # Scheduled where the agent's declared memory limit fits (its supervisor enforces it on the node).
+        ref = self._remote.options(memory=job.memory_mb * 1024 * 1024).remote(
+            job.to_json(), base, self._options.use_sandbox)
         self._refs[handle] = ref
         self._event(job, "dispatched", None)
         try:

@@ -114,7 +114,8 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
     ctx.emit("dispatch", subtask=sub.id, agent=agent_id, dispatch=dispatch, base=ctx.base)
     job = Job(run_id, sub.id, agent_id, task.manifest, str(task.path), task.digest, str(ctx.catalog.root),
-              ctx.catalog_digest, ctx.base, context)
+              ctx.catalog_digest, ctx.base, context,
+              memory_mb=task.agent.limits.memory_mb if task.agent is not None else Job.memory_mb)
     return await ctx.executor.start(job)
 
 

@@ -116,6 +116,16 @@ def test_a_worker_node_killed_mid_job_is_dispatched_again(orchestra):
     assert run_end["status"] == "accepted"
 
 
+def test_a_job_no_node_can_hold_is_refused_not_left_waiting(orchestra):
+    sub = orchestra.subtask("huge", limits={"memory-mb": 4_000_000})
+    result, observed = in_cluster(orchestra, str(orchestra.plan([sub])), timeout=300)
+    assert result.code == 2, (result.stderr, observed["stderr"])
+    end = next(e for e in result.events if e["event"] == "subtask-end")
+    assert end["label"] == "failed(runtime)"
+    report = result.report or ""
+    assert "memory-mb = 4000000" in report, report
+
+
 def test_an_unreachable_cluster_is_one_line_and_nothing_is_created(orchestra):
     _need_cluster_tools()
     plan = orchestra.plan([orchestra.subtask("fix")])
