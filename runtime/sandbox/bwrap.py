@@ -198,14 +198,23 @@ def _grant_tree(root: Path, gid: int) -> None:
 
 
 def alive_check(fd: int) -> list[str]:
-    """The sandbox's first command: stop unless the orchestrator still holds the pipe behind ``fd``.
+    """The sandbox's first command: stop unless the orchestrator still holds the pipe behind ``fd``,
+    and leave a watcher that kills everything inside the moment the orchestrator lets go of it.
 
     bubblewrap arms --die-with-parent in its inner process only after it has set the sandbox up; an
-    orchestrator that dies before leaves that process running, with no one to kill it. By the time
-    this runs, it is armed: the orchestrator (the only holder of the pipe's write end, which it never
-    writes) died before if and only if the pipe reads as ended, and then nothing starts.
+    orchestrator that dies before leaves that process running, with no one to kill it. The check
+    covers a death before this runs: the orchestrator (the only holder of the pipe's write end,
+    which it never writes) died if and only if the pipe reads as ended, and then nothing starts.
+
+    The watcher covers the rest. bubblewrap's init (pid 1 of the sandbox) arms its own parent-death
+    signal only after it has forked the command, so a death just after the check can leave init,
+    and the command with it, running on: seen once in CI. The watcher blocks on the pipe and, when
+    it ends, SIGKILLs every process of the sandbox's PID namespace it may signal (kill -1 reaches
+    nothing outside: --unshare-pid is always on, and pid 1 ignores it). Its output goes nowhere, so
+    it never holds the agent's pipes open; it dies with the namespace when the command ends.
     """
     script = (f'if read -t 0 -u {fd}; then echo "the orchestrator died before the sandbox started" >&2; exit 125; fi; '
+              f'{{ read -r -u {fd}; kill -KILL -1; }} </dev/null >/dev/null 2>&1 & '
               f'exec {fd}<&-; exec /usr/bin/env -u SHLVL -u _ "$@"')  # the environment bash adds, taken back
     return ["/bin/bash", "-c", script, "bash"]
 

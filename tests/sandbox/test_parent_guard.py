@@ -77,3 +77,42 @@ def test_a_sandbox_whose_orchestrator_is_gone_runs_nothing(tmp_path):
         else:
             assert proc.returncode == 125 and not mark.exists()
             assert "the orchestrator died before the sandbox started" in proc.stderr
+
+
+def test_a_sandbox_outliving_its_orchestrator_is_killed_from_inside(tmp_path):
+    """bubblewrap's init arms its parent-death signal only after the command has started: if the
+    orchestrator dies in between, init lives on. The watcher inside kills the command when the
+    orchestrator's end of the pipe closes, even though bubblewrap itself (here: kept alive by the
+    test, as that unarmed init would be) never dies."""
+    import os
+
+    from runtime.sandbox.bwrap import SandboxSpec, bwrap_path
+    from runtime.sandbox.env import agent_env
+
+    require(bwrap_path() is not None, "bubblewrap is not installed")
+    worktree, home = tmp_path / "wt", tmp_path / "home"
+    worktree.mkdir()
+    home.mkdir()
+    spec = SandboxSpec(worktree=worktree, home=home, writable=[worktree], env=agent_env(home, {}))
+    spec.grant()
+    n = marker()
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([*spec.args(alive_fd=read_end), "/bin/sh", "-c", f"sleep {n}; sleep {n}"],
+                            pass_fds=(read_end,), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(read_end)
+    try:
+        deadline = time.monotonic() + 30
+        while not any(p.info["cmdline"] == ["sleep", n] for p in processes_with(f"sleep {n}")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert proc.poll() is None  # a live orchestrator: the watcher leaves the command alone
+        os.close(write_end)
+        write_end = -1
+        out, err = proc.communicate(timeout=10)  # the command's pipes close: nothing inside holds them
+        assert proc.returncode != 0
+    finally:
+        if write_end != -1:
+            os.close(write_end)
+        proc.kill()
+    no_survivors(f"sleep {n}", timeout=5)
