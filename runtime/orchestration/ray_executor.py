@@ -8,6 +8,12 @@ verified agent branch as a bundle. The orchestrator writes the bundle under its 
 `run` imports it and checks the work again before anything is integrated. No key, path of the
 orchestrator's state or handle of its repository is in a task's arguments.
 
+Keys stay here too. A worker's agent makes its model calls through the orchestrator: the job's
+desk (`remote_job.Desk`) is a small Ray actor holding no key, a mailbox between the workers and
+this process. A worker asks it; the orchestrator, which alone holds the keys, takes the question,
+has the job's `JobService` answer it, and answers through the actor. Progress comes back the same
+way, as the job goes, not only when it ends.
+
 A node that dies mid-job (its raylet or worker killed) ends the job `failed(node)`; the round
 dispatches it again within the plan's `max-dispatches`.
 """
@@ -24,8 +30,9 @@ import anyio.abc
 
 from runtime.audit.log import AuditLog
 from runtime.errors import FatalError
+from runtime.manifests.catalog import Catalog
 from runtime.orchestration.executor import Executor, ExecutorFactory, Job, Listener, SubtaskResult
-from runtime.orchestration.remote_job import RemoteResult, base_bundle, run_job
+from runtime.orchestration.remote_job import JobService, RemoteResult, base_bundle, job_task, run_job
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.workspace.git import Git, GitError
@@ -86,10 +93,76 @@ def _reachable(address: str) -> None:
                          "(start one with `ray start --head`, or pass --ray-address HOST:PORT)") from None
 
 
-def _remote_run(job_json: str, base: bytes, use_sandbox: bool) -> tuple[RemoteResult, str]:
+def _remote_run(job_json: str, base: bytes, use_sandbox: bool, desk: Any, agent_id: str) -> tuple[RemoteResult, str]:
     import ray
 
-    return run_job(job_json, base, use_sandbox), ray.get_runtime_context().get_node_id()
+    return run_job(job_json, base, use_sandbox, _DeskClient(desk, agent_id)), ray.get_runtime_context().get_node_id()
+
+
+class _DeskClient:
+    """A worker's `remote_job.Desk`: the job's questions and news, as calls of the desk actor."""
+
+    def __init__(self, desk: Any, agent_id: str) -> None:
+        self._desk, self._agent = desk, agent_id
+
+    def ask(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        import ray
+
+        try:
+            answer: dict[str, Any] = ray.get(self._desk.ask.remote(self._agent, kind, payload))
+        except ray.exceptions.RayError as exc:
+            raise OSError(f"the orchestrator's desk is gone ({type(exc).__name__})") from None
+        return answer
+
+    def tell(self, kind: str, payload: dict[str, Any]) -> None:
+        import ray
+
+        try:
+            self._desk.tell.remote(self._agent, kind, {**payload, "node": ray.get_runtime_context().get_node_id()})
+        except Exception:  # noqa: BLE001 - news lost is no reason to stop the agent
+            pass
+
+
+class _Desk:
+    """The mailbox between the workers and the orchestrator (a Ray actor; it holds no key).
+
+    Ray cannot call the driver, so the orchestrator calls `take`, which waits for the next
+    questions; a worker's `ask` waits until the orchestrator `answer`s it. `wake` ends a `take`
+    with nothing, so the orchestrator can stop taking when no job of its is out.
+    """
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self._queue: asyncio.Queue[tuple[int | None, str, str, dict[str, Any]] | None] = asyncio.Queue()
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._next = 0
+
+    async def ask(self, agent: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
+        self._next += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[self._next] = future
+        self._queue.put_nowait((self._next, agent, kind, payload))
+        return await future
+
+    async def tell(self, agent: str, kind: str, payload: dict[str, Any]) -> None:
+        self._queue.put_nowait((None, agent, kind, payload))
+
+    async def take(self) -> list[tuple[int | None, str, str, dict[str, Any]]]:
+        items = [await self._queue.get()]
+        while not self._queue.empty():
+            items.append(self._queue.get_nowait())
+        return [item for item in items if item is not None]
+
+    async def answer(self, number: int, reply: dict[str, Any]) -> None:
+        future = self._waiting.pop(number, None)
+        if future is not None and not future.done():
+            future.set_result(reply)
+
+    async def wake(self) -> None:
+        self._queue.put_nowait(None)
 
 
 class RayExecutor:
@@ -116,6 +189,10 @@ class RayExecutor:
         self._stopped: set[str] = set()
         self._done: dict[str, anyio.Event] = {}
         self._results: dict[str, SubtaskResult] = {}
+        self._services: dict[str, tuple[Job, JobService]] = {}  # agent id -> its job, while it is out
+        self._catalogs: dict[str, Catalog] = {}
+        self._desk: Any = None
+        self._taking = False
 
     async def start(self, job: Job) -> str:
         handle = job.agent_id  # unique per dispatch: a re-dispatched subtask gets a handle of its own
@@ -156,12 +233,18 @@ class RayExecutor:
             return _failed(job, "runtime", f"no node of the cluster can reserve the agent's memory-mb = {job.memory_mb} "
                                            f"(the largest offers {largest // (1024 * 1024)} MiB); lower [agent.limits] "
                                            "memory-mb or add a larger node")
+        try:
+            service = await anyio.to_thread.run_sync(self._service, job)
+        except FatalError as exc:  # its model cannot be called from here: not sent
+            return _failed(job, "runtime", str(exc))
         async with self._bundling:  # jobs of one group share their base's bundle: made once
             path = await anyio.to_thread.run_sync(base_bundle, self._git, job.base, self._folder)
         base = ray.put(path.read_bytes())
+        self._services[job.agent_id] = (job, service)
+        self._start_taking()
         # Scheduled where the agent's declared memory limit fits (its supervisor enforces it on the node).
         ref = self._remote.options(memory=job.memory_mb * 1024 * 1024).remote(
-            job.to_json(), base, self._options.use_sandbox)
+            job.to_json(), base, self._options.use_sandbox, self._desk, job.agent_id)
         self._refs[handle] = ref
         self._event(job, "dispatched", None)
         try:
@@ -180,6 +263,9 @@ class RayExecutor:
             return _failed(job, "node", f"its node or worker was lost mid-job ({type(exc).__name__})")
         finally:
             self._refs.pop(handle, None)
+            self._services.pop(job.agent_id, None)
+            if not self._services and self._desk is not None:
+                self._desk.wake.remote()  # the desk's `take` returns: nothing is out to ask
         result = SubtaskResult.from_json(remote.result_json)
         for record in remote.audit:
             self._audit.append(record["kind"], record.get("agent"), **record.get("data", {}),
@@ -190,6 +276,42 @@ class RayExecutor:
         bundle = self._folder / f"{job.agent_id}.bundle"
         bundle.write_bytes(remote.bundle)
         return SubtaskResult(result.subtask_id, result.outcome, str(bundle))
+
+    def _service(self, job: Job) -> JobService:
+        catalog = self._catalogs.get(job.catalog)
+        if catalog is None:
+            catalog = self._catalogs[job.catalog] = Catalog(Path(job.catalog))
+        return JobService(job_task(job, catalog), catalog)
+
+    def _start_taking(self) -> None:
+        """Take the workers' questions while a job is out (one taker; it stops when the last job is back)."""
+        if self._desk is None:
+            # No CPU: a mailbox; it lives as long as this process (an actor Ray ties to its driver).
+            self._desk = self._ray.remote(num_cpus=0, max_restarts=0)(_Desk).remote()
+        if not self._taking:
+            self._taking = True
+            self._group.start_soon(self._take)
+
+    async def _take(self) -> None:
+        try:
+            while self._services:
+                for number, agent, kind, payload in await self._desk.take.remote():
+                    self._group.start_soon(self._reply, number, agent, kind, payload)
+        finally:
+            self._taking = False
+
+    async def _reply(self, number: int | None, agent: str, kind: str, payload: dict[str, Any]) -> None:
+        job, service = self._services.get(agent, (None, None))
+        if number is None:  # news
+            if kind == "progress" and job is not None and self._listener is not None:
+                self._listener(job.subtask_id, {**payload, "agent": agent})
+            return
+        if service is None:
+            reply: dict[str, Any] = {"ok": False, "error": {"kind": "request",
+                                                            "message": f"no job of this run is out as {agent}"}}
+        else:
+            reply = await anyio.to_thread.run_sync(service.answer, kind, payload)
+        self._desk.answer.remote(number, reply)
 
     def _event(self, job: Job, state: str, node: str | None, **extra: Any) -> None:
         if self._listener is not None:

@@ -7,24 +7,33 @@ its own, and returns the outcome, its audit records and the verified agent branc
 that holds only what the base does not. The orchestrator's repository is never touched here: it
 imports the bundle and checks it again (a worker is not trusted to have verified honestly).
 
-Nothing here imports ray: the Ray executor wraps `run_job` as a remote function, and this module
-runs the same without it (which is how its tests and a worker's own logs can reproduce a job).
+Keys stay with the orchestrator. A worker has none: its agent's broker (or the Claude Code CLI's
+proxy) hands each model call over a `Desk`, the worker's one way back to the orchestrator, where a
+`JobService` for the job makes it with the orchestrator's keys, to the model, server and script the
+job's own task names (the worker sends messages, never a model). Progress goes back the same way.
+
+Nothing here imports ray: the Ray executor wraps `run_job` as a remote function and carries the
+desk's messages, and this module runs the same without it (which is how its tests and a worker's
+own logs can reproduce a job).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
 from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
-from runtime.manifests.task import task_from_manifest
+from runtime.manifests.task import Task, task_from_manifest
+from runtime.models.remote import Forwarded
+from runtime.models.types import ModelError, ModelReply, ModelRequest
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions, spawn_task
 from runtime.workspace.git import Git, GitError
@@ -56,9 +65,117 @@ def base_bundle(git: Git, commit: str, folder: Path) -> Path:
     return path
 
 
-def run_job(job_json: str, base: bytes, use_sandbox: bool = True) -> RemoteResult:
-    """Run one job in a private checkout made from ``base`` (a bundle); see the module's text."""
-    from runtime.orchestration.executor import Job, SubtaskResult
+class Desk(Protocol):
+    """A worker's way back to the orchestrator, for one job. `ask` raises OSError when the
+    orchestrator cannot be reached."""
+
+    def ask(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """A request the orchestrator answers: ``model`` (a builtin agent's call), ``forward`` (a
+        request of the Claude Code CLI)."""
+
+    def tell(self, kind: str, payload: dict[str, Any]) -> None:
+        """News that needs no answer: ``progress`` (the job's progress event)."""
+
+
+class _OrchestratorModels:
+    """`RemoteModels` over a desk: the worker side of a model call the orchestrator makes."""
+
+    def __init__(self, desk: Desk) -> None:
+        self._desk = desk
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        try:
+            answer = self._desk.ask("model", {"messages": request.messages, "tools": request.tools})
+        except OSError as exc:
+            raise ModelError(f"the orchestrator, which makes this agent's model calls, is unreachable: {exc}",
+                             kind="broker") from None
+        if answer.get("ok") is True:
+            return ModelReply.from_dict(answer.get("reply"))
+        raise ModelError.from_dict(answer.get("error"))
+
+    def forward(self, path: str, body: bytes, headers: dict[str, str]) -> Forwarded:
+        answer = self._desk.ask("forward", {"path": path, "body": body, "headers": headers})
+        if "error" in answer:
+            raise OSError(str(answer["error"]))
+        return Forwarded(int(answer["status"]), str(answer["reason"]),
+                         [(str(n), str(v)) for n, v in answer["headers"]], bytes(answer["body"]))
+
+
+class JobService:
+    """The orchestrator's side of a desk, for one job: its model calls, made with the keys only the
+    orchestrator holds, to the model, server and script that the job's own task names.
+
+    A worker node is not trusted with keys, nor to choose where a call goes: it sends the
+    conversation (or the CLI's request, checked again here against the same allowlists). The
+    calls are bounded here too (`max_calls`), so a node that lies about its agent's turns cannot
+    spend past what the task allows. Raises FatalError, at construction, when the model cannot be
+    called from here (unknown provider, missing key, no script): the job is then not sent.
+    """
+
+    def __init__(self, task: Task, catalog: Catalog) -> None:
+        agent = task.agent
+        assert agent is not None
+        self.agent_id = task.agent_id
+        self.calls = 0
+        # Every attempt's turns, twice over (the CLI also counts tokens): the node's own limits are tighter.
+        self.max_calls = 2 * agent.limits.max_turns * (agent.retries + 1)
+        self._broker: Any = None
+        self._proxy: Any = None
+        if agent.backend == "builtin":
+            from runtime.models.broker import AgentModelConfig, Broker
+            from runtime.spawn.backends import backend_for
+
+            backend_for("builtin").preflight(task, True)  # the script, or the model and its key, here
+            config = AgentModelConfig(model=agent.model or "", api_base=agent.api_base,
+                                      script=str(agent.script) if agent.script else None,
+                                      timeout_s=float(agent.limits.model_timeout_s))
+            # Never started: no socket, it answers the lines a worker relays (`handle_line`).
+            self._broker = Broker("/nonexistent/model.sock", task.agent_id, config)
+        elif agent.backend == "claude-code":
+            from runtime.policy.compile import compile_policy
+            from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
+            from runtime.spawn.claude import egress_domains
+
+            policy = compile_policy(task.role, task, Path(task.path).parent, catalog)
+            self._proxy = AnthropicProxy("/nonexistent/api.sock", agent.api_base or DEFAULT_UPSTREAM,
+                                         upstream_credentials(os.environ), egress=egress_domains(policy))
+
+    def answer(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The answer to one request of the job's worker (never raises: a bad request is an answer)."""
+        self.calls += 1
+        if kind == "model" and self._broker is not None:
+            if self.calls > self.max_calls:
+                return {"ok": False, "error": {"kind": "request", "message": f"{self.agent_id} has made "
+                                               f"{self.max_calls} model calls, all its task allows"}}
+            line = json.dumps({"messages": payload.get("messages"), "tools": payload.get("tools")})
+            reply: dict[str, Any] = self._broker.handle_line(line)
+            return reply
+        if kind == "forward" and self._proxy is not None:
+            if self.calls > self.max_calls:
+                return {"error": f"{self.agent_id} has made {self.max_calls} model calls, all its task allows"}
+            try:
+                answer = self._proxy.fetch(str(payload.get("path")), bytes(payload.get("body") or b""),
+                                           dict(payload.get("headers") or {}))
+            except Exception as exc:  # noqa: BLE001 - unreachable upstream or a malformed request: an answer
+                return {"error": f"the upstream model API is unreachable: {type(exc).__name__}: {exc}"}
+            return {"status": answer.status, "reason": answer.reason, "headers": answer.headers, "body": answer.body}
+        return {"ok": False, "error": {"kind": "request", "message": f"{self.agent_id} asks for `{kind}`, which "
+                                       "its backend never asks the orchestrator for"}}
+
+
+def job_task(job: Any, catalog: Catalog) -> Task:
+    """The job's task, as the orchestrator and its worker both read it from the job's data."""
+    if catalog.digest() != job.catalog_digest:
+        raise FatalError(f"the catalog at {job.catalog} on this node is not the one the plan was made with "
+                         "(its files differ): install the same runtime and catalog on every node")
+    task = task_from_manifest(catalog, job.task_manifest, job.task_path, job.task_digest)
+    return replace(task, agent_id=job.agent_id)
+
+
+def run_job(job_json: str, base: bytes, use_sandbox: bool = True, desk: Desk | None = None) -> RemoteResult:
+    """Run one job in a private checkout made from ``base`` (a bundle); see the module's text.
+    Without a desk, the agent's model calls are made here (with this machine's keys)."""
+    from runtime.orchestration.executor import Job, SubtaskResult, progress_event
 
     job = Job.from_json(job_json)
     folder = Path(tempfile.mkdtemp(prefix="runtime-job-"))
@@ -74,6 +191,10 @@ def run_job(job_json: str, base: bytes, use_sandbox: bool = True) -> RemoteResul
         state = folder / "state"
         options = SpawnOptions(repo=repo, base=job.base, use_sandbox=use_sandbox, state_dir=state,
                                catalog=job.catalog, context=job.context)
+        if desk is not None:
+            told = desk  # bound for the closure (mypy: desk is not None here)
+            options = replace(options, remote_models=_OrchestratorModels(desk),
+                              listener=lambda progress: told.tell("progress", progress_event(progress)))
         outcome = anyio.run(_spawn, job, options)
         out: bytes | None = None
         if outcome.status == "ok" and outcome.commit and outcome.branch:
@@ -98,11 +219,8 @@ async def _spawn(job: Any, options: SpawnOptions) -> Outcome:
     role = "-"
     try:
         catalog = Catalog(Path(job.catalog))
-        if catalog.digest() != job.catalog_digest:
-            raise FatalError(f"the catalog at {job.catalog} on this node is not the one the plan was made with "
-                             "(its files differ): install the same runtime and catalog on every node")
-        task = task_from_manifest(catalog, job.task_manifest, job.task_path, job.task_digest)
-        task, role = replace(task, agent_id=job.agent_id), task.role.name
+        task = job_task(job, catalog)
+        role = task.role.name
         return await spawn_task(task, catalog, options)
     except (FatalError, GitError) as exc:
         return Outcome("failed", "runtime", job.agent_id, role, message=str(exc))

@@ -18,6 +18,11 @@ servers, code containers, Files API or URL sources the provider would download. 
 ``runtime.models.broker.Usage``, so the parent can enforce turns and token limits while the agent
 runs. Cost is not known here (no price table); the CLI reports its own.
 
+On a cluster's worker node the proxy has no credentials and no way out: ``forward`` hands each
+checked request to the orchestrator, which checks it again with a proxy of its own for the job
+(``fetch``: same allowlists, its credentials) and sends the whole answer back, replayed here to the
+CLI. Nothing streams across the cluster; the usage is still counted here, from the replayed answer.
+
 Standard library only: ``socketserver`` threads over AF_UNIX, ``http.server`` to parse requests,
 ``http.client`` upstream. ``start()``/``close()`` as the model broker.
 """
@@ -30,7 +35,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -38,6 +43,7 @@ from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
 from runtime.models.broker import Usage
+from runtime.models.remote import Forwarded
 from runtime.models.unix_service import TrackedServer, UnixService
 from runtime.sandbox.domains import domain_allowed
 
@@ -167,7 +173,8 @@ class AnthropicProxy(UnixService):
 
     def __init__(self, socket_path: str | os.PathLike[str], upstream: str = DEFAULT_UPSTREAM,
                  credentials: Mapping[str, str] | None = None, *, timeout_s: float = 600.0,
-                 token: str | None = None, egress: tuple[str, ...] = ()) -> None:
+                 token: str | None = None, egress: tuple[str, ...] = (),
+                 forward: Callable[[str, bytes, dict[str, str]], Forwarded] | None = None) -> None:
         super().__init__(socket_path)
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -178,6 +185,7 @@ class AnthropicProxy(UnixService):
         self.timeout_s = timeout_s
         self.token = token  # the per-run secret the agent's client must present (None: not checked)
         self.egress = egress  # the domains the role may reach: what server-side web tools may cover
+        self.forward = forward  # who makes the call when this machine does not (a worker node's proxy)
         self.refused = 0
         self._usage = Usage()
         self._lock = threading.Lock()
@@ -220,6 +228,26 @@ class AnthropicProxy(UnixService):
         headers.update(self._credentials)
         headers["Accept-Encoding"] = "identity"  # the usage is read from the stream as it passes
         return headers
+
+    def fetch(self, path: str, body: bytes, incoming: Mapping[str, str]) -> Forwarded:
+        """The whole answer to a request a worker node's proxy forwarded, checked again here as if the
+        agent had sent it to this proxy (the node is not trusted to have checked it). Raises OSError
+        or http.client.HTTPException when the upstream cannot be reached."""
+        if path.split("?", 1)[0] not in FORWARDED:
+            return _refusal(403, "permission_error", f"the runtime's proxy does not forward {path.split('?', 1)[0]}")
+        why = self.body_refusal(body)
+        if why is not None:
+            self.refused += 1
+            return _refusal(400, "invalid_request_error", why)
+        conn = self._connect()
+        try:
+            conn.request("POST", self._prefix + path, body=body, headers=self._headers(incoming))
+            response = conn.getresponse()
+            data = response.read(MAX_BODY)
+        finally:
+            conn.close()
+        headers = [(name, value) for name, value in response.getheaders() if name.lower() not in _DROP]
+        return Forwarded(response.status, response.reason, headers, data)
 
     def authorised(self, incoming: Any) -> bool:
         """Whether the request carries this run's secret (as x-api-key or a bearer token)."""
@@ -304,12 +332,17 @@ class _Handler(BaseHTTPRequestHandler):
             proxy.refused += 1
             self._refuse(400, "invalid_request_error", why)
             return
-        conn = proxy._connect()
+        conn: http.client.HTTPConnection | None = None
         try:
-            conn.request("POST", proxy._prefix + self.path, body=body, headers=proxy._headers(self.headers))
-            response = conn.getresponse()
+            if proxy.forward is not None:  # a worker node's proxy: the orchestrator makes the call
+                response: Any = _Replay(proxy.forward(self.path, body, proxy._headers(self.headers)))
+            else:
+                conn = proxy._connect()
+                conn.request("POST", proxy._prefix + self.path, body=body, headers=proxy._headers(self.headers))
+                response = conn.getresponse()
         except (OSError, http.client.HTTPException) as exc:
-            conn.close()
+            if conn is not None:
+                conn.close()
             if path == FORWARDED[0]:
                 proxy._count(None, failed=True)
             self._refuse(502, "api_error", f"the upstream model API is unreachable: {type(exc).__name__}: {exc}")
@@ -317,7 +350,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             tokens = self._relay(response)
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
         if path == FORWARDED[0]:
             proxy._count(tokens, failed=response.status >= 400 or tokens is None)
 
@@ -379,6 +413,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
+
+
+def _refusal(status: int, kind: str, message: str) -> Forwarded:
+    payload = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    return Forwarded(status, "", [("Content-Type", "application/json")], payload)
+
+
+class _Replay:
+    """A `Forwarded` answer read as the upstream's HTTP response (what `_relay` reads)."""
+
+    def __init__(self, answer: Forwarded) -> None:
+        self.status, self.reason, self._headers = answer.status, answer.reason, answer.headers
+        self._body, self._at = answer.body, 0
+
+    def getheader(self, name: str, default: str | None = None) -> str | None:
+        return next((v for n, v in self._headers if n.lower() == name.lower()), default)
+
+    def getheaders(self) -> list[tuple[str, str]]:
+        return list(self._headers)
+
+    def read1(self, n: int) -> bytes:
+        piece = self._body[self._at:self._at + n]
+        self._at += len(piece)
+        return piece
 
 
 class _Server(TrackedServer):

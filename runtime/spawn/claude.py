@@ -99,13 +99,17 @@ def egress_domains(policy: dict[str, Any]) -> tuple[str, ...]:
 
 
 def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
-    """The run's model proxy on a Unix socket in a short temporary folder (removed by the caller)."""
+    """The run's model proxy on a Unix socket in a short temporary folder (removed by the caller).
+    On a cluster's worker node it has no credentials: the orchestrator makes each call
+    (`SpawnOptions.remote_models`)."""
     cli_launch(find_claude())  # a missing CLI fails before anything starts
-    credentials = upstream_credentials(os.environ)
+    remote = run.options.remote_models
+    credentials = upstream_credentials(os.environ) if remote is None else {}
     folder = socket_folder(run.state.root)
     try:
         proxy = AnthropicProxy(folder / "api.sock", run.task.agent.api_base or DEFAULT_UPSTREAM, credentials,
-                               token=secrets.token_urlsafe(32), egress=egress_domains(run.policy)).start()
+                               token=secrets.token_urlsafe(32), egress=egress_domains(run.policy),
+                               forward=remote.forward if remote is not None else None).start()
     except BaseException:
         remove_socket_folder(run.state.root, folder)
         raise

@@ -31,6 +31,7 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
+from runtime.models.remote import RemoteModels
 from runtime.policy.compile import compile_policy
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
@@ -56,6 +57,9 @@ class SpawnOptions:
     catalog: str | None = None
     listener: Callable[[Progress], None] | None = None
     context: str | None = None  # outputs of earlier subtasks of a plan, added to the bundle
+    # Who makes the agent's model calls, when not this machine with its keys: on a cluster's worker
+    # node, the orchestrator, which alone holds the keys (`runtime.orchestration.remote_job`). None: here.
+    remote_models: RemoteModels | None = None
 
 
 class PhaseClock:
@@ -180,7 +184,7 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     """Everything cheap that can be wrong, checked before anything is created; then the state folder."""
     if options.use_sandbox:
         sandbox_preflight()
-    preflight(task)
+    preflight(task, models_here=options.remote_models is None)
     git = Git(options.repo)
     try:
         git.resolve(options.base or "HEAD")

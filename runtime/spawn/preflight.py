@@ -15,10 +15,13 @@ from runtime.sandbox.env import check_declared
 from runtime.spawn.backends import backend_for
 
 
-def preflight(task: Task) -> None:
+def preflight(task: Task, *, models_here: bool = True) -> None:
+    """``models_here`` False: another machine makes the agent's model calls (the orchestrator of a
+    cluster run, which checked the model and its keys before it sent the job), so they are not
+    looked for here."""
     agent = task.agent
     for name in agent.env:
         if name not in os.environ:
             raise FatalError(f"{task.path}: [agent] env names {name}, which the orchestrator's environment does not set")
         check_declared(name, os.environ[name])
-    backend_for(agent.backend).preflight(task)
+    backend_for(agent.backend).preflight(task, models_here)

@@ -61,7 +61,7 @@ class RecordedRequest:
 
 class FakeOpenAIServer:
     def __init__(self, turns: list[Turn] | None = None, *, prompt_tokens: int = 11,
-                 completion_tokens: int = 7, hang_s: float = 30.0) -> None:
+                 completion_tokens: int = 7, hang_s: float = 30.0, port: int = 0) -> None:
         self._turns = list(turns or [])
         self._next = 0
         self._faults: list[tuple[str, int]] = []  # ("fail", status) | ("hang", 0), in order
@@ -72,7 +72,7 @@ class FakeOpenAIServer:
         self.completion_tokens = completion_tokens
         self.hang_s = hang_s
         self.requests: list[RecordedRequest] = []
-        self._httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = _QuietServer(("127.0.0.1", port), _make_handler(self))
         self._thread: threading.Thread | None = None
 
     @property

@@ -7,8 +7,10 @@ every Ray process dies with this script, so parallel tests never stop each other
 
 SPEC: {"temp": short folder for Ray's sockets, "command": [...], "env": {...} for the command,
 "out": where to write what was observed, "kill_busy_node": kill the raylet of the first node that
-runs a job, a second after the job starts, "canary": a text no process or Ray file may hold}. The nodes start from an environment without
-the command's extra variables (as nodes a cluster's operator started would be).
+runs a job, a second after the job starts, "canary": a text no process or Ray file may hold,
+"serve": a command started before the nodes and stopped (SIGTERM) after the command, "serve_port":
+the port on 127.0.0.1 it listens on}. The nodes start from an environment without the command's
+extra variables (as nodes a cluster's operator started would be).
 """
 
 from __future__ import annotations
@@ -41,6 +43,20 @@ def _nodes(env: dict[str, str]) -> dict[str, str]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _wait_for_port(port: int) -> None:
+    import socket
+
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _busy_raylet() -> tuple[int, int] | None:
     """(raylet pid, worker pid) of a worker process running a job (a child of its node's raylet)."""
     for proc in Path("/proc").iterdir():
@@ -62,6 +78,10 @@ def main() -> int:
     base_env = {k: v for k, v in os.environ.items() if k not in spec.get("env", {})}
     base_env["RAY_USAGE_STATS_ENABLED"] = "0"
     temp = spec["temp"]
+    served = None
+    if spec.get("serve"):
+        served = subprocess.Popen(spec["serve"], env=base_env)
+        _wait_for_port(int(spec["serve_port"]))
     _start(["--head", f"--port={PORT}", "--num-cpus=0", "--include-dashboard=false", f"--temp-dir={temp}"], base_env)
     for n in (1, 2):
         _start([f"--address=127.0.0.1:{PORT}", "--num-cpus=2", f"--resources={json.dumps({f'w{n}': 1})}"], base_env)
@@ -82,6 +102,9 @@ def main() -> int:
         threading.Thread(target=killer, daemon=True).start()
     env = {**base_env, **spec.get("env", {}), "RAY_ADDRESS": f"127.0.0.1:{PORT}"}
     done = subprocess.run(spec["command"], env=env, capture_output=True, text=True, cwd=spec.get("cwd"))
+    if served is not None:
+        served.terminate()
+        served.wait(timeout=30)
     leaks = []
     canary = spec.get("canary")
     if canary:  # every process but the command's own (gone by now) and this script's

@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.orchestration.conftest import FIXED, result_of
+from tests.orchestration.conftest import FIX_REPORT, FIX_TURN, FIXED, result_of
 
 HELPER = Path(__file__).with_name("loopback_cluster.py")
+SERVE = Path(__file__).with_name("serve_fake_model.py")
+MODEL_PORT = 18080  # inside the cluster's own network namespace: no other test's port
 CANARY = "sk-canary-ray-7f3a9c"
 ADD_TESTS = "pytest -q tests -k add"  # passes with the buggy mean too
 
@@ -44,14 +46,14 @@ def _need_cluster_tools() -> None:
 
 
 def in_cluster(orchestra, *args: str, kill_busy_node: bool = False, env: dict[str, str] | None = None,
-               timeout: float = 600) -> tuple[object, dict]:
+               timeout: float = 600, serve: list[str] | None = None) -> tuple[object, dict]:
     """`runtime run --json --executor ray ARGS` against a fresh loopback cluster; (RunResult, observed)."""
     _need_cluster_tools()
     temp = tempfile.mkdtemp(prefix="rr", dir="/tmp")  # short: Ray's socket paths live in it
     out = Path(temp) / "observed.json"
     spec = {"temp": f"{temp}/r", "command": [*orchestra.argv("--executor", "ray", *args)], "cwd": str(orchestra.repo),
             "env": {"RUNTIME_STATE_DIR": str(orchestra.state), **(env or {})}, "out": str(out),
-            "kill_busy_node": kill_busy_node, "canary": CANARY}
+            "kill_busy_node": kill_busy_node, "canary": CANARY, "serve": serve, "serve_port": MODEL_PORT}
     spec_path = Path(temp) / "spec.json"
     spec_path.write_text(json.dumps(spec))
     try:
@@ -99,6 +101,28 @@ def test_subtasks_run_on_both_workers_and_merge_once_with_no_key_anywhere(orches
     verify = subprocess.run([str(Path(sys.executable).with_name("runtime")), "audit", "verify",
                              "--state-dir", str(orchestra.state)], capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_model_calls_are_made_by_the_orchestrator_with_the_key_only_it_holds(orchestra, tmp_path):
+    """A builtin agent on a worker node calls a real model API (a fake OpenAI server, over litellm's
+    real HTTP path): the call is made by the orchestrator, with its key, which no worker ever sees;
+    the agent's progress comes back while it runs."""
+    turns, seen = tmp_path / "turns.json", tmp_path / "seen.json"
+    turns.write_text(json.dumps([FIX_TURN, FIX_REPORT]))
+    sub = orchestra.subtask("fix")
+    sub["agent"] = {"backend": "builtin", "model": "openai/fake-model", "api-base": f"http://127.0.0.1:{MODEL_PORT}/v1",
+                    "retries": 0, "limits": {"timeout-s": 90, "max-turns": 20}}
+    result, observed = in_cluster(orchestra, str(orchestra.plan([sub])), "--merge", env={"OPENAI_API_KEY": CANARY},
+                                  serve=[sys.executable, str(SERVE), str(turns), str(MODEL_PORT), str(seen)])
+    assert result.code == 0, (result.stderr, observed["stderr"])
+    requests = json.loads(seen.read_text())
+    assert len(requests) == 2 and all(r["authorization"] == f"Bearer {CANARY}" for r in requests), requests
+    assert {r["model"] for r in requests} == {"fake-model"}
+    assert observed["leaks"] == []
+    assert FIXED in orchestra.show("trunk", "src/calc/__init__.py")
+    workers = {node for node, name in observed["nodes"].items() if name != "head"}
+    live = [e for e in result.events if e["event"] == "progress" and e.get("state") not in ("dispatched", "returned")]
+    assert any(e.get("tool_calls", 0) >= 1 and e.get("node") in workers for e in live), live
 
 
 def test_a_worker_node_killed_mid_job_is_dispatched_again(orchestra):

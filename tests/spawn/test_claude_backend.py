@@ -25,6 +25,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -511,3 +512,70 @@ def test_settings_written_by_agent_code_change_nothing(project, tmp_path):
     assert all(r.headers.get("x-api-key") == SECRET for r in server.requests)
     # The settings were really written (by the verify run's pytest too): they were just never read.
     assert json.loads((state / "runs" / agent_id / "home" / ".claude" / "settings.json").read_text())["disableAllHooks"]
+
+
+# -- on a cluster's worker node: the orchestrator makes the call -----------------------------------
+def test_a_worker_nodes_proxy_has_the_orchestrator_make_the_call_and_check_it_again():
+    """The worker's proxy holds no credentials: it forwards each request to the orchestrator's proxy
+    for the job (`fetch`), which adds the key, checks the request against its own allowlists (the
+    node is not trusted to have), and returns the whole answer, replayed to the CLI."""
+    seen = []
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 11, "output_tokens": 1}}}
+    delta = {"type": "message_delta", "usage": {"output_tokens": 7}}
+
+    class Upstream(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802
+            seen.append((self.path, dict(self.headers), self.rfile.read(int(self.headers["Content-Length"]))))
+            data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in (start, delta))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    folder = Path(tempfile.mkdtemp(prefix="rt-"))
+    orchestrators = AnthropicProxy(folder / "never-started.sock", f"http://127.0.0.1:{upstream.server_address[1]}",
+                                   {"x-api-key": SECRET}, egress=())
+    relayed = []
+
+    def forward(path, body, headers):
+        relayed.append(headers)
+        return orchestrators.fetch(path, body, headers)
+
+    try:
+        # The node's proxy would let web_fetch reach evil.example: the orchestrator's does not.
+        with AnthropicProxy(folder / "api.sock", "https://unused.invalid", {}, token=TOKEN,
+                            egress=("evil.example",), forward=forward) as proxy:
+            conn = _UnixHTTPConnection(proxy.socket_path)
+            conn.request("POST", "/v1/messages", body=json.dumps({**PLAIN, "stream": True}).encode(),
+                         headers={"x-api-key": TOKEN, "Content-Type": "application/json"})
+            response = conn.getresponse()
+            body = response.read()
+            assert response.status == 200 and b"message_start" in body and b"message_delta" in body
+            fetching = {**PLAIN, "tools": [{"type": "web_fetch_20250910", "name": "web_fetch",
+                                            "allowed_domains": ["evil.example"]}]}
+            conn.request("POST", "/v1/messages", body=json.dumps(fetching).encode(),
+                         headers={"x-api-key": TOKEN, "Content-Type": "application/json"})
+            refused = conn.getresponse()
+            assert refused.status == 400 and b"outside this agent's egress allowlist" in refused.read()
+            conn.close()
+            deadline = time.monotonic() + 5  # a request is counted once its answer has been sent on
+            while proxy.usage().calls < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            usage = proxy.usage()
+        (path, headers, sent), = seen  # the refused request never left the orchestrator
+        assert path == "/v1/messages" and json.loads(sent)["stream"] is True
+        assert headers["x-api-key"] == SECRET
+        assert all(TOKEN not in json.dumps(h) and SECRET not in json.dumps(h) for h in relayed)  # nothing secret crossed
+        assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (2, 11, 7)
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+        shutil.rmtree(folder, ignore_errors=True)

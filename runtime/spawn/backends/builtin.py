@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 class BuiltinBackend:
     name = "builtin"
 
-    def preflight(self, task: Task) -> None:
+    def preflight(self, task: Task, models_here: bool) -> None:
         agent = task.agent
         assert agent is not None
+        if not models_here:
+            return  # the script and the keys are where the calls are made
         if agent.script is not None:
             from runtime.models.scripted import load_script
 
@@ -42,7 +44,10 @@ class BuiltinBackend:
         config = AgentModelConfig(model=agent.model, api_base=agent.api_base,
                                   script=str(agent.script) if agent.script else None,
                                   timeout_s=float(agent.limits.model_timeout_s))
-        return Broker(folder / "model.sock", run.agent_id, config).start(), folder
+        # Whoever makes the calls, the broker here is the agent's one way to them and keeps its usage.
+        remote = run.options.remote_models
+        broker = Broker(folder / "model.sock", run.agent_id, config, complete=remote.complete if remote else None)
+        return broker.start(), folder
 
     def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
         agent = setup.task.agent

@@ -19,12 +19,13 @@ if TYPE_CHECKING:
 class ClaudeCodeBackend:
     name = "claude-code"
 
-    def preflight(self, task: Task) -> None:
+    def preflight(self, task: Task, models_here: bool) -> None:
         from runtime.spawn.anthropic_proxy import upstream_credentials
         from runtime.spawn.claude import cli_launch, find_claude
 
         cli_launch(find_claude())
-        upstream_credentials(os.environ)
+        if models_here:
+            upstream_credentials(os.environ)
 
     def model_access(self, run: Any) -> tuple[Any, Path | None]:
         from runtime.spawn.claude import start_claude_proxy

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class CommandBackend:
     name = "command"
 
-    def preflight(self, task: Task) -> None:
+    def preflight(self, task: Task, models_here: bool) -> None:
         assert task.agent is not None and task.agent.command
         program = task.agent.command[0]
         if "/" not in program and shutil.which(program) is None:
