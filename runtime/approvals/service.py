@@ -74,7 +74,8 @@ class ApprovalService(UnixService):
 
     def __init__(self, socket_path: str | os.PathLike[str], agent_id: str, store: ApprovalStore, *,
                  timeout_s: float, audit: Any = None, on_pending: Callable[[Approval], None] | None = None,
-                 attempt: int | None = None, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+                 attempt: int | None = None, max_line_bytes: int = MAX_LINE_BYTES,
+                 forward: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         super().__init__(socket_path)
         if not timeout_s > 0:
             raise ValueError("the approval timeout must be positive")
@@ -86,6 +87,9 @@ class ApprovalService(UnixService):
         self.on_pending = on_pending
         self.attempt = attempt
         self.max_line_bytes = max_line_bytes
+        # On a cluster's worker node: who records, shows and decides the request (the orchestrator,
+        # where `runtime approve` finds it); this service only checks it and passes it on.
+        self.forward = forward
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._waiters: dict[str, int] = {}
@@ -165,6 +169,11 @@ class ApprovalService(UnixService):
             wait_s = min(wait_s, float(asked))
         if self._stop.is_set():
             return _deny("the agent's run is ending; the call is denied")
+        if self.forward is not None:
+            answer = self.forward({"tool": tool, "input": tool_input, "reason": reason, "timeout_s": wait_s})
+            if not isinstance(answer, dict) or answer.get("decision") not in ("allow", "deny"):
+                return _deny("the orchestrator sent a malformed approval answer; the call is denied")
+            return answer
         redactor = getattr(self.audit, "redactor", None)
         approval, new = self.store.request(self.agent_id, tool, tool_input, reason or "the gate asked for approval",
                                            wait_s, redactor=redactor)

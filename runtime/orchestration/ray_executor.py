@@ -264,6 +264,8 @@ class RayExecutor:
         finally:
             self._refs.pop(handle, None)
             self._services.pop(job.agent_id, None)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(service.close)
             if not self._services and self._desk is not None:
                 self._desk.wake.remote()  # the desk's `take` returns: nothing is out to ask
         result = SubtaskResult.from_json(remote.result_json)
@@ -281,7 +283,7 @@ class RayExecutor:
         catalog = self._catalogs.get(job.catalog)
         if catalog is None:
             catalog = self._catalogs[job.catalog] = Catalog(Path(job.catalog))
-        return JobService(job_task(job, catalog), catalog)
+        return JobService(job_task(job, catalog), catalog, state_dir=self._options.state_dir, audit=self._audit)
 
     def _start_taking(self) -> None:
         """Take the workers' questions while a job is out (one taker; it stops when the last job is back)."""

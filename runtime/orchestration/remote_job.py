@@ -32,10 +32,10 @@ import anyio
 from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import Task, task_from_manifest
-from runtime.models.remote import Forwarded
 from runtime.models.types import ModelError, ModelReply, ModelRequest
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions, spawn_task
+from runtime.spawn.remote import Forwarded
 from runtime.workspace.git import Git, GitError
 
 BASE_REF = "refs/runtime-export/base"  # the one ref a base bundle holds
@@ -77,8 +77,8 @@ class Desk(Protocol):
         """News that needs no answer: ``progress`` (the job's progress event)."""
 
 
-class _OrchestratorModels:
-    """`RemoteModels` over a desk: the worker side of a model call the orchestrator makes."""
+class _DeskOrchestrator:
+    """`RemoteOrchestrator` over a desk: the worker's side of what the orchestrator does for the job."""
 
     def __init__(self, desk: Desk) -> None:
         self._desk = desk
@@ -100,10 +100,19 @@ class _OrchestratorModels:
         return Forwarded(int(answer["status"]), str(answer["reason"]),
                          [(str(n), str(v)) for n, v in answer["headers"]], bytes(answer["body"]))
 
+    def approve(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._desk.ask("approval", request)
+        except OSError as exc:
+            return {"decision": "deny", "reason": f"the orchestrator cannot be reached ({exc}); the call is denied",
+                    "id": None, "status": None}
+
 
 class JobService:
     """The orchestrator's side of a desk, for one job: its model calls, made with the keys only the
-    orchestrator holds, to the model, server and script that the job's own task names.
+    orchestrator holds, to the model, server and script that the job's own task names; and its
+    approvals, recorded in the orchestrator's state (`runtime approve` decides them there), shown
+    on its terminal and audited in its log.
 
     A worker node is not trusted with keys, nor to choose where a call goes: it sends the
     conversation (or the CLI's request, checked again here against the same allowlists). The
@@ -112,10 +121,12 @@ class JobService:
     called from here (unknown provider, missing key, no script): the job is then not sent.
     """
 
-    def __init__(self, task: Task, catalog: Catalog) -> None:
+    def __init__(self, task: Task, catalog: Catalog, *, state_dir: Path | None = None, audit: Any = None) -> None:
         agent = task.agent
         assert agent is not None
         self.agent_id = task.agent_id
+        self._task, self._state_dir, self._audit = task, state_dir, audit
+        self._approvals: Any = None
         self.calls = 0
         # Every attempt's turns, twice over (the CLI also counts tokens): the node's own limits are tighter.
         self.max_calls = 2 * agent.limits.max_turns * (agent.retries + 1)
@@ -142,6 +153,8 @@ class JobService:
 
     def answer(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The answer to one request of the job's worker (never raises: a bad request is an answer)."""
+        if kind == "approval":
+            return self._approve(payload)
         self.calls += 1
         if kind == "model" and self._broker is not None:
             if self.calls > self.max_calls:
@@ -161,6 +174,31 @@ class JobService:
             return {"status": answer.status, "reason": answer.reason, "headers": answer.headers, "body": answer.body}
         return {"ok": False, "error": {"kind": "request", "message": f"{self.agent_id} asks for `{kind}`, which "
                                        "its backend never asks the orchestrator for"}}
+
+
+    def _approve(self, payload: dict[str, Any]) -> dict[str, Any]:
+        from runtime.approvals.service import ApprovalService, console_notifier
+        from runtime.approvals.store import ApprovalStore
+
+        if self._state_dir is None:
+            return {"decision": "deny", "reason": "this orchestrator takes no approvals; the call is denied",
+                    "id": None, "status": None}
+        if self._approvals is None:
+            agent = self._task.agent
+            assert agent is not None
+            store = ApprovalStore.for_state(self._state_dir)
+            hint = f"--state-dir {self._state_dir}"
+            # Never started: no socket; it checks, records, shows and waits as for a local agent.
+            self._approvals = ApprovalService("/nonexistent/approvals.sock", self.agent_id, store,
+                                              timeout_s=agent.limits.approval_timeout_s, audit=self._audit,
+                                              on_pending=console_notifier(store, hint=hint))
+        answer: dict[str, Any] = self._approvals.handle_line(json.dumps(payload))
+        return answer
+
+    def close(self) -> None:
+        """The job is back: a request of its still pending expires."""
+        if self._approvals is not None:
+            self._approvals.close()
 
 
 def job_task(job: Any, catalog: Catalog) -> Task:
@@ -193,7 +231,7 @@ def run_job(job_json: str, base: bytes, use_sandbox: bool = True, desk: Desk | N
                                catalog=job.catalog, context=job.context)
         if desk is not None:
             told = desk  # bound for the closure (mypy: desk is not None here)
-            options = replace(options, remote_models=_OrchestratorModels(desk),
+            options = replace(options, orchestrator=_DeskOrchestrator(desk),
                               listener=lambda progress: told.tell("progress", progress_event(progress)))
         outcome = anyio.run(_spawn, job, options)
         out: bytes | None = None

@@ -43,9 +43,9 @@ from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
 from runtime.models.broker import Usage
-from runtime.models.remote import Forwarded
 from runtime.models.unix_service import TrackedServer, UnixService
 from runtime.sandbox.domains import domain_allowed
+from runtime.spawn.remote import Forwarded
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 FORWARDED = ("/v1/messages", "/v1/messages/count_tokens")

@@ -61,9 +61,10 @@ def _start_approvals(run: SpawnRun, folder: Path | None):
             explicit = run.options.state_dir or os.environ.get("RUNTIME_STATE_DIR")
             hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
             on_pending = console_notifier(store, hint=hint)
+        remote = run.options.orchestrator
         service = ApprovalService(folder / "approvals.sock", run.agent_id, store,
                                   timeout_s=run.task.agent.limits.approval_timeout_s, audit=run.audit,
-                                  on_pending=on_pending).start()
+                                  on_pending=on_pending, forward=remote.approve if remote else None).start()
     except BaseException:
         if own is not None:
             remove_socket_folder(run.state.root, own)

@@ -101,9 +101,9 @@ def egress_domains(policy: dict[str, Any]) -> tuple[str, ...]:
 def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
     """The run's model proxy on a Unix socket in a short temporary folder (removed by the caller).
     On a cluster's worker node it has no credentials: the orchestrator makes each call
-    (`SpawnOptions.remote_models`)."""
+    (`SpawnOptions.orchestrator`)."""
     cli_launch(find_claude())  # a missing CLI fails before anything starts
-    remote = run.options.remote_models
+    remote = run.options.orchestrator
     credentials = upstream_credentials(os.environ) if remote is None else {}
     folder = socket_folder(run.state.root)
     try:

@@ -31,7 +31,6 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
-from runtime.models.remote import RemoteModels
 from runtime.policy.compile import compile_policy
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
@@ -41,6 +40,7 @@ from runtime.spawn.outcome import Acceptance, Attempt, Outcome, Verdict
 from runtime.spawn.preflight import preflight
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
+from runtime.spawn.remote import RemoteOrchestrator
 from runtime.spawn.state import StateDir, default_state_dir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
@@ -57,9 +57,9 @@ class SpawnOptions:
     catalog: str | None = None
     listener: Callable[[Progress], None] | None = None
     context: str | None = None  # outputs of earlier subtasks of a plan, added to the bundle
-    # Who makes the agent's model calls, when not this machine with its keys: on a cluster's worker
-    # node, the orchestrator, which alone holds the keys (`runtime.orchestration.remote_job`). None: here.
-    remote_models: RemoteModels | None = None
+    # On a cluster's worker node: the orchestrator that sent the job, which makes the agent's model
+    # calls with the keys only it holds and takes its approvals (`runtime.spawn.remote`). None: here.
+    orchestrator: RemoteOrchestrator | None = None
 
 
 class PhaseClock:
@@ -184,7 +184,7 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     """Everything cheap that can be wrong, checked before anything is created; then the state folder."""
     if options.use_sandbox:
         sandbox_preflight()
-    preflight(task, models_here=options.remote_models is None)
+    preflight(task, models_here=options.orchestrator is None)
     git = Git(options.repo)
     try:
         git.resolve(options.base or "HEAD")

@@ -440,3 +440,25 @@ def test_the_interactive_prompt_decides_at_the_terminal(env, monkeypatch):
     done = env.store.wait(second.id, 10)
     assert done.status == DENIED and done.reason == "wrong file" and done.decided_by.endswith("(prompt)")
     assert f"approve [{first.id}]" in out.getvalue()
+
+
+def test_a_worker_nodes_service_passes_a_checked_request_on_and_records_nothing(tmp_path, short_dir):
+    """On a cluster's worker node the orchestrator records and decides: the service there checks the
+    request, hands it over (its wait bounded by the service's own), and denies a malformed answer."""
+    store = ApprovalStore.for_state(tmp_path / "state")
+    sent: list[dict] = []
+
+    def orchestrator(request: dict) -> dict:
+        sent.append(request)
+        return {"decision": "allow", "reason": "approved by alice (cli)", "id": "0a1b2c3d", "status": "approved"}
+
+    svc = ApprovalService(short_dir / "approvals.sock", "ag-1", store, timeout_s=10, forward=orchestrator).start()
+    try:
+        assert ask_orchestrator(svc.socket_path, "Bash", {"command": "make deploy"}, "the gate asks", 30)[0] == "allow"
+        assert sent == [{"tool": "Bash", "input": {"command": "make deploy"}, "reason": "the gate asks", "timeout_s": 10.0}]
+        assert svc.ask({"tool": "Bash", "input": {}, "agent": "ag-2"})["decision"] == "deny"  # never passed on
+        assert len(sent) == 1 and store.all() == []
+        svc.forward = lambda request: {"decision": "yes please"}
+        assert svc.ask({"tool": "Bash", "input": {"command": "ls"}})["decision"] == "deny"
+    finally:
+        svc.close()

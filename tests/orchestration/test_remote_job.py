@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from runtime.approvals.store import ApprovalStore
+from runtime.audit.log import AuditLog
 from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import load_task
@@ -103,3 +107,47 @@ def test_a_worker_runs_the_job_with_the_orchestrator_making_its_model_calls(spaw
     progress = [p for kind, p in desk.told if kind == "progress"]
     assert progress and max(p["tool_calls"] for p in progress) == 2
     assert remote.bundle is not None
+
+
+def _ask_in_thread(service: JobService, command: str, answers: list) -> threading.Thread:
+    request = {"tool": "Bash", "input": {"command": command}, "reason": "the gate asks", "timeout_s": 30}
+    thread = threading.Thread(target=lambda: answers.append(service.answer("approval", request)), daemon=True)
+    thread.start()
+    return thread
+
+
+def _pending(store: ApprovalStore) -> list:
+    deadline = time.monotonic() + 20
+    while not (found := store.pending("run-1.fix")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def test_an_approval_a_worker_asks_for_is_decided_at_the_orchestrator(spawner: Spawner, tmp_path):
+    """Recorded in the orchestrator's state, decided there with `runtime approve`, audited in its log;
+    a request still pending when the job comes back expires."""
+    s = spawner
+    state = tmp_path / "orchestrator-state"
+    state.mkdir()
+    catalog = Catalog(REPO)
+    job = _job(s, s.task(agent_id="ag-x"), catalog)
+    service = JobService(job_task(job, catalog), catalog, state_dir=state, audit=AuditLog(state / "audit.jsonl"))
+    store = ApprovalStore.for_state(state)
+    answers: list = []
+    thread = _ask_in_thread(service, "make deploy", answers)
+    (pending,) = _pending(store)
+    assert pending.agent == "run-1.fix" and "make deploy" in pending.summary
+    approved = s.cli("approve", pending.id, "--state-dir", str(state))
+    assert approved.returncode == 0, approved.stderr
+    thread.join(20)
+    assert answers and answers[0]["decision"] == "allow", answers
+    kinds = [json.loads(line)["kind"] for line in (state / "audit.jsonl").read_text().splitlines()]
+    assert kinds == ["approval-request", "approval-decision"]
+
+    later: list = []
+    thread = _ask_in_thread(service, "make release", later)
+    (pending,) = _pending(store)
+    service.close()
+    thread.join(20)
+    assert later and later[0]["decision"] == "deny"
+    assert store.get(pending.id).status == "expired"

@@ -19,7 +19,7 @@ class Backend(Protocol):
 
     def preflight(self, task: Task, models_here: bool) -> None:
         """Check what the backend needs on this machine before anything is created (FatalError: one line).
-        ``models_here`` False: the model calls are made elsewhere (see `SpawnOptions.remote_models`)."""
+        ``models_here`` False: the model calls are made elsewhere (see `SpawnOptions.orchestrator`)."""
 
     def model_access(self, run: Any) -> tuple[Any, Path | None]:
         """Start the service through which the agent reaches its model (the broker, the CLI's proxy), and

@@ -45,7 +45,7 @@ class BuiltinBackend:
                                   script=str(agent.script) if agent.script else None,
                                   timeout_s=float(agent.limits.model_timeout_s))
         # Whoever makes the calls, the broker here is the agent's one way to them and keeps its usage.
-        remote = run.options.remote_models
+        remote = run.options.orchestrator
         broker = Broker(folder / "model.sock", run.agent_id, config, complete=remote.complete if remote else None)
         return broker.start(), folder
 
