@@ -142,8 +142,9 @@ def build_parser():
     p.add_argument("--no-os-sandbox", action="store_true", help="run agents without bubblewrap (loudly warned)")
     p.add_argument("--state-dir", metavar="DIR")
     p.add_argument("--json", action="store_true", help="an event stream, one JSON object per line")
-    p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="where subtasks run: this machine (default) or the nodes of a Ray cluster")
+    p.add_argument("--executor", choices=("local", "ray"), default=None,
+                   help="where subtasks run: this machine, or the nodes of a Ray cluster (default: the plan's "
+                        "[plan] executor, else local)")
     p.add_argument("--ray-address", metavar="HOST:PORT",
                    help="the Ray cluster to join (default: $RAY_ADDRESS, else the one running on this machine)")
     p.add_argument("--planner-model", help="litellm model (or scripted/NAME) that writes plans and replans")

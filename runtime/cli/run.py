@@ -130,11 +130,12 @@ def _printer(args):
     return emit, live
 
 
-def _executor(args):
-    """The executor factory the run asks for; joining a Ray cluster is checked here, before anything is made."""
+def _executor(args, plan):
+    """The executor factory the run asks for (the command line's, else the plan's); joining a Ray
+    cluster is checked here, before anything is made."""
     from runtime.orchestration.executor import LocalExecutor
 
-    if args.executor != "ray":
+    if (args.executor or plan.executor) != "ray":
         if args.ray_address:
             raise UsageError("--ray-address goes with --executor ray")
         return LocalExecutor
@@ -144,7 +145,7 @@ def _executor(args):
         if exc.name != "ray":
             raise
         raise UsageError("--executor ray needs Ray: pip install 'agent-runtime[ray]'") from None
-    return ray_executor(args.ray_address)
+    return ray_executor(args.ray_address or plan.ray_address)
 
 
 def run(args) -> int:
@@ -166,7 +167,6 @@ def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     git = Git(Path.cwd())
     _check_models(args)
-    executor = _executor(args)
     state_dir = Path(args.state_dir or default_state_dir(git.root)).resolve()
     resume = resumed_run(state_dir, args.resume) if args.resume else None
     if resume is not None:
@@ -181,6 +181,7 @@ def run(args) -> int:
         if plan is None:
             print("The planner produced no valid plan:", *[f"- {e}" for e in errors], sep="\n", file=sys.stderr)
             return 2
+    executor = _executor(args, plan)
     if args.save_plan:
         print(f"plan saved to {save_plan(Path(args.save_plan), plan.data)}", file=sys.stderr)
     _note_agent_ids(plan)

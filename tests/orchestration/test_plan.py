@@ -187,6 +187,25 @@ def test_defaults_and_a_minimal_plan(project):
     plan = load_plan(CATALOG, write(project, text))
     assert (plan.checks, plan.max_replans, plan.concurrency, plan.max_dispatches) == ((), 1, 4, 3)
     assert plan.planner is None and plan.reviewer is None
+    assert (plan.executor, plan.ray_address) == ("local", None)
+
+
+def test_the_plan_may_name_its_executor_and_cluster(project):
+    text = PLAN.replace("max-dispatches = 2\n", 'max-dispatches = 2\nexecutor = "ray"\nray-address = "10.0.0.5:6379"\n')
+    plan = load_plan(CATALOG, write(project, text))
+    assert (plan.executor, plan.ray_address) == ("ray", "10.0.0.5:6379")
+
+
+@pytest.mark.parametrize("keys, message", [
+    ('ray-address = "10.0.0.5:6379"\n', '`ray-address` goes with executor = "ray"'),
+    ('executor = "kubernetes"\n', "executor"),
+    ('executor = "ray"\nray-address = "no port"\n', "ray-address"),
+])
+def test_an_executor_it_cannot_use_is_an_error_at_its_line(project, keys, message):
+    text = PLAN.replace("max-dispatches = 2\n", "max-dispatches = 2\n" + keys)
+    err = only_error(project, text)
+    assert message in err.message, err.message
+    assert err.line == lineno(text, keys.splitlines()[-1].split(" = ")[0] + " = ")
 
 
 def test_inline_errors_from_the_task_loader_name_the_plan_lines(project):

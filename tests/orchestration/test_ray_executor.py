@@ -159,3 +159,17 @@ def test_an_unreachable_cluster_is_one_line_and_nothing_is_created(orchestra):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot reach the Ray cluster at 127.0.0.1:1" in lines[0], proc.stderr
     assert not orchestra.state.exists() and orchestra.branches() == ["trunk"]
+
+
+def test_a_plan_naming_an_unreachable_cluster_is_one_line_and_nothing_is_created(orchestra):
+    _need_cluster_tools()
+    plan = orchestra.plan([orchestra.subtask("fix")], executor="ray", ray_address="127.0.0.1:1")
+    proc = subprocess.run([*orchestra.argv(str(plan))], cwd=orchestra.repo, capture_output=True, text=True,
+                          env=orchestra.full_env(), timeout=120)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot reach the Ray cluster at 127.0.0.1:1" in lines[0], proc.stderr
+    assert not orchestra.state.exists() and orchestra.branches() == ["trunk"]
+    local = subprocess.run([*orchestra.argv("--executor", "local", "--ray-address", "127.0.0.1:1", str(plan))],
+                           cwd=orchestra.repo, capture_output=True, text=True, env=orchestra.full_env(), timeout=120)
+    assert local.returncode == 1 and "--ray-address goes with --executor ray" in local.stderr

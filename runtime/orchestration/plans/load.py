@@ -117,6 +117,8 @@ class Plan:
     max_replans: int
     concurrency: int
     max_dispatches: int
+    executor: str  # "local" or "ray"
+    ray_address: str | None
     planner: PlannerSpec | None
     reviewer: ReviewerSpec | None
     subtasks: tuple[Subtask, ...]  # in file order
@@ -189,6 +191,8 @@ def _check_plan_section(section: PlanSection, src: TomlSource, base_dir: Path, e
         check_value("command-list", section.checks)
     except ValueError as exc:
         errors.append(src.error(("plan", "checks"), f"`checks`: {exc}"))
+    if section.ray_address is not None and section.executor != "ray":
+        errors.append(src.error(("plan", "ray-address"), '`ray-address` goes with executor = "ray"'))
     planner = _model_config(section.planner, "planner", src, base_dir, errors) if section.planner else None
     reviewer = _model_config(section.reviewer, "reviewer", src, base_dir, errors) if section.reviewer else None
     return planner, reviewer
@@ -381,7 +385,8 @@ def plan_from_data(
     return Plan(
         plan_path, base_dir, hashlib.sha256(src.text.encode()).hexdigest(),
         section.goal, tuple(section.success_criteria), tuple(section.checks),
-        section.max_replans, section.concurrency, section.max_dispatches, planner, reviewer,
+        section.max_replans, section.concurrency, section.max_dispatches, section.executor, section.ray_address,
+        planner, reviewer,
         tuple(loaded[n] for n in sorted(loaded)), data, src,
     )
 

@@ -5,6 +5,8 @@ Every key is acted on by someone; the comment beside it says who.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from runtime.manifests.agent import AgentSection
@@ -38,6 +40,9 @@ class PlanSection(Model):
     max_replans: int = Field(default=1, ge=0, le=5)  # the replan loop: its depth limit
     concurrency: int = Field(default=4, ge=1, le=64)  # fan-out: subtasks running at once
     max_dispatches: int = Field(default=3, ge=1, le=10)  # loop guard: more dispatches of one subtask end failed(loop)
+    executor: Literal["local", "ray"] = "local"  # where subtasks run (`--executor` wins): this machine, a Ray cluster
+    # the Ray cluster to join (`--ray-address` wins); only with executor = "ray"
+    ray_address: str | None = Field(default=None, pattern=r"^(auto|(ray://)?[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5})$")
     planner: PlannerSection | None = None  # `runtime run --goal`: who writes (re)plans
     reviewer: ReviewerSection | None = None  # fan-in: who judges, after the deterministic checks
 
