@@ -22,6 +22,7 @@ from tests.orchestration.conftest import FIX_REPORT, FIX_TURN, FIXED, result_of
 
 HELPER = Path(__file__).with_name("loopback_cluster.py")
 SERVE = Path(__file__).with_name("serve_fake_model.py")
+STEPS = Path(__file__).with_name("kill_and_resume.py")
 MODEL_PORT = 18080  # inside the cluster's own network namespace: no other test's port
 CANARY = "sk-canary-ray-7f3a9c"
 ADD_TESTS = "pytest -q tests -k add"  # passes with the buggy mean too
@@ -46,12 +47,15 @@ def _need_cluster_tools() -> None:
 
 
 def in_cluster(orchestra, *args: str, kill_busy_node: bool = False, env: dict[str, str] | None = None,
-               timeout: float = 600, serve: list[str] | None = None) -> tuple[object, dict]:
-    """`runtime run --json --executor ray ARGS` against a fresh loopback cluster; (RunResult, observed)."""
+               timeout: float = 600, serve: list[str] | None = None,
+               command: list[str] | None = None) -> tuple[object, dict]:
+    """`runtime run --json --executor ray ARGS` (or ``command``) against a fresh loopback cluster;
+    (RunResult, observed)."""
     _need_cluster_tools()
     temp = tempfile.mkdtemp(prefix="rr", dir="/tmp")  # short: Ray's socket paths live in it
     out = Path(temp) / "observed.json"
-    spec = {"temp": f"{temp}/r", "command": [*orchestra.argv("--executor", "ray", *args)], "cwd": str(orchestra.repo),
+    spec = {"temp": f"{temp}/r", "command": command or [*orchestra.argv("--executor", "ray", *args)],
+            "cwd": str(orchestra.repo),
             "env": {"RUNTIME_STATE_DIR": str(orchestra.state), **(env or {})}, "out": str(out),
             "kill_busy_node": kill_busy_node, "canary": CANARY, "serve": serve, "serve_port": MODEL_PORT}
     spec_path = Path(temp) / "spec.json"
@@ -173,3 +177,30 @@ def test_a_plan_naming_an_unreachable_cluster_is_one_line_and_nothing_is_created
     local = subprocess.run([*orchestra.argv("--executor", "local", "--ray-address", "127.0.0.1:1", str(plan))],
                            cwd=orchestra.repo, capture_output=True, text=True, env=orchestra.full_env(), timeout=120)
     assert local.returncode == 1 and "--ray-address goes with --executor ray" in local.stderr
+
+
+def test_an_orchestrator_killed_mid_run_resumes_on_the_cluster_without_double_merges(orchestra, tmp_path):
+    """SIGKILL the orchestrator while the second group's job is out on a worker; `--resume` with
+    the Ray executor runs that subtask again and merges each accepted subtask exactly once."""
+    fix = orchestra.subtask("fix-mean", 1)
+    slow = orchestra.subtask("slow", 2, uses=["fix-mean"], command=_writes("docs.md", "slow\\n", sleep=8),
+                             whitelist=["docs.md"], test_command=ADD_TESTS)
+    plan = orchestra.plan([fix, slow], checks=["pytest -q tests"])
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps({"run": orchestra.argv("--executor", "ray", str(plan), "--merge"),
+                                 "resume": orchestra.argv("--executor", "ray", "--merge"),
+                                 "subtask": "slow", "after_s": 3}))
+    _, observed = in_cluster(orchestra, command=[sys.executable, str(STEPS), str(steps)])
+    said = json.loads(observed["stdout"].strip().splitlines()[-1])
+    assert said["killed"], said
+    before = [json.loads(line) for line in said["first"].splitlines() if line.startswith("{")]
+    assert [e["subtask"] for e in before if e["event"] == "integrated"] == ["fix-mean"]
+    assert not any(e["event"] == "run-end" for e in before)
+    after = result_of(said["code"], said["stdout"], said["stderr"])
+    assert after.code == 0, (said["stderr"], observed["stderr"])
+    assert [e["subtask"] for e in after.events if e["event"] == "subtask-end"] == ["slow"]  # fix-mean is not rerun
+    assert next(e for e in after.events if e["event"] == "run-end")["status"] == "accepted"
+    assert [m["subtask_id"] for m in orchestra.merges(said["run"])] == ["fix-mean", "slow"]
+    merges = [s for s in orchestra.first_parents("trunk") if s.startswith("Merge run")]
+    assert len(merges) == 1
+    assert FIXED in orchestra.show("trunk", "src/calc/__init__.py") and orchestra.show("trunk", "docs.md") == "slow\n"
