@@ -138,6 +138,11 @@ def _executor(args, plan):
     if (args.executor or plan.executor) != "ray":
         if args.ray_address:
             raise UsageError("--ray-address goes with --executor ray")
+        placed = next((s for s in plan.subtasks if s.node_labels), None)
+        if placed is not None:
+            where = f"{plan.path}:{placed.line}: " if plan.path else ""
+            raise UsageError(f"{where}subtask `{placed.id}` has node-labels, which only a cluster can honour: "
+                             "run the plan with --executor ray")
         return LocalExecutor
     try:
         from runtime.orchestration.ray_executor import ray_executor

@@ -34,6 +34,8 @@ class LimitsSection(Model):
     max_tokens: int | None = Field(default=None, gt=0)
     max_cost_usd: float | int | None = Field(default=None, gt=0)
     memory_mb: int = Field(default=4096, gt=0)
+    # The agent runs pinned to this many CPUs (runtime.sandbox.cpus); a cluster reserves them. None: not pinned.
+    cpus: int | None = Field(default=None, gt=0, le=1024)
     max_processes: int = Field(default=512, gt=0)
     model_timeout_s: int = Field(default=120, gt=0)  # one model call (builtin: the broker's deadline)
     # How long a call the gate answers `ask` waits for a person's decision before it is denied.

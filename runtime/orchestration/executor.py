@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,6 +42,8 @@ class Job:
     base: str  # the commit its worktree starts from (the integration so far)
     context: str | None  # outputs of the earlier subtasks it uses
     memory_mb: int = 4096  # the agent's memory limit ([agent.limits] memory-mb): what a cluster reserves for it
+    cpus: int | None = None  # the CPUs the agent is pinned to ([agent.limits] cpus): a cluster reserves them (else 1)
+    node_labels: dict[str, str] = field(default_factory=dict)  # only a cluster's node carrying them may run it
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -153,6 +155,9 @@ class LocalExecutor:
         options = replace(self._options, context=job.context, listener=seen, base=job.base or self._options.base)
         role = "-"
         try:
+            if job.node_labels:  # where it may run is a cluster's to decide: this machine carries no labels
+                raise FatalError(f"subtask {job.subtask_id} asks for nodes labelled "
+                                 f"{', '.join(f'{k}={v}' for k, v in job.node_labels.items())}: run it with --executor ray")
             with self._scopes[handle]:
                 catalog = self._catalog(job)
                 task = task_from_manifest(catalog, job.task_manifest, job.task_path, job.task_digest)

@@ -227,12 +227,9 @@ class RayExecutor:
         ray = self._ray
         if handle in self._stopped:
             return _failed(job, "stopped", "stopped by the orchestrator")
-        largest = max((n["Resources"].get("memory", 0) for n in ray.nodes() if n.get("Alive")), default=0)
-        if job.memory_mb * 1024 * 1024 > largest:
-            # Ray would wait for such a node for ever: refused now, with the figures to act on.
-            return _failed(job, "runtime", f"no node of the cluster can reserve the agent's memory-mb = {job.memory_mb} "
-                                           f"(the largest offers {largest // (1024 * 1024)} MiB); lower [agent.limits] "
-                                           "memory-mb or add a larger node")
+        refusal = _infeasible(job, [n for n in ray.nodes() if n.get("Alive")])
+        if refusal is not None:  # Ray would wait for such a node for ever: refused now, with the figures to act on
+            return _failed(job, "runtime", refusal)
         try:
             service = await anyio.to_thread.run_sync(self._service, job)
         except FatalError as exc:  # its model cannot be called from here: not sent
@@ -243,7 +240,8 @@ class RayExecutor:
         self._services[job.agent_id] = (job, service)
         self._start_taking()
         # Scheduled where the agent's declared memory limit fits (its supervisor enforces it on the node).
-        ref = self._remote.options(memory=job.memory_mb * 1024 * 1024).remote(
+        placement: dict[str, Any] = {"label_selector": dict(job.node_labels)} if job.node_labels else {}
+        ref = self._remote.options(memory=job.memory_mb * 1024 * 1024, num_cpus=job.cpus or 1, **placement).remote(
             job.to_json(), base, self._options.use_sandbox, self._desk, job.agent_id)
         self._refs[handle] = ref
         self._event(job, "dispatched", None)
@@ -336,6 +334,31 @@ class _AsyncLock:
     async def __aexit__(self, *exc: object) -> None:
         assert self._lock is not None
         self._lock.release()
+
+
+def _infeasible(job: Job, nodes: list[dict[str, Any]]) -> str | None:
+    """Why no live node of the cluster can ever run the job, or None."""
+    mib = 1024 * 1024
+    if job.node_labels:
+        wanted = job.node_labels.items()
+        nodes = [n for n in nodes if wanted <= (n.get("Labels") or {}).items()]
+        if not nodes:
+            shown = ", ".join(f"{k}={v}" for k, v in job.node_labels.items())
+            return (f"no node of the cluster carries the labels {shown} (`ray start --labels` on a node gives them); "
+                    "change the subtask's node-labels or label a node")
+    if not any(n["Resources"].get("memory", 0) >= job.memory_mb * mib for n in nodes):
+        largest = max((n["Resources"].get("memory", 0) for n in nodes), default=0)
+        return (f"no node of the cluster can reserve the agent's memory-mb = {job.memory_mb} (the largest offers "
+                f"{int(largest // mib)} MiB); lower [agent.limits] memory-mb or add a larger node")
+    cpus = job.cpus or 1
+    if not any(n["Resources"].get("CPU", 0) >= cpus for n in nodes):
+        most = max((n["Resources"].get("CPU", 0) for n in nodes), default=0)
+        return (f"no node of the cluster offers the agent's cpus = {cpus} (the most is {int(most)}); "
+                "lower [agent.limits] cpus or add a larger node")
+    if not any(n["Resources"].get("memory", 0) >= job.memory_mb * mib and n["Resources"].get("CPU", 0) >= cpus
+               for n in nodes):
+        return (f"no node of the cluster offers both the agent's memory-mb = {job.memory_mb} and cpus = {cpus}")
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -115,7 +115,8 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     ctx.emit("dispatch", subtask=sub.id, agent=agent_id, dispatch=dispatch, base=ctx.base)
     job = Job(run_id, sub.id, agent_id, task.manifest, str(task.path), task.digest, str(ctx.catalog.root),
               ctx.catalog_digest, ctx.base, context,
-              memory_mb=task.agent.limits.memory_mb if task.agent is not None else Job.memory_mb)
+              memory_mb=task.agent.limits.memory_mb if task.agent is not None else Job.memory_mb,
+              cpus=task.agent.limits.cpus if task.agent is not None else None, node_labels=dict(sub.node_labels))
     return await ctx.executor.start(job)
 
 

@@ -17,7 +17,8 @@ call, new namespaces (unshare, setns, clone with a CLONE_NEW* flag; clone3,
 whose flags sit in memory a filter cannot read, answers ENOSYS so libc falls
 back to clone), kernel modules, kexec, reboot, swap, the clock, the kernel log,
 file handles (open_by_handle_at walks around mount restrictions), terminal
-injection (TIOCSTI, TIOCLINUX), and socket families other than Unix, IPv4 and
+injection (TIOCSTI, TIOCLINUX), changing the CPU affinity (an agent pinned to its declared CPUs
+stays on them), and socket families other than Unix, IPv4 and
 IPv6 (netlink, packet, vsock, ...). Everything else stays allowed: the
 programs an agent runs (compilers, test runners, package managers of every
 language) are open-ended, and the boundary that holds is the unprivileged uid,
@@ -48,6 +49,7 @@ REFUSED = (
     "settimeofday", "clock_settime", "clock_adjtime",
     "open_by_handle_at", "name_to_handle_at", "lookup_dcookie",
     "iopl", "ioperm", "vhangup", "uselib", "nfsservctl",
+    "sched_setaffinity",  # an agent pinned to its `cpus` (runtime.sandbox.cpus) cannot widen the pin
 )
 CLONE_NAMESPACE_FLAGS = (
     0x00000080,  # CLONE_NEWTIME

@@ -23,6 +23,7 @@ from typing import Any
 from runtime.errors import FatalError
 from runtime.manifests.task import Task
 from runtime.sandbox.bwrap import SandboxSpec
+from runtime.sandbox.cpus import pinned
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
@@ -118,6 +119,8 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
         fds: tuple[int, ...] = ()
         if setup.sandbox is not None:
             argv, fds = stack.enter_context(sandboxed(setup.sandbox, argv))
+        if limits.cpus is not None:
+            argv = [*stack.enter_context(pinned(limits.cpus)), *argv]
         outcome = await supervise(
             argv, cwd=setup.worktree, env=env, stdin=stdin,
             stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",

@@ -11,6 +11,7 @@ import os
 
 from runtime.errors import FatalError
 from runtime.manifests.task import Task
+from runtime.sandbox.cpus import check_cpus
 from runtime.sandbox.env import check_declared
 from runtime.spawn.backends import backend_for
 
@@ -24,4 +25,6 @@ def preflight(task: Task, *, models_here: bool = True) -> None:
         if name not in os.environ:
             raise FatalError(f"{task.path}: [agent] env names {name}, which the orchestrator's environment does not set")
         check_declared(name, os.environ[name])
+    if agent.limits.cpus is not None:
+        check_cpus(agent.limits.cpus, str(task.path))
     backend_for(agent.backend).preflight(task, models_here)

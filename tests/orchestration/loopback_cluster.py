@@ -84,7 +84,8 @@ def main() -> int:
         _wait_for_port(int(spec["serve_port"]))
     _start(["--head", f"--port={PORT}", "--num-cpus=0", "--include-dashboard=false", f"--temp-dir={temp}"], base_env)
     for n in (1, 2):
-        _start([f"--address=127.0.0.1:{PORT}", "--num-cpus=2", f"--resources={json.dumps({f'w{n}': 1})}"], base_env)
+        _start([f"--address=127.0.0.1:{PORT}", "--num-cpus=2", f"--resources={json.dumps({f'w{n}': 1})}",
+                f"--labels=runtime-test/worker=w{n}"], base_env)
     nodes = _nodes(base_env)
     killed: list[str] = []
     if spec.get("kill_busy_node"):

@@ -91,6 +91,23 @@ def test_a_job_naming_another_catalog_is_refused(spawner: Spawner):
     assert s.sha("agent/run-1.t") is None
 
 
+def test_a_job_placed_by_node_labels_is_refused_here(spawner: Spawner):
+    s = spawner
+    catalog = Catalog(REPO)
+    task = s.task(agent_id="ag-unused-4", command=f"{SH_FIX}; {SH_REPORT}")
+    options = SpawnOptions(repo=s.repo, state_dir=s.state, catalog=str(REPO))
+    results = []
+
+    async def body(group):
+        executor = LocalExecutor(group, options, 1)
+        handle = await executor.start(replace(_job(s, task, "t", catalog), node_labels={"pool": "big"}))
+        results.append(await executor.collect(handle))
+
+    _run(body)
+    assert results[0].outcome.label == "failed(runtime)" and "run it with --executor ray" in results[0].outcome.message
+    assert s.sha("agent/run-1.t") is None
+
+
 @pytest.mark.parametrize("inline", [False, True])
 def test_a_task_crosses_as_its_manifest_and_loads_the_same(tmp_path, inline):
     from runtime.manifests.task import task_from_manifest

@@ -208,6 +208,20 @@ def test_an_executor_it_cannot_use_is_an_error_at_its_line(project, keys, messag
     assert err.line == lineno(text, keys.splitlines()[-1].split(" = ")[0] + " = ")
 
 
+def test_node_labels_say_where_a_cluster_may_run_a_subtask(project):
+    text = PLAN.replace('id = "fix-mean"\n', 'id = "fix-mean"\nnode-labels = {pool = "big", "example.com/zone" = "a-1"}\n', 1)
+    plan = load_plan(CATALOG, write(project, text))
+    assert plan.subtask("fix-mean").node_labels == {"pool": "big", "example.com/zone": "a-1"}
+    assert plan.subtask("document-mean").node_labels == {}
+
+
+@pytest.mark.parametrize("labels", ['{pool = "in(a,b)"}', '{"bad key!" = "x"}', '{pool = ""}'])
+def test_a_node_label_that_is_no_label_is_an_error_at_its_line(project, labels):
+    text = PLAN.replace('id = "fix-mean"\n', f'id = "fix-mean"\nnode-labels = {labels}\n', 1)
+    err = only_error(project, text)
+    assert "is not a label" in err.message and err.line == lineno(text, "node-labels")
+
+
 def test_inline_errors_from_the_task_loader_name_the_plan_lines(project):
     text = PLAN.replace('files-whitelist = ["README.md"]', 'files-whitelist = ["../README.md"]')
     err = only_error(project, text)
@@ -554,6 +568,6 @@ def test_the_plan_schema_is_written_and_committed():
     assert schema["$id"].endswith("/plan.schema.json") and schema["title"] == "plan.toml"
     assert set(schema["properties"]) == {"plan", "subtask"} and schema["additionalProperties"] is False
     subtask = schema["$defs"]["SubtaskEntry"]["properties"]
-    assert {"id", "sequence", "uses", "file", "task", "scope", "verification", "output", "network", "agent",
+    assert {"id", "sequence", "uses", "file", "task", "scope", "verification", "output", "network", "agent", "node-labels",
             "body"} == set(subtask)
     assert (REPO / "schemas/plan.schema.json").read_text() == render(schema)

@@ -144,14 +144,27 @@ def test_a_worker_node_killed_mid_job_is_dispatched_again(orchestra):
     assert run_end["status"] == "accepted"
 
 
-def test_a_job_no_node_can_hold_is_refused_not_left_waiting(orchestra):
-    sub = orchestra.subtask("huge", limits={"memory-mb": 4_000_000})
-    result, observed = in_cluster(orchestra, str(orchestra.plan([sub])), timeout=300)
+def test_jobs_go_where_their_labels_say_and_none_waits_for_a_node_that_cannot_hold_it(orchestra):
+    """Placed by its node labels and reserving its CPUs; a job that no node can hold (memory, CPUs,
+    labels) is failed(runtime) at once with the figures, instead of Ray's endless wait."""
+    def sub(sid: str, path: str, **extra):
+        return orchestra.subtask(sid, command=_writes(path, f"{sid}\\n"), whitelist=[path], test_command=ADD_TESTS, **extra)
+
+    placed = sub("placed", "D.md", limits={"cpus": 2})
+    placed["node-labels"] = {"runtime-test/worker": "w2"}
+    nowhere = sub("nowhere", "C.md")
+    nowhere["node-labels"] = {"runtime-test/worker": "w9"}
+    subtasks = [sub("huge", "A.md", limits={"memory-mb": 4_000_000}), sub("wide", "B.md", limits={"cpus": 64}),
+                nowhere, placed]
+    result, observed = in_cluster(orchestra, str(orchestra.plan(subtasks, concurrency=4)), timeout=300)
     assert result.code == 2, (result.stderr, observed["stderr"])
-    end = next(e for e in result.events if e["event"] == "subtask-end")
-    assert end["label"] == "failed(runtime)"
+    ends = {e["subtask"]: e["label"] for e in result.events if e["event"] == "subtask-end"}
+    assert ends == {"huge": "failed(runtime)", "wide": "failed(runtime)", "nowhere": "failed(runtime)", "placed": "ok"}
+    w2 = next(node for node, name in observed["nodes"].items() if name == "w2")
+    assert _returned_nodes(result)["placed"] == w2
     report = result.report or ""
-    assert "memory-mb = 4000000" in report, report
+    assert "memory-mb = 4000000" in report and "cpus = 64 (the most is 2)" in report, report
+    assert "carries the labels runtime-test/worker=w9" in report, report
 
 
 def test_an_unreachable_cluster_is_one_line_and_nothing_is_created(orchestra):
@@ -204,3 +217,15 @@ def test_an_orchestrator_killed_mid_run_resumes_on_the_cluster_without_double_me
     merges = [s for s in orchestra.first_parents("trunk") if s.startswith("Merge run")]
     assert len(merges) == 1
     assert FIXED in orchestra.show("trunk", "src/calc/__init__.py") and orchestra.show("trunk", "docs.md") == "slow\n"
+
+
+def test_a_plan_placing_subtasks_by_node_labels_is_refused_by_the_local_executor(orchestra):
+    sub = orchestra.subtask("fix")
+    sub["node-labels"] = {"pool": "big"}
+    plan = orchestra.plan([sub])
+    proc = subprocess.run(orchestra.argv(str(plan)), cwd=orchestra.repo, capture_output=True, text=True,
+                          env=orchestra.full_env(), timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "subtask `fix` has node-labels, which only a cluster can honour" in line and "plan.toml:" in line
+    assert not orchestra.state.exists() and orchestra.branches() == ["trunk"]

@@ -92,3 +92,31 @@ def test_a_symlinked_report_leaks_nothing(spawner: Spawner, tmp_path):
                     haystacks[path] = fh.read().decode("utf-8", "replace")
     for where, text in haystacks.items():
         assert canary not in text, f"the canary leaked into {where}"
+
+
+PROBE_CPUS = ("c=$(grep Cpus_allowed_list /proc/self/status | cut -f2); "
+              "w=$(python3 -c 'import os\ntry:\n    os.sched_setaffinity(0, range(os.cpu_count()))\n    print(\"widened\")\n"
+              "except PermissionError:\n    print(\"refused\")'); "
+              "printf 'Summary: cpus %s, widening %s\\nFiles changed: src/calc/__init__.py\\n' \"$c\" \"$w\" "
+              "> \"$RUNTIME_REPORT_FILE\"")
+
+
+def test_an_agent_runs_pinned_to_its_cpus_and_cannot_widen_the_pin(spawner: Spawner):
+    s = spawner
+    r = s.spawn(s.task(agent_id="ag-cpus", command=f"{SH_FIX}; {PROBE_CPUS}", limits={"cpus": 1}))
+    assert r.label == "ok", r.describe()
+    report = r.outcome["attempts"][-1]["report"]
+    pinned = report.split("cpus ", 1)[1].split(",", 1)[0]
+    assert pinned.isdigit() and int(pinned) in os.sched_getaffinity(0), report  # one CPU, of this machine's
+    assert "widening refused" in report, report
+    unpinned = s.spawn(s.task(agent_id="ag-free", command=f"{SH_FIX}; {PROBE_CPUS}"))
+    assert "widening refused" in unpinned.outcome["attempts"][-1]["report"]  # the filter is the same for all
+
+
+def test_an_agent_asking_for_more_cpus_than_the_machine_has_is_one_line(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-greedy", command=f"{SH_FIX}; {SH_REPORT}", limits={"cpus": 1024})
+    r = s.spawn(task)
+    assert r.proc.returncode == 1 and not s.state.joinpath("runs", "ag-greedy").exists()
+    (line,) = r.proc.stderr.strip().splitlines()
+    assert f"[agent.limits] cpus = 1024, but this machine offers {len(os.sched_getaffinity(0))}" in line

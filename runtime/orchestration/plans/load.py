@@ -100,6 +100,7 @@ class Subtask:
     task: Task = field(repr=False)
     line: int  # the line of its `[[subtask]]` header in the plan
     file: Path | None  # the task manifest; None for an inline task
+    node_labels: dict[str, str] = field(default_factory=dict)  # where a cluster may run it (executor ray)
 
     @property
     def inline(self) -> bool:
@@ -198,11 +199,21 @@ def _check_plan_section(section: PlanSection, src: TomlSource, base_dir: Path, e
     return planner, reviewer
 
 
+# Ray's label syntax (that of Kubernetes), exact values only: no selector operators.
+NODE_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+NODE_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
 def _load_subtask(
     catalog: Catalog, n: int, raw: dict[str, Any], entry: SubtaskEntry, src: TomlSource,
     base_dir: Path, inline_path: Path, errors: list[ManifestError],
 ) -> Subtask | None:
     here = ("subtask", n)
+    for key, value in entry.node_labels.items():
+        if not NODE_LABEL_KEY.match(key) or not NODE_LABEL_VALUE.match(value):
+            errors.append(src.error(here + ("node-labels", key), f"node label {key} = {value!r} is not a label: keys and "
+                                    "values are letters, digits, `-`, `_` and `.` (a key may have a `domain/` prefix), "
+                                    "at most 63 characters, and match exactly"))
     inline = [k for k in TASK_TABLES if k in raw]
     if entry.file is not None and inline:
         tables = ", ".join(f"[subtask.{k}]" for k in inline)
@@ -236,7 +247,8 @@ def _load_subtask(
     except ManifestError as exc:
         errors.append(exc)
         return None
-    return Subtask(entry.id, entry.sequence, tuple(entry.uses), task, src.line_of(here), None if entry.file is None else base_dir / entry.file)
+    return Subtask(entry.id, entry.sequence, tuple(entry.uses), task, src.line_of(here),
+                   None if entry.file is None else base_dir / entry.file, dict(entry.node_labels))
 
 
 def _glob_line(sub: Subtask, n: int, glob_index: int | None, src: TomlSource) -> int:

@@ -51,6 +51,8 @@ class SubtaskEntry(Model):
     id: str = Field(pattern=SUBTASK_ID)  # names the subtask in `uses`, events, the report (unique: checked here)
     sequence: int = Field(ge=1)  # fan-out: groups run in increasing order, a group's members in parallel
     uses: list[str] = Field(default_factory=list)  # fan-out: these subtasks' outputs become context (checked here)
+    # executor = "ray": only a node carrying all these labels (`ray start --labels`) runs it; the local executor refuses
+    node_labels: dict[str, str] = Field(default_factory=dict)
     file: str | None = Field(default=None, min_length=1)  # a task manifest, relative to the plan file
     # ... or the task manifest's tables inline; each is enforced as in a task file (runtime.manifests.task)
     task: TaskSection | None = None
