@@ -20,6 +20,7 @@ dispatches it again within the plan's `max-dispatches`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -265,7 +266,8 @@ class RayExecutor:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(service.close)
             if not self._services and self._desk is not None:
-                self._desk.wake.remote()  # the desk's `take` returns: nothing is out to ask
+                with contextlib.suppress(ray.exceptions.RayError):
+                    self._desk.wake.remote()  # the desk's `take` returns: nothing is out to ask
         result = SubtaskResult.from_json(remote.result_json)
         for record in remote.audit:
             self._audit.append(record["kind"], record.get("agent"), **record.get("data", {}),
@@ -286,21 +288,32 @@ class RayExecutor:
     def _start_taking(self) -> None:
         """Take the workers' questions while a job is out (one taker; it stops when the last job is back)."""
         if self._desk is None:
-            # No CPU: a mailbox; it lives as long as this process (an actor Ray ties to its driver).
-            self._desk = self._ray.remote(num_cpus=0, max_restarts=0)(_Desk).remote()
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            # No CPU: a mailbox. On the orchestrator's own node, so no worker node's loss takes it down,
+            # and owned by this process, so it goes when the orchestrator does.
+            here = NodeAffinitySchedulingStrategy(self._ray.get_runtime_context().get_node_id(), soft=False)
+            desk: Any = self._ray.remote(_Desk)
+            self._desk = desk.options(num_cpus=0, max_restarts=0, scheduling_strategy=here).remote()
         if not self._taking:
             self._taking = True
             self._group.start_soon(self._take)
 
     async def _take(self) -> None:
+        desk = self._desk
         try:
             while self._services:
-                for number, agent, kind, payload in await self._desk.take.remote():
-                    self._group.start_soon(self._reply, number, agent, kind, payload)
+                for number, agent, kind, payload in await desk.take.remote():
+                    self._group.start_soon(self._reply, desk, number, agent, kind, payload)
+        except self._ray.exceptions.RayError:
+            # The desk is gone (its node with it): the jobs out now lose their way back and fail on their
+            # own; the next dispatch makes a new desk. Never the run's end.
+            if self._desk is desk:
+                self._desk = None
         finally:
             self._taking = False
 
-    async def _reply(self, number: int | None, agent: str, kind: str, payload: dict[str, Any]) -> None:
+    async def _reply(self, desk: Any, number: int | None, agent: str, kind: str, payload: dict[str, Any]) -> None:
         job, service = self._services.get(agent, (None, None))
         if number is None:  # news
             if kind == "progress" and job is not None and self._listener is not None:
@@ -311,7 +324,10 @@ class RayExecutor:
                                                             "message": f"no job of this run is out as {agent}"}}
         else:
             reply = await anyio.to_thread.run_sync(service.answer, kind, payload)
-        self._desk.answer.remote(number, reply)
+        try:
+            desk.answer.remote(number, reply)
+        except self._ray.exceptions.RayError:
+            pass  # the desk is gone; the asker fails on its own (see _take)
 
     def _event(self, job: Job, state: str, node: str | None, **extra: Any) -> None:
         if self._listener is not None:
