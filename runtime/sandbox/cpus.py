@@ -26,6 +26,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from runtime.errors import FatalError
+from runtime.pids import alive
 
 
 def available() -> list[int]:
@@ -48,16 +49,6 @@ def _folder() -> Path:
     if folder.is_symlink() or folder.stat().st_uid != os.getuid():
         raise FatalError(f"{folder} is not this user's own folder: cannot record which CPUs agents hold")
     return folder
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager
@@ -93,7 +84,7 @@ def _read(path: Path) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for owner, cpus in data.items():
         pid = owner.split(":", 1)[0]
-        if pid.isdigit() and _alive(int(pid)) and isinstance(cpus, list):
+        if pid.isdigit() and alive(int(pid)) and isinstance(cpus, list):
             out[owner] = [c for c in cpus if isinstance(c, int)]
     return out
 

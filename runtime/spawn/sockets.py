@@ -15,6 +15,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from runtime.pids import alive
+
 
 def _registry(state_root: Path) -> Path:
     return state_root / "sockets"
@@ -34,16 +36,6 @@ def remove_socket_folder(state_root: Path, folder: Path) -> None:
     (_registry(state_root) / folder.name).unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale_socket_folders(state_root: Path) -> list[Path]:
     """Remove the recorded folders whose owner process is gone; returns them."""
     registry = _registry(state_root)
@@ -55,7 +47,7 @@ def clean_stale_socket_folders(state_root: Path) -> list[Path]:
         except (OSError, ValueError):
             record.unlink(missing_ok=True)
             continue
-        if _alive(pid) or folder.name != record.name:
+        if alive(pid) or folder.name != record.name:
             continue
         shutil.rmtree(folder, ignore_errors=True)
         record.unlink(missing_ok=True)

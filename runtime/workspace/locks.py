@@ -22,6 +22,7 @@ from filelock import FileLock, Timeout
 
 from runtime.errors import FatalError
 from runtime.manifests.names import check_agent_id
+from runtime.pids import alive
 
 
 class AgentIdInUse(FatalError):
@@ -109,7 +110,7 @@ def _read_holder(path: Path, wait: bool) -> tuple[int, float]:
     for _ in range(20 if wait else 1):
         try:
             record = json.loads(_holder_path(path).read_text())
-            if isinstance(record, dict) and isinstance(record.get("pid"), int) and _alive(record["pid"]):
+            if isinstance(record, dict) and isinstance(record.get("pid"), int) and alive(record["pid"]):
                 return record["pid"], float(record.get("time", 0))
         except (OSError, ValueError):
             pass
@@ -117,15 +118,3 @@ def _read_holder(path: Path, wait: bool) -> tuple[int, float]:
             time.sleep(0.05)
     return 0, 0.0
 
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` exists (a record left by a dead holder names no one; the new holder's follows)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True

@@ -45,6 +45,19 @@ def _run(executor_body):
     anyio.run(main)
 
 
+def _run_one(s: Spawner, job: Job) -> SubtaskResult:
+    """One job through a local executor: its result."""
+    options = SpawnOptions(repo=s.repo, state_dir=s.state, catalog=str(REPO))
+    results = []
+
+    async def body(group):
+        executor = LocalExecutor(group, options, 1)
+        results.append(await executor.collect(await executor.start(job)))
+
+    _run(body)
+    return results[0]
+
+
 def test_the_local_executor_starts_collects_and_stops(spawner: Spawner):
     s = spawner
     catalog = Catalog(REPO)
@@ -78,16 +91,8 @@ def test_a_job_naming_another_catalog_is_refused(spawner: Spawner):
     s = spawner
     catalog = Catalog(REPO)
     task = s.task(agent_id="ag-unused-3", command=f"{SH_FIX}; {SH_REPORT}")
-    options = SpawnOptions(repo=s.repo, state_dir=s.state, catalog=str(REPO))
-    results = []
-
-    async def body(group):
-        executor = LocalExecutor(group, options, 1)
-        handle = await executor.start(_job(s, task, "t", catalog, digest="0" * 64))
-        results.append(await executor.collect(handle))
-
-    _run(body)
-    assert results[0].outcome.label == "failed(runtime)" and "not the one the plan was made with" in results[0].outcome.message
+    result = _run_one(s, _job(s, task, "t", catalog, digest="0" * 64))
+    assert result.outcome.label == "failed(runtime)" and "not the one the plan was made with" in result.outcome.message
     assert s.sha("agent/run-1.t") is None
 
 
@@ -95,16 +100,8 @@ def test_a_job_placed_by_node_labels_is_refused_here(spawner: Spawner):
     s = spawner
     catalog = Catalog(REPO)
     task = s.task(agent_id="ag-unused-4", command=f"{SH_FIX}; {SH_REPORT}")
-    options = SpawnOptions(repo=s.repo, state_dir=s.state, catalog=str(REPO))
-    results = []
-
-    async def body(group):
-        executor = LocalExecutor(group, options, 1)
-        handle = await executor.start(replace(_job(s, task, "t", catalog), node_labels={"pool": "big"}))
-        results.append(await executor.collect(handle))
-
-    _run(body)
-    assert results[0].outcome.label == "failed(runtime)" and "run it with --executor ray" in results[0].outcome.message
+    result = _run_one(s, replace(_job(s, task, "t", catalog), node_labels={"pool": "big"}))
+    assert result.outcome.label == "failed(runtime)" and "run it with --executor ray" in result.outcome.message
     assert s.sha("agent/run-1.t") is None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -50,10 +51,8 @@ def test_a_live_orchestrator_runs_the_command(tmp_path):
     assert mark.exists() and not processes_with(str(mark))
 
 
-def test_a_sandbox_whose_orchestrator_is_gone_runs_nothing(tmp_path):
-    """The inner side: bubblewrap set up, but the orchestrator's end of the pipe already closed."""
-    import os
-
+def _sandbox(tmp_path):
+    """A sandbox spec over a fresh worktree (granted), and the worktree."""
     from runtime.sandbox.bwrap import SandboxSpec, bwrap_path
     from runtime.sandbox.env import agent_env
 
@@ -63,6 +62,12 @@ def test_a_sandbox_whose_orchestrator_is_gone_runs_nothing(tmp_path):
     home.mkdir()
     spec = SandboxSpec(worktree=worktree, home=home, writable=[worktree], env=agent_env(home, {}))
     spec.grant()
+    return spec, worktree
+
+
+def test_a_sandbox_whose_orchestrator_is_gone_runs_nothing(tmp_path):
+    """The inner side: bubblewrap set up, but the orchestrator's end of the pipe already closed."""
+    spec, worktree = _sandbox(tmp_path)
     for orchestrator_alive in (True, False):
         mark = worktree / f"started-{orchestrator_alive}"
         read_end, write_end = os.pipe()
@@ -84,17 +89,7 @@ def test_a_sandbox_outliving_its_orchestrator_is_killed_from_inside(tmp_path):
     orchestrator dies in between, init lives on. The watcher inside kills the command when the
     orchestrator's end of the pipe closes, even though bubblewrap itself (here: kept alive by the
     test, as that unarmed init would be) never dies."""
-    import os
-
-    from runtime.sandbox.bwrap import SandboxSpec, bwrap_path
-    from runtime.sandbox.env import agent_env
-
-    require(bwrap_path() is not None, "bubblewrap is not installed")
-    worktree, home = tmp_path / "wt", tmp_path / "home"
-    worktree.mkdir()
-    home.mkdir()
-    spec = SandboxSpec(worktree=worktree, home=home, writable=[worktree], env=agent_env(home, {}))
-    spec.grant()
+    spec, worktree = _sandbox(tmp_path)
     n = marker()
     read_end, write_end = os.pipe()
     proc = subprocess.Popen([*spec.args(alive_fd=read_end), "/bin/sh", "-c", f"sleep {n}; sleep {n}"],
