@@ -10,14 +10,15 @@ records the prune. A pruned agent id may be used again.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import shutil
 import time
 from pathlib import Path
 
 from runtime.spawn.state import FINAL
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
+from runtime.workspace.tree import remove_tree
 
 
 def _age_days(record: dict) -> float:
@@ -58,11 +59,13 @@ def run(args) -> int:
         if worktree.exists():
             try:
                 git.remove_worktree(worktree)
-            except GitError:
-                shutil.rmtree(worktree, ignore_errors=True)
+            except (GitError, OSError):
+                with contextlib.suppress(OSError):
+                    remove_tree(worktree)
         if has_branch:
             git.delete_branch(branch)
-        shutil.rmtree(state.run(agent_id), ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(state.run(agent_id))  # the agent's home is in there: any depth, any mode
     if pruned and not args.dry_run:
         AuditLog(state.audit).append("prune", None, agents=[p["agent"] for p in pruned])
     if args.json:

@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 
 _SPECIAL = set("*?[")
+# Any characters, newlines included, to the very end: a file name may hold a newline, and `$` would also
+# match before a final one (`src/a.py` would cover a file named "src/a.py\n").
+_ANY = "(?s:.*)"
 
 
 def check_glob(glob: str) -> str:
@@ -76,12 +79,12 @@ def glob_to_regex(glob: str) -> str:
     for n, part in enumerate(parts):
         last = n == len(parts) - 1
         if part == "**":
-            body += ".*" if last else "(?:[^/]+/)*"
+            body += _ANY if last else "(?:[^/]+/)*"
         else:
             body += _component(part) + ("" if last else "/")
-    if body.endswith(".*"):
-        return "^" + body + "$"
-    return "^" + body + "(?:/.*)?$"
+    if body.endswith(_ANY):
+        return "^" + body + "\\Z"
+    return "^" + body + f"(?:/{_ANY})?\\Z"
 
 
 def globs_to_regex(globs: list[str]) -> str | None:
@@ -100,7 +103,7 @@ def globs_to_regex(globs: list[str]) -> str | None:
         else:
             others.append(f"(?:{glob_to_regex(g)})")
     if names:
-        others.append(f"(?:^(?:[^/]+/)*(?:{'|'.join(names)})(?:/.*)?$)")
+        others.append(f"(?:^(?:[^/]+/)*(?:{'|'.join(names)})(?:/{_ANY})?\\Z)")
     return "|".join(others)
 
 

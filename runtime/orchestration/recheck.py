@@ -10,7 +10,7 @@ The command checks (tests, check commands) run again as the plan's checks on the
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from runtime.policy.compile import compile_policy
 from runtime.verify.gather import COMMAND_KINDS, Workspace, verify
 from runtime.verify.record import CheckRecord
 from runtime.workspace.git import Git
+from runtime.workspace.tree import remove_tree
 
 
 async def _no_commands(command: str, timeout_s: float) -> tuple[int, str]:
@@ -39,7 +40,7 @@ async def recheck_imported(git: Git, task: Any, catalog: Any, base: str, commit:
         entries = [e for e in policy.get("verify", []) if e["kind"] not in COMMAND_KINDS]
         records = await verify({"verify": entries}, Workspace(git, worktree, base, report, _no_commands))
     finally:
-        git.run("worktree", "remove", "--force", "--force", str(worktree), ok=None)
-        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(folder)
         git.run("worktree", "prune", ok=None)
     return [r for r in records if r.status != "passed"]

@@ -61,6 +61,7 @@ from pathlib import Path
 
 from runtime.errors import FatalError
 from runtime.sandbox.identity import AgentUser, agent_user
+from runtime.workspace.tree import walk
 
 # Namespaces and process hygiene, the same for every sandbox.
 _FIXED_FLAGS = (
@@ -174,27 +175,48 @@ def _grant_tree(root: Path, gid: int) -> None:
     Owners stay the orchestrator's, so git's `safe.directory` ownership check still trusts the
     worktree; the setgid bit on folders gives what the agent creates the same group. Symlinks are
     never followed, and a file with more than one hard link is left alone: it may be a link the
-    agent planted to a file it must not be handed.
+    agent planted to a file it must not be handed. The walk is descriptor-relative
+    (`runtime.workspace.tree`): what an earlier attempt left (any depth, any mode) cannot stop it.
     """
-    todo = [root]
-    while todo:
-        path = todo.pop()
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISLNK(st.st_mode) or (not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode)):
-            continue
-        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-            continue
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        _grant_entry(os.open(root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), root.name, gid, close=True)
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    parent = os.open(root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _grant_entry(parent, root.name, gid)
+    finally:
+        os.close(parent)
+    for folder in walk(root, paths=False):
+        for name in [*folder.dirs, *(e.name for e in folder.others)]:
+            _grant_entry(folder.fd, name, gid)
+
+
+def _grant_entry(fd: int, name: str, gid: int, *, close: bool = False) -> None:
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        is_dir, is_reg = stat.S_ISDIR(st.st_mode), stat.S_ISREG(st.st_mode)
+        if not (is_dir or is_reg) or (is_reg and st.st_nlink > 1):
+            return
         wanted = stat.S_IMODE(st.st_mode) | stat.S_IRGRP | stat.S_IWGRP
-        if stat.S_ISDIR(st.st_mode):
+        if is_dir:
             wanted |= stat.S_IXGRP | stat.S_ISGID
-            todo.extend(Path(entry.path) for entry in os.scandir(path))
         if st.st_gid != gid:
-            os.chown(path, -1, gid, follow_symlinks=False)
-        if stat.S_IMODE(os.lstat(path).st_mode) != wanted:  # chown clears setgid bits
-            os.chmod(path, wanted)
+            os.chown(name, -1, gid, dir_fd=fd, follow_symlinks=False)
+        # chown clears setgid bits. No symlink stands here (lstat said otherwise, and nothing runs in the
+        # tree while the orchestrator grants it); Linux has no fchmodat(AT_SYMLINK_NOFOLLOW).
+        if stat.S_IMODE(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode) != wanted:
+            os.chmod(name, wanted, dir_fd=fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        if close:
+            os.close(fd)
 
 
 def alive_check(fd: int) -> list[str]:

@@ -10,6 +10,7 @@ committed on its branch marked `Verified: no`, for inspection only.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from runtime.spawn.commands import tree_runner
 from runtime.spawn.outcome import Acceptance, Verdict
 from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
 from runtime.verify.kinds import evaluate
+from runtime.workspace import hazards
 from runtime.workspace.git import GitError, NothingToCommit
 from runtime.workspace.safe_files import size_under
 
@@ -106,28 +108,52 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
     return Acceptance(commit, merged)
 
 
-def _oversized(run: SpawnRun) -> list[str]:
-    """Files an unaccepted run left that are over its per-file size limit: never committed, even for inspection."""
+def _left_out(run: SpawnRun, fenced: list[str]) -> list[tuple[str, str]]:
+    """(path, why) of what an unaccepted run's inspection commit leaves out: nested repositories and
+    folders git cannot hold (``fenced``), files over the per-file limit, and, past the change limit, the
+    rest in path order. The commit stores at most the change limit; what it leaves out is listed."""
     params = next((e["params"] for e in run.policy.get("verify", []) if e["kind"] == "change-size"),
                   DEFAULT_CHANGE_SIZE)
+    out = [(path, "nested repository or unreadable folder") for path in fenced]
     try:
         candidates = run.git.unstaged_files(run.worktree)
     except GitError:
-        return []
-    return [p for p in candidates if (size_under(run.worktree, p) or 0) > params["max-file-bytes"]]
+        return out
+    total = 0
+    for path in sorted(candidates):
+        if any(path == f or path.startswith(f + "/") for f in fenced):
+            continue
+        size = size_under(run.worktree, path) or 0
+        if size > params["max-file-bytes"]:
+            out.append((path, "too large"))
+        elif total + size > params["max-change-bytes"]:
+            out.append((path, "over the change limit"))
+        else:
+            total += size
+    return out
+
+
+def _quoted(path: str) -> str:
+    """A path as one JSON string: a name holding a newline cannot add a line (a trailer) to the message."""
+    return json.dumps(path)
 
 
 def keep_for_inspection(run: SpawnRun, checks: list[tuple[str, str]], label: str) -> str | None:
-    """Commit whatever an unaccepted run changed on its branch (never merged), but oversized files;
-    the commit, or None when there was nothing to keep."""
+    """Commit whatever an unaccepted run changed on its branch (never merged), up to its change limit and
+    never a nested repository; the commit, or None when there was nothing to keep."""
     if not run.worktree or not Path(run.worktree).exists():
         return None
-    left_out = _oversized(run)
+    try:
+        fenced = [h.path for h in hazards.clear(run.worktree)]
+    except OSError:
+        return None  # a tree that cannot even be walked is not committed
+    left_out = _left_out(run, fenced)
     message = commit_message(run, False, checks, label)
     if left_out:
-        message += "Left-Out: " + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + " (too large)\n"
+        shown = ", ".join(f"{_quoted(path)} ({why})" for path, why in left_out[:20])
+        message += f"Left-Out: {shown}" + (f" and {len(left_out) - 20} more" if len(left_out) > 20 else "") + "\n"
     try:
-        inspection: str = run.git.commit_all(run.worktree, message, exclude=left_out)
+        inspection: str = run.git.commit_all(run.worktree, message, exclude=[path for path, _ in left_out])
     except (NothingToCommit, GitError):
         return None
     run.audit.append("commit", run.agent_id, commit=inspection, branch=run.branch, verified=False)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,7 @@ from runtime.spawn.sandboxing import agent_sandbox
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.verify.gather import Workspace, verify
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
+from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
     from runtime.spawn.pipeline import SpawnRun
@@ -74,14 +74,11 @@ def _start_approvals(run: SpawnRun, folder: Path | None):
 
 def fresh_home(home: Path) -> None:
     """Empty the agent's home before an attempt: nothing it (or code it ran) left there — client
-    settings, shell start-up files, caches — carries over to the next attempt. Nothing is followed:
-    rmtree unlinks symlinks instead of descending into them."""
+    settings, shell start-up files, caches — carries over to the next attempt. Nothing is followed,
+    and no depth or mode the agent left stops it (`runtime.workspace.tree`)."""
     for entry in os.scandir(home):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.path)
+        with contextlib.suppress(FileNotFoundError):
+            remove_tree(entry.path)
 
 
 def _start_egress(run: SpawnRun, folder: Path):
@@ -187,7 +184,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             run.save("verifying")
             runner = command_runner(run.worktree, sandbox, run.home, run.toolchain)
             with run.timed("verify"):
-                attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner))
+                attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
+                                                                   clear_nested=True))
             if setup.report_problem:
                 attempt.checks.append(CheckRecord("runtime", "report-file", "rejected", setup.report_problem))
             for check in attempt.checks:

@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from runtime.spawn.remote import RemoteOrchestrator
 from runtime.spawn.state import StateDir, default_state_dir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
+from runtime.workspace.tree import remove_tree
 
 
 @dataclass
@@ -354,5 +354,6 @@ async def _resume_merge(setup: SpawnSetup, resume: ResumeMerge) -> Outcome:
 def _remove_worktree(run: SpawnRun) -> None:
     try:
         run.git.remove_worktree(run.worktree)
-    except FatalError:
-        shutil.rmtree(run.worktree, ignore_errors=True)
+    except (FatalError, OSError):
+        with contextlib.suppress(OSError):
+            remove_tree(run.worktree)

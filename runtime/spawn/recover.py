@@ -19,7 +19,7 @@ live lock holder), git's records of them, and their socket folders.
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from runtime.spawn.sockets import clean_stale_socket_folders
 from runtime.spawn.state import FINAL, StateDir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
+from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
     from runtime.spawn.pipeline import SpawnSetup
@@ -87,8 +88,9 @@ def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
             continue  # a finished run's worktree is there because it was asked for (--keep)
         try:
             git.remove_worktree(path)
-        except GitError:
-            shutil.rmtree(path, ignore_errors=True)
+        except (GitError, OSError):
+            with contextlib.suppress(OSError):
+                remove_tree(path)
         removed.append(agent_id)
     try:
         git.run("worktree", "prune")
@@ -131,8 +133,9 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
     if worktree.exists():
         try:
             run.git.remove_worktree(worktree)
-        except GitError:
-            shutil.rmtree(worktree, ignore_errors=True)
+        except (GitError, OSError):
+            with contextlib.suppress(OSError):
+                remove_tree(worktree)
     if run.git.branch_exists(run.branch):
         if run.git.resolve(run.branch) != base:
             raise FatalError(f"interrupted run of {run.agent_id} left commits on {run.branch}; inspect and delete the branch")

@@ -24,7 +24,7 @@ from runtime.verify.kinds import evaluate
 from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
 from runtime.verify.record import CheckRecord
 from runtime.workspace.changes import Change, changed_paths
-from runtime.workspace.git import Git
+from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, read_under, sha256_under, size_under
 
 # A command runner: (command, timeout_s) -> (exit code, combined output).
@@ -41,6 +41,9 @@ class Workspace:
     base: str
     report: str | None
     run_command: RunCommand
+    # The spawn pipeline's own worktree: a nested repository found there has its `.git` deleted before git
+    # reads the tree (and is a rejection). Anywhere else (a user's checkout) it is refused instead.
+    clear_nested: bool = False
 
 
 def _text(data: bytes | None) -> str | None:
@@ -85,7 +88,8 @@ def _structural(changes: list[Change]) -> str | None:
     bad = [c for c in changes if c.escapes or c.path == ".git" or c.path.startswith(".git/")]
     if not bad:
         return None
-    lines = [f"- {c.path}" + (f" -> {c.symlink_target}" if c.symlink_target else "") for c in bad]
+    lines = [f"- {c.path}" + (f" -> {c.symlink_target}" if c.symlink_target else "")
+             + (f": {c.reason}" if c.reason else "") for c in bad]
     return "these changes reach outside the worktree or into .git, which is never allowed:\n" + "\n".join(lines)
 
 
@@ -157,9 +161,24 @@ async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCo
     return {"results": results}
 
 
+def _unreadable(exc: GitError) -> CheckRecord:
+    """The work git itself cannot read (attributes it cannot honour, a file it cannot convert): nothing can
+    be judged or committed, and git's own words say what to fix."""
+    detail = " ".join(exc.stderr.split())[:600] or str(exc)
+    return CheckRecord("runtime", "changes", "rejected",
+                       f"git cannot read the work in the worktree, so it can be neither checked nor committed: {detail}")
+
+
+def _changes(ws: Workspace) -> list[Change]:
+    return changed_paths(ws.git, ws.worktree, ws.base, clear_nested=ws.clear_nested)
+
+
 async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
     """Every verify entry of the policy, judged; structural violations fail the scope check."""
-    changes = await anyio.to_thread.run_sync(changed_paths, ws.git, ws.worktree, ws.base)
+    try:
+        changes = await anyio.to_thread.run_sync(_changes, ws)
+    except GitError as exc:
+        return [_unreadable(exc)]
     records: list[CheckRecord] = []
     structural = _structural(changes)
     commands = []
@@ -186,7 +205,11 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
             evidence = await command_evidence(entry["kind"], entry["params"], ws.run_command)
             result = evaluate(entry["kind"], entry["params"], evidence)
             records.append(CheckRecord(entry["atom"], entry["kind"], result.status, result.feedback))
-        after = _fingerprint(ws, await anyio.to_thread.run_sync(changed_paths, ws.git, ws.worktree, ws.base))
+        try:
+            after = _fingerprint(ws, await anyio.to_thread.run_sync(_changes, ws))
+        except GitError as exc:
+            records.append(_unreadable(exc))
+            return records
         if after != before:
             moved = sorted(set(before.items()) ^ set(after.items()))
             names = sorted({path for path, _ in moved})

@@ -16,6 +16,11 @@ unless that folder was ignored already (pytest's self-ignoring cache); an
 ``info/exclude`` written since the worktree was created reveals them all.
 Paths git cannot index (through an any-case ``.git`` folder) and nested
 repositories, whose files git never looks at, are reported as added and escaping.
+Before git reads the tree at all, the hazards of ``runtime.workspace.hazards``
+are looked for: a nested repository makes the listing refuse
+(``NestedRepositories``), or, for the spawn pipeline (``clear_nested``), have
+its `.git` deleted first; those and the folders git cannot hold (too deep,
+unreadable) are reported as added and escaping, with the reason.
 The worktree's ``.git`` link is checked against the main repository's records:
 a rewritten or replaced link is reported as a change of ``.git``; a missing
 worktree or link raises ``WorkspaceMissing``.
@@ -30,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.errors import FatalError
+from runtime.workspace import hazards as hazards_
 from runtime.workspace.git import Git
 from runtime.workspace.safe_files import UnsafeFile, read_under
 
@@ -42,7 +48,8 @@ class Change:
     """One changed path (POSIX, relative to the worktree root); ``old_path`` only for renames.
 
     ``escapes`` marks content a path check cannot vouch for: a symlink resolving
-    outside the worktree or into ``.git``, a nested repository, a tampered ``.git``.
+    outside the worktree or into ``.git``, a nested repository, a tampered ``.git``,
+    a folder git cannot hold; ``reason`` says which, when a path alone does not.
     """
 
     path: str
@@ -50,6 +57,7 @@ class Change:
     old_path: str | None = None
     symlink_target: str | None = None
     escapes: bool = False
+    reason: str | None = None
 
 
 class WorkspaceMissing(FatalError):
@@ -71,10 +79,22 @@ def check_worktree(git: Git, worktree: str | os.PathLike[str]) -> Path:
     return gitdir
 
 
-def changed_paths(git: Git, worktree: str | os.PathLike[str], base_sha: str) -> list[Change]:
-    """Every change of ``worktree`` relative to ``base_sha``: in path order, then ``.git`` if it changed."""
+def changed_paths(git: Git, worktree: str | os.PathLike[str], base_sha: str, *,
+                  clear_nested: bool = False) -> list[Change]:
+    """Every change of ``worktree`` relative to ``base_sha``: in path order, then ``.git`` if it changed.
+
+    A nested repository raises ``NestedRepositories`` before git reads anything, unless
+    ``clear_nested``: then its `.git` is deleted first and it is reported as an escaping change."""
     gitdir = check_worktree(git, worktree)
     root, base = os.path.realpath(worktree), git.resolve(base_sha)
+    found = hazards_.survey(root)
+    if any(h.kind == "nested-repository" for h in found):
+        if not clear_nested:
+            raise hazards_.NestedRepositories(root, [h.path for h in found if h.kind == "nested-repository"])
+        found = hazards_.clear(root)
+    held = [Change(h.path, "added", escapes=True, reason=h.reason) for h in found]
+    # git never enters them: a nested repository's files are another repository's, the others it cannot read
+    fenced = [f":(exclude,literal){h.path}" for h in found]
     common = git.text("rev-parse", "--path-format=absolute", "--git-common-dir")
     with tempfile.TemporaryDirectory(prefix="agent-runtime-") as tmp:
         # The throwaway index's blobs go to a throwaway object store (the repository's own objects stay
@@ -87,17 +107,25 @@ def changed_paths(git: Git, worktree: str | os.PathLike[str], base_sha: str) -> 
         # git fails the whole add on a path through an any-case ".git" folder or on a
         # nested repository without a commit: leave those out and report them directly.
         refused = [p for p in _ls(git, root, env, "--exclude-standard") if _unindexable(p)]
-        _add(git, root, env, tmp, ["."] + [f":(exclude,literal){p}" for p in refused], "-A")
+        _add(git, root, env, tmp, ["."] + fenced + [f":(exclude,literal){p}" for p in refused], "-A")
         changes = _diff(git, root, env, base)
         ignored = _ls(git, root, env, "--ignored", "--exclude-standard")
+        ignored = [p for p in ignored if not any(_below(p, h.path) for h in found)]
         reveal = _revealed(git, root, env, changes, ignored, _exclude_changed(git, gitdir))
         if reveal:
             refused += [p for p in reveal if _unindexable(p)]
             _add(git, root, env, tmp, [f":(literal){p}" for p in reveal if not _unindexable(p)], "--force")
             changes = _diff(git, root, env, base)
         changes += [Change(p.rstrip("/"), "added", escapes=True) for p in refused]
+    # A hazard's own path may also be listed by git (a gitlink of the base whose repository was deleted).
+    changes = [c for c in changes if not any(_below(c.path, h.path) for h in held)] + held
     link = _git_link_change(Path(root), gitdir)
     return sorted(changes, key=lambda c: c.path) + ([link] if link else [])
+
+
+def _below(path: str, folder: str) -> bool:
+    path = path.rstrip("/")
+    return path == folder or path.startswith(folder + "/")
 
 
 def _ls(git: Git, root: str, env: dict[str, str], *flags: str) -> list[str]:

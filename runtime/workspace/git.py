@@ -15,18 +15,25 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.errors import FatalError
+from runtime.workspace.hazards import guard
+from runtime.workspace.tree import remove_tree
 
 HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
              # commit and merge would start `git maintenance --auto`, which may detach into the background
-             "-c", "maintenance.auto=false")
+             "-c", "maintenance.auto=false",
+             # never into a submodule on its own: a checkout, fetch or status that recursed would run git
+             # inside a repository the agent may have written (see runtime.workspace.hazards, which keeps
+             # nested repositories away from every git call over a worktree)
+             "-c", "submodule.recurse=false", "-c", "fetch.recurseSubmodules=false",
+             "-c", "status.submoduleSummary=false")
 IDENTITY = ("agent-runtime", "agent-runtime@localhost")
 # author.* and committer.* beat user.* (git >= 2.22), so all three are pinned;
 # signing would prompt or use the user's key for a commit the user did not make.
@@ -88,17 +95,6 @@ def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
     env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
     env.update(extra or {})
     return env
-
-
-def _rmtree(path: Path) -> None:
-    # The agent may have left folders unreadable or unwritable; they are still ours to delete.
-    # Symlinks are never chmod-ed: chmod follows them.
-    os.chmod(path, 0o700)
-    for folder, subdirs, _ in os.walk(path):  # top-down: each folder is opened after it is fixed
-        for name in (os.path.join(folder, d) for d in subdirs):
-            if not os.path.islink(name):
-                os.chmod(name, 0o700)
-    shutil.rmtree(path)
 
 
 def _plain(value: str, what: str) -> str:
@@ -249,15 +245,18 @@ class Git:
 
     @_serialised
     def remove_worktree(self, path: str | os.PathLike[str]) -> None:
-        """Remove the worktree whatever state the agent left it in, then prune git's records."""
+        """Remove the worktree whatever state the agent left it in, then prune git's records.
+
+        The files go first, deleted by the orchestrator itself (`runtime.workspace.tree`): `git worktree
+        remove` would walk the agent's tree (and any nested repository in it) with path strings, and stop
+        at a folder deeper than PATH_MAX or one made unwritable. Then git drops its record of the
+        worktree, which no longer exists."""
         path = Path(path).absolute()
-        ours = self.worktree_gitdir(path) is not None  # asked first: a failed remove still drops git's record
-        gone = self.run("worktree", "remove", "--force", "--force", str(path), ok=None).returncode == 0
-        if not gone and os.path.lexists(path):
-            # A deleted or replaced .git link, or folders made unwritable, stop git; the folder is still ours.
-            if not ours:
+        if self.worktree_gitdir(path) is None:
+            if os.path.lexists(path):
                 raise GitError(["worktree", "remove", str(path)], f"{path} is not a worktree of {self.root}")
-            _rmtree(path)
+        else:
+            remove_tree(path)
         self.run("worktree", "prune")
 
     @_serialised
@@ -297,11 +296,12 @@ class Git:
         """``add -A`` (but the ``exclude`` paths) and commit in ``worktree`` as agent-runtime, hooks off;
         returns the commit sha. ``allow_empty``: commit even when nothing changed (a verdict on earlier work)."""
         inside = self.in_worktree(worktree)
+        guard(inside["cwd"])  # never `add` over a nested repository: git would run its configuration
         if branch is not None:
             on = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1), **inside).stdout.decode().strip()
             if on != f"refs/heads/{branch}":
                 raise GitError(["commit"], f"worktree {worktree} is on {on or 'a detached HEAD'}, not {branch}")
-        self.run("add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in exclude), **inside)
+        self._add_all(inside, [f":(exclude,literal){path}" for path in exclude])
         empty = self.run("diff-index", "--cached", "--quiet", "HEAD", "--", ok=(0, 1), **inside).returncode == 0
         if empty and not allow_empty:
             raise NothingToCommit(["commit"], f"nothing to commit in {worktree}")
@@ -310,9 +310,18 @@ class Git:
                  "-m", message, **inside)
         return self.text("rev-parse", "HEAD", **inside)
 
+    def _add_all(self, inside: dict, excludes: Sequence[str]) -> None:
+        """``add -A`` of the worktree but ``excludes`` (pathspecs through a file: there may be thousands)."""
+        with tempfile.TemporaryDirectory(prefix="agent-runtime-") as tmp:
+            listing = os.path.join(tmp, "pathspecs")
+            Path(listing).write_bytes(b"\0".join(os.fsencode(s) for s in [".", *excludes]))
+            self.run("add", "-A", f"--pathspec-from-file={listing}", "--pathspec-file-nul", **inside)
+
     def unstaged_files(self, worktree: str | os.PathLike[str]) -> list[str]:
         """Modified and untracked (not ignored) files of ``worktree``, from stat data: no file is read."""
-        out = self.run("ls-files", "-z", "--modified", "--others", "--exclude-standard", **self.in_worktree(worktree))
+        inside = self.in_worktree(worktree)
+        guard(inside["cwd"])
+        out = self.run("ls-files", "-z", "--modified", "--others", "--exclude-standard", **inside)
         return list(dict.fromkeys(os.fsdecode(p) for p in out.stdout.split(b"\0") if p))
 
     def simulate_merge(self, base_sha: str, branch: str) -> MergeSimulation:

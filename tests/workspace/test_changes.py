@@ -10,6 +10,7 @@ import pytest
 
 from runtime.workspace.changes import Change, WorkspaceMissing, changed_paths
 from runtime.workspace.git import Git
+from runtime.workspace.hazards import KINDS, NestedRepositories
 from tests.support import user_git, user_repo
 
 ODD_NAME = "we ird\nname-ü ✓.txt"
@@ -113,7 +114,15 @@ def test_nested_repository_is_reported_and_escapes(agent):
     sh(nested, "-c", "user.name=n", "-c", "user.email=n@n", "commit", "-qm", "n")
     sh(wt, "init", "-q", "-b", "x", str(wt / "empty"))  # no commit: git add would fail on it
     (wt / "empty" / "hidden.py").write_text("hidden = 2\n")
-    assert changed_paths(git, wt, base) == [Change("empty", "added", escapes=True), Change("src/vendor", "added", escapes=True)]
+    with pytest.raises(NestedRepositories) as refused:  # before any git command reads the tree
+        changed_paths(git, wt, base)
+    assert refused.value.paths == ["empty", "src/vendor"]
+    reason = KINDS["nested-repository"]
+    assert changed_paths(git, wt, base, clear_nested=True) == [
+        Change("empty", "added", escapes=True, reason=reason), Change("src/vendor", "added", escapes=True, reason=reason)]
+    # Their `.git` went before git looked; their files stay, for the rejection to name.
+    assert not (nested / ".git").exists() and not (wt / "empty" / ".git").exists()
+    assert (nested / "hidden.py").exists()
 
 
 def test_ignored_files_are_not_changes(agent):
