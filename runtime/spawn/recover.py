@@ -58,8 +58,10 @@ def _verified_commit(run: SpawnSetup, base: str) -> str | None:
     head = run.git.resolve(run.branch)
     if head == base:
         return None
-    body = run.git.text("log", "-1", "--format=%B", head)
-    if f"Agent-Id: {run.agent_id}" in body and "Verified: yes" in body:
+    # Whole lines of the message's trailers, never a substring: a goal or a quoted name elsewhere in the
+    # message must not read as a verdict.
+    lines = run.git.text("log", "-1", "--format=%B", head).splitlines()
+    if f"Agent-Id: {run.agent_id}" in lines and "Verified: yes" in lines and "Verified: no" not in lines:
         return head
     return None
 
