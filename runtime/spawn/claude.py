@@ -44,7 +44,7 @@ from runtime.spawn.sockets import remove_socket_folder, socket_folder
 # Tools of a role that the CLI offers under the same name; the rest are skipped (never Agent/Task:
 # delegation would start a second agent loop).
 CLI_TOOLS = frozenset({"Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "WebSearch", "NotebookEdit"})
-INSTALL_HINT = ("install it with `npm install -g @anthropic-ai/claude-code@2.1.330` (or `make test`, which installs "
+INSTALL_HINT = ("install it with `npm install -g @anthropic-ai/claude-code@2.1.332` (or `make test`, which installs "
                 "it under .cache/claude-code), or set RUNTIME_CLAUDE_BIN to the binary")
 # Quiet the CLI: no telemetry, update checks or error reports (they could not get out anyway).
 CLI_ENV = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

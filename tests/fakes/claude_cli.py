@@ -1,4 +1,4 @@
-"""Run the real Claude Code CLI (2.1.330) non-interactively against a fake model server.
+"""Run the real Claude Code CLI (the Makefile's CLAUDE_VERSION) non-interactively against a fake model server.
 
 What ``run_claude`` passes, and why (each point verified against the real binary as root):
 
