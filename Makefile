@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-CLAUDE_VERSION := 2.1.330
+CLAUDE_VERSION := 2.1.332
 CLAUDE_DIR := .cache/claude-code
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 
@@ -22,11 +22,18 @@ $(VENV)/.dev: $(VENV)/.installed
 	touch $@
 
 # The real Claude Code CLI, for the end-to-end hook tests (npm skips the
-# postinstall here, so the platform package's native binary is used).
-$(CLAUDE_BIN):
+# postinstall here, so the platform package's native binary is used). The stamp
+# names the version, so moving CLAUDE_VERSION reinstalls over an older copy.
+CLAUDE_STAMP := $(CLAUDE_DIR)/.installed-$(CLAUDE_VERSION)
+
+$(CLAUDE_STAMP):
 	mkdir -p $(CLAUDE_DIR)
-	cd $(CLAUDE_DIR) && npm install --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
-	$(CLAUDE_BIN) --version
+	rm -f $(CLAUDE_DIR)/.installed-*
+	cd $(CLAUDE_DIR) && npm install --no-audit --no-fund --save-exact --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
+	$(CLAUDE_BIN) --version | grep -q '^$(CLAUDE_VERSION) '
+	touch $@
+
+$(CLAUDE_BIN): $(CLAUDE_STAMP)
 
 demo: $(VENV)/.demo
 	@BIN=$(BIN) sh scripts/demo.sh
@@ -35,7 +42,7 @@ demo: $(VENV)/.demo
 # workers finish in about two thirds of the time on two cores. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 
-test: $(VENV)/.dev $(CLAUDE_BIN)
+test: $(VENV)/.dev $(CLAUDE_STAMP)
 	@RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest -n $(TEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests; the suite is missing" >&2; fi; exit $$rc
 

@@ -10,8 +10,8 @@ agent), an ``ask`` becomes a blocking approval request: the hook waits for a
 person's decision and answers allow (exit 0) or deny (exit 2). The wait is at
 most ``--approval-wait`` seconds (default and maximum 25, see
 ``runtime.approvals.HOOK_WAIT_MAX_S``), plus a 2 s grace for the answer:
-Claude Code kills a hook after 30 s and then runs the tool, so the hook must
-answer before that. A request not decided in time has expired: a deny.
+Claude Code kills a hook after 30 s (and then blocks the call: the hooks the runtime
+writes carry `onFailure: block`), so the hook must answer before that. A request not decided in time has expired: a deny.
 Without ``--approvals`` an ``ask`` is answered as ``ask``.
 
 ``--on-allow`` says what an allowed call is answered: ``allow`` (the default, for spawned agents
@@ -75,7 +75,7 @@ def parse(argv: list[str]) -> dict[str, str]:
             raise ValueError("--approval-wait must be a number of seconds") from None
         if not 0 < wait <= HOOK_WAIT_MAX_S:
             raise ValueError(f"--approval-wait must be more than 0 and at most {HOOK_WAIT_MAX_S} s "
-                             "(Claude Code runs the tool when its 30 s hook timeout passes)")
+                             "(Claude Code stops the hook after 30 s)")
     if "--approvals" in opts and not opts["--approvals"].startswith("/"):
         raise ValueError("--approvals must be the absolute path of the orchestrator's approvals socket")
     return opts

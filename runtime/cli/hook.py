@@ -1,4 +1,13 @@
-"""runtime hook install: merge the PreToolUse hook into .claude/settings.json."""
+"""runtime hook install: merge the PreToolUse hook into .claude/settings.json.
+
+The hook carries `onFailure: block`, which Claude Code honours from 2.1.295 on: the CLI a session
+would start (RUNTIME_CLAUDE_BIN, else `claude` on PATH: where the claude-code backend looks first)
+is asked its version, and an older one is refused. When no CLI
+is found the hook is still installed, with a note: the settings file is often written for a
+repository (and committed for every clone) before the CLI is installed, the check could only ever
+see this machine's CLI, and an older CLI ignores the key but still runs the hook, so the file is
+never weaker than one without it.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +21,8 @@ from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.role import load_role
-from runtime.tooling.claude import hook_command, merge_hook, read_settings, write_atomic
+from runtime.spawn.claude_cli import FAIL_CLOSED_SINCE, locate_claude, require_fail_closed
+from runtime.tooling.claude import has_hook, hook_command, merge_hook, read_settings, write_atomic
 
 DEFAULT_SETTINGS = ".claude/settings.json"
 LOCAL_SETTINGS = ".claude/settings.local.json"
@@ -28,6 +38,19 @@ def _executable(explicit: str | None) -> str:
     if not found:
         raise UsageError("cannot find the runtime executable; pass --command PATH")
     return os.path.abspath(found)
+
+
+def _claude() -> tuple[Path | None, str | None, str | None]:
+    """The CLI, its version and no note; or, when none is found, a note that its version was not checked.
+    A CLI too old to honour `onFailure: block`, or one whose version cannot be read, is a FatalError."""
+    # The person's session starts `claude` from PATH: the runtime's own copies under .cache (for its
+    # backend and tests) say nothing about it.
+    cli = locate_claude(known_installs=False)
+    if cli is None:
+        return None, None, ("no Claude Code CLI found (RUNTIME_CLAUDE_BIN, `claude` on PATH), so its version was not "
+                            f"checked: Claude Code before {FAIL_CLOSED_SINCE} ignores the hook's `onFailure: block` and runs a "
+                            "call whose hook cannot start, crashes or times out")
+    return cli, require_fail_closed(cli), None
 
 
 def run(args) -> int:
@@ -56,20 +79,28 @@ def run(args) -> int:
                         "general-purpose is denied (no role grants what it may do); `runtime export claude-agents` "
                         "writes the roles as subagents")
     before = read_settings(path)
+    cli, version, version_note = _claude()  # refused before anything is written
     after = merge_hook(json.loads(json.dumps(before)), command, exe)
     changed = not (after == before and path.exists())
     if changed:
         write_atomic(path, json.dumps(after, indent=2) + "\n")
     if args.json:
         print(json.dumps({"settings": str(path), "command": command, "portable": portable, "changed": changed,
-                          "notes": [n for n in (local_note, builtin_note) if n]}))
+                          "claude": str(cli) if cli else None, "claude_version": version,
+                          "notes": [n for n in (local_note, version_note, builtin_note) if n]}))
         return 0
+    closed = "a call it cannot answer is blocked " + (
+        f"(Claude Code {version})" if version else f"by Claude Code {FAIL_CLOSED_SINCE} and later")
     if not changed:
-        print(f"{path}: hook already installed")
-        return 0
-    if local_note:
-        print(local_note)
-    print(f"{path}: PreToolUse hook installed ({'role ' + args.role if args.role else 'subagents gated by role'})")
-    if builtin_note:
-        print(builtin_note)
+        print(f"{path}: hook already installed; {closed}")
+    else:
+        if local_note:
+            print(local_note)
+        what = "updated" if has_hook(before, exe) else "installed"
+        print(f"{path}: PreToolUse hook {what} ({'role ' + args.role if args.role else 'subagents gated by role'}); "
+              f"{closed}")
+        if builtin_note:
+            print(builtin_note)
+    if version_note:
+        print(version_note)
     return 0

@@ -3,7 +3,8 @@
 Input: one JSON object on stdin. Output: ``hookSpecificOutput`` with the
 decision and reason on stdout; a deny also exits 2 with the reason on stderr,
 because Claude Code runs the tool on any other non-zero exit (1, a crash, a
-timeout). So every failure here, including a missing or corrupt policy and
+timeout) unless the hook carries `onFailure: block`, which a hand-written setting or an older
+CLI may lack. So every failure here, including a missing or corrupt policy and
 input we cannot read, becomes a deny with exit 2.
 """
 

@@ -89,7 +89,7 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
         raise src.error(("agent", "limits", "model-timeout-s"), "`model-timeout-s` applies to the builtin backend's model calls only")
     limits = section.limits
     if backend == "claude-code":
-        # Claude Code kills a PreToolUse hook after HOOK_TIMEOUT_S and then runs the tool, so the
+        # Claude Code kills a PreToolUse hook after HOOK_TIMEOUT_S and then blocks the call, so the
         # hook (`runtime check --approvals`) must have its answer well before that.
         if "approval_timeout_s" not in limits.model_fields_set:
             limits = limits.model_copy(update={"approval_timeout_s": HOOK_WAIT_MAX_S})
@@ -97,7 +97,7 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
             raise src.error(("agent", "limits", "approval-timeout-s"),
                             f"`approval-timeout-s` is at most {HOOK_WAIT_MAX_S} for the claude-code backend: an approval "
                             f"is awaited inside its PreToolUse hook, which Claude Code stops after {HOOK_TIMEOUT_S} s "
-                            "(and then runs the tool), so the decision must come before that")
+                            "(and then blocks the call), so the decision must come before that")
     scripted = bool(section.model and section.model.startswith("scripted/"))
     if scripted and backend != "builtin":
         raise err("model", "the scripted model runs only in the builtin backend")

@@ -9,7 +9,9 @@ proxy forwards only plain model calls. Every tool call passes the PreToolUse hoo
 `--setting-sources ""`: no user, project or local settings file is read at all (the user's lives
 in the agent's home, which code it runs can write: `disableAllHooks`, allow rules, an
 `apiKeyHelper` there were all honoured once), and the home itself starts empty at every attempt.
-`--permission-mode dontAsk` and no allow rules, so nothing runs that the gate did not allow. The
+`--permission-mode dontAsk` and no allow rules, so nothing runs that the gate did not allow; the
+hook carries `onFailure: block`, so a hook that cannot start, crashes or times out blocks the call
+(`runtime.spawn.claude_cli`; the preflight refuses a CLI too old for it). The
 prompt (the bundle, plus the verify feedback on a retry) goes in on stdin; stream-JSON comes out,
 and `stream_event` turns it into the facts the orchestrator tracks.
 
@@ -24,70 +26,27 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import secrets
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import runtime
-from runtime.errors import FatalError
 from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
 from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
+from runtime.spawn.claude_cli import cli_launch, find_claude, gate_hook
 from runtime.spawn.progress import Progress
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 
 # Tools of a role that the CLI offers under the same name; the rest are skipped (never Agent/Task:
 # delegation would start a second agent loop).
 CLI_TOOLS = frozenset({"Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "WebSearch", "NotebookEdit"})
-INSTALL_HINT = ("install it with `npm install -g @anthropic-ai/claude-code@2.1.330` (or `make test`, which installs "
-                "it under .cache/claude-code), or set RUNTIME_CLAUDE_BIN to the binary")
 # Quiet the CLI: no telemetry, update checks or error reports (they could not get out anyway).
 CLI_ENV = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
            "CLAUDE_CODE_MAX_RETRIES": "2"}  # a broken model API ends the run (failed(llm)), as in the broker
-_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
-
-
-def _known_installs() -> list[Path]:
-    arch = _ARCH.get(platform.machine().lower(), platform.machine().lower())
-    binary = Path("node_modules/@anthropic-ai", f"claude-code-linux-{arch}", "claude")
-    package_root = Path(runtime.__file__).resolve().parent.parent
-    return [package_root / ".cache/claude-code" / binary, Path.home() / ".cache/runtime-claude" / binary,
-            Path("/root/.cache/runtime-claude") / binary]
-
-
-def find_claude() -> Path:
-    """The CLI: RUNTIME_CLAUDE_BIN, else `claude` on PATH, else a known install; FatalError if none."""
-    override = os.environ.get("RUNTIME_CLAUDE_BIN")
-    if override:
-        if not (os.path.isfile(override) and os.access(override, os.X_OK)):
-            raise FatalError(f"RUNTIME_CLAUDE_BIN={override} is not an executable file: {INSTALL_HINT}")
-        return Path(override).absolute()
-    on_path = shutil.which("claude")
-    for candidate in ([Path(on_path)] if on_path else []) + _known_installs():
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate.absolute()
-    raise FatalError(f"the Claude Code CLI was not found: {INSTALL_HINT}")
-
-
-def cli_launch(cli: Path) -> tuple[list[str], list[Path]]:
-    """How to start the CLI, and the folders it needs to see: the native binary's, or node's and the package's."""
-    real = cli.resolve()
-    with open(real, "rb") as f:
-        script = f.read(2) == b"#!"
-    if not script:
-        return [str(real)], [real.parent]
-    node = shutil.which("node")
-    if node is None:
-        raise FatalError(f"{real} is a Node.js script and `node` is not installed: install Node.js, or {INSTALL_HINT}")
-    node_real = Path(node).resolve()
-    packages = [p for p in real.parents if p.name == "node_modules"]
-    return [str(node_real), str(real)], [node_real.parent.parent, packages[-1] if packages else real.parent]
 
 
 def egress_domains(policy: dict[str, Any]) -> tuple[str, ...]:
@@ -123,8 +82,9 @@ def _hook_command(policy: Path) -> str:
 
 
 def write_settings(run_ro: Path) -> Path:
-    """The CLI's only settings: the gate as the PreToolUse hook for every tool."""
-    hook = {"type": "command", "command": _hook_command(run_ro / "policy.json"), "timeout": 30}
+    """The CLI's only settings: the gate as the PreToolUse hook for every tool, blocking a call it
+    cannot answer (the preflight refused a CLI too old to honour that)."""
+    hook = gate_hook(_hook_command(run_ro / "policy.json"))
     path = run_ro / "claude-settings.json"
     path.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}, indent=1) + "\n",
                     encoding="utf-8")

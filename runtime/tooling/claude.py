@@ -13,7 +13,7 @@ from runtime.errors import FatalError, ManifestError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.role import ResolvedRole, load_role
-from runtime.timeouts import HOOK_TIMEOUT_S  # noqa: E402 - kept beside the settings it configures
+from runtime.spawn.claude_cli import gate_hook
 
 
 def _in_project(path: str, project: str | None) -> str | None:
@@ -70,15 +70,26 @@ def _is_ours(entry: Any, executable: str) -> bool:
     return False
 
 
+def has_hook(settings: dict[str, Any], executable: str) -> bool:
+    """Whether ``settings`` already hold a PreToolUse hook of ours (in any form, old or current)."""
+    hooks = settings.get("hooks")
+    entries = hooks.get("PreToolUse") if isinstance(hooks, dict) else None
+    return isinstance(entries, list) and any(_is_ours(e, executable) for e in entries)
+
+
 def merge_hook(settings: dict[str, Any], command: str, executable: str) -> dict[str, Any]:
-    """``settings`` with our PreToolUse hook in place exactly once; the rest untouched."""
+    """``settings`` with our PreToolUse hook in place exactly once; the rest untouched.
+
+    An entry of ours already there is replaced where it stands, so re-running the install upgrades
+    an older hook (one without `onFailure: block`, which ran the call when `runtime` was not found).
+    """
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise FatalError("settings: `hooks` is not an object; fix it by hand before installing")
     entries = hooks.setdefault("PreToolUse", [])
     if not isinstance(entries, list):
         raise FatalError("settings: `hooks.PreToolUse` is not a list; fix it by hand before installing")
-    ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
+    ours = {"matcher": "*", "hooks": [gate_hook(command)]}
     kept = [e for e in entries if not _is_ours(e, executable)]
     position = next((i for i, e in enumerate(entries) if _is_ours(e, executable)), len(kept))
     kept.insert(min(position, len(kept)), ours)

@@ -355,11 +355,12 @@ def test_check_refuses_waits_past_the_hook_timeout(root, args):
 
 def test_the_hook_wait_stays_below_claude_codes_hook_timeout(tmp_path):
     from runtime.spawn.claude import write_settings
-    from runtime.tooling.claude import HOOK_TIMEOUT_S as TOOLING_TIMEOUT
+    from runtime.tooling.claude import merge_hook
 
     settings = json.loads(write_settings(tmp_path).read_text())
     [hook] = settings["hooks"]["PreToolUse"][0]["hooks"]
-    assert HOOK_TIMEOUT_S == TOOLING_TIMEOUT == hook["timeout"]
+    [installed] = merge_hook({}, "runtime check", "runtime")["hooks"]["PreToolUse"][0]["hooks"]
+    assert HOOK_TIMEOUT_S == installed["timeout"] == hook["timeout"]
     assert HOOK_WAIT_MAX_S + ANSWER_GRACE_S + 2 < HOOK_TIMEOUT_S
 
 

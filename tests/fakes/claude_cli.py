@@ -1,4 +1,4 @@
-"""Run the real Claude Code CLI (2.1.330) non-interactively against a fake model server.
+"""Run the real Claude Code CLI (the Makefile's CLAUDE_VERSION) non-interactively against a fake model server.
 
 What ``run_claude`` passes, and why (each point verified against the real binary as root):
 
@@ -11,8 +11,9 @@ What ``run_claude`` passes, and why (each point verified against the real binary
   ``dontAsk`` denies most calls, but 2.1.330 still runs what it judges read-only inside the working
   directory (``ls``, ``cat``, ``find``, ``git status``, ``echo``...), so a hook that fails open
   there is not fully covered by the CLI: the gate must deny itself (exit 2), which ours does. With
-  an allow rule for a tool, a crashing hook lets that tool run. (``bypassPermissions`` is refused
-  as root.)
+  an allow rule for a tool, a crashing hook lets that tool run, unless the hook carries
+  ``"onFailure": "block"`` (``tests/test_claude_code_fail_closed.py``). (``bypassPermissions`` is
+  refused as root.)
 - ``--setting-sources user``: HOME is a private temp dir, so this loads no settings but ours. With
   the default sources a ``.claude/settings.json`` in the worktree holding
   ``{"disableAllHooks": true}`` switches the ``--settings`` hook off.

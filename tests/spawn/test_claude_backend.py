@@ -1,6 +1,6 @@
 """`runtime spawn` with backend `claude-code`: the real CLI, in the real sandbox, keyless.
 
-The Claude Code CLI 2.1.330 runs inside bubblewrap with no network; it reaches the scripted fake
+The Claude Code CLI (2.1.332) runs inside bubblewrap with no network; it reaches the scripted fake
 Anthropic server only through the relay (loopback inside the sandbox) and the orchestrator's proxy
 (a Unix socket), which swaps in the orchestrator's API key. The tests check what each layer does:
 

@@ -166,6 +166,22 @@ def test_missing_bubblewrap_is_refused(spawner: Spawner):
     nothing_left(s, "ag-nobwrap")
 
 
+@pytest.mark.parametrize(("says", "words"), [("2.1.294 (Claude Code)", "is Claude Code 2.1.294, older than 2.1.295"),
+                                             ("claude, some version", "not a version")], ids=["older", "unreadable"])
+def test_a_claude_cli_that_cannot_fail_closed_is_refused_before_anything_is_created(spawner: Spawner, tmp_path,
+                                                                                   says: str, words: str):
+    """The agent's settings block a call whose hook fails; a CLI that would ignore that never starts."""
+    s = spawner
+    cli = tmp_path / "claude-bin" / "claude"  # answers --version only: nothing else is asked before the refusal
+    cli.parent.mkdir()
+    cli.write_text(f"#!/bin/sh\necho '{says}'\n")
+    cli.chmod(0o755)
+    task = s.task(agent_id="ag-old-cli", agent={"backend": "claude-code", "model": "claude-sonnet-4-5"})
+    line = one_line_error(s.spawn(task, env={"RUNTIME_CLAUDE_BIN": str(cli), "ANTHROPIC_API_KEY": "test"}).proc)
+    assert line.startswith(f"error: {cli}") and words in line and "onFailure" in line, line
+    nothing_left(s, "ag-old-cli")
+
+
 def test_no_os_sandbox_runs_with_a_loud_warning(spawner: Spawner):
     s = spawner
     env = {"PATH": _path_without_bwrap(s.tmp)}

@@ -21,9 +21,12 @@ class ClaudeCodeBackend:
 
     def preflight(self, task: Task, models_here: bool) -> None:
         from runtime.spawn.anthropic_proxy import upstream_credentials
-        from runtime.spawn.claude import cli_launch, find_claude
+        from runtime.spawn.claude_cli import cli_launch, find_claude, require_fail_closed
 
-        cli_launch(find_claude())
+        cli = find_claude()
+        cli_launch(cli)
+        # The settings it gets block a call whose hook fails; an older CLI would run that call.
+        require_fail_closed(cli)
         if models_here:
             upstream_credentials(os.environ)
 
