@@ -44,6 +44,7 @@ from typing import Any, TextIO
 from runtime.approvals import ANSWER_GRACE_S
 from runtime.approvals.store import APPROVED, DENIED, PENDING, Approval, ApprovalError, ApprovalStore, iso
 from runtime.models.unix_service import JsonLinesHandler, TrackedServer, UnixService
+from runtime.printable import printable
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 _KEYS = {"tool", "input", "reason", "timeout_s"}
@@ -319,11 +320,13 @@ def console_notifier(store: ApprovalStore, *, hint: str = "", stream: TextIO | N
     prompts: queue.Queue[Approval] = queue.Queue()
 
     def show(approval: Approval) -> None:
+        # The summary is the agent's tool input (and the gate's reason quotes it): escaped, one line each.
         left = max(0, round(approval.expires_in()))
-        out.write(f"\napproval needed [{approval.id}] agent {approval.agent}: {approval.summary}\n"
-                  f"  the gate: {approval.gate_reason}\n"
-                  f"  approve: runtime approve {approval.id}{extra}\n"
-                  f"  deny:    runtime deny {approval.id}{extra} --reason \"...\"\n"
+        out.write(f"\napproval needed [{printable(approval.id)}] agent {printable(approval.agent)}: "
+                  f"{printable(approval.summary)}\n"
+                  f"  the gate: {printable(approval.gate_reason)}\n"
+                  f"  approve: runtime approve {printable(approval.id)}{printable(extra)}\n"
+                  f"  deny:    runtime deny {printable(approval.id)}{printable(extra)} --reason \"...\"\n"
                   f"  denied automatically in {left} s without a decision\n")
         out.flush()
         if interactive:
@@ -345,7 +348,8 @@ def console_notifier(store: ApprovalStore, *, hint: str = "", stream: TextIO | N
             if current is None or current.status != PENDING:
                 continue
             try:
-                out.write(f"approve [{approval.id}] {approval.summary}? [y]es / [n]o / Enter: leave it: ")
+                out.write(f"approve [{printable(approval.id)}] {printable(approval.summary)}? "
+                          "[y]es / [n]o / Enter: leave it: ")
                 out.flush()
                 answer = sys.stdin.readline().strip().lower()
                 if answer in ("y", "yes"):
@@ -358,9 +362,10 @@ def console_notifier(store: ApprovalStore, *, hint: str = "", stream: TextIO | N
                     store.decide(approval.id, False, why, decided_by("prompt"))
                     out.write(f"denied [{approval.id}]\n")
             except ApprovalError as exc:
-                out.write(f"{exc}\n")
+                out.write(f"{printable(exc)}\n")
             except Exception as exc:  # noqa: BLE001 - the prompt is a convenience; the request still expires
-                out.write(f"the approval prompt failed ({exc}); use `runtime approve {approval.id}{extra}`\n")
+                out.write(printable(f"the approval prompt failed ({exc}); use `runtime approve {approval.id}{extra}`")
+                          + "\n")
             out.flush()
 
     return show

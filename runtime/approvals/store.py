@@ -36,7 +36,6 @@ import secrets
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import FatalError
+from runtime.printable import printable
 
 FILE_NAME = "approvals.sqlite"
 PENDING, APPROVED, DENIED, EXPIRED = "pending", "approved", "denied", "expired"
@@ -94,24 +94,11 @@ def input_hash(tool_input: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_input(tool_input).encode("ascii")).hexdigest()
 
 
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _visible(c: str) -> str:
-    """A character as shown to the person deciding: controls, bidi overrides and zero-width
-    characters (which could make a call look like another on a terminal) are escaped."""
-    if c in _ESCAPES:
-        return _ESCAPES[c]
-    if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
-        return f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
-    return c
-
-
 def _one_line(text: str, limit: int = SUMMARY_MAX) -> str:
     """One line, with nothing hidden: control characters escaped (a newline in a shell command
     is a command separator, so it is shown as `\\n`, never folded into a space), and a cut
     says how much was cut."""
-    flat = "".join(_visible(c) for c in str(text))
+    flat = printable(text)
     if len(flat) <= limit:
         return flat
     return f"{flat[:limit]}… [+{len(flat) - limit} characters not shown]"

@@ -14,6 +14,7 @@ import json
 import sys
 
 from runtime.cli.status import state_dir
+from runtime.printable import printable
 
 
 def _store(args, create: bool = False):
@@ -40,7 +41,7 @@ def run(args) -> int:
         print(json.dumps(approval.to_dict(), indent=2))
     else:
         verb = "approved" if approved else "denied"
-        print(f"{verb} [{approval.id}] agent {approval.agent}: {approval.summary}")
+        print(printable(f"{verb} [{approval.id}] agent {approval.agent}: {approval.summary}"))
     return 0
 
 
@@ -58,16 +59,17 @@ def _list(args) -> int:
     if args.json:
         print(json.dumps([a.to_dict() for a in rows], indent=2))
         return 0
-    from rich.console import Console
     from rich.table import Table
-    from rich.text import Text
 
-    console = Console()
+    from runtime.cli.show import console as make_console
+    from runtime.cli.show import text
+
+    console = make_console()
     title = f"{'approval requests' if args.all else 'pending approvals'} in {state.root}"
     if not rows:
-        console.print(f"no {'approval requests' if args.all else 'pending approvals'} in {state.root}")
+        console.print(text(f"no {'approval requests' if args.all else 'pending approvals'} in {state.root}"))
         return 0
-    table = Table(title=title)
+    table = Table(title=text(title))
     columns = ["id", "agent", "call", "gate reason", "expires in"] + (["status", "by", "reason"] if args.all else [])
     for col in columns:
         table.add_column(col, overflow="fold", no_wrap=col in ("id", "expires in", "status"))
@@ -76,7 +78,7 @@ def _list(args) -> int:
         row = [a.id, a.agent, a.summary, a.gate_reason, f"{left:.0f} s" if a.pending and left > 0 else "-"]
         if args.all:
             row += [a.status, a.decided_by or "", a.reason or ""]
-        table.add_row(*(Text(cell) for cell in row))  # never rich markup: summaries come from agents
+        table.add_row(*(text(cell) for cell in row))  # summaries are agents' tool inputs: escaped, never markup
     console.print(table)
     if not args.all:
         print("decide with `runtime approve ID` or `runtime deny ID --reason ...`", file=sys.stderr)

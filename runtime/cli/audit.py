@@ -7,6 +7,7 @@ import sys
 
 from runtime.audit.log import records, verify
 from runtime.cli.status import state_dir
+from runtime.printable import printable
 
 
 def run(args) -> int:
@@ -18,7 +19,7 @@ def run(args) -> int:
             print(json.dumps({"path": str(path), "intact": not problems, "records": count, "problems": problems}))
             return 2 if problems else 0
         for problem in problems:
-            print(f"{path}:{problem}", file=sys.stderr)
+            print(printable(f"{path}:{problem}"), file=sys.stderr)
         if problems:
             return 2
         count = sum(1 for _ in records(path))
@@ -30,8 +31,10 @@ def run(args) -> int:
         if args.json:
             print(json.dumps(record))
         else:
+            # Records hold what agents sent (tool inputs, reports, check output): one escaped line each.
             data = ", ".join(f"{k}={_short(json.dumps(v))}" for k, v in record["data"].items())
-            print(f"{record['seq']:>6} {record['time']} {record['kind']:<13} {record.get('agent') or '-':<20} {data}")
+            print(printable(f"{record['seq']:>6} {record['time']} {record['kind']:<13} {record.get('agent') or '-':<20} "
+                            f"{data}"))
     if not shown and args.kind is not None:
         # Nothing printed: say why when the kind itself is the likely mistake (`--kind gat`).
         kinds = {r["kind"] for r in records(path)}
@@ -40,8 +43,8 @@ def run(args) -> int:
 
             close = difflib.get_close_matches(args.kind, sorted(kinds), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
-            print(f"note: no record in {path} has kind `{args.kind}`{hint}; the kinds there: "
-                  f"{', '.join(sorted(kinds)) or 'none yet'}", file=sys.stderr)
+            print(printable(f"note: no record in {path} has kind `{args.kind}`{hint}; the kinds there: "
+                            f"{', '.join(sorted(kinds)) or 'none yet'}"), file=sys.stderr)
     return 0
 
 

@@ -15,6 +15,7 @@ import sys
 
 from runtime.errors import FatalError, ManifestErrors, RunFailure
 from runtime.manifests.kinds import AGENT_BACKENDS
+from runtime.printable import printable
 
 VERBS = {
     "lint": "runtime.cli.lint",
@@ -245,13 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         return module.run(args)
     except ManifestErrors as exc:
         for err in exc.errors:
-            print(f"error: {err}", file=sys.stderr)
+            print(printable(f"error: {err}"), file=sys.stderr)
         return exc.exit_code
     except FatalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return exc.exit_code
     except RunFailure as exc:  # met outside a spawn, which records its own (a planner's model, say)
-        print(f"error: {exc.outcome}({exc.detail}): {exc.message}", file=sys.stderr)
+        print(printable(f"error: {exc.outcome}({exc.detail}): {exc.message}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -260,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - one line for the user; the traceback on request
         if os.environ.get("RUNTIME_DEBUG"):
             raise
-        print(f"error: internal error ({type(exc).__name__}: {exc}); set RUNTIME_DEBUG=1 for the traceback", file=sys.stderr)
+        print(printable(f"error: internal error ({type(exc).__name__}: {exc}); set RUNTIME_DEBUG=1 for the traceback"),
+              file=sys.stderr)
         return 1
 
 

@@ -12,6 +12,7 @@ from dataclasses import asdict
 
 from runtime.cli.status import state_dir
 from runtime.errors import UsageError
+from runtime.printable import printable
 
 
 def run(args) -> int:
@@ -24,7 +25,7 @@ def run(args) -> int:
         if not decisions:
             raise UsageError("say which learnings to --promote or --discard (see `runtime memory show`)")
         for done in curate_learnings(root, decisions, curator=getpass.getuser()):
-            print(json.dumps(asdict(done), default=str) if args.json else f"learning {done}")
+            print(json.dumps(asdict(done), default=str) if args.json else printable(f"learning {done}"))
         return 0
     reader = open_memory(memory_path(root))
     if args.action == "search":
@@ -38,8 +39,8 @@ def run(args) -> int:
         return 0
     for section, items in rows.items():
         print(f"== {section} ({len(items)})")
-        for item in items:
+        for item in items:  # entries come from agents' reports and a reviewer model: one escaped line each
             head = item.get("title") or item.get("text") or ""
-            body = (item.get("body") or "").strip().splitlines()[:1]
-            print(f"  [{item.get('id')}] {head}" + (f" — {body[0][:100]}" if body else ""))
+            body = str(item.get("body") or "").strip().splitlines()[:1]
+            print(printable(f"  [{item.get('id')}] {head}" + (f" — {body[0][:100]}" if body else "")))
     return 0

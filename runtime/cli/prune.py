@@ -15,6 +15,7 @@ import json
 import time
 from pathlib import Path
 
+from runtime.printable import printable
 from runtime.spawn.state import FINAL
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
@@ -72,10 +73,10 @@ def run(args) -> int:
         print(json.dumps({"pruned": pruned, "kept": kept, "dry_run": args.dry_run}, indent=2))
         return 0
     verb = "would prune" if args.dry_run else "pruned"
-    for p in pruned:
-        print(f"{verb} {p['agent']} ({p['status']})" + (f", branch {p['branch']}" if p["branch"] else ""))
+    for p in pruned:  # ids and labels from state files: escaped like every line a run wrote
+        print(printable(f"{verb} {p['agent']} ({p['status']})" + (f", branch {p['branch']}" if p["branch"] else "")))
     for k in kept:
-        print(f"kept {k['agent']}: {k['branch']} is {k['why']} (--unmerged deletes it)")
+        print(printable(f"kept {k['agent']}: {k['branch']} is {k['why']} (--unmerged deletes it)"))
     if not pruned and not kept:
         print("nothing to prune")
     return 0

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from runtime.errors import UsageError
+from runtime.printable import printable
 
 
 def _defaults(args, plan=None):
@@ -27,8 +28,8 @@ def _note_agent_ids(plan) -> None:
     named = [s for s in plan.subtasks if getattr(s, "task", None) is not None and explicit_agent_id(s)]
     if named:
         shown = ", ".join(f"{s.id} ({s.task.agent_id})" for s in named[:5]) + (" ..." if len(named) > 5 else "")
-        print(f"note: agents of a run are named <run-id>.<subtask> (so a re-run never collides with an earlier one); "
-              f"the agent-id given for {shown} is not used", file=sys.stderr)
+        print(printable(f"note: agents of a run are named <run-id>.<subtask> (so a re-run never collides with an "
+                        f"earlier one); the agent-id given for {shown} is not used"), file=sys.stderr)
 
 
 def _check_models(args) -> None:
@@ -95,13 +96,13 @@ def _printer(args):
         def emit(kind, data):
             print(json.dumps({"event": kind, **data}), flush=True)
         return emit, None
-    from rich.console import Console
     from rich.live import Live
     from rich.table import Table
 
-    console = Console(stderr=True)
-    if not console.is_terminal:  # a log file or a pipe: no 80-column squeeze
-        console = Console(stderr=True, width=160)
+    from runtime.cli.show import console as make_console
+    from runtime.cli.show import guarded, line, text
+
+    console = make_console(stderr=True, plain_width=160)  # a log file or a pipe: no 80-column squeeze
     rows: dict[str, dict] = {}
     live = Live(console=console, refresh_per_second=6, transient=False)
 
@@ -111,9 +112,11 @@ def _printer(args):
             # ids are what a person copies into `runtime status` and git: never cut them
             t.add_column(col, no_wrap=True, overflow="fold" if col in ("subtask", "agent") else "ellipsis")
         for sid, r in rows.items():
-            t.add_row(sid, r.get("agent", ""), r.get("state", ""), str(r.get("attempt", "")), str(r.get("turns", "")),
-                      str(r.get("tool_calls", "")), str(r.get("denials", "")), str(r.get("elapsed_s", "")),
-                      f"{r.get('cost_usd', 0.0):.4f}")
+            cost = r.get("cost_usd", 0.0)
+            t.add_row(*(text(v) for v in (sid, r.get("agent", ""), r.get("state", ""), r.get("attempt", ""),
+                                          r.get("turns", ""), r.get("tool_calls", ""), r.get("denials", ""),
+                                          r.get("elapsed_s", ""),
+                                          f"{cost:.4f}" if isinstance(cost, int | float) else cost)))
         return t
 
     def emit(kind, data):
@@ -124,10 +127,11 @@ def _printer(args):
         elif kind == "subtask-end":
             rows.setdefault(data["subtask"], {})["state"] = data["label"]
         elif kind in ("merge-conflict", "integrated", "plan-check", "judgement", "replan", "shared-path", "merged"):
-            console.print(f"{kind}: " + ", ".join(f"{k}={_plain(v)}" for k, v in data.items() if k != "run"),
-                          markup=False, highlight=False, soft_wrap=True)
+            # paths the agents wrote, a reviewer's reason: shown as text, one line, escaped
+            console.print(line(f"{kind}: ", ", ".join(f"{k}={_plain(v)}" for k, v in data.items() if k != "run")),
+                          soft_wrap=True)
         live.update(table())
-    return emit, live
+    return guarded(emit, live.stop, console), live
 
 
 def _executor(args, plan):
@@ -181,10 +185,11 @@ def run(args) -> int:
     else:
         plan, questions, errors = _first_plan(args, catalog, git, state_dir)
         if questions:
-            print("The planner needs answers before it can plan:", *[f"- {q}" for q in questions], sep="\n")
+            print("The planner needs answers before it can plan:", *[f"- {printable(q)}" for q in questions], sep="\n")
             return 3
         if plan is None:
-            print("The planner produced no valid plan:", *[f"- {e}" for e in errors], sep="\n", file=sys.stderr)
+            print("The planner produced no valid plan:", *[f"- {printable(e)}" for e in errors], sep="\n",
+                  file=sys.stderr)
             return 2
     executor = _executor(args, plan)
     if args.save_plan:
@@ -220,7 +225,8 @@ def run(args) -> int:
             live.stop()
         run_id = seen.get("run") or args.resume
         how = f"`runtime run --resume {run_id}`" if run_id else "the same command again"
-        print(f"interrupted: agents stopped, their work kept on their branches; continue with {how}", file=sys.stderr)
+        print(printable(f"interrupted: agents stopped, their work kept on their branches; continue with {how}"),
+              file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -228,7 +234,9 @@ def run(args) -> int:
             live.stop()
             print(file=sys.stderr)
     if not args.json:
-        print(f"run {report.run_id}: {report.status}\n{report.reason.strip()}\nreport: {report.path}")
+        # The reason quotes outcomes, checks and a reviewer model; questions come from agents' reports.
+        reason = "  " + printable(report.reason.strip(), multiline=True).replace("\n", "\n  ")
+        print(f"run {printable(report.run_id)}: {printable(report.status)}\n{reason}\nreport: {printable(report.path)}")
         for question in report.questions:
-            print(f"question: {question}")
+            print(f"question: {printable(question)}")
     return report.exit_code

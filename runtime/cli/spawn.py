@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
+from runtime.printable import printable
 from runtime.spawn.outcome import Outcome
 
 
 def _summary(outcome: Outcome) -> None:
-    from rich.console import Console
+    """The outcome as tables. Everything in it may quote the agent (its stderr, its report, the names
+    of its files, the output of the checks on its work): every value goes through ``show``."""
     from rich.table import Table
 
-    console = Console()
+    from runtime.cli.show import block, console, line, text
+
+    out = console()
     colour = {"ok": "green", "rejected": "yellow"}.get(outcome.status, "red")
-    console.print(f"[bold {colour}]{outcome.label}[/]  agent {outcome.agent_id} ({outcome.role})")
+    out.print(line((outcome.label, f"bold {colour}"), f"  agent {outcome.agent_id} ({outcome.role})"))
     table = Table(title="attempts")
     for col in ("attempt", "exit", "turns", "tool calls", "denials", "tokens", "seconds", "ended"):
         table.add_column(col)
     for a in outcome.attempts:
         ended = f"stopped: {a.breach}" if a.breach else ("rejected" if a.feedback else "finished")
-        table.add_row(str(a.number), str(a.exit_code), str(a.turns), str(a.tool_calls), str(a.denials),
-                      str(a.tokens), f"{a.duration_s:.1f}", ended)
-    console.print(table)
+        table.add_row(*(text(v) for v in (a.number, a.exit_code, a.turns, a.tool_calls, a.denials, a.tokens,
+                                          f"{a.duration_s:.1f}", ended)))
+    out.print(table)
     last = outcome.attempts[-1].checks if outcome.attempts else []
     if last:
         checks = Table(title="checks of the last attempt")
@@ -33,30 +38,33 @@ def _summary(outcome: Outcome) -> None:
         # that gave up is a symptom, the failing tests are the cause.
         for c in sorted(last, key=lambda c: (c.status == "passed", c.atom.startswith("output::"))):
             style = {"passed": "green", "rejected": "yellow"}.get(c.status, "red")
-            checks.add_row(c.atom, f"[{style}]{c.status}[/]", c.feedback.strip().splitlines()[0][:100] if c.feedback.strip() else "")
-        console.print(checks)
+            detail = c.feedback.strip().splitlines()[0][:100] if c.feedback.strip() else ""
+            checks.add_row(text(c.atom), text(c.status, style), text(detail))
+        out.print(checks)
     for label, value in (("branch", outcome.branch), ("commit", outcome.commit), ("merged", outcome.merged),
                          ("kept for inspection", outcome.inspection), ("worktree", outcome.worktree)):
         if value:
-            console.print(f"{label}: {value}")
+            out.print(line(f"{label}: ", value))
     if outcome.message:
-        console.print(outcome.message)
+        out.print(block(outcome.message))
 
 
 def _live():
-    from rich.console import Console
     from rich.live import Live
 
-    console = Console(stderr=True)
-    live = Live(console=console, refresh_per_second=8, transient=True)
+    from runtime.cli.show import console, guarded, line
+
+    err = console(stderr=True)
+    live = Live(console=err, refresh_per_second=8, transient=True)
 
     def listener(progress) -> None:
         if not live.is_started:
             live.start()
-        live.update(f"[bold]{progress.agent_id}[/] attempt {progress.attempt} · {progress.state} · "
-                    f"turns {progress.turns} · tool calls {progress.tool_calls} · denials {progress.denials} · "
-                    f"{progress.elapsed_s:.0f} s")
-    return live, listener
+        live.update(line((progress.agent_id, "bold"),
+                         f" attempt {progress.attempt} · {progress.state} · turns {progress.turns} · "
+                         f"tool calls {progress.tool_calls} · denials {progress.denials} · "
+                         f"{progress.elapsed_s:.0f} s"))
+    return live, guarded(listener, live.stop, err)
 
 
 def _interrupted_line(task_path: str, options) -> str:
@@ -100,7 +108,7 @@ def run(args) -> int:
     except KeyboardInterrupt:
         if live is not None and live.is_started:
             live.stop()
-        print(_interrupted_line(args.task, options), file=sys.stderr)
+        print(printable(_interrupted_line(args.task, options)), file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -109,5 +117,23 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(outcome.to_dict(), indent=2))
     else:
-        _summary(outcome)
+        _shown(outcome)
     return outcome.exit_code
+
+
+def _shown(outcome: Outcome) -> None:
+    """The summary, after the work is committed (and maybe merged): the exit code is the outcome's,
+    whatever happens to its presentation. The summary is total over any string; a bug in it still
+    gets one line (the traceback with RUNTIME_DEBUG=1), never an `internal error` exit 1 that would
+    say a committed run failed."""
+    try:
+        _summary(outcome)
+    except BrokenPipeError:
+        pass
+    except Exception as exc:
+        if os.environ.get("RUNTIME_DEBUG"):
+            raise
+        print(printable(f"error: the summary could not be shown ({type(exc).__name__}: {exc}); the outcome is "
+                        f"{outcome.label}, agent {outcome.agent_id}, branch {outcome.branch or '-'}, commit "
+                        f"{outcome.commit or outcome.inspection or '-'} (`runtime status {outcome.agent_id}`); "
+                        "set RUNTIME_DEBUG=1 for the traceback"), file=sys.stderr)

@@ -34,14 +34,17 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(runs, indent=2))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"runs in {state.root}")
+    from runtime.cli.show import console, text
+
+    table = Table(title=text(f"runs in {state.root}"))
     for col in ("agent", "role", "status", "attempts", "branch", "commit", "updated"):
         table.add_column(col, overflow="fold")
-    for r in runs:
-        table.add_row(r.get("agent_id", "?"), r.get("role", ""), r.get("label") or r.get("status", ""),
-                      str(len(r.get("attempts") or [])), r.get("branch", ""), (r.get("commit") or "")[:12], r.get("updated", ""))
-    Console().print(table)
+    for r in runs:  # state files hold what runs wrote, messages quoting agents among it: shown as text
+        attempts = r.get("attempts")
+        table.add_row(*(text(v) for v in (r.get("agent_id", "?"), r.get("role", ""), r.get("label") or r.get("status", ""),
+                                          len(attempts) if isinstance(attempts, list) else 0, r.get("branch") or "",
+                                          str(r.get("commit") or "")[:12], r.get("updated") or "")))
+    console().print(table)
     return 0

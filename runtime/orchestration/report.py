@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from runtime.printable import printable
 
 
 @dataclass
@@ -51,30 +54,42 @@ class RunReport:
         return asdict(self)
 
 
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``: a message cannot close it early."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def render(report: RunReport) -> str:
-    out = [f"# Run {report.run_id}: {report.status}", "", f"**Goal:** {report.goal}", "", report.reason.strip(), ""]
-    out += [f"- Base: `{report.base[:12]}`", f"- Integration branch: `{report.integration}`",
-            f"- Merged into the base: {('`' + report.merged_into_base[:12] + '`') if report.merged_into_base else 'no'}", ""]
+    """The report as Markdown. Messages, questions and replan reasons quote agents and models: their
+    control characters are escaped (``printable``), so the file is as safe to `cat` as the terminal
+    output is; newlines stay where a block is meant."""
+    p = printable
+    out = [f"# Run {p(report.run_id)}: {p(report.status)}", "", f"**Goal:** {p(report.goal)}", "",
+           p(report.reason.strip(), multiline=True), ""]
+    out += [f"- Base: `{p(report.base[:12])}`", f"- Integration branch: `{p(report.integration)}`",
+            f"- Merged into the base: {('`' + p(report.merged_into_base[:12]) + '`') if report.merged_into_base else 'no'}", ""]
     out += ["## Subtasks", "", "| round | seq | subtask | role | outcome | attempts | denials | tokens | cost | commit | integrated |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in report.subtasks:
-        out.append(f"| {s.round} | {s.sequence} | {s.subtask_id} | {s.role} | {s.label} | {s.attempts} | {s.denials} | "
-                   f"{s.tokens} | {s.cost_usd:.4f} | {(s.commit or '')[:10]} | {'yes' if s.merged else 'no'} |")
+        out.append(f"| {s.round} | {s.sequence} | {p(s.subtask_id)} | {p(s.role)} | {p(s.label)} | {s.attempts} | {s.denials} | "
+                   f"{s.tokens} | {s.cost_usd:.4f} | {p((s.commit or '')[:10])} | {'yes' if s.merged else 'no'} |")
     for s in report.subtasks:
         if s.checks or s.message:
-            out += ["", f"### {s.subtask_id}", ""]
-            out += [f"- {atom}: {status}" for atom, status in s.checks]
+            out += ["", f"### {p(s.subtask_id)}", ""]
+            out += [f"- {p(atom)}: {p(status)}" for atom, status in s.checks]
             if s.message:
-                out += ["", "```", s.message.strip()[:3000], "```"]
+                message = p(s.message.strip()[:3000], multiline=True)
+                out += ["", _fence(message), message, _fence(message)]
     if report.checks:
         out += ["", "## Plan checks on the merged result", ""]
-        out += [f"- `{cmd}`: {'passed' if code == 0 else f'failed (exit {code})'}" for cmd, code in report.checks]
+        out += [f"- `{p(cmd)}`: {'passed' if code == 0 else f'failed (exit {code})'}" for cmd, code in report.checks]
     if report.replans:
         out += ["", "## Replans", ""]
         for n, r in enumerate(report.replans, start=1):
-            out += [f"{n}. {r.get('reason', '').strip()}", ""]
+            out += [f"{n}. {p(str(r.get('reason', '')).strip(), multiline=True)}", ""]
     if report.questions:
-        out += ["", "## Questions", ""] + [f"- {q}" for q in report.questions]
+        out += ["", "## Questions", ""] + [f"- {p(q)}" for q in report.questions]
     cost = sum(s.cost_usd for s in report.subtasks)
     tokens = sum(s.tokens for s in report.subtasks)
     out += ["", f"Total: {len(report.subtasks)} subtask runs, {tokens} tokens, ${cost:.4f}.", ""]
