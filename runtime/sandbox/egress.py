@@ -9,9 +9,10 @@ HTTP requests (`GET http://host/path`).
 
 For each request: the host must be a name the allowlist covers (never an IP
 literal), the port 80 or 443; the name is resolved once, every address it
-resolves to must be a global one (loopback, private, link-local and metadata
-such as 169.254.169.254, CGNAT, multicast, reserved and unique-local
-addresses are refused) unless a catalog author opened its range in the atom's
+resolves to must be public (`runtime.sandbox.addresses`: loopback, private,
+link-local and metadata such as 169.254.169.254, CGNAT, multicast, reserved,
+documentation and unique-local addresses are refused, IPv4 carried in IPv6
+judged as IPv4) unless a catalog author opened its range in the atom's
 `addresses`; and the connection goes to the address that was checked, never
 to the name again, so a DNS answer that changes in between (rebinding) cannot
 redirect it. A refusal is a 403 with one line saying why. Every request,
@@ -36,6 +37,7 @@ from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
 from runtime.models.unix_service import TrackedServer, UnixService
+from runtime.sandbox.addresses import address_refusal, parse
 from runtime.sandbox.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
 from runtime.sandbox.netrelay import pump
 
@@ -82,16 +84,16 @@ class EgressRules:
         return None
 
     def address_refusal(self, address: str) -> str | None:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        if any(ip in ipaddress.ip_network(cidr, strict=False) for cidr in self.addresses):
+        """Why the proxy may not connect to ``address``: a range the role opened wins over the public-only rule."""
+        try:
+            ip = parse(address)
+        except ValueError:
+            return f"`{address}` is not an address"
+        # An IPv4-mapped address is the IPv4 host itself to the kernel: an opened IPv4 range covers it.
+        reached = [ip] if not isinstance(ip, ipaddress.IPv6Address) or ip.ipv4_mapped is None else [ip, ip.ipv4_mapped]
+        if any(a in ipaddress.ip_network(cidr, strict=False) for a in reached for cidr in self.addresses):
             return None
-        # is_global alone lets multicast through on some Python versions: every other flag must be off too.
-        if not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified or ip.is_loopback \
-                or ip.is_link_local or ip.is_private:
-            return f"it resolves to {ip}, which is not a public address (loopback, private, link-local or reserved)"
-        return None
+        return address_refusal(ip)
 
 
 def egress_rules(policy: dict[str, Any]) -> EgressRules | None:
@@ -108,7 +110,7 @@ def egress_rules(policy: dict[str, Any]) -> EgressRules | None:
             ports += gate["params"]["ports"]
     if not domains:
         return None
-    return EgressRules(*(tuple(dict.fromkeys(x)) for x in (domains, addresses, ports)))
+    return EgressRules(tuple(dict.fromkeys(domains)), tuple(dict.fromkeys(addresses)), tuple(dict.fromkeys(ports)))
 
 
 def system_resolver(host: str, port: int) -> list[str]:
