@@ -21,6 +21,8 @@ pipeline writes:
 - ``gate``: a gate decision (tool, decision, reason, atom, rule);
 - ``tool``: a tool call that ran, with a short result summary;
 - ``denial``: a call refused outside the gate (sandbox, limits);
+- ``egress``: a request through the egress proxy when it is decided (decision, status, host, port,
+  address) and, for an allowed one, its end (bytes each way, duration);
 - ``check``: a verify check and its status (passed, rejected, error);
 - ``retry``: another attempt, with the feedback given;
 - ``commit`` / ``merge``: what the orchestrator wrote to git;

@@ -3,7 +3,9 @@
 The model broker and the Anthropic proxy both serve one agent this way: the
 socket is bound under a temporary name, restricted, then moved into place, so
 it never exists at its path with looser permissions; closing drops open
-connections and removes the socket only if it is still ours.
+connections and removes the socket only if it is still ours. The egress proxy,
+which runs its own event loop, binds and removes its socket with the same
+`bind_private` and `remove_if_ours`.
 """
 
 from __future__ import annotations
@@ -105,6 +107,43 @@ class JsonLinesHandler(socketserver.StreamRequestHandler):
                 return True
 
 
+def bind_private(sock: socket.socket, path: Path, backlog: int = 16) -> tuple[int, int]:
+    """Bind the Unix socket ``sock`` at ``path`` with mode 0600 and listen; return its (device, inode).
+
+    Bound under a temporary name, restricted, then moved into place, so it never exists at
+    ``path`` with looser permissions; a stale socket of an earlier run is replaced, anything
+    else at ``path`` is an error.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise FileExistsError(f"{path} exists and is not a socket")
+        os.unlink(path)  # a stale socket of an earlier run
+    except FileNotFoundError:
+        pass
+    tmp = path.with_name(f".s{os.getpid() % 100000}.{id(sock) % 100000}.tmp")
+    try:
+        sock.bind(os.fspath(tmp))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+        sock.listen(backlog)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino
+
+
+def remove_if_ours(path: Path, inode: tuple[int, int] | None) -> None:
+    """Remove the socket at ``path`` only if it is still the one ``bind_private`` made."""
+    try:
+        st = os.lstat(path)
+        if (st.st_dev, st.st_ino) == inode:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 class UnixService:
     """Start/stop of one `TrackedServer` at `socket_path`; subclasses say which server."""
 
@@ -125,26 +164,13 @@ class UnixService:
     def start(self):
         if self._server is not None:
             return self
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            if not stat.S_ISSOCK(os.lstat(self.socket_path).st_mode):
-                raise FileExistsError(f"{self.socket_path} exists and is not a socket")
-            os.unlink(self.socket_path)  # a stale socket of an earlier run
-        except FileNotFoundError:
-            pass
         server = self.make_server()
-        tmp = self.socket_path.with_name(f".s{os.getpid() % 100000}.{id(self) % 100000}.tmp")
         try:
-            server.socket.bind(os.fspath(tmp))
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.socket_path)
-            server.socket.listen(16)
+            self._inode = bind_private(server.socket, self.socket_path)
         except BaseException:
             server.server_close()
-            tmp.unlink(missing_ok=True)
             raise
-        st = os.lstat(self.socket_path)
-        self._inode, self._server = (st.st_dev, st.st_ino), server
+        self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=self.thread_name, daemon=True)
         self._thread.start()
@@ -171,12 +197,7 @@ class UnixService:
         server.drop_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        try:
-            st = os.lstat(self.socket_path)
-            if (st.st_dev, st.st_ino) == self._inode:
-                os.unlink(self.socket_path)
-        except FileNotFoundError:
-            pass
+        remove_if_ours(self.socket_path, self._inode)
 
     def __enter__(self):
         return self.start()

@@ -5,53 +5,95 @@ domains (`net::egress-allowlist`), the orchestrator runs this proxy on a Unix
 socket in the agent's socket folder, and `runtime.sandbox.netrelay` inside the
 sandbox exposes it as `http://127.0.0.1:3128` (`HTTP_PROXY`/`HTTPS_PROXY`).
 It speaks `CONNECT host:port` (a tunnel, for https) and absolute-form plain
-HTTP requests (`GET http://host/path`).
+HTTP requests (`GET http://host/path`), one request per connection.
 
 For each request: the host must be a name the allowlist covers (never an IP
 literal), the port 80 or 443; the name is resolved once, every address it
-resolves to must be a global one (loopback, private, link-local and metadata
-such as 169.254.169.254, CGNAT, multicast, reserved and unique-local
-addresses are refused) unless a catalog author opened its range in the atom's
+resolves to must be public (`runtime.sandbox.addresses`: loopback, private,
+link-local and metadata such as 169.254.169.254, CGNAT, multicast, reserved,
+documentation and unique-local addresses are refused, IPv4 carried in IPv6
+judged as IPv4) unless a catalog author opened its range in the atom's
 `addresses`; and the connection goes to the address that was checked, never
 to the name again, so a DNS answer that changes in between (rebinding) cannot
-redirect it. A refusal is a 403 with one line saying why. Every request,
-allowed or refused, is handed to `audit`.
+redirect it. A refusal is answered with its status (403 refused, 400
+malformed, 408 head too slow, 431 head too large, 502 no way to the site, 503
+too many connections) and one line saying why.
 
-A small threaded proxy written here rather than a proxy library: the part
-that matters is exactly the resolve-check-pin sequence above, which general
-proxies (proxy.py, mitmproxy) do not do and would have to be bent to; what is
-left (a request line, headers, a byte pump) is a few dozen lines of the
-standard library, with bounded headers, timeouts and a cap on connections.
+Bounded whatever the agent does: one thread runs an asyncio loop that accepts
+and serves every connection; a connection over `Limits.max_connections` is
+answered 503 and closed by the accepting code itself, before any task exists
+for it. The only other threads are a fixed pool for name lookups (blocking
+`getaddrinfo`) and one that writes audit records, so threads and descriptors
+of the orchestrator stay under a constant whatever is thrown at the socket.
+
+Every request is handed to `audit` when it is decided, as an `event:
+"request"` record (`decision`, `status`, `reason`, and `host`, `port`, the
+`address` connected to or refused). An allowed request's record is written
+before the client hears 200 (a sink that fails refuses the request: nothing
+leaves unaudited), and an `event: "end"` record with the same `id` completes
+it (`bytes_up`, `bytes_down`, `duration_s`, `ended`), so an orchestrator that
+dies mid-tunnel has still left the first. Connections turned away over the
+bound are audited as 503 records carrying a `count`: while one such record
+waits to be written, later ones add to its count, so a flood cannot queue
+records without end.
+
+A small proxy written here rather than a proxy library: the part that matters
+is exactly the resolve-check-pin sequence above, which general proxies
+(proxy.py, mitmproxy) do not do and would have to be bent to; what is left (a
+request line, headers, a byte pump) is little code on asyncio streams.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
+import os
+import secrets
 import socket
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
-from runtime.models.unix_service import TrackedServer, UnixService
+from runtime.models.unix_service import SUN_PATH_MAX, bind_private, remove_if_ours
+from runtime.sandbox.addresses import address_refusal, parse
 from runtime.sandbox.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
-from runtime.sandbox.netrelay import pump
 
+# Timeouts are `asyncio.timeout` blocks, never `asyncio.wait_for`: on Python 3.11 a wait_for whose
+# awaitable completes just as its task is cancelled returns the result and drops the cancellation, which
+# left a tunnel running after `close()`.
 MAX_HEADER_BYTES = 64 * 1024
-MAX_CONNECTIONS = 64
-CONNECT_TIMEOUT_S = 15.0
-IDLE_TIMEOUT_S = 300.0
 _CHUNK = 64 * 1024
+_HOST_CLIP = 255  # a host is at most 253 characters: longer junk is recorded cut
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
                          "te", "trailer", "transfer-encoding", "upgrade"})
+_REASONS = {400: "Bad Request", 403: "Forbidden", 408: "Request Timeout", 431: "Request Header Fields Too Large",
+            500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 Audit = Callable[[dict[str, Any]], None]
 Resolver = Callable[[str, int], Sequence[str]]
 
 
 class EgressConfigError(FatalError):
     """A malformed domain pattern or address range."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The proxy's bounds. The defaults are the runtime's; tests shorten the timeouts."""
+
+    max_connections: int = 64  # served at once; the next is answered 503 at accept
+    resolver_threads: int = 4  # name lookups at once (getaddrinfo blocks a thread)
+    header_timeout_s: float = 30.0  # for the whole request head to arrive
+    resolve_timeout_s: float = 30.0
+    connect_timeout_s: float = 15.0  # per address tried
+    idle_timeout_s: float = 300.0  # a tunnel where no byte moved either way for this long is closed
+    audit_timeout_s: float = 30.0  # an allowed request whose record is not written by then is refused
+    linger_s: float = 1.0  # after an error answer, for the client to read it
 
 
 @dataclass(frozen=True)
@@ -82,16 +124,16 @@ class EgressRules:
         return None
 
     def address_refusal(self, address: str) -> str | None:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        if any(ip in ipaddress.ip_network(cidr, strict=False) for cidr in self.addresses):
+        """Why the proxy may not connect to ``address``: a range the role opened wins over the public-only rule."""
+        try:
+            ip = parse(address)
+        except ValueError:
+            return f"`{address}` is not an address"
+        # An IPv4-mapped address is the IPv4 host itself to the kernel: an opened IPv4 range covers it.
+        reached = [ip] if not isinstance(ip, ipaddress.IPv6Address) or ip.ipv4_mapped is None else [ip, ip.ipv4_mapped]
+        if any(a in ipaddress.ip_network(cidr, strict=False) for a in reached for cidr in self.addresses):
             return None
-        # is_global alone lets multicast through on some Python versions: every other flag must be off too.
-        if not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified or ip.is_loopback \
-                or ip.is_link_local or ip.is_private:
-            return f"it resolves to {ip}, which is not a public address (loopback, private, link-local or reserved)"
-        return None
+        return address_refusal(ip)
 
 
 def egress_rules(policy: dict[str, Any]) -> EgressRules | None:
@@ -108,7 +150,7 @@ def egress_rules(policy: dict[str, Any]) -> EgressRules | None:
             ports += gate["params"]["ports"]
     if not domains:
         return None
-    return EgressRules(*(tuple(dict.fromkeys(x)) for x in (domains, addresses, ports)))
+    return EgressRules(tuple(dict.fromkeys(domains)), tuple(dict.fromkeys(addresses)), tuple(dict.fromkeys(ports)))
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -116,185 +158,411 @@ def system_resolver(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-class EgressProxy(UnixService):
-    """One agent's proxy; `start()`/`close()` like the model broker."""
+@dataclass
+class _Exchange:
+    """One request as its audit records name it."""
+
+    id: str = field(default_factory=lambda: secrets.token_hex(6))
+    method: str | None = None
+    host: str | None = None
+    port: int | None = None
+    address: str | None = None
+    decided: bool = False
+
+    def fields(self, event: str) -> dict[str, Any]:
+        host = self.host if self.host is None or len(self.host) <= _HOST_CLIP else self.host[:_HOST_CLIP] + "..."
+        return {"event": event, "id": self.id, "method": self.method, "host": host, "port": self.port,
+                "address": self.address}
+
+
+def _answer_bytes(status: int, message: str) -> bytes:
+    body = (message + "\n").encode("utf-8", "replace")
+    return (f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+
+
+@dataclass
+class _Stream:
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+
+    async def answer(self, status: int, message: str, linger: float) -> None:
+        """Send an error answer and end our side, then read (a bounded amount, for ``linger`` seconds) what
+        the client still sends: closing with unread bytes queued would reset the connection and could lose
+        the answer."""
+        try:
+            async with asyncio.timeout(linger):
+                self.writer.write(_answer_bytes(status, message))
+                await self.writer.drain()
+                if self.writer.can_write_eof():
+                    self.writer.write_eof()
+                left = MAX_HEADER_BYTES * 16
+                while left > 0 and (chunk := await self.reader.read(_CHUNK)):
+                    left -= len(chunk)
+        except (OSError, TimeoutError):
+            pass
+
+
+class EgressProxy:
+    """One agent's proxy, on a thread of its own; `start()`/`close()` like the model broker."""
 
     thread_name = "egress-proxy"
 
-    def __init__(self, socket_path: Any, rules: EgressRules, audit: Audit | None = None,
-                 resolver: Resolver = system_resolver) -> None:
-        super().__init__(socket_path)
-        self.rules, self.audit, self.resolver = rules, audit, resolver
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+    def __init__(self, socket_path: str | os.PathLike[str], rules: EgressRules, audit: Audit | None = None,
+                 resolver: Resolver = system_resolver, limits: Limits = Limits()) -> None:
+        self.socket_path = Path(socket_path)
+        if len(os.fsencode(self.socket_path)) > SUN_PATH_MAX:
+            raise ValueError(f"socket path too long for a Unix socket ({len(os.fsencode(self.socket_path))} "
+                             f"bytes, at most {SUN_PATH_MAX}): {self.socket_path}")
+        self.rules, self.audit, self.resolver, self.limits = rules, audit, resolver, limits
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._inode: tuple[int, int] | None = None
+        self._lookups: ThreadPoolExecutor | None = None
+        self._auditor: ThreadPoolExecutor | None = None
+        self._turned_away, self._turned_away_queued = 0, False
+        self._turned_away_lock = threading.Lock()
 
-    def make_server(self) -> TrackedServer:
-        return _Server(self.socket_path, _Handler, self)
+    # -- life cycle ------------------------------------------------------------------------------------
 
-    def record(self, **fields: Any) -> None:
-        if self.audit is not None:
-            try:
-                self.audit(fields)
-            except Exception:  # noqa: BLE001 - a broken audit sink must not open or hang the proxy
-                pass
-
-    def open_upstream(self, host: str, port: int) -> tuple[socket.socket | None, str | None, str | None]:
-        """(connection, address, None) to an allowed destination, or (None, address, why not)."""
-        why = self.rules.host_refusal(host, port)
-        if why:
-            return None, None, why
+    def start(self) -> EgressProxy:
+        if self._thread is not None:
+            return self
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            addresses = self.resolver(host, port)
-        except OSError as exc:
-            return None, None, f"`{host}` does not resolve ({exc})"
-        if not addresses:
-            return None, None, f"`{host}` does not resolve"
-        for address in addresses:  # one bad answer refuses the name: it may be a rebinding attempt
-            if (why := self.rules.address_refusal(address)) is not None:
-                return None, address, f"`{host}`: {why}"
-        last = None
-        for address in addresses:
-            family = socket.AF_INET6 if ":" in address else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            sock.settimeout(CONNECT_TIMEOUT_S)
-            try:
-                sock.connect((address, port))  # the checked address itself: the name is not resolved again
-            except OSError as exc:
-                sock.close()
-                last = exc
-                continue
-            sock.settimeout(IDLE_TIMEOUT_S)
-            return sock, address, None
-        return None, addresses[0], f"`{host}` is unreachable ({last})"
+            self._inode = bind_private(listener, self.socket_path, backlog=128)
+            listener.setblocking(False)
+        except BaseException:
+            listener.close()
+            raise
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(listener, ready), name=self.thread_name, daemon=True)
+        self._thread.start()
+        ready.wait()
+        return self
 
-
-class _Server(TrackedServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a dropped agent connection is no error of ours; refusals are answered in the handler
-
-
-def _splice(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
-    up, down = [0], [0]
-    back = threading.Thread(target=pump, args=(upstream, client, down), daemon=True)
-    back.start()
-    pump(client, upstream, up)
-    back.join(IDLE_TIMEOUT_S)
-    return up[0], down[0]
-
-
-class _Handler:
-    """One client connection: one request (CONNECT or absolute-form HTTP), then the connection closes."""
-
-    def __init__(self, request: socket.socket, client_address: Any, server: _Server) -> None:
-        self.conn, self.server, self.proxy = request, server, server.owner
-        if not self.proxy._slots.acquire(blocking=False):
-            self._answer(503, "too many connections through the egress proxy")
+    def close(self) -> None:
+        """Stop accepting, cut open connections (their end records are written) and remove the socket
+        (idempotent)."""
+        thread, self._thread = self._thread, None
+        if thread is None:
             return
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has ended already
+                loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=30)
+        remove_if_ours(self.socket_path, self._inode)
+
+    def __enter__(self) -> EgressProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _run(self, listener: socket.socket, ready: threading.Event) -> None:
         try:
-            self.conn.settimeout(IDLE_TIMEOUT_S)
-            self.handle()
-        except OSError:
-            pass
+            asyncio.run(self._serve(listener, ready))
         finally:
-            self.proxy._slots.release()
+            listener.close()
+            ready.set()
 
-    def _read_head(self) -> bytes | None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = self.conn.recv(4096)
-            if not chunk:
-                return None
-            data += chunk
-            if len(data) > MAX_HEADER_BYTES:
-                self._answer(431, "the request head is too large")
-                return None
-        return data
+    async def _serve(self, listener: socket.socket, ready: threading.Event) -> None:
+        loop = asyncio.get_running_loop()
+        self._loop, self._stop = loop, asyncio.Event()
+        self._lookups = ThreadPoolExecutor(self.limits.resolver_threads, thread_name_prefix="egress-lookup")
+        self._auditor = ThreadPoolExecutor(1, thread_name_prefix="egress-audit")  # one writer: records in order
+        connections: set[asyncio.Task[None]] = set()
+        acceptor = loop.create_task(self._accept(listener, connections))
+        ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            acceptor.cancel()
+            for task in list(connections):
+                task.cancel()
+            await asyncio.gather(acceptor, *connections, return_exceptions=True)
+            self._lookups.shutdown(wait=False, cancel_futures=True)
+            self._auditor.shutdown(wait=True)  # the end records of the tunnels just cut, the last 503 count
 
-    def handle(self) -> None:
-        head = self._read_head()
-        if head is None:
+    async def _accept(self, listener: socket.socket, connections: set[asyncio.Task[None]]) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                conn, _ = await loop.sock_accept(listener)
+            except OSError:  # out of descriptors, say: the client waits in the backlog meanwhile
+                await asyncio.sleep(0.05)
+                continue
+            if len(connections) >= self.limits.max_connections:
+                self._turn_away(conn)
+            else:
+                task = loop.create_task(self._connection(conn))
+                connections.add(task)
+                task.add_done_callback(connections.discard)
+            # An accept that succeeds at once does not yield: a backlog kept full would starve the tunnels.
+            await asyncio.sleep(0)
+
+    def _turn_away(self, conn: socket.socket) -> None:
+        """Over the bound: answered 503 and closed here and now, with no task and no thread; counted for
+        the audit record."""
+        with conn:
+            with contextlib.suppress(OSError):
+                conn.send(_answer_bytes(503, "the runtime's egress proxy refused this: too many connections "
+                                             f"(at most {self.limits.max_connections} at once)"))
+                conn.recv(_CHUNK, socket.MSG_DONTWAIT)  # what already came, so the close does not reset
+        with self._turned_away_lock:
+            self._turned_away += 1
+            if self._turned_away_queued:
+                return
+            self._turned_away_queued = True
+        if self._auditor is not None:
+            self._auditor.submit(self._write_turned_away)
+
+    def _write_turned_away(self) -> None:
+        with self._turned_away_lock:
+            count, self._turned_away, self._turned_away_queued = self._turned_away, 0, False
+        self._sink({**_Exchange().fields("request"), "decision": "deny", "status": 503, "count": count,
+                    "reason": f"too many connections (at most {self.limits.max_connections} at once)"})
+
+    # -- audit -----------------------------------------------------------------------------------------
+
+    def _sink(self, record: dict[str, Any]) -> bool:
+        if self.audit is None:
+            return True
+        try:
+            self.audit(record)
+        except Exception:  # noqa: BLE001 - a broken sink must neither open nor hang the proxy: callers refuse
+            return False
+        return True
+
+    async def _record(self, exchange: _Exchange, event: str, **fields: Any) -> bool:
+        """Write one record on the audit thread; False when it could not be written in time."""
+        if event == "request":
+            exchange.decided = True
+        if self.audit is None or self._auditor is None:
+            return True
+        loop = asyncio.get_running_loop()
+        record = {**exchange.fields(event), **fields}
+        try:
+            async with asyncio.timeout(self.limits.audit_timeout_s):
+                return await loop.run_in_executor(self._auditor, self._sink, record)
+        except (TimeoutError, RuntimeError):
+            return False
+
+    # -- one connection --------------------------------------------------------------------------------
+
+    async def _connection(self, conn: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=MAX_HEADER_BYTES)
+        protocol = asyncio.StreamReaderProtocol(reader)
+        try:
+            transport, _ = await loop.connect_accepted_socket(lambda: protocol, conn)
+        except OSError:
+            conn.close()
             return
-        head, _, rest = head.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
+        client = _Stream(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
+        exchange = _Exchange()
+        try:
+            await self._handle(client, exchange)
+        except OSError:
+            pass  # the client or the site went away
+        except Exception as exc:  # noqa: BLE001 - our own failure refuses the request (fail closed)
+            if not exchange.decided:
+                await self._refuse(client, exchange, 500, f"internal error ({type(exc).__name__})")
+        finally:
+            transport.abort()
+
+    async def _refuse(self, client: _Stream, exchange: _Exchange, status: int, why: str) -> None:
+        await self._record(exchange, "request", decision="deny", status=status, reason=why)
+        await client.answer(status, f"the runtime's egress proxy refused this: {why}", self.limits.linger_s)
+
+    async def _handle(self, client: _Stream, exchange: _Exchange) -> None:
+        try:
+            async with asyncio.timeout(self.limits.header_timeout_s):
+                head = await client.reader.readuntil(b"\r\n\r\n")
+        except TimeoutError:
+            await self._refuse(client, exchange, 408,
+                               f"the request head did not arrive within {self.limits.header_timeout_s:g} s")
+            return
+        except asyncio.LimitOverrunError:
+            await self._refuse(client, exchange, 431, f"the request head is larger than {MAX_HEADER_BYTES} bytes")
+            return
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:  # a connection that sent nothing is no request
+                await self._refuse(client, exchange, 400, "the connection ended inside the request head")
+            return
+        lines = head[:-4].decode("latin-1").split("\r\n")
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            self._answer(400, "malformed request line")
+            await self._refuse(client, exchange, 400, "malformed request line")
             return
-        method, target, _ = parts
-        if method == "CONNECT":
-            self._connect(target, rest)
+        exchange.method, target = parts[0][:32], parts[1]
+        if exchange.method == "CONNECT":
+            await self._connect(client, exchange, target)
         else:
-            self._forward(method, target, lines[1:], rest)
+            await self._forward(client, exchange, target, lines[1:])
 
-    def _connect(self, target: str, rest: bytes) -> None:
+    async def _connect(self, client: _Stream, exchange: _Exchange, target: str) -> None:
         host, sep, port_text = target.rpartition(":")
-        host = host.strip("[]")
-        if not sep or not port_text.isdigit():
-            self._refuse("CONNECT", target, 0, None, "CONNECT needs host:port")
+        if not sep or not (port_text.isascii() and port_text.isdigit()) or len(port_text) > 5:
+            exchange.host = target
+            await self._refuse(client, exchange, 403, "CONNECT needs host:port")
             return
-        port = int(port_text)
-        upstream, address, why = self.proxy.open_upstream(host, port)
+        exchange.host, exchange.port = host.strip("[]"), int(port_text)
+        upstream = await self._open_upstream(client, exchange)
         if upstream is None:
-            self._refuse("CONNECT", host, port, address, why or "refused")
             return
-        with upstream:
-            self.conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            if rest:
-                upstream.sendall(rest)
-            up, down = _splice(self.conn, upstream)
-        self.proxy.record(method="CONNECT", host=host, port=port, address=address, decision="allow",
-                          reason="in the allowlist", bytes_up=up + len(rest), bytes_down=down)
+        try:
+            if not await self._record(exchange, "request", decision="allow", status=200, reason="in the allowlist"):
+                await client.answer(500, "the runtime's egress proxy cannot write its audit record; nothing was "
+                                         "sent", self.limits.linger_s)
+                return
+            client.writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            await self._tunnel(client, upstream, exchange)
+        finally:
+            upstream.writer.transport.abort()
 
-    def _forward(self, method: str, target: str, headers: list[str], rest: bytes) -> None:
+    async def _forward(self, client: _Stream, exchange: _Exchange, target: str, headers: list[str]) -> None:
         try:
             url = urlsplit(target)
             port = url.port or 80
         except ValueError:
-            self._refuse(method, target, 0, None, "the URL cannot be parsed")
+            exchange.host = target
+            await self._refuse(client, exchange, 403, "the URL cannot be parsed")
             return
+        exchange.host = url.hostname or target.rpartition("@")[2]  # never a user:password of the URL
         if url.scheme != "http" or not url.hostname or url.username or url.password:
-            self._refuse(method, target, 0, None, "only absolute http:// URLs without credentials are forwarded "
-                                                  "(https goes through CONNECT)")
+            await self._refuse(client, exchange, 403, "only absolute http:// URLs without credentials are "
+                                                      "forwarded (https goes through CONNECT)")
             return
-        host = url.hostname
-        if normalise_host(host) is None and not is_ip_literal(host):
-            self._refuse(method, host, port, None, f"`{host}` is not a host name")
+        exchange.host, exchange.port = url.hostname, port
+        if normalise_host(url.hostname) is None and not is_ip_literal(url.hostname):
+            await self._refuse(client, exchange, 403, f"`{url.hostname}` is not a host name")
             return
-        kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP_BY_HOP | {"host"}]
-        if any(h.split(":", 1)[0].strip().lower() == "transfer-encoding" for h in headers):
-            self._refuse(method, host, port, None, "chunked request bodies are not forwarded; send Content-Length")
+        names = [h.split(":", 1)[0].strip().lower() for h in headers]
+        if "transfer-encoding" in names:
+            await self._refuse(client, exchange, 403, "chunked request bodies are not forwarded; send Content-Length")
             return
-        upstream, address, why = self.proxy.open_upstream(host, port)
+        kept = [h for h, name in zip(headers, names, strict=True) if h and name not in _HOP_BY_HOP | {"host"}]
+        upstream = await self._open_upstream(client, exchange)
         if upstream is None:
-            self._refuse(method, host, port, address, why or "refused")
             return
-        path = url.path or "/"
-        if url.query:
-            path += "?" + url.query
-        request = [f"{method} {path} HTTP/1.1", f"Host: {url.netloc}", *kept, "Connection: close", "", ""]
-        with upstream:
-            upstream.sendall("\r\n".join(request).encode("latin-1") + rest)
-            up, down = _splice(self.conn, upstream)
-        self.proxy.record(method=method, host=host, port=port, address=address, decision="allow",
-                          reason="in the allowlist", bytes_up=up + len(rest), bytes_down=down)
-
-    def _refuse(self, method: str, host: str, port: int, address: str | None, why: str) -> None:
-        self.proxy.record(method=method, host=host, port=port, address=address, decision="deny", reason=why)
-        self._answer(403, f"the runtime's egress proxy refused this: {why}")
-
-    def _answer(self, status: int, message: str) -> None:
-        body = (message + "\n").encode("utf-8", "replace")
-        reason = {400: "Bad Request", 403: "Forbidden", 431: "Request Header Fields Too Large",
-                  503: "Service Unavailable"}.get(status, "Error")
-        head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        path = (url.path or "/") + ("?" + url.query if url.query else "")
+        request = [f"{exchange.method} {path} HTTP/1.1", f"Host: {url.netloc}", *kept, "Connection: close", "", ""]
         try:
-            self.conn.sendall(head + body)
-            # Closing with unread bytes queued would reset the connection and could lose the answer:
-            # end our side, then read (a bounded amount) what the client still sends.
-            self.conn.shutdown(socket.SHUT_WR)
-            self.conn.settimeout(1.0)
-            left = MAX_HEADER_BYTES * 16
-            while left > 0 and (chunk := self.conn.recv(_CHUNK)):
-                left -= len(chunk)
+            if not await self._record(exchange, "request", decision="allow", status=None, reason="in the allowlist"):
+                await client.answer(500, "the runtime's egress proxy cannot write its audit record; nothing was "
+                                         "sent", self.limits.linger_s)
+                return
+            head = "\r\n".join(request).encode("latin-1")
+            upstream.writer.write(head)
+            await self._tunnel(client, upstream, exchange, sent=len(head))
+        finally:
+            upstream.writer.transport.abort()
+
+    async def _open_upstream(self, client: _Stream, exchange: _Exchange) -> _Stream | None:
+        """A connection to the checked address of an allowed destination, or None once refused."""
+        host, port = exchange.host or "", exchange.port or 0
+        if (why := self.rules.host_refusal(host, port)) is not None:
+            await self._refuse(client, exchange, 403, why)
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self.limits.resolve_timeout_s):
+                addresses = list(await loop.run_in_executor(self._lookups, self.resolver, host, port))
+        except TimeoutError:
+            await self._refuse(client, exchange, 502, f"`{host}` did not resolve within "
+                                                      f"{self.limits.resolve_timeout_s:g} s")
+            return None
+        except Exception as exc:  # noqa: BLE001 - OSError from getaddrinfo; anything else refuses too
+            await self._refuse(client, exchange, 502, f"`{host}` does not resolve ({exc})")
+            return None
+        if not addresses:
+            await self._refuse(client, exchange, 502, f"`{host}` does not resolve")
+            return None
+        for address in addresses:  # one bad answer refuses the name: it may be a rebinding attempt
+            if (why := self.rules.address_refusal(address)) is not None:
+                exchange.address = address
+                await self._refuse(client, exchange, 403, f"`{host}`: {why}")
+                return None
+        last: BaseException | None = None
+        for address in addresses:
+            ip = str(parse(address))
+            sock = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            try:
+                # The checked address itself: the name is not resolved again.
+                async with asyncio.timeout(self.limits.connect_timeout_s):
+                    await loop.sock_connect(sock, (ip, port))
+                reader, writer = await asyncio.open_connection(sock=sock, limit=_CHUNK)
+            except (OSError, TimeoutError) as exc:
+                sock.close()
+                last = exc
+                continue
+            except BaseException:
+                sock.close()
+                raise
+            exchange.address = ip
+            return _Stream(reader, writer)
+        exchange.address = addresses[0]
+        detail = (str(last) if last is not None else "") or f"no connection within {self.limits.connect_timeout_s:g} s"
+        await self._refuse(client, exchange, 502, f"`{host}` is unreachable ({detail})")
+        return None
+
+    async def _tunnel(self, client: _Stream, upstream: _Stream, exchange: _Exchange, sent: int = 0) -> None:
+        """Copy both ways until both ends have finished, one fails, or nothing moved for the idle timeout;
+        then the end record (``sent``: bytes the site already got, a forwarded request's head)."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        up, down, activity = [sent], [0], [started]
+        pumps = [loop.create_task(self._pump(client.reader, upstream.writer, up, activity)),
+                 loop.create_task(self._pump(upstream.reader, client.writer, down, activity))]
+        ended = "closed"
+        try:
+            pending = set(pumps)
+            while pending and ended == "closed":
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    if (result := task.result()) != "closed":
+                        ended = result
+        except asyncio.CancelledError:
+            ended = "proxy closed"
+            raise
+        finally:
+            for task in pumps:
+                task.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            await self._record(exchange, "end", bytes_up=up[0], bytes_down=down[0],
+                               duration_s=round(loop.time() - started, 3), ended=ended)
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, counter: list[int],
+                    activity: list[float]) -> str:
+        """Copy until ``reader`` ends ("closed": ``writer`` is told no more comes), the other side fails
+        ("error"), or neither direction moved for the idle timeout ("idle")."""
+        loop = asyncio.get_running_loop()
+        idle = self.limits.idle_timeout_s
+        try:
+            while True:
+                left = activity[0] + idle - loop.time()
+                if left <= 0:
+                    return "idle"
+                try:
+                    async with asyncio.timeout(left):
+                        chunk = await reader.read(_CHUNK)
+                except TimeoutError:
+                    continue  # the other direction may have moved meanwhile
+                if not chunk:
+                    if writer.can_write_eof():
+                        writer.write_eof()
+                    return "closed"
+                counter[0] += len(chunk)
+                activity[0] = loop.time()
+                writer.write(chunk)
+                async with asyncio.timeout(idle):  # a side that stops reading counts as idle
+                    await writer.drain()
+                activity[0] = loop.time()
+        except TimeoutError:
+            return "idle"
         except OSError:
-            pass
+            return "error"

@@ -5,7 +5,8 @@ opens 127.0.0.1 and the server's port for the read-only role, the only way a
 loopback address is ever reachable. The task declares `localhost` as its
 domain. The agent's WebFetch to the site passes the gate, leaves the sandbox
 through the relay and the proxy, and is audited; a fetch of another host is
-denied by the gate; nothing else leaves.
+denied by the gate; nothing else leaves. The proxy's audit records say so: the
+decision when it was made, and the bytes each way when the exchange ended.
 """
 
 from __future__ import annotations
@@ -70,8 +71,10 @@ def test_a_read_only_agent_reaches_its_allowed_site_and_nothing_else(spawner: Sp
     outcome = json.loads(proc.stdout)
     assert outcome["label"] == "ok", proc.stdout + proc.stderr
     assert _Site.seen == ["/page"]  # the one allowed fetch arrived, through the proxy
-    egress = s.audit(kind="egress", agent="ag-web")
-    assert [(e["data"]["host"], e["data"]["decision"]) for e in egress] == [("localhost", "allow")]
+    egress = [e["data"] for e in s.audit(kind="egress", agent="ag-web")]
+    assert [(e["event"], e["host"], e.get("decision")) for e in egress] == [
+        ("request", "localhost", "allow"), ("end", "localhost", None)]  # the decision first, then the tally
+    assert egress[1]["id"] == egress[0]["id"] and egress[1]["bytes_down"] > 0 and egress[1]["ended"] == "closed"
     gate = [e["data"] for e in s.audit(kind="gate", agent="ag-web") if e["data"].get("tool") == "WebFetch"]
     assert [e["decision"] for e in gate] == ["allow", "deny"]
     assert "example.org" in gate[1]["reason"]
