@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import stat
 
+from runtime.manifests.control import CONTROL, NEVER_EXEMPT, control_name, exempted
+
 _O_PATH = getattr(os, "O_PATH", 0)
 _PROC_FD = "/proc/self/fd/"
-_PROTECTED_NAMES = (".git", ".claude")
 _DEV_WRITABLE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
@@ -96,19 +97,17 @@ def relative_to(resolved: str, root: str) -> str | None:
     return None
 
 
-def protected_reason(resolved: str, protected: tuple[str, ...]) -> str | None:
-    """Why a write to ``resolved`` is never allowed, or None."""
-    low = resolved.lower()
-    if "/.git" in low or "/.claude" in low:
-        for comp in low.split("/"):
-            # Case-insensitive and trailing dots/spaces ignored: on macOS and
-            # Windows file systems `.GIT` and `.git.` name the same folder.
-            if comp.rstrip(". ") in _PROTECTED_NAMES:
-                return f"`{comp}` folders are never written by agents (only the orchestrator holds git and settings)"
+def protected_reason(resolved: str, protected: tuple[str, ...], exempt: tuple[str, ...] = ()) -> str | None:
+    """Why a write to ``resolved`` is never allowed, or None. ``exempt``: control files this task may change
+    (never `.git`)."""
+    name = control_name(resolved)
+    if name is not None and (name in NEVER_EXEMPT or not exempted(resolved, exempt)):
+        return (f"`{name}` holds {CONTROL[name]}, which agents never change; leave it, and say in your report what "
+                "should change (only a task file given to `runtime spawn` may allow it, in `[scope] control-files`)")
     for p in protected:
         if resolved == p or resolved.startswith(p + "/"):
             return "this path holds the runtime's own policy or catalog files, which agents never write"
-    if low.startswith(("/dev/", "/proc/", "/sys/")) and resolved not in _DEV_WRITABLE:
+    if resolved.lower().startswith(("/dev/", "/proc/", "/sys/")) and resolved not in _DEV_WRITABLE:
         return "writing to device, /proc or /sys files is not allowed"
     return None
 

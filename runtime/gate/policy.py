@@ -48,7 +48,7 @@ class Policy:
     """A loaded policy: the gate objects, ready to decide."""
 
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
-                 "tool_path")
+                 "tool_path", "exempt")
 
     def __init__(self, doc: dict[str, Any], extra_protected: tuple[str, ...] = ()) -> None:
         if not isinstance(doc, dict):
@@ -98,6 +98,9 @@ class Policy:
         self.tool_gates = [g for g in self.gates if g.answers("on_tool")]
         self.write_gates = [g for g in self.gates if g.answers("on_write")]
         self.command_gates = [g for g in self.gates if g.answers("on_command")]
+        # Control files the task may change (`[scope] control-files`), as absolute paths; `.git` never.
+        self.exempt = tuple(os.path.normpath(os.path.join(self.root, path))
+                            for g in self.write_gates for path in getattr(g, "control_files", ()))
 
 
 def _str(doc: dict[str, Any], key: str) -> str:

@@ -20,7 +20,7 @@ NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 GATE_KINDS: dict[str, dict[str, str]] = {
     "deny-tools": {"tools": "tool-list"},
     "bash-allowlist": {"rules": "program-rules"},
-    "write-whitelist": {"globs": "glob-list"},
+    "write-whitelist": {"globs": "glob-list", "control-files": "control-path-list"},
     "write-denylist": {"globs": "glob-list"},
     "read-only": {},
     "no-git": {"programs": "str-list"},
@@ -51,6 +51,9 @@ SANDBOX_KINDS: dict[str, dict[str, str]] = {
 TASK_FIELDS: dict[str, str] = {
     "scope.files-whitelist": "glob-list",
     "scope.files-denylist": "glob-list",
+    # Control files (`.claude/settings.json`, `.agent-runtime/roles/x.toml`) a task given to `runtime spawn`
+    # may change; a plan's subtasks never may, and the change is merged only after an approval.
+    "scope.control-files": "control-path-list",
     "verification.test-command": "command",
     "verification.test-count-min": "int",
     "verification.check-commands": "command-list",

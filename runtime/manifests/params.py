@@ -160,6 +160,31 @@ def _glob_list(v: Any) -> list[str]:
     return [check_glob(g) for g in _str_list(v)]
 
 
+def _control_path_list(v: Any) -> list[str]:
+    """Control files a task may change: plain relative paths (no wildcards) through a control name
+    other than `.git`, which only the orchestrator ever writes."""
+    from runtime.manifests.control import CONTROL, NEVER_EXEMPT, control_name
+
+    out = []
+    for path in _str_list(v):
+        norm = path.strip("/")
+        while norm.startswith("./"):
+            norm = norm[2:]
+        parts = norm.split("/")
+        if not norm or path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\x00" in path:
+            raise ValueError(f"`{path}` must be a relative path inside the worktree")
+        if set("*?[") & set(norm):
+            raise ValueError(f"`{path}`: name each control file exactly (no wildcards)")
+        name = control_name(norm)
+        if name is None:
+            raise ValueError(f"`{path}` is not a control file (those are {', '.join(sorted(CONTROL))}); "
+                             "the write scope alone decides about it")
+        if name in NEVER_EXEMPT:
+            raise ValueError(f"`{path}`: `{name}` is never written by an agent, whatever the task says")
+        out.append(norm)
+    return out
+
+
 def _tool_list(v: Any) -> list[str]:
     out = _str_list(v)
     for t in out:
@@ -257,6 +282,7 @@ PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
     "str": _str,
     "str-list": _str_list,
     "glob-list": _glob_list,
+    "control-path-list": _control_path_list,
     "tool-list": _tool_list,
     "command": _command,
     "command-list": _command_list,

@@ -36,6 +36,7 @@ class TaskSection(Model):
 class ScopeSection(Model):
     files_whitelist: list[str] | None = None
     files_denylist: list[str] | None = None
+    control_files: list[str] | None = None
 
 
 class VerificationSection(Model):

@@ -10,6 +10,7 @@ content hash seals it; the gate refuses a document whose hash does not match.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,10 @@ def _gate(role: ResolvedRole, atom_name: str) -> str | None:
     return next((a.gate for a in role.atoms if a.name == atom_name), None)
 
 
-def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog) -> dict[str, Any]:
-    """The compiled policy for ``role`` (and ``task``) anchored at worktree ``root``."""
+def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog, *,
+                   submodules: Sequence[str] = ()) -> dict[str, Any]:
+    """The compiled policy for ``role`` (and ``task``) anchored at worktree ``root``. ``submodules``: the
+    base's gitlink folders (relative), which no agent writes: their files are another repository's."""
     if not role.spawnable:
         raise _role_error(role, ("role", "spawnable"), f"role `{role.name}` is not spawnable: no agent ever runs under it, so it has no policy")
     values = param_values(role, task)
@@ -130,7 +133,8 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "toolchain": {"path": list(toolchain.path)},
         # Every layer's catalog files: an agent must not rewrite the rules it runs under.
         "protected": [str(layer / part) for layer in catalog.layers
-                      for part in (*CATALOG_PARTS, TOOLCHAIN_FILE)],
+                      for part in (*CATALOG_PARTS, TOOLCHAIN_FILE)]
+                     + [str(Path(root).resolve() / path) for path in submodules],
     }
     doc["hash"] = content_hash(doc)
     return doc

@@ -24,8 +24,11 @@ Mount order matters because later mounts win:
    `late_binds` in their order;
 3. the worktree read-only, then the writable paths inside it read-write,
    unless `read_only_worktree`;
-4. the protected paths (`.git`, `.claude`, the policy folder) read-only, last,
-   so no earlier read-write bind can uncover them.
+4. the protected paths (`.git`, `.claude`, the policy folder) and the control
+   paths read-only, last, so no earlier read-write bind can uncover them. A
+   control path that does not exist is made for the sandbox's life (an empty
+   folder or file, `make_placeholders`) and bound read-only too, so it cannot
+   be created inside; it is removed when the sandbox has ended.
 
 Every path must exist: bubblewrap refuses to bind a missing source, so the
 caller creates the folders and files it passes. Paths are resolved before use,
@@ -275,6 +278,10 @@ class SandboxSpec:
     # (source, destination) read-only, mounted after the writable paths (and before the protected ones):
     # the repository's toolchain, in the worktree and at the main checkout's paths (runtime.sandbox.toolchain).
     toolchain_binds: list[tuple[Path, Path]] = field(default_factory=list)
+    # (path, is a folder) inside the worktree, read-only whether or not they exist: the control files
+    # (runtime.manifests.control) and the base's submodule folders. One that is absent gets a
+    # placeholder for the sandbox's life; a symlink is bound at its target, or left out when dangling.
+    control: list[tuple[Path, bool]] = field(default_factory=list)
     user: AgentUser | None = field(default_factory=agent_user)
 
     def expose(self, paths: Iterable[Path]) -> None:
@@ -289,6 +296,35 @@ class SandboxSpec:
             if not system_visible(path) or any(_inside(path, m) for m in masked):
                 self.extra_binds_ro.append(path)
                 bound.append(path)
+
+    def make_placeholders(self) -> list[tuple[Path, int]]:
+        """Create the control paths that do not exist (an empty folder, or an empty read-only file), so the
+        sandbox can bind them read-only; returns them for `remove_placeholders`."""
+        made: list[tuple[Path, int]] = []
+        for path, folder in self.control:
+            if os.path.lexists(path) or not os.path.isdir(path.parent) or os.path.islink(path.parent):
+                continue
+            if folder:
+                os.mkdir(path, 0o755)
+            else:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444))
+            made.append((path, os.lstat(path).st_ino))
+        return made
+
+    @staticmethod
+    def remove_placeholders(made: list[tuple[Path, int]]) -> None:
+        """Remove the placeholders the sandbox no longer covers, if they are still the empty ones made."""
+        for path, ino in made:
+            try:
+                st = os.lstat(path)
+                if st.st_ino != ino:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    os.rmdir(path)  # fails, and stays, if anything is inside
+                elif stat.S_ISREG(st.st_mode) and st.st_size == 0:
+                    os.unlink(path)
+            except OSError:
+                pass
 
     def grant(self) -> None:
         """Let the agent's uid write what the sandbox binds writable: its home (it owns it) and the
@@ -364,6 +400,12 @@ class SandboxSpec:
             out += ["--ro-bind", str(src), str(dest)]
         for path in readonly:
             out += ["--ro-bind", str(path), str(path)]
+        for path, _ in self.control:
+            if not _inside(Path(os.path.abspath(path)), worktree):
+                raise SandboxSpecError(f"control path {path} is outside the worktree {worktree}")
+            if os.path.lexists(path) and os.path.exists(path):  # a dangling symlink has nothing to bind
+                real = self._resolve(path, "control path")
+                out += ["--ro-bind", str(real), str(real)]
         if seccomp_fd is not None:
             out += ["--seccomp", str(seccomp_fd)]
         out.append("--clearenv")

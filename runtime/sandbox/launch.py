@@ -61,13 +61,17 @@ def sandboxed(spec: SandboxSpec, argv: Sequence[str]) -> Iterator[tuple[list[str
     orchestrator's at both ends: `parent_guard` for bubblewrap itself, and a pipe whose write end
     only this process holds for what runs inside (`runtime.sandbox.bwrap.alive_check`)."""
     spec.grant()
-    fd = program_fd()
-    alive_read, alive_write = os.pipe()  # not inheritable: no child ever holds the write end
+    placeholders = spec.make_placeholders()
     try:
-        yield [*parent_guard(), *spec.args(seccomp_fd=fd, alive_fd=alive_read), *argv], (fd, alive_read)
+        fd = program_fd()
+        alive_read, alive_write = os.pipe()  # not inheritable: no child ever holds the write end
+        try:
+            yield [*parent_guard(), *spec.args(seccomp_fd=fd, alive_fd=alive_read), *argv], (fd, alive_read)
+        finally:
+            for end in (fd, alive_read, alive_write):
+                os.close(end)
     finally:
-        for end in (fd, alive_read, alive_write):
-            os.close(end)
+        spec.remove_placeholders(placeholders)
 
 
 def hand_over(folder: Path, user: AgentUser | None) -> None:

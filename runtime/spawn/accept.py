@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from runtime.manifests.control import control_name
 from runtime.spawn.commands import tree_runner
 from runtime.spawn.outcome import Acceptance, Verdict
 from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
@@ -26,6 +29,7 @@ from runtime.workspace.git import GitError, NothingToCommit
 from runtime.workspace.safe_files import size_under
 
 if TYPE_CHECKING:
+    from runtime.approvals.store import Approval
     from runtime.spawn.pipeline import SpawnRun
 
 
@@ -99,6 +103,14 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
     failures = await _merged_checks_pass(run, simulation.tree, expected, commit)
     if failures:
         return Acceptance(commit, refused="the checks fail on the simulated merge:\n" + "\n".join(failures))
+    control = changed_control_files(run, commit)
+    if control:
+        decision = await anyio.to_thread.run_sync(_approve_control_change, run, commit, control)
+        if not decision.allowed:
+            why = decision.reason or decision.status
+            return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} changes control files "
+                                               f"({', '.join(control)}) and was not merged: no approval ({why}); it "
+                                               f"stays on {run.branch}"))
     message = f"Merge agent {run.agent_id} ({run.task.role.name}) into {run.base_branch}\n\nAgent-Id: {run.agent_id}\n"
     try:
         merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
@@ -106,6 +118,41 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
         return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} was not merged: {exc}"))
     run.audit.append("merge", run.agent_id, into=run.base_branch, commit=merged)
     return Acceptance(commit, merged)
+
+
+def changed_control_files(run: SpawnRun, commit: str) -> list[str]:
+    """The control files (`.claude`, `.agent-runtime`, ...) ``commit`` changes against the run's base: only a
+    task's `control-files` could let them through verify, and they are merged only after an approval."""
+    names = [p for p in run.git.text("diff", "--name-only", "--no-renames", "-z", run.base, commit).split("\0") if p]
+    return [p for p in names if control_name(p) is not None]
+
+
+def _approve_control_change(run: SpawnRun, commit: str, paths: list[str]) -> Approval:
+    """Ask a person (`runtime approve`, or the terminal's prompt) before control files reach the base;
+    the request expires, as a denial, after the task's approval timeout."""
+    from runtime.approvals.service import console_notifier
+    from runtime.approvals.store import PENDING, ApprovalStore, iso
+
+    store = ApprovalStore.for_state(run.state.root)
+    timeout = run.agent.limits.approval_timeout_s
+    reason = (f"the verified work changes control files ({', '.join(paths)}), which rule later runs: it is merged "
+              f"into {run.base_branch} only if a person approves")
+    approval, new = store.request(run.agent_id, "merge", {"branch": run.branch, "commit": commit, "control-files": paths},
+                                  reason, timeout, redactor=run.audit.redactor)
+    run.audit.append("approval-request", run.agent_id, id=approval.id, tool="merge", input_hash=approval.input_hash,
+                     summary=approval.summary, gate_reason=approval.gate_reason, expires_at=iso(approval.expires),
+                     new=new)
+    if new:
+        explicit = run.options.state_dir or os.environ.get("RUNTIME_STATE_DIR")
+        hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
+        console_notifier(store, hint=hint)(approval)
+    final = store.wait(approval.id, timeout)
+    if final.status == PENDING:
+        final = store.expire(approval.id, "no decision before the approval timeout") or final
+    run.audit.append("approval-decision", run.agent_id, id=final.id, tool="merge", input_hash=final.input_hash,
+                     status=final.status, decision="allow" if final.allowed else "deny", by=final.decided_by,
+                     reason=final.reason, decided_at=iso(final.decided))
+    return final
 
 
 def _left_out(run: SpawnRun, fenced: list[str]) -> list[tuple[str, str]]:

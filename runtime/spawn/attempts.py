@@ -147,7 +147,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             progress = Progress(run.agent_id, attempt=n, listener=run.options.listener, audit=run.audit)
             binds = [run.run_ro] + ([sock_folder] if sock_folder else [])
             sandbox = (agent_sandbox(run.policy, run.worktree, run.home, binds, declared_env(run.task),
-                                     toolchain=run.toolchain)
+                                     toolchain=run.toolchain, submodules=run.submodules)
                        if run.options.use_sandbox else None)
             attempt_dir = run.state.attempt(run.agent_id, n)
             setup = AttemptSetup(run.task, run.policy, run.worktree, run.run_ro, run.home, attempt_dir, sandbox,

@@ -51,14 +51,15 @@ def tree_runner(git, tree: str, home: Path, use_sandbox: bool, parents: tuple[st
     The checkout is a throwaway folder: it is writable, nothing else is, and it
     has no network.
     """
-    from runtime.spawn.sandboxing import runtime_binds, with_toolchain
+    from runtime.spawn.sandboxing import control_paths, runtime_binds, with_toolchain
 
     with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
         with git.checkout_tree(tree, Path(tmp) / "tree", parents=parents) as path:
             path = Path(path)
             sandbox = None
             if use_sandbox:
-                sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, {}))
+                sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, {}),
+                                      readonly=[path / ".git"], control=control_paths(path))
                 sandbox.expose(runtime_binds())
                 sandbox = with_toolchain(sandbox, toolchain)
             yield command_runner(path, sandbox, home, toolchain)

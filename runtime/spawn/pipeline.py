@@ -139,6 +139,7 @@ class SpawnRun(SpawnSetup):
     policy: dict[str, Any]
     resumed: str | None  # the commit an interrupted run had reached, when this run carries it on
     journal: Journal
+    submodules: tuple[str, ...] = ()  # the base's gitlink folders: read-only to the agent, refused by the gate
 
     def save(self, status: str, **extra: Any) -> None:
         self.journal.save(status, **extra)
@@ -235,7 +236,8 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     run_ro, home = folder / "agent-ro", folder / "home"
     run_ro.mkdir(parents=True, exist_ok=True)
     home.mkdir(parents=True, exist_ok=True)
-    policy = compile_policy(task.role, task, worktree, setup.catalog)
+    submodules = tuple(git.gitlinks(base))
+    policy = compile_policy(task.role, task, worktree, setup.catalog, submodules=submodules)
     (run_ro / "policy.json").write_text(json.dumps(policy, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (run_ro / "bundle.md").write_text(compose_bundle(task.role, task, options.context), encoding="utf-8")
     record: dict[str, Any] = {
@@ -246,7 +248,7 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     }
     run = SpawnRun(**_fields(setup), base=base, base_branch=base_branch, worktree=worktree, run_ro=run_ro,
                    home=home, policy=policy, resumed=resumed.commit if resumed is not None else None,
-                   journal=Journal(setup.state, setup.agent_id, record))
+                   journal=Journal(setup.state, setup.agent_id, record), submodules=submodules)
     run.save("running")
     run.audit.append("spawn", run.agent_id, task=str(task.path), sha256=task.digest, role=task.role.name,
                      backend=setup.agent.backend, base=base, branch=run.branch, sandbox=options.use_sandbox)

@@ -3,8 +3,10 @@
 Writable: the folders (or files) the task's whitelist names, inside the
 worktree; when a named folder does not exist yet, its nearest existing parent
 inside the worktree (the gate and verify still hold the agent to the exact
-globs). Read-only: the worktree's `.git` and `.claude`, and the run folder
-with the bundle, the policy and the broker socket. Everything else of the
+globs). Read-only: the worktree's `.git`, its control files (`.claude`,
+`.agent-runtime`, `.gitmodules`, `.mcp.json`: made for the sandbox's life when
+absent, so they cannot be created) and the base's submodule folders, and the
+run folder with the bundle, the policy and the broker socket. Everything else of the
 host is absent but the system folders (see `runtime.sandbox.bwrap`), with the
 interpreter and the runtime bound in read-only wherever they live. No network:
 roles with web tools reach out only through the egress proxy's relay.
@@ -13,6 +15,7 @@ roles with web tools reach out only through the egress proxy's relay.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ import runtime
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.toolchain import ToolchainMounts, make_mount_points
+from runtime.verify.gather import control_files
 
 _WILD = set("*?[")
 
@@ -64,11 +68,28 @@ def with_toolchain(spec: SandboxSpec, mounts: ToolchainMounts | None) -> Sandbox
     return spec
 
 
+# The control names the sandbox makes read-only at the worktree's top, and whether each is a folder (the
+# placeholder made when it is absent). `.git` is there already: the worktree's link, never absent.
+_CONTROL_FOLDERS = {".claude": True, ".agent-runtime": True, ".gitmodules": False, ".mcp.json": False}
+
+
+def control_paths(worktree: Path, exempt: Sequence[str] = (), submodules: Sequence[str] = ()) -> list[tuple[Path, bool]]:
+    """What the sandbox shows read-only in ``worktree`` whatever the write scope says, present or not:
+    the control files at its top (but those the task may change, `exempt`), and the base's submodule
+    folders. Deeper control files are the gate's and verify's (they are refused and rejected anywhere)."""
+    out = []
+    for name, folder in _CONTROL_FOLDERS.items():
+        if any(path == name or path.startswith(name + "/") for path in exempt):
+            continue
+        out.append((worktree / name, folder))
+    return out + [(worktree / path, True) for path in submodules]
+
+
 def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: list[Path],
                   declared_env: dict[str, str], extra_ro: list[Path] = (),
-                  toolchain: ToolchainMounts | None = None) -> SandboxSpec:
+                  toolchain: ToolchainMounts | None = None, submodules: Sequence[str] = ()) -> SandboxSpec:
     kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
-    protected = [p for p in (worktree / ".git", worktree / ".claude") if p.exists()]
+    protected = [p for p in (worktree / ".git",) if p.exists()]
     spec = SandboxSpec(
         worktree=worktree,
         home=home,
@@ -77,6 +98,7 @@ def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: li
         read_only_worktree="read-only-worktree" in kinds,
         extra_binds_ro=list(run_ro),
         env=agent_env(home, declared_env),
+        control=control_paths(worktree, control_files(policy), submodules),
     )
     # The interpreter and the runtime must stay visible, wherever they are installed.
     spec.expose([*runtime_binds(), *extra_ro])

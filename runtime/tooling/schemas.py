@@ -41,6 +41,8 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
     for name, model, title in kinds:
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE}/{name}", **_schema(model, title)}
         out[name] = schema
+    # A plan's subtasks never open control files (only a task file given to `runtime spawn` may).
+    out["plan.schema.json"]["$defs"]["ScopeSection"]["properties"].pop("control-files")
     return out
 
 

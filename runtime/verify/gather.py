@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from runtime.manifests.control import CONTROL, control_name, exempted
 from runtime.manifests.globs import globs_to_regex
 from runtime.verify.kinds import evaluate
 from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
@@ -84,13 +85,38 @@ def _sizes(ws: Workspace, changes: list[Change]) -> dict[str, int]:
     return sizes
 
 
-def _structural(changes: list[Change]) -> str | None:
+def control_files(policy: dict[str, Any]) -> list[str]:
+    """The control files the policy's task may change (`[scope] control-files`), relative to the worktree."""
+    return [path for gate in policy.get("gates", []) if gate["kind"] == "write-whitelist"
+            for path in gate["params"].get("control-files", [])]
+
+
+def control_changes(changes: list[Change], exempt: list[str]) -> list[tuple[str, str]]:
+    """(path, control name) of every changed control file, but those the task may change."""
+    out = []
+    for change in changes:
+        for path in (change.path, change.old_path):
+            name = control_name(path) if path else None
+            if name is not None and name != ".git" and not exempted(path or "", tuple(exempt)):
+                out.append((path or "", name))
+    return out
+
+
+def _structural(changes: list[Change], exempt: list[str]) -> str | None:
     bad = [c for c in changes if c.escapes or c.path == ".git" or c.path.startswith(".git/")]
-    if not bad:
+    control = control_changes(changes, exempt)
+    if not bad and not control:
         return None
-    lines = [f"- {c.path}" + (f" -> {c.symlink_target}" if c.symlink_target else "")
-             + (f": {c.reason}" if c.reason else "") for c in bad]
-    return "these changes reach outside the worktree or into .git, which is never allowed:\n" + "\n".join(lines)
+    out = []
+    if bad:
+        lines = [f"- {c.path}" + (f" -> {c.symlink_target}" if c.symlink_target else "")
+                 + (f": {c.reason}" if c.reason else "") for c in bad]
+        out.append("these changes reach outside the worktree or into .git, which is never allowed:\n" + "\n".join(lines))
+    if control:
+        lines = [f"- {path}: {CONTROL[name]}" for path, name in control]
+        out.append("these are control files, which no agent changes whatever its scope says (restore them; "
+                   "say in your report what should change):\n" + "\n".join(lines))
+    return "\n".join(out)
 
 
 def _changed(changes: list[Change]) -> list[str]:
@@ -180,7 +206,7 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
     except GitError as exc:
         return [_unreadable(exc)]
     records: list[CheckRecord] = []
-    structural = _structural(changes)
+    structural = _structural(changes, control_files(policy))
     commands = []
     for entry in policy.get("verify", []):
         atom, kind, params = entry["atom"], entry["kind"], entry["params"]

@@ -38,12 +38,17 @@ def test_relative_to_compares_components():
 
 
 @pytest.mark.parametrize("path", ["/w/.git/config", "/w/sub/.git/hooks/x", "/w/.GIT/config", "/w/.git./hooks",
-                                  "/w/.claude/settings.json", "/w/.Claude/x", "/w/.git", "/proc/self/mem", "/sys/x", "/dev/sda"])
+                                  "/w/.claude/settings.json", "/w/.Claude/x", "/w/.git", "/proc/self/mem", "/sys/x", "/dev/sda",
+                                  "/w/.agent-runtime/roles/edit-local.toml", "/w/.AGENT-RUNTIME/toolchain.toml",
+                                  "/w/vendor/.agent-runtime. /x", "/w/.gitmodules", "/w/sub/.GitModules",
+                                  "/w/.mcp.json", "/w/.MCP.JSON."])
 def test_protected_paths(path):
     assert protected_reason(path, ()) is not None
 
 
-@pytest.mark.parametrize("path", ["/w/.gitignore", "/w/.github/workflows/ci.yml", "/w/src/git/x.py", "/dev/null"])
+@pytest.mark.parametrize("path", ["/w/.gitignore", "/w/.github/workflows/ci.yml", "/w/src/git/x.py", "/dev/null",
+                                  "/w/.gitattributes", "/w/agent-runtime/x", "/w/.claudex/y", "/w/mcp.json",
+                                  "/w/.mcp.jsonl"])
 def test_ordinary_paths_are_not_protected(path):
     assert protected_reason(path, ()) is None
 
@@ -51,3 +56,12 @@ def test_ordinary_paths_are_not_protected(path):
 def test_runtime_files_are_protected():
     assert protected_reason("/cat/roles/x.toml", ("/cat/roles",)) is not None
     assert protected_reason("/cat/roles_x/y", ("/cat/roles",)) is None
+
+
+def test_a_task_may_open_the_control_files_it_names_but_never_git():
+    exempt = ("/w/.claude/settings.json", "/w/.agent-runtime/roles")
+    assert protected_reason("/w/.claude/settings.json", (), exempt) is None
+    assert protected_reason("/w/.agent-runtime/roles/x.toml", (), exempt) is None
+    assert protected_reason("/w/.claude/agents/x.md", (), exempt) is not None
+    assert protected_reason("/w/.agent-runtime/toolchain.toml", (), exempt) is not None
+    assert protected_reason("/w/.git/config", (), ("/w/.git",)) is not None

@@ -93,3 +93,24 @@ def test_bad_fields_name_their_line(tmp_path, old, new, line, words):
         load(tmp_path, EDIT.format(agent="ag-1").replace(old, new))
     assert info.value.line == line
     assert words in info.value.message
+
+
+def test_control_files_a_task_may_change_are_named_exactly(tmp_path):
+    text = EDIT.format(agent="ag-1").replace('files-whitelist = ["src/**"]',
+                                             'files-whitelist = ["**"]\ncontrol-files = ["./.claude/settings.json"]')
+    assert load(tmp_path, text).fields["scope.control-files"] == [".claude/settings.json"]
+
+
+@pytest.mark.parametrize("value,words", [
+    ('[".git/config"]', "never written by an agent"),
+    ('[".claude/*.json"]', "no wildcards"),
+    ('["src/app.py"]', "is not a control file"),
+    ('["../.claude/settings.json"]', "relative path inside the worktree"),
+    ('["/w/.mcp.json"]', "relative path inside the worktree"),
+])
+def test_bad_control_files_name_their_line(tmp_path, value, words):
+    text = EDIT.format(agent="ag-1").replace('files-whitelist = ["src/**"]',
+                                             f'files-whitelist = ["**"]\ncontrol-files = {value}')
+    with pytest.raises(ManifestError) as info:
+        load(tmp_path, text)
+    assert info.value.line == 8 and words in info.value.message, info.value.message

@@ -120,7 +120,7 @@ class BashAllowlist(Gate):
                 if not ctx.folder_inside_root(cwd):
                     return deny(f"`{name}` loads the project around its working folder (config, conftest.py, build "
                                 f"scripts) and writes its caches there, and `{cwd}` is outside the worktree or in a "
-                                "protected folder (.git, .claude); run it from the worktree", self.atom, name)
+                                "control folder (.git, .claude, .agent-runtime); run it from the worktree", self.atom, name)
         pending = None
         for use in uses:
             if use.type != ROOT and use.type != SCOPE and use.type != FOLDER:

@@ -13,7 +13,7 @@ import re
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 from runtime.gate.decision import allow, deny
-from runtime.gate.kinds.base import Gate, no_more, take_list
+from runtime.gate.kinds.base import Gate, PolicyError, no_more, take_list
 from runtime.manifests.globs import globs_to_regex, literal_parts
 
 if TYPE_CHECKING:
@@ -56,6 +56,12 @@ class WriteWhitelist(Gate):
 
     def configure(self, params: dict[str, object]) -> None:
         self.globs = take_list(params, "globs")
+        # Control files this task may change (the engine lets them past its control-file check; the
+        # globs still decide whether they are in scope).
+        self.control_files = take_list(params, "control-files") if "control-files" in params else []
+        for path in self.control_files:
+            if not path or path.startswith("/") or ".." in path.split("/"):
+                raise PolicyError(f"control file `{path}` must be a relative path inside the worktree")
         self.match = GlobMatch(self.globs)
         self.prefixes = literal_prefixes(self.globs)
         self.shown = ", ".join(self.globs) if self.globs else "(nothing: this task allows no writes)"

@@ -73,7 +73,9 @@ def roles_info(catalog: Catalog) -> list[RoleInfo]:
             continue
         kinds = {a.gate for a in role.atoms} | {a.verify for a in role.atoms}
         # The task fields the role's atoms take (what a task of this role may set), from the atoms themselves.
-        fields = sorted({spec.task_field for a in role.atoms for spec in a.params.values() if spec.task_field})
+        # `scope.control-files` is never a plan's (a person's task file for `runtime spawn` only).
+        fields = sorted({spec.task_field for a in role.atoms for spec in a.params.values()
+                         if spec.task_field and spec.task_field != "scope.control-files"})
         writes = "write-whitelist" in kinds and "read-only" not in kinds
         out.append(RoleInfo(name, " ".join(role.description.split()), tuple(role.tools), writes, tuple(fields)))
     return out

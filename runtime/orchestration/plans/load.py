@@ -240,6 +240,13 @@ def _load_subtask(
             if task.agent is None:
                 errors.append(src.error(here, f"subtask `{entry.id}` has no [subtask.agent] table: say which backend runs it"))
                 return None
+        if "scope.control-files" in task.fields:
+            # A plan may be a planner model's, and a file it names may be any: only a task file a person
+            # gives `runtime spawn` may open a control file (and its change waits for an approval).
+            where = here + (("file",) if entry.file is not None else ("scope", "control-files"))
+            errors.append(src.error(where, f"subtask `{entry.id}` sets `scope.control-files`: a plan's subtasks "
+                                    "never change control files; run that task alone with `runtime spawn`"))
+            return None
         compile_policy(task.role, task, base_dir, catalog)
     except ManifestErrors as exc:
         errors.extend(exc.errors)
