@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from runtime.memory.records import MAX_TEXT
 from runtime.memory.writer import issue_meta_validation_token, open_for_meta_validation
+from runtime.printable import printable
 
 
 def memory_path(state_dir: Path) -> Path:
@@ -27,13 +29,20 @@ def remember(run, verdict) -> None:
                     result = run.results.get(sub.id)
                     if result is None or result.outcome.status != "ok":
                         continue
-                    summary = (result.report or "").strip()[:4000] or sub.task.goal
+                    # An agent's report (and a reviewer's learning) may hold anything: a NUL, which the store
+                    # refuses, undecodable bytes, escapes. Kept escaped, as they are shown, and bounded.
+                    summary = _text((result.report or "").strip()[:4000]) or sub.task.goal
                     writer.record_result(run.run_id, sub.id, sub.task.role.name, sub.task.goal, summary,
                                          result.branch, result.commit, tags=[sub.task.role.name])
             for text in verdict.learn:
-                writer.add_pending_learning(run.run_id, text, source="reviewer")
+                if _text(text).strip():
+                    writer.add_pending_learning(run.run_id, _text(text), source="reviewer")
     finally:
         writer.close()
+
+
+def _text(text: str) -> str:
+    return printable(text, multiline=True)[:MAX_TEXT]
 
 
 def curate_learnings(state_dir: Path, decisions: dict[int, str], curator: str) -> list:

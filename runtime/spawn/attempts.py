@@ -116,7 +116,9 @@ def _stderr_tail(attempt_dir: Path) -> str:
         text = (attempt_dir / "stderr.log").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return ""
-    return f": {text.splitlines()[-1][:300]}" if text else ""
+    # The last line by newline alone: splitlines() would also cut at a CR or a form feed in the text,
+    # and keep only what the agent wrote after it.
+    return f": {text.split(chr(10))[-1][:300]}" if text else ""
 
 
 async def run_attempts(run: SpawnRun) -> Verdict:

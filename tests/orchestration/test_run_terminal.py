@@ -14,8 +14,8 @@ from tests.conftest import REPO, RUNTIME
 from tests.hostile_text import HOSTILE, MARKUP, SHOWN, assert_inert, run_cli
 from tests.orchestration.conftest import FIX_TURN, Orchestra
 
-# TOML holds no lone surrogate, and memory refuses NUL: the rest of the string.
-TEXT = HOSTILE.replace("\udcff", "").replace("\x00", "")
+# TOML holds no lone surrogate: the rest of the string, its NUL included (memory keeps text escaped).
+TEXT = HOSTILE.replace("\udcff", "")
 NAME = "x\x1b]0;pwned\x07\x1b[2J\r\b\x9b\u202e[red][bold].py"
 
 
