@@ -61,6 +61,7 @@ lint: $(VENV)/.dev
 bench: $(VENV)/.dev
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/spawn.py
+	$(BIN)/python bench/workspace.py
 
 # A long random run of the gate's differential tests (commands the gate allows, run for real).
 fuzz-gate: $(VENV)/.dev
