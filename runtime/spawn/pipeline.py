@@ -196,6 +196,9 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     if options.merge:
         _check_merge_target(git, options)
     toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
+    # The policy as the worktree will have it, compiled once here: a role or toolchain it refuses (a
+    # toolchain folder inside the write scope) is one line before any branch or worktree exists.
+    compile_policy(task.role, task, git.root, catalog)
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
     state.root.mkdir(parents=True, exist_ok=True)
     return git, toolchain, state

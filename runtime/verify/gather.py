@@ -68,6 +68,11 @@ def _worktree_text(ws: Workspace, path: str) -> str | None:
 def _fingerprint(ws: Workspace, changes: list[Change]) -> dict[str, str]:
     out = {}
     for change in changes:
+        if change.reason is not None:
+            # A hazard: a nested repository (its `.git` is gone after the first listing, so the folder may
+            # no longer show), a folder git cannot hold. What it is, not its bytes.
+            out[change.path] = f"hazard:{change.reason}"
+            continue
         try:
             digest = sha256_under(ws.worktree, change.path)  # streamed, never the whole file in memory
         except (OSError, UnsafeFile):
@@ -232,10 +237,14 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
             result = evaluate(entry["kind"], entry["params"], evidence)
             records.append(CheckRecord(entry["atom"], entry["kind"], result.status, result.feedback))
         try:
-            after = _fingerprint(ws, await anyio.to_thread.run_sync(_changes, ws))
+            later = await anyio.to_thread.run_sync(_changes, ws)
         except GitError as exc:
             records.append(_unreadable(exc))
             return records
+        after = _fingerprint(ws, later)
+        # The hazards the first listing cleared stay what they were; a hazard the checks made is new.
+        cleared = {c.path for c in changes if c.reason is not None and c.path not in after}
+        after.update({path: before[path] for path in cleared})
         if after != before:
             moved = sorted(set(before.items()) ^ set(after.items()))
             names = sorted({path for path, _ in moved})

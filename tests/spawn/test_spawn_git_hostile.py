@@ -70,25 +70,41 @@ def add_submodule(s: Spawner, path: str) -> str:
     return sha
 
 
+def test_a_base_submodule_folder_is_read_only_in_the_sandbox(spawner: Spawner):
+    """The submodule's folder is the sandbox's first line: the agent cannot make a repository there."""
+    s = spawner
+    add_submodule(s, "src/calc/vendor")
+    canary = str(s.tmp / "canary-submodule")
+    agent = f"{SH_FIX}; ({nested_repo_script('src/calc/vendor', canary)}) || echo refused >&2; {SH_REPORT}"
+    r = s.spawn(s.task(agent_id="ag-nested-ro", command=agent), "--merge")
+    assert canaries(canary) == [], r.describe()
+    assert "refused" in (s.run_dir("ag-nested-ro") / "attempt-1" / "stderr.log").read_text()
+    assert r.label == "ok", r.describe()  # the rest of the work is fine, and merged
+    assert gitlinks(s, BASE_BRANCH) == ["src/calc/vendor"]
+    assert gitlinks(s, BASE_BRANCH) == gitlinks(s, s.base)
+
+
 def test_nested_repository_inside_a_base_submodule_never_runs_on_the_host(spawner: Spawner):
+    """Without the sandbox (`--no-os-sandbox`, the command agent ungated), the agent makes the nested
+    repository at the submodule's commit: the orchestrator's own git must still never look inside."""
     s = spawner
     add_submodule(s, "src/calc/vendor")
     canary = str(s.tmp / "canary-submodule")
     agent = f"{SH_FIX}; {nested_repo_script('src/calc/vendor', canary)}; {SH_REPORT}"
-    r = s.spawn(s.task(agent_id="ag-nested-sub", command=agent), "--merge")
+    r = s.spawn(s.task(agent_id="ag-nested-sub", command=agent), "--merge", "--no-os-sandbox")
     assert canaries(canary) == [], r.describe()
     assert r.outcome is not None, r.describe()
     assert r.label == "rejected", r.describe()
     feedback = r.outcome["attempts"][-1]["checks"]
     assert any("src/calc/vendor" in c["feedback"] and "nested repository" in c["feedback"]
                for c in feedback if c["status"] == "rejected"), feedback
+    assert not any(c["kind"] == "checks-unchanged" for c in feedback), feedback  # the checks changed nothing
     assert s.sha(BASE_BRANCH) == s.base  # never merged
     inspection = r.outcome["inspection"]
     if inspection:  # the rest of the work is kept for inspection; the nested repository is not
         assert gitlinks(s, inspection) == gitlinks(s, s.base)
         assert "src/calc/vendor/f" not in s.files_at(inspection)
     assert not (s.worktree("ag-nested-sub")).exists()
-    # The agent id is usable again only through prune; the state is final and readable.
     assert s.state_json("ag-nested-sub")["status"] == "rejected"
 
 
