@@ -390,3 +390,16 @@ def test_a_repository_without_commits_is_refused_before_anything_is_made(spawner
     assert not s.run_dir("ag-empty").exists()
     bad_base = s.cli("spawn", "--base", "no-such-rev", str(task))
     assert bad_base.returncode == 1 and "--base no-such-rev: no such revision" in bad_base.stderr
+
+
+def test_verify_refuses_a_checkout_holding_a_nested_repository(hand_made):
+    """In a person's checkout nothing is deleted: the nested repository is refused before git reads the
+    tree, in one line, and left as it was."""
+    s, wt, task, report = hand_made
+    nested = wt / "src" / "calc" / "vendored"
+    git(wt, "init", "-q", str(nested))
+    proc, data = verify(s, task, wt, report, s.base)
+    assert proc.returncode == 1 and data is None, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nested repositories ('src/calc/vendored')" in lines[0], proc.stderr
+    assert (nested / ".git").is_dir()
