@@ -63,7 +63,8 @@ class Context:
             try:
                 resolved = resolve(folder, self.cwd)
                 found = (relative_to(resolved, self.policy.root) is not None
-                         and protected_reason(resolved, self.policy.protected, self.policy.exempt) is None)
+                         and protected_reason(resolved, self.policy.protected, self.policy.exempt,
+                                              self.policy.root) is None)
             except PathError:
                 found = False
             self._inside[folder] = found
@@ -97,7 +98,7 @@ class Context:
             resolved = resolve(target, cwd)
         except PathError as exc:
             return deny(f"{source}: {exc}", None, "path")
-        why = protected_reason(resolved, policy.protected, policy.exempt)
+        why = protected_reason(resolved, policy.protected, policy.exempt, policy.root)
         if why:
             return deny(f"{source}: writing `{resolved}` is not allowed: {why}", None, "protected")
         rel = relative_to(resolved, policy.root)

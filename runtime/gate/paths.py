@@ -97,10 +97,13 @@ def relative_to(resolved: str, root: str) -> str | None:
     return None
 
 
-def protected_reason(resolved: str, protected: tuple[str, ...], exempt: tuple[str, ...] = ()) -> str | None:
+def protected_reason(resolved: str, protected: tuple[str, ...], exempt: tuple[str, ...] = (),
+                     root: str | None = None) -> str | None:
     """Why a write to ``resolved`` is never allowed, or None. ``exempt``: control files this task may change
-    (never `.git`)."""
-    name = control_name(resolved)
+    (never `.git`). Inside ``root`` only the components below it are control names: a worktree that itself
+    lives in a `.claude` folder (Claude Code's own worktrees) is not all control files."""
+    inside = relative_to(resolved, root) if root is not None else None
+    name = control_name(inside if inside is not None else resolved)
     if name is not None and (name in NEVER_EXEMPT or not exempted(resolved, exempt)):
         return (f"`{name}` holds {CONTROL[name]}, which agents never change; leave it, and say in your report what "
                 "should change (only a task file given to `runtime spawn` may allow it, in `[scope] control-files`)")

@@ -65,3 +65,11 @@ def test_a_task_may_open_the_control_files_it_names_but_never_git():
     assert protected_reason("/w/.claude/agents/x.md", (), exempt) is not None
     assert protected_reason("/w/.agent-runtime/toolchain.toml", (), exempt) is not None
     assert protected_reason("/w/.git/config", (), ("/w/.git",)) is not None
+
+
+def test_only_names_below_the_worktree_are_control_names():
+    """A worktree inside a `.claude` folder (Claude Code puts its own there) is not all control files."""
+    root = "/repo/.claude/worktrees/feature"
+    assert protected_reason(f"{root}/src/app.py", (), (), root) is None
+    assert protected_reason(f"{root}/.claude/settings.json", (), (), root) is not None
+    assert protected_reason("/elsewhere/.claude/x", (), (), root) is not None  # outside: judged whole
