@@ -97,7 +97,7 @@ def test_forbidden_calls_are_denied_and_allowed_calls_run(gated):
         git_id: "agents never run git",
         readme_id: "outside your write scope",
         outside_id: "outside your write scope",
-        hook_id: "`.git` folders are never written",
+        hook_id: "`.git` holds git's own data, which agents never change",
         wrapped_id: "agents never run git",
         curl_id: "uses the network",
     }
