@@ -73,7 +73,10 @@ def _list(fd: int) -> tuple[list[str], list[os.DirEntry[str]]]:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
-            (dirs.append(entry.name) if is_dir else others.append(entry))
+            if is_dir:
+                dirs.append(entry.name)
+            else:
+                others.append(entry)
     dirs.sort()
     others.sort(key=lambda e: e.name)
     return dirs, others
@@ -194,7 +197,8 @@ def remove_below(fd: int, name: str) -> None:
     def rmdir(parent: int, child: str) -> None:
         os.rmdir(child, dir_fd=parent)
 
-    top = os.open(name, _DIR_FLAGS, dir_fd=fd)
+    _make_writable(fd, name)
+    top = _open_child(fd, name)
     try:
         skipped: list[tuple[str, str]] = []
         for folder in walk(top, paths=False, writable=True, skipped=skipped, leave=rmdir):
