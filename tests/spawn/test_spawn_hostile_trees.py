@@ -27,6 +27,9 @@ TREES = {
     "deeper than PATH_MAX": (DEEP, "rejected"),
     "255-byte names": ("mkdir -p src/calc/$(printf 'd%.0s' $(seq 255)) && "
                        "echo x > src/calc/$(printf 'd%.0s' $(seq 255))/$(printf 'f%.0s' $(seq 255))", "ok"),
+    # A symlink leading out, so the rejection quotes its name: through the state file, the audit log, --json.
+    "a name that is not UTF-8, rejected": ("ln -s /etc/passwd \"src/calc/bad-$(printf '\\377')-$(printf '\\033')[2J\"",
+                                           "rejected"),
     "names that are not UTF-8": ("echo x > \"src/calc/bad-$(printf '\\377\\376')-name.txt\" && "
                                  "mkdir \"src/calc/dir-$(printf '\\300')\"", "ok"),
     "newlines, escapes and a forged trailer in names": (
