@@ -6,6 +6,11 @@ policy is compiled exactly as for ``runtime check`` (from ``--role`` or a task
 manifest, anchored at ``--root``, default the current folder), and the answer
 is the gate's own: the decision, the atom and rule that decided, and the
 reason, which says what would be allowed instead.
+
+``--mode`` picks the policy's mode: `strict` (the default: what `runtime
+check --role` and `runtime spawn --no-os-sandbox` use) or `sandboxed` (what a
+spawned agent inside the OS sandbox is judged by, answered here as if inside
+it). The answer names the mode.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 
 from runtime.errors import UsageError
 from runtime.gate.engine import decide
-from runtime.gate.policy import Policy
+from runtime.gate.policy import MODES, SANDBOXED, STRICT, Policy
 from runtime.manifests.locate import find_catalog
 from runtime.policy.build import build_policy
 
@@ -48,6 +53,12 @@ def tool_input(tool: str, subject: str) -> dict:
     raise UsageError(f"--tool {tool}: give Bash, Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, WebFetch or WebSearch")
 
 
+_MODE_NOTE = {
+    STRICT: "typed shell rules, as for `runtime check --role` and `runtime spawn --no-os-sandbox`",
+    SANDBOXED: "as a spawned agent inside the OS sandbox is judged; `--mode strict` for the hook without one",
+}
+
+
 def run(args) -> int:
     if bool(args.task) == bool(args.role):
         raise UsageError("give --role NAME or --task FILE (the policy to ask), not both")
@@ -55,18 +66,23 @@ def run(args) -> int:
     root = Path(args.root or ".").resolve()
     if not root.is_dir():
         raise UsageError(f"--root {args.root}: not a folder")
-    policy = Policy(build_policy(catalog, args.role, args.task, root))
+    mode = args.mode or STRICT
+    if mode not in MODES:
+        raise UsageError(f"--mode {mode}: give {' or '.join(MODES)}")
+    # A sandboxed policy decides only inside its sandbox; asked here, it answers as it would there.
+    policy = Policy(build_policy(catalog, args.role, args.task, root, mode=mode), assume_sandbox=True)
     cwd = str(Path(args.cwd).resolve()) if args.cwd else str(root)
     inp = tool_input(args.tool, args.subject)
     d = decide(policy, args.tool, inp, cwd)
     if args.json:
-        print(json.dumps({"tool": args.tool, "input": inp, "cwd": cwd, "role": policy.role, "decision": d.verdict,
+        print(json.dumps({"tool": args.tool, "input": inp, "cwd": cwd, "role": policy.role, "mode": mode, "decision": d.verdict,
                           "atom": d.atom, "rule": d.rule, "reason": d.reason}, indent=2))
     else:
         by = f" by {d.atom}" if d.atom else ""
         rule = f" (rule: {d.rule})" if d.rule else ""
         print(f"{d.verdict}{by}{rule}")
         print(f"  {d.reason}")
+        print(f"  mode: {mode} ({_MODE_NOTE[mode]})")
         if sys.stdout.isatty() and d.verdict != "allow":
             print(f"  role `{policy.role}`, worktree {root}{'' if cwd == str(root) else f', working folder {cwd}'}")
     return 0 if d.verdict == "allow" else 2 if d.verdict == "deny" else 3

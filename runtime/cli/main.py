@@ -94,6 +94,8 @@ def build_parser():
     p.add_argument("--tool", default="Bash", help="Bash (default), Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, WebFetch, WebSearch")
     p.add_argument("--root", metavar="DIR", help="the worktree root (default: .)")
     p.add_argument("--cwd", metavar="DIR", help="the working folder of the call (default: the root)")
+    p.add_argument("--mode", help="the policy's mode: strict (default; the drop-in hook, --no-os-sandbox) or "
+                   "sandboxed (a spawned agent inside the OS sandbox)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("hook", help="install the PreToolUse hook into Claude Code settings")

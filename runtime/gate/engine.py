@@ -13,7 +13,7 @@ import stat
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.kinds.egress import EgressAllowlist
 from runtime.gate.paths import PathError, descriptor_kind, protected_reason, relative_to, resolve
-from runtime.gate.policy import Policy
+from runtime.gate.policy import SANDBOXED, Policy
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -145,6 +145,10 @@ def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecis
         return deny(f"the input of `{tool}` is not an object", None, "input")
     if not isinstance(cwd, str) or not cwd.startswith("/") or "\x00" in cwd:
         return deny("the hook input has no absolute cwd", None, "input")
+    if policy.mode == SANDBOXED:
+        outside = policy.outside_sandbox()
+        if outside is not None:
+            return deny(outside, None, "sandbox")
     if tool not in policy.tools:
         shown = ", ".join(sorted(policy.tools)) or "none"
         return deny(f"`{tool}` is not available to role `{policy.role}`; the tools you may use are: {shown}", None, "tools")
@@ -213,6 +217,10 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     if inp.get("dangerouslyDisableSandbox"):
         return deny("Bash calls may not disable the sandbox", None, "input")
     command = inp.get("command")
+    if ctx.policy.mode == SANDBOXED:
+        from runtime.gate.sandboxed import judge_bash  # what the sandbox would let the command do
+
+        return judge_bash(ctx, command)
     try:
         script = analyze(command, ctx.cwd)
     except ShellDeny as exc:

@@ -18,7 +18,16 @@ if TYPE_CHECKING:
 from runtime.gate.kinds import GATES, PolicyError
 
 FORMAT = "agent-runtime-policy"
-VERSION = 1
+# Version 2 added `mode`. A version 1 document predates it and was always judged strictly, so it is
+# read as `strict`; any other version is refused.
+VERSION = 2
+VERSIONS = (1, 2)
+# `strict`: shell commands need a typed rule (the drop-in hook, `--no-os-sandbox`). `sandboxed`: the
+# policy of an agent the runtime runs inside its OS sandbox, where shell commands are judged by the
+# effects the gate can see (runtime.gate.sandboxed); it decides nothing outside that sandbox.
+STRICT = "strict"
+SANDBOXED = "sandboxed"
+MODES = (STRICT, SANDBOXED)
 
 
 def new_sha256(data: bytes = b"") -> Any:
@@ -48,16 +57,33 @@ class Policy:
     """A loaded policy: the gate objects, ready to decide."""
 
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
-                 "tool_path", "exempt")
+                 "tool_path", "exempt", "mode", "_outside")
 
-    def __init__(self, doc: dict[str, Any], extra_protected: tuple[str, ...] = ()) -> None:
+    def __init__(self, doc: dict[str, Any], extra_protected: tuple[str, ...] = (), *, assume_sandbox: bool = False) -> None:
+        """``assume_sandbox``: judge a sandboxed policy as if inside its sandbox, without looking
+        (`runtime explain --mode sandboxed` on the host, and tests of its judgements)."""
         if not isinstance(doc, dict):
             raise PolicyError("the policy is not a JSON object")
-        if doc.get("format") != FORMAT or doc.get("version") != VERSION:
-            raise PolicyError(f"not a {FORMAT} document of version {VERSION}")
+        version = doc.get("version")
+        if doc.get("format") != FORMAT or type(version) is not int or version not in VERSIONS:
+            raise PolicyError(f"not a {FORMAT} document of a version this runtime reads "
+                              f"({', '.join(map(str, VERSIONS))}; version {version!r} given): compile it again")
         if doc.get("hash") != content_hash(doc):
             raise PolicyError("the policy's content hash does not match: it was edited or corrupted")
         self.doc = doc
+        if version == 1:
+            if "mode" in doc:
+                raise PolicyError("`mode` is not a field of a version 1 policy")
+            mode = STRICT
+        elif "mode" not in doc:
+            raise PolicyError("the policy states no `mode` (strict or sandboxed)")
+        else:
+            mode = doc["mode"]
+        if mode not in MODES:
+            raise PolicyError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
+        self.mode = mode
+        # Why this sandboxed policy must not decide here (None: it may), found on the first decision.
+        self._outside: str | None | bool = None if assume_sandbox or mode == STRICT else False
         self.hash = doc["hash"]
         self.role = _str(doc, "role")
         root = _str(doc, "root")
@@ -101,6 +127,17 @@ class Policy:
         # Control files the task may change (`[scope] control-files`), as absolute paths; `.git` never.
         self.exempt = tuple(os.path.normpath(os.path.join(self.root, path))
                             for g in self.write_gates for path in getattr(g, "control_files", ()))
+
+
+    def outside_sandbox(self) -> str | None:
+        """Why this policy may not decide here: a sandboxed policy outside the runtime's sandbox.
+        Looked at once per process (the hook is one process per call; the builtin agent's loop lives in
+        one sandbox for its whole run)."""
+        if self._outside is False:
+            from runtime.gate.confinement import sandbox_refusal
+
+            self._outside = sandbox_refusal(self.root)
+        return self._outside if isinstance(self._outside, str) else None
 
 
 def _str(doc: dict[str, Any], key: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import ManifestError
-from runtime.gate.policy import FORMAT, VERSION, content_hash
+from runtime.gate.policy import FORMAT, MODES, STRICT, VERSION, content_hash
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
@@ -87,9 +87,13 @@ def _gate(role: ResolvedRole, atom_name: str) -> str | None:
 
 
 def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog, *,
-                   submodules: Sequence[str] = ()) -> dict[str, Any]:
+                   submodules: Sequence[str] = (), mode: str = STRICT) -> dict[str, Any]:
     """The compiled policy for ``role`` (and ``task``) anchored at worktree ``root``. ``submodules``: the
-    base's gitlink folders (relative), which no agent writes: their files are another repository's."""
+    base's gitlink folders (relative), which no agent writes: their files are another repository's.
+    ``mode``: `strict` (typed shell rules), or `sandboxed` for an agent the runtime runs inside its OS
+    sandbox (shell commands judged by their effects; the policy decides nothing outside that sandbox)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
     if not role.spawnable:
         raise _role_error(role, ("role", "spawnable"), f"role `{role.name}` is not spawnable: no agent ever runs under it, so it has no policy")
     values = param_values(role, task)
@@ -117,6 +121,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     doc: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
+        "mode": mode,
         "role": role.name,
         "escalation": role.escalation,
         "task": None if task is None else {

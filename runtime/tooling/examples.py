@@ -14,7 +14,7 @@ from runtime.errors import ManifestError
 from runtime.gate.decision import allow
 from runtime.gate.engine import decide
 from runtime.gate.kinds.base import Gate
-from runtime.gate.policy import FORMAT, VERSION, Policy, content_hash
+from runtime.gate.policy import FORMAT, STRICT, VERSION, Policy, content_hash
 from runtime.manifests.atom import Atom, GateExample
 from runtime.manifests.catalog import display_path
 from runtime.manifests.kinds import GATE_KINDS, TOOLS, VERIFY_KINDS
@@ -42,7 +42,7 @@ def _values(atom: Atom, overrides: dict[str, Any]) -> dict[str, Any]:
 
 def example_policy(atom: Atom, values: dict[str, Any], root: str) -> Policy:
     doc = {
-        "format": FORMAT, "version": VERSION, "role": f"example of {atom.name}", "root": root,
+        "format": FORMAT, "version": VERSION, "mode": STRICT, "role": f"example of {atom.name}", "root": root,
         "tools": list(TOOLS), "protected": [],
         "gates": [{"atom": atom.name, "kind": atom.gate, "params": {p: values[p] for p in GATE_KINDS[atom.gate]}}],
     }
@@ -99,7 +99,7 @@ def _program_policy(grammar: ProgramGrammar, subcommands: list[str], root: str) 
     rule = {"program": grammar.name, "subcommands": subcommands, **grammar.grammar,
             "inline-code": False, "arg-files": False, "ask": False}
     doc = {
-        "format": FORMAT, "version": VERSION, "role": f"example of programs/{grammar.name}", "root": root,
+        "format": FORMAT, "version": VERSION, "mode": STRICT, "role": f"example of programs/{grammar.name}", "root": root,
         "tools": ["Bash"], "protected": [],
         "gates": [
             {"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [rule]}},
