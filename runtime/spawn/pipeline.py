@@ -25,6 +25,7 @@ import anyio
 from runtime.audit.log import AuditLog
 from runtime.audit.redact import Redactor, secrets_from_env
 from runtime.errors import FatalError, ManifestError, RunFailure, UsageError
+from runtime.gate.policy import SANDBOXED, STRICT
 from runtime.manifests.agent import AgentSpec
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
@@ -240,7 +241,7 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     run_ro.mkdir(parents=True, exist_ok=True)
     home.mkdir(parents=True, exist_ok=True)
     submodules = tuple(git.gitlinks(base))
-    policy = compile_policy(task.role, task, worktree, setup.catalog, submodules=submodules)
+    policy = compile_policy(task.role, task, worktree, setup.catalog, submodules=submodules, mode=policy_mode(options))
     (run_ro / "policy.json").write_text(json.dumps(policy, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (run_ro / "bundle.md").write_text(compose_bundle(task.role, task, options.context), encoding="utf-8")
     record: dict[str, Any] = {
@@ -256,6 +257,12 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     run.audit.append("spawn", run.agent_id, task=str(task.path), sha256=task.digest, role=task.role.name,
                      backend=setup.agent.backend, base=base, branch=run.branch, sandbox=options.use_sandbox)
     return run
+
+
+def policy_mode(options: SpawnOptions) -> str:
+    """An agent inside the OS sandbox gets a sandboxed policy (shell commands judged by what the sandbox
+    would refuse); one without it (`--no-os-sandbox`) the strict one, whose typed rules are all there is."""
+    return SANDBOXED if options.use_sandbox else STRICT
 
 
 def _fields(setup: SpawnSetup) -> dict[str, Any]:
@@ -343,7 +350,8 @@ async def _resume_merge(setup: SpawnSetup, resume: ResumeMerge) -> Outcome:
     (folder / "home").mkdir(parents=True, exist_ok=True)
     run = SpawnRun(**_fields(setup), base=previous.get("base") or "", base_branch=previous.get("base_branch"),
                    worktree=worktree, run_ro=folder / "agent-ro", home=folder / "home",
-                   policy=compile_policy(setup.task.role, setup.task, worktree, setup.catalog),
+                   policy=compile_policy(setup.task.role, setup.task, worktree, setup.catalog,
+                                         mode=policy_mode(setup.options)),
                    resumed=previous.get("resumed"), journal=Journal(setup.state, setup.agent_id, previous))
     attempts = tuple(Attempt(**{k: v for k, v in a.items() if k != "checks"}) for a in previous.get("attempts", []))
     verdict = Verdict("ok", None, "the verified commit of an interrupted run, merged now", attempts)
