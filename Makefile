@@ -60,6 +60,7 @@ lint: $(VENV)/.dev
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/agents.py
 	$(BIN)/python bench/spawn.py
 	$(BIN)/python bench/workspace.py
 
