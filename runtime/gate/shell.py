@@ -17,11 +17,16 @@ outcomes go on (`cd src && x; y` runs y in the worktree or in src). A
 subshell, a pipeline's parts and a command sent to the background keep
 their ``cd`` to themselves. The set is bounded (``MAX_FOLDERS``): a command
 that may run in more folders is refused, which also bounds the work.
+
+Everything here is linear in the command: tree-sitter's own error recovery
+is not (a run of `)` or `<` takes it seconds), so the parse stops at its
+first error and has a time budget proportional to the command's length.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
@@ -38,7 +43,12 @@ if TYPE_CHECKING:
 
 _parser: Parser | None = None
 
+MAX_COMMAND = 1 << 20  # characters: far above any real command (bash -c itself is bounded by ARG_MAX, 2 MB)
 MAX_FOLDERS = 16
+# The parse's budget: a real 100 KB command parses in about 50 ms here.
+_PARSE_BASE_S = 0.05
+_PARSE_PER_BYTE_S = 2e-6
+_CHUNK = 4096
 
 
 def _parse(source: bytes) -> Tree:
@@ -47,7 +57,29 @@ def _parse(source: bytes) -> Tree:
         from runtime.gate.treesitter import bash_parser
 
         _parser = bash_parser()
-    return _parser.parse(source)
+    parser = _parser
+    limit = time.monotonic() + _PARSE_BASE_S + len(source) * _PARSE_PER_BYTE_S
+    stopped: list[str] = []
+
+    def read(offset: int, _point: object) -> bytes:
+        return source[offset:offset + _CHUNK]
+
+    def progress(_offset: int, has_error: bool) -> bool:
+        # Any error is a deny anyway: stop there rather than let error recovery run on.
+        if has_error:
+            stopped.append("error")
+        elif time.monotonic() > limit:
+            stopped.append("time")
+        return bool(stopped)
+
+    try:
+        tree: Tree = parser.parse(read, progress_callback=progress)
+    except ValueError:
+        parser.reset()  # a cancelled parse would otherwise resume on the next call
+        if stopped and stopped[0] == "time":
+            raise ShellDeny("the command took too long to parse; split it into smaller commands") from None
+        raise ShellDeny(_UNPARSABLE) from None
+    return tree
 
 
 _UNPARSABLE = "the command could not be parsed as Bash; write simple commands joined by &&, || , ; or |"
@@ -95,9 +127,14 @@ def analyze(source: object, cwd: str) -> Script:
 def _analyze(source: str, cwd: str) -> Script:
     if "\x00" in source:
         raise ShellDeny("the command contains a NUL byte")
+    if len(source) > MAX_COMMAND:
+        raise ShellDeny(f"the command is longer than {MAX_COMMAND} characters; write a script file instead")
     _check_continuations(source)
     walker = _Walker(source, (cwd,))
-    walker.run()
+    try:
+        walker.run()
+    except RecursionError:
+        raise ShellDeny("the command nests groups, subshells or shells too deeply to judge; flatten it") from None
     return walker.script
 
 

@@ -1,6 +1,8 @@
 """What the shell analysis sees: commands after unwrapping, writes, and refusals."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runtime.gate.shell import ShellDeny, analyze
 
@@ -189,8 +191,13 @@ def test_the_folder_set_is_bounded_however_many_cd_a_command_holds():
     ("echo {PATH}>/dev/null", "NAME"),
     ("echo {fd}</etc/hosts", "NAME"),
     ("cat {x}<<'EOF'\nx\nEOF", "NAME"),
+    ("ls )" + ")" * 100_000, "could not be parsed"),
+    ("<" * 100_000, "took too long to parse"),
+    ("a=(" * 30_000, "took too long to parse"),
+    ("{ " * 3000 + "ls" + "; }" * 3000, "nests"),
+    ("x" * (2 << 20), "longer than"),
 ])
-def test_shell_options_variables_and_descriptors_are_refused(source, words):
+def test_shell_options_variables_descriptors_and_hostile_input_are_refused(source, words):
     with pytest.raises(ShellDeny) as info:
         analyze(source, "/w")
     assert words in str(info.value)
@@ -215,3 +222,18 @@ def test_a_redirection_hung_on_a_list_is_judged_where_its_command_runs():
     (write,) = analyze("{ cd /dev; echo x; } > out", "/w").writes
     assert write.cwds == ("/w",)  # a group's redirection is opened before the group runs
 
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None)
+@given(st.text(alphabet="ab $(){}[]<>|&;'\"`\\\n#=!*-~", max_size=40))
+def test_stopping_the_parse_at_its_first_error_refuses_exactly_what_a_full_parse_would(source):
+    """The parse stops as soon as tree-sitter reports an error (its recovery is what takes seconds on
+    hostile input); that must never refuse a command a full parse reads without error."""
+    from runtime.gate.shell import _parse
+    from runtime.gate.treesitter import bash_parser
+
+    full = bash_parser().parse(source.encode()).root_node.has_error
+    try:
+        stopped = _parse(source.encode()).root_node.has_error
+    except ShellDeny:
+        stopped = True
+    assert stopped == full
