@@ -49,6 +49,9 @@ MAX_FOLDERS = 16
 _PARSE_BASE_S = 0.05
 _PARSE_PER_BYTE_S = 2e-6
 _CHUNK = 4096
+# Below this many bytes the slowest input seen (a run of `)`) parses in about 12 ms: parsed directly,
+# without the callbacks (which tree-sitter calls a dozen times even for a short command).
+_SHORT = 1024
 
 
 def _parse(source: bytes) -> Tree:
@@ -58,6 +61,8 @@ def _parse(source: bytes) -> Tree:
 
         _parser = bash_parser()
     parser = _parser
+    if len(source) <= _SHORT:
+        return parser.parse(source)
     limit = time.monotonic() + _PARSE_BASE_S + len(source) * _PARSE_PER_BYTE_S
     stopped: list[str] = []
 
