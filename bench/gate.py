@@ -13,6 +13,10 @@ Prints, measured side by side in one run:
    measured twice: every command parsed afresh, and commands the gate has
    seen before (the shell analysis is memoised; path and policy checks run
    on every call either way).
+3. The slowest in-process decision over hostile 100 KB commands (runs of
+   blanks in a sed script, an unclosed brace with many commas, thousands of
+   `cd`, runs of `)` and `<` that tree-sitter's error recovery is slow on;
+   target: well under a second, against the hook's own 10 s deadline).
 """
 
 from __future__ import annotations
@@ -67,6 +71,37 @@ BASH = [
     "echo pwned > ../outside.txt; ls",
     "find . -name x -exec rm -rf {} + && ls",
 ]
+
+
+N = 100_000
+HOSTILE = {
+    "sed script of blanks": "sed 's" + " " * N + "x' src/a.py",
+    "unclosed brace, commas": "echo {" + "," * N,
+    "brace openers": "echo " + "{," * (N // 2),
+    "cd joined by ;": "cd src;" * (N // 7) + "ls",
+    "cd . joined by ;": "cd .;" * (N // 5) + "ls",
+    "cd through missing ..": "; ".join(f"cd a{i}/.." for i in range(N // 10)),
+    "&& chain": " && ".join(["ls"] * (N // 6)),
+    "pipeline": " | ".join(["cat"] * (N // 6)),
+    "run of )": ")" * N,
+    "run of <": "<" * N,
+    "run of a=(": "a=(" * (N // 3),
+    "find -exec, many +": "find . -exec cat " + "+ " * (N // 2) + "{} +",
+    "many arguments": "ls " + " ".join(["src"] * (N // 4)),
+    "heredoc": "cat <<'EOF'\n" + "x\n" * (N // 2) + "EOF",
+}
+
+
+def hostile(policy: Policy, cwd: str) -> tuple[str, float]:
+    """The slowest decision over the hostile commands (each parsed afresh), and its name."""
+    worst = ("", 0.0)
+    for name, command in HOSTILE.items():
+        shell._MEMO.clear()
+        start = time.perf_counter()
+        decide(policy, "Bash", {"command": command}, cwd)
+        took = time.perf_counter() - start
+        worst = max(worst, (name, took), key=lambda w: w[1])
+    return worst
 
 
 def file_calls(root: str) -> dict[str, list[tuple[str, dict]]]:
@@ -170,6 +205,10 @@ def main() -> int:
         mixed = groups["Read/Glob/Grep"] * 3 + groups["Write/Edit"]
         per_s = rate(policy, mixed, cwd, args.seconds)
         print(f"in-process, file-tool mix   : {per_s:10,.0f} decisions/s (3 reads : 1 write)")
+        name, took = hostile(policy, cwd)
+        verdict = "ok" if took < 1 else "over target"
+        print(f"hostile 100 KB commands     : slowest {took * 1000:6.0f} ms ({name}; {len(HOSTILE)} commands; "
+              f"target well under 1 s: {verdict})")
     return 0
 
 

@@ -196,12 +196,16 @@ def policy_selector(opts: dict[str, str]):
 
 
 def main(argv: list[str]) -> int:
+    from runtime.gate import deadline
     from runtime.gate.decision import deny
     from runtime.gate.hook import DEFER, answer, run_hook
 
     if argv in (["--help"], ["-h"]):  # a person asking; Claude Code never passes these
         print(__doc__.strip() + "\n\n" + USAGE)
         return 0
+    late = answer(deny(f"the gate did not decide within {deadline.seconds():g} s, so the call is denied; split the "
+                       "command into smaller ones", None, "deadline"))
+    deadline.arm(late.stdout.encode(), late.stderr.encode())
     try:
         opts = parse(argv)
         raw = sys.stdin.buffer.read()
@@ -215,6 +219,7 @@ def main(argv: list[str]) -> int:
                 result = DEFER
     except Exception as exc:  # noqa: BLE001 - fail closed, never exit 1
         result = answer(deny(f"runtime check: {exc}. {USAGE}", None, "usage"))
+    deadline.disarm()
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     sys.stdout.flush()

@@ -12,7 +12,7 @@ import stat
 
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.kinds.egress import EgressAllowlist
-from runtime.gate.paths import PathError, descriptor_kind, protected_reason, relative_to, resolve
+from runtime.gate.paths import PathError, descriptor_kind, holder_reason, protected_reason, relative_to, resolve
 from runtime.gate.policy import SANDBOXED, Policy
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
@@ -99,9 +99,12 @@ class Context:
         except PathError as exc:
             return deny(f"{source}: {exc}", None, "path")
         why = protected_reason(resolved, policy.protected, policy.exempt, policy.root)
+        rel = relative_to(resolved, policy.root)
+        if why is None and rel is not None and not self.folder:
+            # Outside the worktree the scope refuses anyway; making a folder that exists changes nothing in it.
+            why = holder_reason(resolved, policy.protected, policy.root)
         if why:
             return deny(f"{source}: writing `{resolved}` is not allowed: {why}", None, "protected")
-        rel = relative_to(resolved, policy.root)
         try:
             st = os.lstat(resolved)
         except OSError:
@@ -204,6 +207,10 @@ def _write(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     path = inp.get(key)
     if not isinstance(path, str):
         return deny(f"`{ctx.tool}` needs `{key}` as a string", None, "input")
+    if path[:1] == "~":
+        # Claude Code's file tools expand `~` to the home folder; the gate would read it as a name in cwd.
+        return deny(f"`{ctx.tool}`: `{path}` starts with `~`, which the tool expands to your home folder; "
+                    "write the absolute path", None, "path")
     return ctx.check_write(path, (ctx.cwd,), ctx.tool)
 
 

@@ -34,7 +34,10 @@ list of words), ``path`` (a file read; reads are not restricted),
 whose conftest.py runs), ``path-in-scope`` (a file written: the write checks
 of the Write tool apply), ``folder-in-scope`` (a folder created: the same
 checks, and a folder above the write scope, `docs` for `docs/**`, may be
-made). A value type ending in ``?`` is optional and only
+made), ``copy-in-scope`` (the operands of cp, mv, ln and install: each one a
+write, and the last also a folder that may receive the others under their own
+names, `cp a.py tests` writing `tests/a.py`: that name is checked too, whether
+the folder exists yet or not). A value type ending in ``?`` is optional and only
 taken attached (``--color=always``, ``-i.bak``). A positional type ending in
 ``...`` repeats.
 
@@ -55,8 +58,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
-FOLDER = "folder-in-scope"
-SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER})
+FOLDER, COPY = "folder-in-scope", "copy-in-scope"
+SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY})
 STYLES = ("gnu", "go", "none")
 _INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
 _NUM = LazyPattern(r"^-\d+$")
@@ -162,6 +165,8 @@ class Grammar:
         for t in (*self.positionals, *([self.rest] if self.rest is not None else [])):
             if t.name == FLAG or t.optional:
                 raise GrammarError(f"{program}: a positional's type cannot be a flag or optional")
+        if any(t.name == COPY for t in self.positionals) or any(t.name == COPY for t in self.options.values()):
+            raise GrammarError(f"{program}: `{COPY}` is the type of all the operands (`{COPY}...`), nothing else")
         trailing = raw.get("trailing")
         self.trailing = Grammar(trailing, f"{program} --") if trailing is not None else None
         # Reading depends on the words alone: an agent re-runs the same commands many times.

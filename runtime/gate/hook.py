@@ -14,6 +14,7 @@ import json
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+from runtime.gate import deadline
 from runtime.gate.decision import ALLOW, ASK, DENY, GateDecision, deny
 from runtime.gate.engine import decide
 
@@ -74,6 +75,7 @@ def run_hook(raw: bytes, select_policy: Callable[[dict[str, Any]], Policy | None
             return DEFER
         decision = decide(policy, data.get("tool_name"), data.get("tool_input"), data.get("cwd"))
         if decision.verdict == ASK and on_ask is not None:
+            deadline.disarm()  # a person's answer has a bound of its own
             decision = on_ask(data, decision)
             if not isinstance(decision, GateDecision) or decision.verdict not in (ALLOW, DENY):
                 return answer(deny("the approval step gave no clear answer; the call is denied", None, "approval"))

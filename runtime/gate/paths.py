@@ -5,6 +5,14 @@ equals it or starts with ``root + "/"`` (so ``src_evil`` is never inside
 ``src``). On Linux the directory part is resolved with one ``O_PATH`` open and a
 ``/proc/self/fd`` read-back (a few syscalls whatever the depth); elsewhere, or
 when anything is unusual, ``os.path.realpath`` does the work.
+
+A `..` has two readings: the kernel applies it to wherever the path got so far
+(through a symlink, to the link's target's parent), while Python's os.path,
+Node's path.resolve (Claude Code's file tools), cargo and bash's `cd` drop the
+previous name first; and `mkdir -p` creates the name a `..` then leaves
+(`.git/index.lock/../../x`). The two agree only when every name a `..` takes
+back is a folder that exists and is not a symlink, so that is required:
+any other `..` is refused, and what remains has one meaning.
 """
 
 from __future__ import annotations
@@ -17,6 +25,10 @@ from runtime.manifests.control import CONTROL, NEVER_EXEMPT, control_name, exemp
 _O_PATH = getattr(os, "O_PATH", 0)
 _PROC_FD = "/proc/self/fd/"
 _DEV_WRITABLE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# The kernel's limits (PATH_MAX, NAME_MAX): a longer path or name fails anyway, and bounding them keeps
+# every check on a path (the scope's globs included) short whatever the agent sends.
+PATH_MAX = 4096
+NAME_MAX = 255
 
 
 class PathError(ValueError):
@@ -32,9 +44,13 @@ def resolve(path: object, cwd: str) -> str:
     if "\x00" in path:
         raise PathError("the path contains a NUL byte")
     full = path if path[0] == "/" else f"{cwd}/{path}"
-    if "/.." in full or not _O_PATH:
-        # `..` after a symlink must be applied to the link's target, which
-        # realpath does component by component; normpath would get it wrong.
+    if len(full) > PATH_MAX:
+        raise PathError(f"the path is longer than {PATH_MAX} characters")
+    if "/.." in full:
+        full = collapse(full)
+    elif len(full) > NAME_MAX and max(map(len, full.split("/"))) > NAME_MAX:
+        raise PathError(f"a name in the path is longer than {NAME_MAX} characters")
+    if not _O_PATH:
         return os.path.realpath(full)
     full = os.path.normpath(full)
     if full.startswith("//"):
@@ -86,6 +102,33 @@ def resolve(path: object, cwd: str) -> str:
         os.close(fd)
 
 
+def collapse(full: str) -> str:
+    """``full`` (absolute) with `.` and `..` taken out, or PathError when a `..` follows a name that is
+    not an existing folder: a symlink (read one way by the kernel, another by the program) or a
+    name that does not exist yet (`mkdir -p` would create it)."""
+    stack: list[str] = []
+    for name in full.split("/"):
+        if name == ".." and stack:
+            folder = "/" + "/".join(stack)
+            try:
+                st = os.lstat(folder)
+            except OSError:
+                raise PathError(f"`..` follows `{stack[-1]}`, which does not exist (yet): programs would create it "
+                                "or read the path differently; write the path without `..`") from None
+            if stat.S_ISLNK(st.st_mode):
+                raise PathError(f"`..` follows the symlink `{stack[-1]}`: the file system goes to the parent of "
+                                "its target, programs to the folder that holds the link; write the path without "
+                                "`..`") from None
+            if not stat.S_ISDIR(st.st_mode):
+                raise PathError(f"`..` follows `{stack[-1]}`, which is not a folder; write the path without `..`")
+            stack.pop()
+        elif name not in ("", ".", ".."):
+            if len(name) > NAME_MAX:
+                raise PathError(f"a name in the path is longer than {NAME_MAX} characters")
+            stack.append(name)
+    return "/" + "/".join(stack)
+
+
 def relative_to(resolved: str, root: str) -> str | None:
     """``resolved`` relative to ``root`` ("" for the root itself), or None if outside."""
     if resolved == root:
@@ -113,6 +156,23 @@ def protected_reason(resolved: str, protected: tuple[str, ...], exempt: tuple[st
     if resolved.lower().startswith(("/dev/", "/proc/", "/sys/")) and resolved not in _DEV_WRITABLE:
         return "writing to device, /proc or /sys files is not allowed"
     return None
+
+
+def holder_reason(resolved: str, protected: tuple[str, ...], root: str) -> str | None:
+    """Why ``resolved`` may not be written as a whole (removed, renamed, replaced), or None: it holds the
+    runtime's catalog or policy files, or the worktree with its control folders (which exist or not:
+    `.claude` and the project catalog are judged by name, wherever they are made)."""
+    if resolved == root or holds(resolved, root):
+        return "this is the worktree itself (or a folder holding it), with git's data and the control files in it"
+    for p in protected:
+        if holds(resolved, p):
+            return "this folder holds the runtime's own policy or catalog files, which agents never remove or move"
+    return None
+
+
+def holds(folder: str, path: str) -> bool:
+    """Is ``path`` strictly inside ``folder`` (both resolved)?"""
+    return folder == "/" and path != "/" or path.startswith(folder + "/")
 
 
 _SINKS = frozenset({"/dev/null", "/dev/tty"})

@@ -8,23 +8,50 @@ parse error or any byte of the command the walk did not account for: a
 policy cannot judge what it cannot see. Wrappers (``env``, ``timeout``,
 ``sh -c``, ``find -exec``, ...) are unwrapped so the inner command is judged
 on its own; see ``runtime.gate.wrappers``.
+
+Folders. Every command is judged in each folder the shell may be in when it
+runs, which the walk follows as bash's list semantics do: a ``cd`` may fail
+or succeed, ``A && B`` runs B only where A succeeded, ``A || B`` only where
+it failed, and after ``;``, a newline, ``&``, or the end of a group both
+outcomes go on (`cd src && x; y` runs y in the worktree or in src). A
+subshell, a pipeline's parts and a command sent to the background keep
+their ``cd`` to themselves. The set is bounded (``MAX_FOLDERS``): a command
+that may run in more folders is refused, which also bounds the work.
+
+Everything here is linear in the command: tree-sitter's own error recovery
+is not (a run of `)` or `<` takes it seconds), so the parse stops at its
+first error and has a time budget proportional to the command's length.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 from runtime.gate import wrappers
-from runtime.gate.envvars import check_assignment
+from runtime.gate.envvars import BASE, check_assignment
+from runtime.gate.paths import PATH_MAX, PathError, collapse
 from runtime.gate.shell_redirects import STATEMENTS, WORD_NODES, RedirectReader
 from runtime.gate.shell_types import Command, Script, ShellDeny, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Tree
 
+    State = tuple[tuple[str, ...], tuple[str, ...]]  # folders where the last command succeeded, failed
+
 _parser: Parser | None = None
+
+MAX_COMMAND = 1 << 20  # characters: far above any real command (bash -c itself is bounded by ARG_MAX, 2 MB)
+MAX_FOLDERS = 16
+# The parse's budget: a real 100 KB command parses in about 50 ms here.
+_PARSE_BASE_S = 0.05
+_PARSE_PER_BYTE_S = 2e-6
+_CHUNK = 4096
+# Below this many bytes the slowest input seen (a run of `)`) parses in about 12 ms: parsed directly,
+# without the callbacks (which tree-sitter calls a dozen times even for a short command).
+_SHORT = 1024
 
 
 def _parse(source: bytes) -> Tree:
@@ -33,12 +60,47 @@ def _parse(source: bytes) -> Tree:
         from runtime.gate.treesitter import bash_parser
 
         _parser = bash_parser()
-    return _parser.parse(source)
+    parser = _parser
+    if len(source) <= _SHORT:
+        return parser.parse(source)
+    limit = time.monotonic() + _PARSE_BASE_S + len(source) * _PARSE_PER_BYTE_S
+    stopped: list[str] = []
+
+    def read(offset: int, _point: object) -> bytes:
+        return source[offset:offset + _CHUNK]
+
+    def progress(_offset: int, has_error: bool) -> bool:
+        # Any error is a deny anyway: stop there rather than let error recovery run on.
+        if has_error:
+            stopped.append("error")
+        elif time.monotonic() > limit:
+            stopped.append("time")
+        return bool(stopped)
+
+    try:
+        tree: Tree = parser.parse(read, progress_callback=progress)
+    except ValueError:
+        parser.reset()  # a cancelled parse would otherwise resume on the next call
+        if stopped and stopped[0] == "time":
+            raise ShellDeny("the command took too long to parse; split it into smaller commands") from None
+        raise ShellDeny(_UNPARSABLE) from None
+    return tree
 
 
+_UNPARSABLE = "the command could not be parsed as Bash; write simple commands joined by &&, || , ; or |"
 _SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", "(", ")", "{", "}", "!", ";;"})
+# The variables a shell reads itself (bash's manual, "Shell Variables"; dash's ENV): given to a shell,
+# they run files (BASH_ENV, ENV), commands (PS4 under -x, PROMPT_COMMAND), change parsing (IFS,
+# SHELLOPTS, BASHOPTS, POSIXLY_CORRECT, BASH_COMPAT) or lookup (PATH, CDPATH, EXECIGNORE, HOME for `~`).
+_SHELL_VARIABLES = frozenset({
+    "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_COMPAT", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "PS0", "PS1",
+    "PS2", "PS3", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH", "PATH", "HOME", "GLOBIGNORE", "GLOBSORT", "EXECIGNORE",
+    "FIGNORE", "FUNCNEST", "POSIXLY_CORRECT", "TMOUT", "TIMEFORMAT", "HISTFILE", "HISTCONTROL", "HISTIGNORE",
+    "INPUTRC", "MAIL", "MAILPATH", "MAILCHECK", "OPTIND", "OPTERR", "PWD", "OLDPWD", "SHELL", "SHLVL", "TMPDIR",
+    "HOSTFILE", "IGNOREEOF", "BASH_ARGV0", "BASH_CMDS", "BASH_ALIASES", "COMP_WORDBREAKS", "READLINE_LINE",
+})
 
-# The analysis reads nothing but its two strings, so it is memoised: an agent
+# The analysis reads nothing but its two strings and the folders `cd` names, so it is memoised: an agent
 # re-runs the same commands (its tests, above all) many times in one session.
 # Every check that looks at the file system or the policy runs on each call.
 _MEMO: dict[tuple[str, str], Script | str] = {}
@@ -70,9 +132,14 @@ def analyze(source: object, cwd: str) -> Script:
 def _analyze(source: str, cwd: str) -> Script:
     if "\x00" in source:
         raise ShellDeny("the command contains a NUL byte")
+    if len(source) > MAX_COMMAND:
+        raise ShellDeny(f"the command is longer than {MAX_COMMAND} characters; write a script file instead")
     _check_continuations(source)
     walker = _Walker(source, (cwd,))
-    walker.run()
+    try:
+        walker.run()
+    except RecursionError:
+        raise ShellDeny("the command nests groups, subshells or shells too deeply to judge; flatten it") from None
     return walker.script
 
 
@@ -88,22 +155,36 @@ def _check_continuations(source: str) -> None:
         at = source.find("\\\n", at + 2)
 
 
+def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders of ``groups``, each once, in order; refused past ``MAX_FOLDERS``."""
+    out = tuple(dict.fromkeys(c for g in groups for c in g))
+    if len(out) > MAX_FOLDERS:
+        raise ShellDeny(f"the command may run in more than {MAX_FOLDERS} folders (a `cd` may fail, and after `;` "
+                        "the next command runs either way); use `cd DIR && ...`, or split the command")
+    return out
+
+
 class _Walker(RedirectReader):
     def __init__(self, source: str, cwds: tuple[str, ...], via: str = "") -> None:
         self.src = source.encode()
-        self.cwds = cwds
+        self.start = cwds
         self.via = via
         self.script = Script()
         self.spans: list[tuple[int, int]] = []
-        self.after_cd: tuple[str, ...] | None = None
+        self.group_ends: set[int] = set()
+        # The rest of a line after a heredoc's `<<EOF` (`&& x`, `| y`), hung on the heredoc by
+        # tree-sitter; it runs after the command the heredoc belongs to.
+        self.tails: list[tuple[str | None, Node]] = []
+        self._cd: dict[tuple[str, str], str] = {}
+        self.last_cwds = cwds  # where the last simple command (a `cd` too) started
 
     # -- helpers -----------------------------------------------------------
     def run(self) -> None:
         tree = _parse(self.src)
         root = tree.root_node
         if root.has_error:
-            raise ShellDeny("the command could not be parsed as Bash; write simple commands joined by &&, || , ; or |")
-        self.statements(root)
+            raise ShellDeny(_UNPARSABLE)
+        self.sequence(root, self.start)
         self.check_coverage()
 
     def check_coverage(self) -> None:
@@ -124,44 +205,141 @@ class _Walker(RedirectReader):
             raise ShellDeny(f"part of the command was not understood: `{tail.strip().decode(errors='replace')[:40]}`")
 
     # -- statements --------------------------------------------------------
-    def statements(self, node: Node) -> None:
-        for child in node.children:
-            if child.type == "&&" and self.after_cd is not None:
-                # `cd DIR && next`: next runs only if the cd worked, so only in DIR.
-                self.cwds = self.after_cd
-            self.after_cd = None
-            self.statement(child)
+    def sequence(self, node: Node, cwds: tuple[str, ...]) -> State:
+        """Statements one after another (a script, a group, a subshell's body)."""
+        state: State = (cwds, ())
+        current = cwds
+        children = node.children
+        for n, child in enumerate(children):
+            if not child.is_named:
+                if child.type not in _SEPARATORS:
+                    raise ShellDeny(f"`{child.type}` is not allowed here")
+                self.cover(child)
+                continue
+            if child.type == "comment":
+                self.cover(child)
+                continue
+            state = self.statement(child, current)
+            if n + 1 < len(children) and children[n + 1].type == "&":
+                state = (current, ())  # in the background: in a subshell of its own, and status 0
+            current = _merge(state[0], state[1])
+        return state
 
-    def statement(self, node: Node) -> None:
+    def statement(self, node: Node, cwds: tuple[str, ...]) -> State:
         kind = node.type
-        if not node.is_named:
-            if kind not in _SEPARATORS:
-                raise ShellDeny(f"`{kind}` is not allowed here")
-            self.cover(node)
-        elif kind == "comment":
-            self.cover(node)
-        elif kind == "command":
-            self.command(node, [])
-        elif kind == "redirected_statement":
-            self.redirected(node)
-        elif kind == "subshell":
-            saved = self.cwds  # a subshell's `cd` ends with it
-            self.statements(node)
-            self.cwds, self.after_cd = saved, None
-        elif kind == "pipeline":
-            for child in node.children:  # each element runs in a subshell
-                saved = self.cwds
-                self.statement(child)
-                self.cwds, self.after_cd = saved, None
-        elif kind in STATEMENTS:
-            self.statements(node)
-        else:
-            raise self.refuse(node)
+        if kind == "command":
+            return self.command(node, [], cwds)
+        if kind == "redirected_statement":
+            return self.redirected(node, cwds)
+        if kind == "list":
+            return self.and_or(node, cwds)
+        if kind == "pipeline":
+            for child in node.children:  # each part runs in a subshell
+                if child.is_named:
+                    self.statement(child, cwds)
+                elif child.type in ("|", "|&"):
+                    self.cover(child)
+                else:
+                    raise self.refuse(child)
+            return cwds, cwds
+        if kind == "subshell":
+            self.sequence(node, cwds)
+            return cwds, cwds  # its `cd` ends with it
+        if kind == "compound_statement":
+            self.group_ends.add(node.end_byte)
+            return self.sequence(node, cwds)
+        if kind == "negated_command":
+            state: State = (cwds, cwds)
+            for child in node.children:
+                if child.type == "!":
+                    self.cover(child)
+                elif child.is_named:
+                    state = self.statement(child, cwds)
+                else:
+                    raise self.refuse(child)
+            return state[1], state[0]
+        raise self.refuse(node)
+
+    def and_or(self, node: Node, cwds: tuple[str, ...]) -> State:
+        # `a && b || c` nests to the left; walked without recursion, so a long chain costs no stack.
+        rights: list[list[Node]] = []
+        while node.type == "list" and node.children:
+            rights.append(node.children[1:])
+            node = node.children[0]
+        ok, fail = self.statement(node, cwds)
+        for rest in reversed(rights):
+            op = None
+            for child in rest:
+                if not child.is_named:
+                    if child.type not in ("&&", "||"):
+                        raise self.refuse(child)
+                    op = child.type
+                    self.cover(child)
+                elif child.type == "comment":
+                    self.cover(child)
+                else:
+                    ok, fail = self.after(op, child, (ok, fail), cwds)
+                    op = None
+        return ok, fail
+
+    def after(self, op: str | None, node: Node, state: State, cwds: tuple[str, ...]) -> State:
+        """``node`` run after a command that left ``state``, joined by ``op``."""
+        ok, fail = state
+        if op == "&&":  # only where it succeeded
+            ok2, fail2 = self.statement(node, ok or cwds)
+            return ok2, _merge(fail, fail2)
+        if op == "||":  # only where it failed
+            ok2, fail2 = self.statement(node, fail or cwds)
+            return _merge(ok, ok2), fail2
+        if op in (";", "\n"):
+            return self.statement(node, _merge(ok, fail))
+        if op is None and node.type == "pipeline" and node.children and node.children[0].type in ("|", "|&"):
+            op = "|"  # `cat <<EOF | sh`: the heredoc holds the rest of the pipeline, `|` first
+        if op in ("|", "|&"):  # a pipeline: the command before ran in a subshell too
+            self.statement(node, cwds)
+            return cwds, cwds
+        raise self.refuse(node)
+
+    def run_tails(self, tails: list[tuple[str | None, Node]], state: State, cwds: tuple[str, ...]) -> State:
+        for op, node in tails:
+            state = self.after(op, node, state, cwds)
+        return state
+
+    def redirected(self, node: Node, cwds: tuple[str, ...]) -> State:
+        body = None
+        redirects = []
+        for child in node.children:
+            if child.type in STATEMENTS and body is None:
+                body = child
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                redirects.append(child)
+            else:
+                raise self.refuse(child)
+        if body is None:
+            raise ShellDeny("a redirection without a command is not allowed")
+        saved, self.tails = self.tails, []
+        if body.type == "command":
+            # Words after a redirection are the command's arguments (`pytest >f -p x`).
+            extra: list[Word] = []
+            for child in redirects:
+                extra += self.redirect(child, cwds)
+            tails, self.tails = self.tails, saved
+            return self.run_tails(tails, self.command(body, extra, cwds), cwds)
+        ok, fail = self.statement(body, cwds)
+        # A group's or a subshell's redirection is opened before its body runs. tree-sitter also hangs
+        # `a && b > f` on the whole list, where bash gives it to the last command, b, in b's folders.
+        reached = cwds if body.type in ("compound_statement", "subshell") else self.last_cwds
+        for child in redirects:
+            if self.redirect(child, reached):
+                raise ShellDeny("arguments after a redirection of a compound command are not allowed; put arguments before redirections")
+        tails, self.tails = self.tails, saved
+        return self.run_tails(tails, (ok, fail), cwds)
 
     # -- commands ----------------------------------------------------------
-    def command(self, node: Node, extra: list[Word]) -> None:
+    def command(self, node: Node, extra: list[Word], cwds: tuple[str, ...]) -> State:
         assigns: list[tuple[str, str]] = []
         words: list[Word] = []
+        saved, self.tails = self.tails, []
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
@@ -174,7 +352,7 @@ class _Walker(RedirectReader):
             elif kind in WORD_NODES:
                 words.append(self.word(child))
             elif kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                extra = self.redirect(child) + extra
+                extra = self.redirect(child, cwds) + extra
             elif kind == "comment":
                 self.cover(child)
             else:
@@ -182,7 +360,9 @@ class _Walker(RedirectReader):
         words += extra
         if not words:
             raise ShellDeny("shell variable assignments on their own are not allowed; pass values as arguments")
-        self.simple(words, assigns, self.via, open_args=False)
+        tails, self.tails = self.tails, saved
+        state = self.simple(words, assigns, self.via, False, cwds, True)
+        return self.run_tails(tails, state, cwds)
 
     def assignment(self, node: Node) -> tuple[str, str]:
         self.cover(node)
@@ -195,8 +375,14 @@ class _Walker(RedirectReader):
         check_assignment(name, value)
         return name, value.value
 
-    def simple(self, words: list[Word], assigns: list[tuple[str, str]], via: str, open_args: bool) -> None:
-        """Judge one simple command: builtins, wrappers, or a program to record."""
+    def simple(self, words: list[Word], assigns: list[tuple[str, str]], via: str, open_args: bool,
+               cwds: tuple[str, ...], in_shell: bool) -> State:
+        """Judge one simple command: builtins, wrappers, or a program to record.
+
+        ``in_shell``: the command runs in this shell (a builtin there acts on it), not as a program
+        a wrapper starts (`timeout 5 cd x` runs a `cd` program, which changes no folder of ours).
+        """
+        self.last_cwds = cwds
         if words[0].value in wrappers.FORBIDDEN_BUILTINS:
             wrappers.unwrap(words[0].value, [])  # raises with the reason
         name, by_path = wrappers.program_name(words[0])
@@ -204,43 +390,91 @@ class _Walker(RedirectReader):
         if by_path is not None and (name == "cd" or name in wrappers.FORBIDDEN_BUILTINS):
             raise wrappers.by_path_deny(by_path, name)
         if name == "cd":
-            self.cd(args)
-            return
+            if not in_shell:
+                raise ShellDeny(f"`{via.strip()} cd` runs `cd` as a program of its own, which changes no folder "
+                                "of the shell; write `cd DIR && ...`")
+            return self.cd(args, cwds)
         inner = wrappers.unwrap(name, args)
         if inner is not None and by_path is not None:
             raise wrappers.by_path_deny(by_path, name)  # a wrapper or shell from a folder of the repository
         if inner is not None and open_args:
             raise ShellDeny(f"`xargs {name}` would let its input add options to `{name}`; run `{name}` directly")
         if inner is None:
-            self.script.commands.append(Command(name, args, assigns, self.cwds, via, open_args, by_path))
-            return
+            self.script.commands.append(Command(name, args, assigns, cwds, via, open_args, by_path))
+            return cwds, cwds
         if inner.record_self:
             own = args if inner.self_args is None else inner.self_args
-            self.script.commands.append(Command(name, own, assigns, self.cwds, via, open_args))
+            self.script.commands.append(Command(name, own, assigns, cwds, via, open_args))
         for a_name, a_value in inner.assigns:
             check_assignment(a_name, a_value)
         assigns = assigns + [(n, v.value) for n, v in inner.assigns]
+        if name in wrappers.SHELLS:
+            self.shell_variables(name, assigns, inner.scripts)
         for script in inner.scripts:
-            sub = _Walker(script, self.cwds, via + name + " -c ")
+            sub = _Walker(script, cwds, via + name + " -c ")
             sub.run()
             for inner_cmd in sub.script.commands:  # `FOO=1 bash -c 'cmd'`: cmd runs with FOO set
                 inner_cmd.assigns = assigns + inner_cmd.assigns
             self.script.commands += sub.script.commands
             self.script.writes += sub.script.writes
+            self.script.streams_redirected |= sub.script.streams_redirected
+        state: State = (cwds, cwds)
+        # `builtin cd` and `command cd` run the builtin in this shell; `command -v cd` only names it.
+        keeps_shell = in_shell and (name == "builtin" or (name == "command" and inner.runs))
         for cmd in inner.commands:
             if cmd:
-                self.simple(cmd, assigns, via + name + " ", open_args or inner.open_args)
+                state = self.simple(cmd, assigns, via + name + " ", open_args or inner.open_args, cwds, keeps_shell)
+        return state if keeps_shell else (cwds, cwds)
 
-    def cd(self, args: list[Word]) -> None:
-        rest = [a for a in args if a.value not in ("-P", "-L", "--")]
+    def shell_variables(self, name: str, assigns: list[tuple[str, str]], scripts: list[str]) -> None:
+        """Variables given to a shell: never those it reads itself; with nothing to run (`bash -c ''`), no
+        command's rule will judge them, so only the harmless few every program may be given."""
+        for var, _value in assigns:
+            if var in _SHELL_VARIABLES or var.startswith("BASH"):
+                raise ShellDeny(f"`{var}` is read by `{name}` itself (it can run files or change how the script is "
+                                "read); run the command without it")
+            if scripts and not any(s.strip() for s in scripts) and var not in BASE:
+                raise ShellDeny(f"`{var}` is given to a `{name}` that runs no command; run the command without it")
+
+    def cd(self, args: list[Word], cwds: tuple[str, ...]) -> State:
+        i = 0
+        while i < len(args) and args[i].value in ("-P", "-L"):
+            i += 1
+        if i < len(args) and args[i].value == "--":
+            i += 1
+        rest = args[i:]
         if len(rest) != 1 or rest[0].value in ("", "-") or rest[0].glob or rest[0].tilde:
-            raise ShellDeny("`cd` needs exactly one literal folder (no `-`, `~` or globs)")
+            raise ShellDeny("`cd` needs exactly one literal folder (no options but -P or -L, no `-`, `~` or globs)")
         target = rest[0].value
-        physical = any(a.value == "-P" for a in args)
-        # A failed `cd` leaves the old folder current, so later paths are
-        # checked against every folder the shell may be in (but see `&&`).
-        # `cd -P` follows symlinks before `..` as bash does; plain `cd` (-L) takes `..` lexically.
-        new = tuple(dict.fromkeys((os.path.realpath if physical else os.path.normpath)(os.path.join(c, target))
-                                  for c in self.cwds))
-        self.cwds = tuple(dict.fromkeys(self.cwds + new))
-        self.after_cd = new
+        if target.startswith("-"):
+            raise ShellDeny(f"`cd {target}`: write the folder as `./{target}`")
+        new = []
+        for cwd in cwds:
+            key = (cwd, target)
+            found = self._cd.get(key)
+            if found is None:
+                found = self._cd[key] = _cd_target(cwd, target)
+            new.append(found)
+        # A `cd` that fails leaves the shell where it was.
+        return _merge(tuple(new)), cwds
+
+
+def _cd_target(cwd: str, target: str) -> str:
+    """Where ``cd target`` from ``cwd`` goes.
+
+    bash's `cd` (-L, the default) drops a name before each `..`, and when that path does not exist it
+    retries the target as the file system reads it (`cd link/../x` may land beside the link's target);
+    `cd -P` only does the latter. The two agree when every name a `..` takes back is a folder, not a
+    symlink: that is required (``collapse``), and the path then has one meaning.
+    """
+    full = target if target.startswith("/") else f"{cwd}/{target}"
+    if len(full) > PATH_MAX:
+        raise ShellDeny(f"`cd {target[:40]}`: the path is longer than {PATH_MAX} characters")
+    if "/.." in full:
+        try:
+            return collapse(full)
+        except PathError as exc:
+            raise ShellDeny(f"`cd {target}`: {exc}") from None
+    # Without `..`, both readings name the same folder (its symlinks are followed when it is used).
+    folder = os.path.normpath(full)
+    return "/" + folder.lstrip("/") if folder.startswith("//") else folder

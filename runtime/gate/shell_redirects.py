@@ -1,8 +1,9 @@
 """Redirections and heredocs of a Bash command: what they write, what they hide.
 
 A mixin of the shell walker. Targets that write become ``Write`` records,
-checked later like the Write tool; network redirections, globbed targets and
-unquoted heredocs that expand `$` or backticks are refused.
+checked later like the Write tool; network redirections, globbed targets,
+unquoted heredocs that expand `$` or backticks and named descriptors
+(`{NAME}>file`, which assigns the shell variable NAME) are refused.
 """
 
 from __future__ import annotations
@@ -18,47 +19,24 @@ if TYPE_CHECKING:
 STATEMENTS = frozenset({"command", "list", "pipeline", "redirected_statement", "subshell", "compound_statement", "negated_command"})
 WORD_NODES = frozenset({"word", "number", "raw_string", "string", "concatenation"})
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_TAIL_OPS = frozenset({"&&", "||", "|", "|&", ";", "\n"})
 
 
 class RedirectReader(WordReader):
     # The walker's, which this mixin reads and extends.
     script: Script
-    cwds: tuple[str, ...]
+    tails: list[tuple[str | None, Node]]
+    group_ends: set[int]  # where groups `{ ...; }` end: a `}` there is no `{NAME}`
 
-    def command(self, node: Node, extra: list[Word]) -> None:
-        raise NotImplementedError
-
-    def statement(self, node: Node) -> None:
-        raise NotImplementedError
-
-    def redirected(self, node: Node) -> None:
-        body = None
-        redirects = []
-        for child in node.children:
-            if child.type in STATEMENTS and body is None:
-                body = child
-            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                redirects.append(child)
-            else:
-                raise self.refuse(child)
-        if body is None:
-            raise ShellDeny("a redirection without a command is not allowed")
-        if body.type == "command":
-            # Words after a redirection are the command's arguments (`pytest >f -p x`).
-            extra: list[Word] = []
-            for child in redirects:
-                extra += self.redirect(child)
-            self.command(body, extra)
-            return
-        # tree-sitter hangs `a && b > f` on the whole list; judge the list first
-        # so the target is resolved against every folder a `cd` in it may reach.
-        self.statement(body)
-        for child in redirects:
-            if self.redirect(child):
-                raise ShellDeny("arguments after a redirection of a compound command are not allowed; put arguments before redirections")
-
-    def redirect(self, node: Node) -> list[Word]:
-        """Record what a redirection writes; return stray words that are really arguments."""
+    def redirect(self, node: Node, cwds: tuple[str, ...]) -> list[Word]:
+        """Record what a redirection writes (relative to ``cwds``); return stray words that are really arguments."""
+        start = node.start_byte
+        if start and self.src[start - 1:start] == b"}" and start not in self.group_ends:
+            # bash reads `{NAME}>file` as "open file on a new descriptor and put its number in NAME":
+            # an assignment (`{PATH}>x` sets PATH) hidden in a redirection. Any word ending in `}`
+            # right before a redirection is refused.
+            raise ShellDeny("`{NAME}>` before a redirection stores a descriptor number in the shell variable NAME; "
+                            "write a space before the redirection or drop the braces")
         if node.type == "herestring_redirect":
             self.cover(node)
             for child in node.children:
@@ -66,7 +44,7 @@ class RedirectReader(WordReader):
                     self.word(child)
             return []
         if node.type == "heredoc_redirect":
-            return self.heredoc(node)
+            return self.heredoc(node, cwds)
         op = None
         fd = None
         targets: list[Word] = []
@@ -96,14 +74,15 @@ class RedirectReader(WordReader):
         if target.value.startswith(("/dev/tcp/", "/dev/udp/")):
             raise ShellDeny("network redirections (/dev/tcp, /dev/udp) are not allowed")
         if op in _WRITE_OPS or op in (">&", "&>"):
-            self.script.writes.append(Write(target.value, self.cwds, self.text(node)))
+            self.script.writes.append(Write(target.value, cwds, self.text(node)))
         elif op not in ("<", "<&"):
             raise ShellDeny(f"redirection operator `{op}` is not allowed")
         return extra
 
-    def heredoc(self, node: Node) -> list[Word]:
+    def heredoc(self, node: Node, cwds: tuple[str, ...]) -> list[Word]:
         extra: list[Word] = []
         quoted = False
+        op: str | None = None
         for child in node.children:
             kind = child.type
             if kind == "heredoc_start":
@@ -119,10 +98,15 @@ class RedirectReader(WordReader):
                     raise ShellDeny("an unquoted heredoc expands `$` and backticks; quote its delimiter (<<'EOF') to keep the text literal")
                 self.cover(child)
             elif kind == "file_redirect":
-                extra += self.redirect(child)
-            elif not child.is_named or kind in STATEMENTS:
-                # The rest of the line after `<<EOF` (`| cmd`, `&& cmd`) hangs here.
-                self.statement(child)
+                extra += self.redirect(child, cwds)
+            elif not child.is_named and kind in _TAIL_OPS:
+                op = kind
+                self.cover(child)
+            elif kind in STATEMENTS:
+                # The rest of the line after `<<EOF` (`| cmd`, `&& cmd`) hangs here; it runs after the
+                # command the heredoc belongs to, which judges it then.
+                self.tails.append((op, child))
+                op = None
             else:
                 raise self.refuse(child)
         return extra

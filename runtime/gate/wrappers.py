@@ -41,11 +41,11 @@ SHELLS = frozenset({"sh", "bash", "dash", "ash"})
 class Unwrapped:
     """What a wrapper runs: inner commands, shell scripts, extra environment."""
 
-    __slots__ = ("commands", "scripts", "assigns", "record_self", "self_args", "open_args")
+    __slots__ = ("commands", "scripts", "assigns", "record_self", "self_args", "open_args", "runs")
 
     def __init__(self, commands: Iterable[list[Word]] = (), scripts: Iterable[str] = (),
                  assigns: Iterable[tuple[str, Word]] = (), record_self: bool = False, open_args: bool = False,
-                 self_args: list[Word] | None = None) -> None:
+                 self_args: list[Word] | None = None, runs: bool = True) -> None:
         self.commands: list[list[Word]] = list(commands)
         self.scripts: list[str] = list(scripts)
         self.assigns: list[tuple[str, Word]] = list(assigns)
@@ -53,6 +53,8 @@ class Unwrapped:
         # The wrapper's own arguments as its rule judges them (find without its -exec parts), or None for all.
         self.self_args: list[Word] | None = self_args
         self.open_args = open_args
+        # Whether the inner command runs (`command -v git` only names it; it is still judged, as if it ran).
+        self.runs = runs
 
 
 def program_name(word: Word) -> tuple[str, str | None]:
@@ -136,6 +138,13 @@ def _env(args: list[Word]) -> Unwrapped:
     return Unwrapped([rest] if rest else [], assigns=assigns, record_self=not rest)
 
 
+# `set -o` options a shell may be started with: they only make it stricter or louder. The others change
+# how the script is read or run (keyword: `cmd A=b` exports A; physical: `cd` follows symlinks; posix;
+# allexport; history and monitor) or mean nothing here; each is refused rather than modelled.
+_SHELL_OPTIONS = frozenset({"errexit", "nounset", "xtrace", "verbose", "pipefail", "noclobber", "noglob", "noexec"})
+_SHELL_FLAGS = frozenset("euxvlc")
+
+
 def _shell(name: str, args: list[Word]) -> Unwrapped:
     i, script_flag = 0, False
     while i < len(args):
@@ -143,12 +152,18 @@ def _shell(name: str, args: list[Word]) -> Unwrapped:
         if a in ("--noprofile", "--norc", "--login"):
             i += 1
         elif a in ("-o", "+o"):
+            option = args[i + 1].value if i + 1 < len(args) else ""
+            if option not in _SHELL_OPTIONS:
+                raise ShellDeny(f"`{name} {a} {option}`".replace("  ", " ") + " is not allowed: only options that make "
+                                f"the shell stricter or louder may be set ({', '.join(sorted(_SHELL_OPTIONS))})")
             i += 2
-        elif re.fullmatch(r"[-+][euxvlc]+", a):
+        elif len(a) > 1 and a[0] in "-+" and all(ch in _SHELL_FLAGS for ch in a[1:]):
+            # `+c` runs a command string too: bash reads the letters, whichever the sign.
             script_flag = script_flag or "c" in a
             i += 1
         elif a.startswith(("-", "+")):
-            raise ShellDeny(f"`{name} {a}` is not allowed (options unwrapped: -c -e -u -x -v -l -o)")
+            raise ShellDeny(f"`{name} {a}` is not allowed (options unwrapped: -c -e -u -x -v -l, and -o "
+                            f"{'|'.join(sorted(_SHELL_OPTIONS))})")
         else:
             break
     if not script_flag:
@@ -167,11 +182,17 @@ def _find(args: list[Word]) -> Unwrapped:
         if a in ("-execdir", "-okdir"):
             raise ShellDeny(f"`find {a}` runs its command in each found folder, where relative paths cannot be checked; use -exec")
         if a in ("-exec", "-ok"):
-            j = i + 1
-            while j < len(args) and args[j].value not in (";", "+"):
+            # As findutils reads it (parser.c, new_insert_exec_ok): the command ends at the first `;`,
+            # or, for -exec only, at a `+` right after a word holding `{}`; any other `+` is an argument.
+            j, braces = i + 1, False
+            while j < len(args):
+                w = args[j].value
+                if w == ";" or (w == "+" and braces and a == "-exec"):
+                    break
+                braces = "{}" in w
                 j += 1
             if j >= len(args):
-                raise ShellDeny(f"`find {a}` is not terminated by `;` or `+`")
+                raise ShellDeny(f"`find {a}` is not terminated by `;` or `{{}} +`")
             if j == i + 1:
                 raise ShellDeny(f"`find {a}` has no command")
             if any("{}" in w.value and w.value != "{}" for w in args[i + 1:j]):
@@ -216,9 +237,73 @@ _SIMPLE: dict[str, tuple[set[str], set[str], int]] = {
 # `uv run` options that only choose how it runs, never what it installs: no --with, --python, --index.
 _UV_FLAGS = {"--no-sync", "--frozen", "--locked", "--offline", "-q", "--quiet", "--active", "--no-dev",
              "--no-project", "--isolated"}
-_XARGS_VALUE = {"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a", "--max-args", "--max-procs",
-                "--delimiter", "--replace", "--arg-file", "--max-lines", "--max-chars", "--eof"}
-_XARGS_FLAGS = {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x", "--exit"}
+# GNU xargs's options as its getopt_long reads them (findutils xargs.c: "+0a:E:e::i::I:l::L:n:oprs:txP:d:"):
+# "x:" takes a value, attached or the next word; "x::" takes one only attached (`-i`, `-e`, `-l`, and
+# `--replace`, `--eof`, `--max-lines` only as `--name=value`), so `xargs -i cmd` runs cmd.
+_XARGS_SHORT = {"0": "", "a": ":", "E": ":", "e": "::", "i": "::", "I": ":", "l": "::", "L": ":", "n": ":", "o": "",
+                "p": "", "r": "", "s": ":", "t": "", "x": "", "P": ":", "d": ":"}
+_XARGS_LONG = {"null": "", "arg-file": ":", "delimiter": ":", "eof": "::", "replace": "::", "max-lines": "::",
+               "max-args": ":", "interactive": "", "no-run-if-empty": "", "max-chars": ":", "verbose": "",
+               "show-limits": "", "exit": "", "max-procs": ":", "process-slot-var": ":", "open-tty": "",
+               "version": "", "help": ""}
+
+
+def _xargs(args: list[Word]) -> Unwrapped:
+    """The command xargs runs (`echo` without one), with the variable `--process-slot-var` sets in it.
+
+    Long options must be spelled out: getopt_long would take any unambiguous prefix (`--repl`), and
+    a word the gate cannot read is refused rather than guessed. Whatever the input is, it becomes
+    arguments of the command (appended, or put in place of the `-I` string): ``open_args``.
+    """
+    assigns: list[tuple[str, Word]] = []
+    i = 0
+    while i < len(args):
+        a = args[i].value
+        if a == "--":
+            i += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            kind = _XARGS_LONG.get(name)
+            if kind is None:
+                raise ShellDeny(f"`xargs {a}` is not an option the gate reads; spell xargs's options out in full")
+            if kind == "" and eq:
+                raise ShellDeny(f"`xargs {a}`: `--{name}` takes no value")
+            if kind == ":" and not eq:
+                if i + 1 >= len(args):
+                    raise ShellDeny(f"`xargs {a}` needs a value")
+                value = args[i + 1].value
+                i += 1
+            if name == "process-slot-var":
+                assigns.append((value, Word("0")))
+            if name == "replace" and eq and not value:
+                raise ShellDeny("`xargs --replace=` with an empty string is not allowed")
+            i += 1
+            continue
+        k = 1
+        while k < len(a):
+            letter = a[k]
+            kind = _XARGS_SHORT.get(letter)
+            if kind is None:
+                raise ShellDeny(f"`xargs -{letter}` is not an option the gate reads")
+            if kind == "":
+                k += 1
+                continue
+            if kind == ":" and k + 1 == len(a):
+                if i + 1 >= len(args):
+                    raise ShellDeny(f"`xargs -{letter}` needs a value")
+                value = args[i + 1].value
+                i += 1
+            else:  # the rest of the word, possibly empty for an optional value
+                value = a[k + 1:]
+            if letter == "I" and not value:
+                raise ShellDeny("`xargs -I` with an empty string is not allowed")
+            break
+        i += 1
+    rest = args[i:] or [Word("echo")]
+    return Unwrapped([rest], assigns=assigns, open_args=True)
 
 
 def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
@@ -234,9 +319,7 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
     if name == "find":
         return _find(args)
     if name == "xargs":
-        i = _options(name, args, _XARGS_VALUE, _XARGS_FLAGS)
-        rest = args[i:] or [Word("echo")]
-        return Unwrapped([rest], open_args=True)
+        return _xargs(args)
     if name == "uv":
         return _uv(args)
     if name == "nice" and args and re.fullmatch(r"-\d+", args[0].value):
@@ -245,4 +328,10 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
     if spec is None:
         return None
     with_value, flags, skip = spec
-    return _after(name, args, with_value, flags, skip)
+    inner = _after(name, args, with_value, flags, skip)
+    if name == "command":
+        for w in args:
+            if not w.value.startswith("-") or w.value == "--":
+                break
+            inner.runs = inner.runs and w.value not in ("-v", "-V")
+    return inner

@@ -332,6 +332,15 @@ def test_check_denied_or_expired_exits_two(env, root):
     assert [r["data"]["status"] for r in env.records("approval-decision")] == ["denied", "expired"]
 
 
+def test_the_hook_deadline_never_cuts_a_persons_answer_short(env, root):
+    """The gate's own deadline ends with its decision: waiting for a person has its own bound."""
+    env.service(timeout_s=300)
+    proc = run_cli("check", "--policy", str(ask_policy(root)), "--approvals", str(env.socket),
+                   "--approval-wait", "1", input=hook_input("npm install left-pad", root),
+                   env={"RUNTIME_HOOK_DEADLINE": "0.3"})
+    assert proc.returncode == 2 and "expired" in proc.stderr and "did not decide" not in proc.stderr
+
+
 def test_check_allows_and_denies_without_asking_anyone(env, root):
     env.service()
     ok = run_cli("check", "--policy", str(ask_policy(root)), "--approvals", str(env.socket), input=hook_input("ls", root))

@@ -8,6 +8,11 @@ against a real temporary worktree that holds planted symlinks:
 - ``src/pkg/escape -> /etc``
 - ``src/pkg/gitlink -> <root>/.git``
 - ``src/pkg/outside_file -> /etc/hosts``
+- ``src/pkg/deep -> sub/inner`` (benign, inside the scope: ``deep/../..`` is
+  ``src`` as Python, Node and bash's ``cd`` read it, ``src/pkg`` as the kernel does)
+
+and hard links to ``.git/config`` at ``src/pkg/hardlink.py`` and
+``src/pkg/into/mod.py``.
 
 The edit-local task has ``files-whitelist = ["src/**", "tests/**"]`` and
 ``files-denylist = ["src/pkg/generated/**"]``.
@@ -109,6 +114,10 @@ def worktree(tmp_path_factory) -> Path:
     os.symlink(str(root / ".git"), root / "src/pkg/gitlink")
     os.symlink("/etc/hosts", root / "src/pkg/outside_file")
     os.link(root / ".git/config", root / "src/pkg/hardlink.py")  # the same inode as .git/config
+    (root / "src/pkg/sub/inner").mkdir(parents=True)
+    os.symlink("sub/inner", root / "src/pkg/deep")
+    (root / "src/pkg/into").mkdir()
+    os.link(root / ".git/config", root / "src/pkg/into/mod.py")
     return root
 
 
@@ -549,7 +558,7 @@ DENY = [
     W("path-prefix-src-evil", "src_evil/x.py", WL),
     W("path-prefix-root-evil", "@ROOT@_evil/src/x.py", WL),
     W("path-symlink-dir-etc", "src/pkg/escape/passwd", WL),
-    W("path-symlink-then-dotdot", "src/pkg/escape/../../tmp/x", WL),
+    W("path-symlink-then-dotdot", "src/pkg/escape/../../tmp/x"),
     W("path-symlink-gitlink-hook", "src/pkg/gitlink/hooks/pre-commit"),
     W("path-symlink-gitlink-config", "src/pkg/gitlink/config"),
     W("path-symlink-file", "src/pkg/outside_file", WL),
@@ -566,7 +575,7 @@ DENY = [
     W("path-sys", "/sys/kernel/mm/x"),
     W("path-catalog-role", "@CATALOG@/roles/edit-local.toml"),
     W("path-empty", ""),
-    W("path-tilde-literal", "~/.bashrc", WL),
+    W("path-tilde-literal", "~/.bashrc"),
     W("path-etc-passwd", "/etc/passwd", WL),
     W("path-cwd-outside", "x.py", WL, cwd="/tmp"),
     W("path-cwd-in-symlink", "pkg/mod.py", WL, cwd="@ROOT@/src/pkg/escape"),
@@ -819,6 +828,75 @@ DENY = [
     B("runner-gdb", "gdb -batch -ex 'shell id'"),
     B("runner-uvx", "uvx ruff"),
     B("runner-socat", "socat TCP:example.com:80 -"),
+    # wrappers read as the real program reads them (an outside corpus's families)
+    B("xargs-i-optional", "printf x | xargs -i sh src/pkg/mod.py", role=EXPLORER),
+    B("xargs-e-optional", "printf x | xargs -e python3 cat", role=EXPLORER),
+    B("xargs-l-optional", "printf x | xargs -l bash cat", role=EXPLORER),
+    B("xargs-replace-optional", "printf x | xargs --replace python3 ls", role=EXPLORER),
+    B("xargs-eof-optional", "printf x | xargs --eof sh ls", role=EXPLORER),
+    B("xargs-max-lines-optional", "printf x | xargs --max-lines sh ls", role=EXPLORER),
+    B("xargs-abbreviated", "printf x | xargs --repl sh ls", role=EXPLORER),
+    B("xargs-slot-var-path", "printf x | xargs --process-slot-var=PATH cat", role=EXPLORER),
+    B("find-plus-not-after-braces", "find src -name x -exec rm -f + .git/config {} +", WL),
+    B("find-plus-then-options", "find src -exec cat + -delete {} +"),
+    B("bash-o-keyword", "bash -o keyword -c 'ls'"),
+    B("bash-o-physical", "bash -o physical -c 'ls'"),
+    B("bash-o-allexport", "bash -o allexport -c 'ls'"),
+    B("bash-o-posix", "bash +o posix -c 'ls'"),
+    B("bash-o-no-name", "bash -o -c 'ls'"),
+    B("bash-k", "bash -k -c 'ls'"),
+    B("bash-env-empty-script", "BASH_ENV=src/pkg/mod.py bash -c ''"),
+    B("bash-env-blank-script", "env BASH_ENV=src/pkg/mod.py bash -c ' '"),
+    B("sh-env-empty-script", "ENV=src/pkg/mod.py sh -c ''"),
+    B("bash-ps4-xtrace", "PS4=x bash -x -c 'ls'"),
+    B("bash-shellopts", "SHELLOPTS=keyword bash -c 'ls'"),
+    B("named-fd-path", "echo x {PATH}>/dev/null; ls"),
+    B("named-fd-read", "true {BASH_ENV}<src/pkg/mod.py && ls"),
+    B("named-fd-heredoc", "cat {IFS}<<'EOF'\nx\nEOF"),
+    # list operators after `cd`: what follows `;`, `&`, `||` or a newline runs whether or not the cd worked
+    B("cd-and-then-semicolon", "cd src && ls; rm -rf pkg", DL),
+    B("cd-and-then-background", "cd src && ls & rm -rf pkg"),
+    B("cd-and-then-or", "cd tests && ls || rm -rf fixtures"),
+    B("cd-and-then-newline", "cd tests && ls\nrm -rf fixtures"),
+    B("cd-in-group-then-and", "{ cd tests; ls; } && rm -rf fixtures"),
+    B("cd-negated", "! cd tests && rm -rf fixtures"),
+    B("cd-or", "cd tests || rm -rf fixtures"),
+    B("cd-in-subshell", "( cd tests ) && rm -rf fixtures"),
+    B("cd-in-pipeline", "cd tests | true && rm -rf fixtures"),
+    B("cd-background", "cd tests & rm -rf fixtures"),
+    B("cd-under-timeout", "timeout 5 cd tests && rm -rf fixtures"),
+    B("cd-under-env", "env cd tests && ls"),
+    B("cd-command-v", "command -v cd tests && rm -rf fixtures"),
+    B("cd-many-folders", "cd src; cd pkg; cd a; cd b; cd c; cd d; ls"),
+    B("cd-after-symlink-dotdot", "cd src/pkg/deep/../.. && rm -rf pkg"),
+    B("cd-missing-dotdot", "cd src/new/.. && ls"),
+    # `..` after a symlink or a name that does not exist (yet)
+    B("dotdot-missing-mkdir", "mkdir -p .git/index.lock/../../src/x"),
+    B("dotdot-missing-in-scope", "mkdir -p src/new/../../.git/x"),
+    B("dotdot-benign-symlink-basetemp", "pytest --basetemp=src/pkg/deep/../.. tests"),
+    B("dotdot-benign-symlink-rm", "rm -rf src/pkg/deep/../../pkg"),
+    B("dotdot-redirect", "echo x > src/pkg/deep/../x"),
+    W("dotdot-write-benign-symlink", "src/pkg/deep/../../x.py"),
+    W("dotdot-write-missing", "src/new/../x.py"),
+    E("dotdot-edit-benign-symlink", "src/pkg/deep/../mod.py"),
+    # copies into folders: the name written inside
+    B("hardlink-cp-into-folder", "cp src/pkg/mod.py src/pkg/into"),
+    B("hardlink-cp-into-folder-slash", "cp -r src/pkg/mod.py src/pkg/into/"),
+    B("mv-into-hardlink", "mv src/pkg/a.py src/pkg/mod.py src/pkg/into"),
+    B("cp-git-into-folder", "cp -r src/pkg/gitlink/../.git src/pkg/sub"),
+    B("cp-claude-into-folder", "cp -r docs/.claude src/pkg"),
+    # paths where a program loads code and writes caches: never in control folders
+    B("pytest-rootdir-git", "pytest --rootdir=.git tests"),
+    B("pytest-path-in-git", "pytest .git/hooks"),
+    B("pytest-path-in-claude", "pytest .claude"),
+    # `~` for every file tool (Claude Code expands it to the home folder)
+    E("edit-tilde", "~/.bashrc"),
+    T("multiedit-tilde", "MultiEdit", {"file_path": "~/.bashrc", "edits": [{"old_string": "a", "new_string": "b"}]}),
+    T("notebook-tilde", "NotebookEdit", {"notebook_path": "~/x.ipynb", "new_source": "x"}),
+    # the worktree itself and the folders holding it
+    B("rm-worktree", "rm -rf ."),
+    B("rm-worktree-dotdot", "rm -rf src/.."),
+    B("mv-worktree", "mv . ../elsewhere"),
 ]
 
 
@@ -1008,6 +1086,33 @@ ALLOW = [
     B("stderr-stream", "echo x >&2 && echo y > /dev/stderr"),
     B("stderr-to-stdout-stream", "pytest -q tests 2>/dev/stdout"),
     B("input-then-stdout", "sort < src/pkg/a.py > /dev/stdout"),
+    # the families' harmless forms stay allowed
+    B("xargs-n1", "find src -name '*.py' | xargs -n1 grep -l foo", role=EXPLORER),
+    B("xargs-0r", "find src -name '*.py' -print0 | xargs -0r grep -l foo", role=EXPLORER),
+    B("xargs-I", "printf src/pkg/mod.py | xargs -I X cat X", role=EXPLORER),
+    B("xargs-i-attached", "printf src/pkg/mod.py | xargs -i{} cat {}", role=EXPLORER),
+    B("xargs-long-replace", "printf src/pkg/mod.py | xargs --replace=X cat X", role=EXPLORER),
+    B("find-exec-plus", "find src -name '*.py' -exec grep -l foo {} +", role=EXPLORER),
+    B("find-exec-plus-argument", "find src -name '*.py' -exec grep -e + {} +", role=EXPLORER),
+    B("find-exec-semicolon", "find src -name '*.py' -exec wc -l {} ';'", role=EXPLORER),
+    B("bash-o-errexit", "bash -o errexit -o pipefail -c 'pytest -q tests | tail -5'"),
+    B("bash-lc", "bash -lc 'pytest -q'"),
+    B("bash-env-lang", "LANG=C bash -c 'pytest -q'"),
+    B("cd-and-chain", "cd src && ls && cd pkg && touch new.py"),
+    B("cd-and-semicolon-both-in-scope", "cd src && ls; touch src/pkg/new.py"),
+    B("cd-builtin", "builtin cd tests && touch test_new.py"),
+    B("cd-group", "{ cd tests && touch test_new.py; }"),
+    B("cd-group-then-and", "{ cd tests; } && rm -rf fixtures"),
+    B("cd-subshell-write", "( cd tests && touch test_new.py ) && ls"),
+    B("cd-real-dotdot", "cd src/pkg/sub/inner/.. && touch x.py"),
+    B("dotdot-real-folders", "touch src/pkg/sub/../new.py"),
+    W("dotdot-write-real-folders", "src/pkg/../pkg/new.py"),
+    B("cp-into-folder", "cp src/pkg/a.py src/pkg/sub"),
+    B("cp-file-to-file", "cp src/pkg/a.py src/pkg/b.py"),
+    B("mv-into-folder", "mv src/pkg/a.py tests/fixtures"),
+    B("named-fd-after-space", "echo {x} > src/pkg/out.txt"),
+    B("group-redirect", "{ ls; } > src/pkg/out.txt"),
+    B("sed-blanks", "sed -n '  1,5p  ' src/pkg/mod.py", role=EXPLORER),
     # read-only role
     T("read", "Read", {"file_path": "src/pkg/mod.py"}, role=READONLY),
     T("read-outside", "Read", {"file_path": "/etc/hosts"}, role=READONLY),

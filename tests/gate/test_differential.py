@@ -4,10 +4,17 @@ A hypothesis generator builds Bash commands from the shipped edit-local
 role's grammars (every option spelling, clusters with attached values,
 quoting, globs, `~`, redirections and descriptor paths, `cd` chains,
 `find -exec`, `xargs`, wrappers, variables) over a scratch repository with
-planted symlinks and a hard link to `.git/config`. Every command the gate
-allows is executed in a throwaway sandbox (``tests/gate/reality.py``) and
-judged by what it actually wrote and executed. A failure is a gate bug: add
-the command to ``REGRESSIONS`` so it runs for real on every `make test`.
+planted symlinks and a hard link to `.git/config`. A second one builds the
+families an outside corpus found: xargs's options (values taken only when
+attached), `find -exec ... +` with stray `+`, list operators and groups after
+`cd`, `bash -o`, variables given to a shell with nothing to run,
+`{NAME}>file`, `..` after a symlink or a name that does not exist, and
+copies into folders holding a planted hard link; the repository also holds a
+script named `cat` (and `10/cat`...) that runs a program no role allows, so a
+command the gate reads unlike bash runs it. Every command the gate allows is
+executed in a throwaway sandbox (``tests/gate/reality.py``) and judged by
+what it actually wrote and executed. A failure is a gate bug: add the
+command to ``REGRESSIONS`` so it runs for real on every `make test`.
 
 `make test` runs a fixed, derandomised budget; a long random run:
 ``RUNTIME_DIFF_EXAMPLES=5000 RUNTIME_DIFF_RANDOM=1 pytest tests/gate/test_differential.py``.
@@ -35,6 +42,7 @@ from tests.gate import reality
 pytestmark = pytest.mark.differential
 
 EXAMPLES = int(os.environ.get("RUNTIME_DIFF_EXAMPLES", "200"))
+FAMILY_EXAMPLES = int(os.environ.get("RUNTIME_DIFF_FAMILY_EXAMPLES", str(max(EXAMPLES // 2, 1))))
 RANDOM = bool(os.environ.get("RUNTIME_DIFF_RANDOM"))
 VENV_BIN = os.path.dirname(sys.executable)  # the runtime's own venv: pytest for the generated commands
 SANDBOX_PATH = f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"
@@ -77,6 +85,23 @@ REGRESSIONS: list[str] = [
     "pytest -o=x tests",
     # found by this test: ruff, run from .git through a planted symlink, wrote .git/.ruff_cache
     "cd -P src/pkg/gitlink && timeout 5 ruff check src/pkg/mod.py",
+    # the families of an outside corpus, each as the gate once read it wrongly
+    "cd src/pkg && printf x | xargs -e sh cat",  # -e takes no separate value: sh runs ./cat
+    "cd src/pkg && printf x | xargs -i bash cat",
+    "cd src/pkg && printf x | xargs -l sh cat",
+    "cd src/pkg && printf x | xargs --replace sh cat",
+    "find src/pkg -name mod.py -exec rm -f + .git/config {} +",  # `+` ends -exec only after {}
+    "cd src/pkg/mod.py && true; mkdir -p x",  # the cd fails (a file): mkdir runs in the worktree
+    "cd src && true & touch docs/new.md",
+    "! cd src/pkg/mod.py && mkdir -p x",
+    "bash -o keyword -c '/usr/bin/find src/pkg -maxdepth 0 PATH=src/pkg -exec cat {} +'",
+    "BASH_ENV=src/pkg/cat bash -c ''",
+    "cd src/pkg && echo {PATH}>/dev/null; /usr/bin/find . -maxdepth 0 -exec cat {} +",
+    "mkdir -p .git/index.lock/../../src/pkg/x",
+    "timeout 5 pytest -q --basetemp=tests/deep/../.. tests",  # pytest empties the worktree it reads lexically
+    "cp src/pkg/a.py src/pkg/into",
+    "mv src/pkg/mod.py src/pkg/into/",
+    "pytest --rootdir=.git tests",
 ]
 
 # Wrappers the gate unwraps and programs the allowed ones run themselves.
@@ -99,7 +124,7 @@ def scratch(tmp_path_factory) -> Path:
         "src/pkg/mod.py": "def f():\n    return 1\n",
         "src/pkg/a.py": "A = 1\n",
         "src/pkg/generated/schema.py": "# generated\n",
-        "tests/test_mod.py": "def test_f():\n    assert 1 == 1\n",
+        "tests/test_mod.py": "def test_f(tmp_path):  # pytest makes (and first empties) its --basetemp\n    assert tmp_path.is_dir()\n",
         "tests/conftest.py": "",
         "docs/index.md": "# docs\n",
         "README.md": "# pkg\nTODO\n",
@@ -112,6 +137,22 @@ def scratch(tmp_path_factory) -> Path:
     os.symlink("../../.git", root / "src/pkg/gitlink")
     os.symlink("/etc/hostname", root / "src/pkg/outside_file")
     os.link(root / ".git/config", root / "src/pkg/hardlink.py")
+    # A benign symlink inside the scope, two levels deep: `deep/../..` is src lexically, src/pkg physically.
+    (root / "src/pkg/sub/inner").mkdir(parents=True)
+    os.symlink("sub/inner", root / "src/pkg/deep")
+    (root / "tests/sub/inner/leaf").mkdir(parents=True)
+    os.symlink("sub/inner/leaf", root / "tests/deep")
+    # A folder with a file of the same name as a source, hard-linked to .git/config: `cp mod.py into` writes it.
+    (root / "src/pkg/into").mkdir()
+    os.link(root / ".git/config", root / "src/pkg/into/mod.py")
+    os.link(root / ".git/config", root / "src/pkg/into/a.py")
+    # Scripts named like an allowed program, which run one no role allows: executed only when a
+    # command runs something other than what the gate saw (`xargs -e sh cat` runs ./cat).
+    for folder in ("src/pkg", "src/pkg/10", "src/pkg/11", "src/pkg/12"):
+        (root / folder).mkdir(exist_ok=True)
+        script = root / folder / "cat"
+        script.write_text("#!/bin/sh\n/usr/bin/id >/dev/null\n")
+        script.chmod(0o755)
     return root
 
 
@@ -238,6 +279,129 @@ _REDIRECTS = ["", "", "", " > {p}", " >> {p}", " 2>&1", " 2>/dev/null", " 3<{p} 
 _PREFIXES = ["", "", "", "cd src && ", "cd tests && ", "cd -P src/pkg/gitlink && ", "cd src/pkg/escape && ", "cd .. && "]
 
 
+# -- the families ------------------------------------------------------------------------
+
+XARGS_OPTIONS = ["-i", "-e", "-l", "-I X", "-IX", "--replace", "--replace=X", "--eof", "--eof=_", "--max-lines",
+                 "--max-lines=1", "-L 1", "-n 1", "-n1", "-0", "-r", "-t", "-x", "-d x", "-E _", "-e_", "-l1", "-P 2",
+                 "-s 4096", "--process-slot-var=PATH", "-a src/pkg/a.py", "--null", "--verbose", "-0r", "-rn1"]
+INTERPRETERS = ["", "", "sh", "bash", "env", "timeout 5"]
+SHELL_OPTIONS = ["-o errexit", "-o keyword", "-o physical", "-o allexport", "-o posix", "+o braceexpand", "-o xtrace",
+                 "-e", "-x", "-k", "-P", "-o pipefail", "-o noglob", "+o interactive-comments", "-o", "-u"]
+DOTDOT_PATHS = ["src/pkg/deep/../../../docs/x", "src/pkg/deep/..", "src/pkg/deep/../..", "src/pkg/deep/../x",
+                "tests/deep/../..", "tests/deep/../../x", "tests/deep/../../../src/x",
+                "src/new/../x", ".git/index.lock/../../src/pkg/x", "src/pkg/escape/../x", "src/pkg/sub/inner/../../x",
+                "src/pkg/gitlink/../src/x", "src/pkg/sub/../sub/y", "tests/../src/pkg/z"]
+CD_TARGETS = ["src", "src/pkg", "tests", "src/pkg/deep", "src/pkg/deep/..", "src/pkg/deep/../..", "missing",
+              "src/pkg/mod.py", "tests/deep/../..", "src/pkg/mod.py", "tests/sub",
+              "src/pkg/escape", "src/pkg/gitlink", "-P src/pkg/deep", "..", "src/pkg/sub/inner/../.."]
+RELATIVE_WRITES = ["touch pkg/new.txt", "touch docs/new.md", "mkdir -p pkg/d", "rm -f pkg/a.py", "echo x > pkg/y.txt",
+                   "touch ../../docs/new.md", "touch new.txt", "rm -f README.md", "cp pkg/a.py pkg/b.py",
+                   "echo x >> ../README.md", "mkdir -p x", "mkdir -p x/y", "echo x > z.txt"]
+COPY_SOURCES = ["src/pkg/mod.py", "src/pkg/a.py", "tests/test_mod.py", "src/pkg/gitlink", "src/pkg/hardlink.py",
+                "src/pkg/sub", ".claude", "src/pkg/deep"]
+COPY_DESTS = ["src/pkg/into", "src/pkg/into/", "src/pkg/sub", "src/pkg/sub/inner", "tests", "src/pkg/new",
+              "src/pkg/deep", "src/pkg/deep/..", "src/pkg"]
+
+
+@st.composite
+def _xargs_family(draw, names: list[str]) -> str:
+    options = " ".join(draw(st.lists(st.sampled_from(XARGS_OPTIONS), min_size=1, max_size=2)))
+    inner = " ".join(w for w in (draw(st.sampled_from(INTERPRETERS)), draw(st.sampled_from(names)),
+                                 draw(st.sampled_from(["", "", "{}", "X", "mod.py", "-n", "cat"]))) if w)
+    prefix = draw(st.sampled_from(["cd src/pkg && ", "cd src/pkg && ", ""]))
+    return f"{prefix}printf '%s\\n' mod.py | xargs {options} {inner}"
+
+
+@st.composite
+def _find_family(draw, names: list[str]) -> str:
+    cmd = draw(st.sampled_from(names + ["rm -f", "cp src/pkg/a.py", "sh", "touch"]))
+    start = draw(st.sampled_from(["src/pkg", ".", "tests"]))
+    shape = draw(st.integers(0, 3))
+    if shape == 0:  # a `+` that does not end the command, then what find would then take for its own
+        extra = draw(st.sampled_from(PATHS[:12] + ["-name", "-print"]))
+        return f"find {start} -name mod.py -exec {cmd} + {extra} -name {{}} +"
+    if shape == 1:
+        return f"find {start} -name mod.py -exec {cmd} {{}} + -exec {cmd} + {{}} \\;"
+    if shape == 2:
+        return f"find {start} -maxdepth 1 -ok {cmd} {{}} + \\;"
+    return f"find {start} -name '*.py' -exec {cmd} {{}} +"
+
+
+@st.composite
+def _cd_family(draw, names: list[str]) -> str:
+    target = draw(st.sampled_from(CD_TARGETS))
+    first = draw(st.sampled_from(["true", "ls", "cat mod.py", "echo x"]))
+    then = draw(st.sampled_from(RELATIVE_WRITES))
+    shape = draw(st.integers(0, 9))
+    ops = ["; ", " & ", " || ", "\n", " && "]
+    if shape == 0:
+        return f"cd {target} && {first}{draw(st.sampled_from(ops))}{then}"
+    if shape == 1:
+        return f"{{ cd {target}; }} && {then}"
+    if shape == 2:
+        return f"( cd {target} ) && {then}"
+    if shape == 3:
+        return f"! cd {target} && {then}"
+    if shape == 4:
+        return f"cd {target} || {then}"
+    if shape == 5:
+        return f"cd {target} | true && {then}"
+    if shape == 6:
+        return f"builtin cd {target} && {then}"
+    if shape == 7:
+        return f"cd {target}; cd {draw(st.sampled_from(CD_TARGETS))} && {then}"
+    if shape == 8:
+        return f"cd {target} && {{ {first}; }}{draw(st.sampled_from(ops))}{then}"
+    return f"cd {target}{draw(st.sampled_from(ops))}{then}"
+
+
+@st.composite
+def _shell_family(draw, names: list[str]) -> str:
+    options = " ".join(draw(st.lists(st.sampled_from(SHELL_OPTIONS), max_size=2)))
+    shell = draw(st.sampled_from(["bash", "sh"]))
+    inner = draw(st.sampled_from([
+        "/usr/bin/find src/pkg -maxdepth 0 PATH=src/pkg -exec cat {} +", "ls A=1", "cd src/pkg/deep/.. && touch x",
+        "cat src/pkg/mod.py", "", " ", "echo x > src/pkg/out.txt",
+    ]))
+    env = draw(st.sampled_from(["", "", "BASH_ENV=src/pkg/cat ", "ENV=src/pkg/cat ", "env BASH_ENV=src/pkg/cat ",
+                                "LANG=C ", "SHELLOPTS=xtrace ", "PS4=x "]))
+    return f"{env}{shell} {options} -c {_quote(inner) if inner.strip() else repr(inner)}".replace("  ", " ")
+
+
+@st.composite
+def _descriptor_family(draw, names: list[str]) -> str:
+    name = draw(st.sampled_from(["PATH", "fd", "HOME", "IFS"]))
+    op = draw(st.sampled_from([">", "<", ">>", "<>", ">&"]))
+    target = draw(st.sampled_from(["/dev/null", "mod.py", "2", "new.txt"]))  # `{NAME}>&2` too
+    after = draw(st.sampled_from(["/usr/bin/find . -maxdepth 0 -exec cat {} +", "ls", "/usr/bin/xargs cat < mod.py"]))
+    return f"cd src/pkg && echo x {{{name}}}{op}{target}; {after}"
+
+
+@st.composite
+def _dotdot_family(draw, names: list[str]) -> str:
+    path = draw(st.sampled_from(DOTDOT_PATHS))
+    form = draw(st.sampled_from(["mkdir -p {p}", "touch {p}", "rm -rf {p}", "echo x > {p}", "cp src/pkg/a.py {p}",
+                                 "timeout 5 pytest -q --basetemp={p} tests", "timeout 5 pytest -q --basetemp {p} tests",
+                                 "pytest -q {p}", "cd {p} && touch q"]))
+    return form.format(p=path)
+
+
+@st.composite
+def _copy_family(draw, names: list[str]) -> str:
+    program = draw(st.sampled_from(["cp", "mv", "cp -r", "cp -a", "mv -f", "cp -T", "cp -rL", "cp -P"]))
+    sources = " ".join(draw(st.lists(st.sampled_from(COPY_SOURCES), min_size=1, max_size=2)))
+    return f"{program} {sources} {draw(st.sampled_from(COPY_DESTS))}"
+
+
+FAMILIES = [_xargs_family, _find_family, _cd_family, _shell_family, _descriptor_family, _dotdot_family, _copy_family]
+
+
+@st.composite
+def family_commands(draw, rules: list[dict]) -> str:
+    names = sorted({r["program"] for r in rules} - {"python3", "python"})
+    return draw(draw(st.sampled_from(FAMILIES))(names))
+
+
 @st.composite
 def commands(draw, rules: list[dict]) -> str:
     parts = []
@@ -301,3 +465,26 @@ def test_generated_commands_allowed_by_the_gate_touch_only_what_the_role_allows(
     print(f"differential: {seen}")
     # The generator must reach the interesting part: commands the gate allows, run for real.
     assert seen["allow"] >= EXAMPLES // 10, seen
+
+
+def test_the_families_of_an_outside_corpus_allowed_by_the_gate_touch_only_what_the_role_allows(scratch, policy, oracle):
+    rules = _rules(policy)
+    seen = {"allow": 0}
+
+    @settings(max_examples=FAMILY_EXAMPLES, deadline=None, derandomize=not RANDOM, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(family_commands(rules))
+    def check(command):
+        verdict = _judge(command, policy, oracle, scratch)
+        seen[verdict] = seen.get(verdict, 0) + 1
+        event(verdict)
+
+    check()
+    print(f"differential families: {seen}")
+    assert seen["allow"] >= FAMILY_EXAMPLES // 10, seen
+
+
+def test_the_planted_scripts_are_seen_when_run(scratch, oracle):
+    """The families' bait works: running the planted `cat` (as `xargs -e sh cat` does) is reported."""
+    touched = reality.run_for_real("cd src/pkg && printf x | xargs -e sh cat", scratch, SANDBOX_PATH)
+    assert "executed a program the role does not allow: /usr/bin/id" in oracle.violations(touched, frozenset())

@@ -1,6 +1,7 @@
 """The decision: default deny, grants, ask, reasons that say what to do, fail closed."""
 
 import json
+import shutil
 
 import pytest
 
@@ -127,3 +128,39 @@ def test_policy_documents_that_were_edited_or_are_unknown_are_refused(policy_for
     extra["hash"] = content_hash(extra)
     with pytest.raises(ValueError, match="unexpected parameters"):
         Policy(extra)
+
+
+def test_the_catalog_and_the_worktree_are_never_removed_or_moved_whole(tmp_path):
+    """A catalog inside the worktree (a repository that ships its own): its parts are protected, and so
+    are the folder holding them and the worktree itself, even where the write scope covers everything."""
+    from runtime.policy.build import build_policy
+    from tests.conftest import REPO
+
+    root = tmp_path / "wt"
+    (root / "src").mkdir(parents=True)
+    (root / "src/a.py").write_text("x")
+    for name in ("capabilities", "roles", "programs"):
+        shutil.copytree(REPO / name, root / "tools/catalog" / name)
+    task = tmp_path / "task.toml"
+    task.write_text('[task]\nrole = "edit-local"\ngoal = "x"\n[scope]\nfiles-whitelist = ["**"]\n'
+                    '[verification]\ntest-command = "pytest -q"\ncheck-commands = ["true"]\n[body]\ntext = "x"\n')
+    policy = Policy(build_policy(root / "tools/catalog", None, task, root.resolve()))
+    cwd = str(root.resolve())
+    for command in ("rm -rf tools/catalog", "mv tools/catalog tools/old", "rm -rf tools", "rm -rf tools/catalog/roles",
+                    "rm -rf .", "mv src/a.py tools/catalog/roles/x.toml", "rm -rf src/.."):
+        d = decide(policy, "Bash", {"command": command}, cwd)
+        assert d.verdict == DENY and d.rule == "protected", (command, d)
+    assert "holds the runtime's own policy or catalog files" in decide(
+        policy, "Bash", {"command": "rm -rf tools"}, cwd).reason
+    for command in ("rm -rf src", "mv src/a.py src/b.py", "mkdir -p tools/catalog/../x", "mkdir -p ."):
+        d = decide(policy, "Bash", {"command": command}, cwd)
+        assert d.verdict == ALLOW, (command, d)
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit"])
+def test_file_tools_refuse_a_path_claude_code_would_expand_to_the_home_folder(policy_for, worktree, tool):
+    inputs = {"Write": {"content": "x"}, "Edit": {"old_string": "a", "new_string": "b"},
+              "MultiEdit": {"edits": [{"old_string": "a", "new_string": "b"}]}}[tool]
+    for path in ("~/.bashrc", "~", "~root/x"):
+        d = decide(policy_for(), tool, {"file_path": path, **inputs}, str(worktree))
+        assert d.verdict == DENY and "home folder" in d.reason, d

@@ -232,3 +232,40 @@ def test_claude_codes_built_in_subagents_have_one_clear_policy(worktree):
 def test_hook_install_says_what_happens_to_built_in_subagents(tmp_path):
     proc = run_cli("hook", "install", "--settings", str(tmp_path / "settings.json"), "--catalog", str(REPO))
     assert proc.returncode == 0 and "Explore is gated as `explorer`" in proc.stdout and "general-purpose is denied" in proc.stdout
+
+
+def test_the_hook_denies_at_its_own_deadline(policy_file, worktree):
+    """An input that takes the gate about a second to judge: with a deadline of 0.2 s the hook denies,
+    exit 2 with the reason; with the default one it decides by itself."""
+    command = " && ".join(["ls src"] * 40_000)
+    call = hook_input("Bash", {"command": command}, worktree)
+    late = run_cli("check", "--policy", str(policy_file), input=call, env={"RUNTIME_HOOK_DEADLINE": "0.2"})
+    assert late.returncode == 2, late.stderr
+    assert decision(late)["permissionDecision"] == "deny"
+    assert "did not decide within 0.2 s" in late.stderr and late.stderr.strip() == decision(late)["permissionDecisionReason"]
+    normal = run_cli("check", "--policy", str(policy_file), input=call)
+    assert normal.returncode == 0 and decision(normal)["permissionDecision"] == "allow", normal.stderr
+
+
+@pytest.mark.parametrize("command,reason", [
+    ("sed 's" + " " * 100_000 + "x' src/pkg/mod.py", "sed script"),
+    ("sed -n '" + " " * 100_000 + "p x' src/pkg/mod.py", "sed script"),
+    ("echo {" + "," * 100_000, "allow"),  # an unclosed brace expands nothing
+    ("echo " + "{," * 50_000, "allow"),
+    ("cd src;" * 14_000 + "ls", "more than 16 folders"),
+    ("cd .;" * 20_000 + "pytest -q", "allow"),
+    ("; ".join(f"cd a{i}/.." for i in range(10_000)), "does not exist"),
+    (")" * 100_000, "could not be parsed"),
+    ("<" * 100_000, "took too long to parse"),
+    ("a=(" * 33_000, "took too long to parse"),
+    ("ls " + " ".join(["src"] * 25_000), "allow"),
+    ("find . -exec cat " + "+ " * 50_000 + "{} +", "allow"),
+])
+def test_adversarial_lengths_are_decided_by_the_gate_itself(policy_file, worktree, command, reason):
+    """100 KB inputs the hook once spent minutes on: the gate decides them itself, well before its deadline."""
+    proc = run_cli("check", "--policy", str(policy_file), input=hook_input("Bash", {"command": command}, worktree))
+    assert "did not decide" not in proc.stderr
+    if reason == "allow":
+        assert proc.returncode == 0 and decision(proc)["permissionDecision"] == "allow", proc.stderr[:300]
+    else:
+        assert proc.returncode == 2 and reason in proc.stderr, proc.stderr[:300]

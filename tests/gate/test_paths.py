@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
+from runtime.gate.paths import PathError, holder_reason, protected_reason, relative_to, resolve
 
 
 def test_resolve_follows_symlinks_and_collapses_dotdot(worktree):
@@ -19,7 +19,7 @@ def test_resolve_follows_symlinks_and_collapses_dotdot(worktree):
 def test_resolve_matches_realpath_on_many_shapes(worktree):
     root = str(worktree)
     for path in ["src", "src/", "./src//pkg/./mod.py", "/", "/tmp", "src/pkg/escape", "src/pkg/gitlink/",
-                 "src/pkg/escape/../hosts", "nope/nope/nope", f"{root}/src/pkg"]:
+                 "src/pkg/../pkg/escape", "nope/nope/nope", f"{root}/src/pkg"]:
         assert resolve(path, root) == os.path.realpath(os.path.join(root, path)), path
 
 
@@ -73,3 +73,31 @@ def test_only_names_below_the_worktree_are_control_names():
     assert protected_reason(f"{root}/src/app.py", (), (), root) is None
     assert protected_reason(f"{root}/.claude/settings.json", (), (), root) is not None
     assert protected_reason("/elsewhere/.claude/x", (), (), root) is not None  # outside: judged whole
+
+
+def test_dotdot_is_refused_after_a_symlink_or_a_missing_name(worktree):
+    root = str(worktree)
+    (worktree / "src/pkg/sub/inner").mkdir(parents=True)
+    os.symlink("sub/inner", worktree / "src/pkg/deep")
+    assert resolve("src/pkg/sub/inner/../../../x", root) == f"{root}/src/x"
+    assert resolve("src/pkg/../pkg/deep/x", root) == f"{root}/src/pkg/sub/inner/x"  # the symlink is not undone
+    for bad, why in [("src/pkg/deep/../x", "symlink `deep`"), ("src/pkg/escape/../x", "symlink `escape`"),
+                     (".git/index.lock/../../x", "`index.lock`, which does not exist"),
+                     ("src/pkg/mod.py/../x", "not a folder"), ("src/new/../../.git/x", "`new`")]:
+        with pytest.raises(PathError, match=why):
+            resolve(bad, root)
+
+
+@pytest.mark.parametrize("bad", ["a/" * 2100, "x" * 300, "src/" + "y" * 256 + "/z"])
+def test_paths_past_the_kernel_s_limits_are_refused(worktree, bad):
+    with pytest.raises(PathError, match="longer than"):
+        resolve(bad, str(worktree))
+
+
+def test_folders_holding_the_worktree_or_the_catalog_are_never_written_whole():
+    assert holder_reason("/w", ("/cat/roles",), "/w") is not None
+    assert holder_reason("/", ("/cat/roles",), "/w") is not None
+    assert holder_reason("/cat", ("/cat/roles",), "/w") is not None
+    assert holder_reason("/cat/roles", ("/cat/roles",), "/w") is None  # protected_reason's own case
+    assert holder_reason("/w/src", ("/cat/roles",), "/w") is None
+    assert holder_reason("/cat_x", ("/cat/roles",), "/w") is None

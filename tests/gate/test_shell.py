@@ -1,6 +1,8 @@
 """What the shell analysis sees: commands after unwrapping, writes, and refusals."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runtime.gate.shell import ShellDeny, analyze
 
@@ -52,7 +54,7 @@ def test_redirection_targets_are_writes_with_their_folders():
     script = analyze("cd src && echo x > out.txt 2>&1 && cat < in.txt >> log", "/w")
     assert sorted((w.target, w.cwds) for w in script.writes) == [("log", ("/w/src",)), ("out.txt", ("/w/src",))]
     script = analyze("cd src; echo x > out.txt", "/w")
-    assert [(w.target, w.cwds) for w in script.writes] == [("out.txt", ("/w", "/w/src"))]
+    assert [(w.target, set(w.cwds)) for w in script.writes] == [("out.txt", {"/w", "/w/src"})]
 
 
 def test_words_after_a_redirection_are_arguments():
@@ -115,3 +117,126 @@ def test_constructs_the_gate_cannot_see_through_are_refused(source, words):
 def test_a_shell_without_c_runs_a_script_and_is_recorded_as_itself():
     assert names("bash script.sh") == ["bash"]
     assert names("curl x | sh") == ["curl", "sh"]
+
+
+def cwds_of(source, cwd="/w"):
+    return {c.name: set(c.cwds) for c in analyze(source, cwd).commands}
+
+
+@pytest.mark.parametrize("source,expected", [
+    # `&&` narrows to where the cd worked, but only up to the end of the and-or list
+    ("cd src && a", {"a": {"/w/src"}}),
+    ("cd src && a; b", {"a": {"/w/src"}, "b": {"/w", "/w/src"}}),
+    ("cd src && a\nb", {"a": {"/w/src"}, "b": {"/w", "/w/src"}}),
+    ("cd src && a & b", {"a": {"/w/src"}, "b": {"/w"}}),  # in the background: its cd ends with it
+    ("cd src && a || b", {"a": {"/w/src"}, "b": {"/w", "/w/src"}}),
+    ("cd src || b", {"b": {"/w"}}),  # only where the cd failed
+    ("! cd src && b", {"b": {"/w"}}),
+    ("cd src && cd pkg && a", {"a": {"/w/src/pkg"}}),
+    ("cd src; a", {"a": {"/w", "/w/src"}}),
+    ("{ cd src; } && a", {"a": {"/w/src"}}),
+    ("{ cd src; a; } && b", {"a": {"/w", "/w/src"}, "b": {"/w", "/w/src"}}),
+    ("( cd src ) && a", {"a": {"/w"}}),
+    ("cd src | a && b", {"a": {"/w"}, "b": {"/w"}}),
+    ("builtin cd src && a", {"a": {"/w/src"}}),
+    ("command cd src && a", {"a": {"/w/src"}}),
+    ("bash -c 'cd src && a'; b", {"a": {"/w/src"}, "b": {"/w"}}),
+    ("cd /abs && a", {"a": {"/abs"}}),
+    ("cd -P src && a", {"a": {"/w/src"}}),
+    ("cd -- src && a", {"a": {"/w/src"}}),
+    ("cat <<'EOF' && cd src && a\nx\nEOF\nb", {"cat": {"/w"}, "a": {"/w/src"}, "b": {"/w", "/w/src"}}),
+])
+def test_each_command_runs_in_the_folders_bash_lists_may_leave(source, expected):
+    assert cwds_of(source) == expected
+
+
+@pytest.mark.parametrize("source,words", [
+    ("timeout 5 cd src && a", "changes no folder"),
+    ("env cd src", "changes no folder"),
+    ("nice cd src", "changes no folder"),
+    ("command -v cd src && a", "changes no folder"),
+    ("find . -exec cd {} \\;", "changes no folder"),
+    ("printf x | xargs cd", "changes no folder"),
+    ("cd -x src", "`cd` needs exactly one"),
+    ("cd -- -x", "./-x"),
+    ("cd a; cd b; cd c; cd d; cd e; ls", "more than 16 folders"),
+])
+def test_cd_the_gate_cannot_follow_is_refused(source, words):
+    with pytest.raises(ShellDeny) as info:
+        analyze(source, "/w")
+    assert words in str(info.value)
+
+
+def test_the_folder_set_is_bounded_however_many_cd_a_command_holds():
+    with pytest.raises(ShellDeny, match="more than 16 folders"):
+        analyze("cd a;" * 5000 + "ls", "/w")
+    assert cwds_of("cd .;" * 5000 + "ls")["ls"] == {"/w"}
+
+
+@pytest.mark.parametrize("source,words", [
+    ("bash -o keyword -c ls", "only options that make the shell stricter"),
+    ("bash -o physical -c ls", "only options"),
+    ("bash +o posix -c ls", "only options"),
+    ("bash -o -c ls", "only options"),
+    ("bash -o", "only options"),
+    ("bash -k -c ls", "not allowed"),
+    ("bash -O extglob -c ls", "not allowed"),
+    ("BASH_ENV=x.sh bash -c ''", "read by `bash` itself"),
+    ("ENV=x.sh sh -c ''", "read by `sh` itself"),
+    ("env BASH_ENV=x.sh bash -c ls", "read by `bash` itself"),
+    ("PS4=x bash -xc ls", "read by `bash` itself"),
+    ("CDPATH=/ bash -c 'cd etc'", "read by `bash` itself"),
+    ("BASH_FOO=1 bash -c ls", "read by `bash` itself"),
+    ("PYTHONHASHSEED=0 bash -c ''", "runs no command"),
+    ("echo {PATH}>/dev/null", "NAME"),
+    ("echo {fd}</etc/hosts", "NAME"),
+    ("cat {x}<<'EOF'\nx\nEOF", "NAME"),
+    ("ls )" + ")" * 100_000, "could not be parsed"),
+    ("<" * 100_000, "took too long to parse"),
+    ("a=(" * 30_000, "took too long to parse"),
+    ("{ " * 3000 + "ls" + "; }" * 3000, "nests"),
+    ("x" * (2 << 20), "longer than"),
+])
+def test_shell_options_variables_descriptors_and_hostile_input_are_refused(source, words):
+    with pytest.raises(ShellDeny) as info:
+        analyze(source, "/w")
+    assert words in str(info.value)
+
+
+@pytest.mark.parametrize("source", [
+    "bash -o errexit -o pipefail -c 'a | b'", "bash -eux -c a", "LANG=C bash -c a", "PYTHONHASHSEED=0 bash -c a",
+    "echo {x} >/dev/null", "{ a; }>/dev/null", "( a )>/dev/null",
+])
+def test_harmless_shell_forms_stay_allowed(source):
+    assert analyze(source, "/w").commands
+
+
+def test_a_sub_shell_s_redirections_keep_their_stream_state():
+    assert analyze("bash -c 'printf x 1<a >/dev/stdout'", "/w").streams_redirected
+
+
+def test_a_redirection_hung_on_a_list_is_judged_where_its_command_runs():
+    """tree-sitter hangs `cd /dev && echo x > fd/3`'s redirection on the list; bash gives it to echo, in /dev."""
+    (write,) = analyze("cd /dev && echo x > fd/3", "/w").writes
+    assert write.cwds == ("/dev",)
+    (write,) = analyze("{ cd /dev; echo x; } > out", "/w").writes
+    assert write.cwds == ("/w",)  # a group's redirection is opened before the group runs
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None)
+@given(st.text(alphabet="ab $(){}[]<>|&;'\"`\\\n#=!*-~", max_size=40))
+def test_stopping_the_parse_at_its_first_error_refuses_exactly_what_a_full_parse_would(source):
+    """The parse stops as soon as tree-sitter reports an error (its recovery is what takes seconds on
+    hostile input); that must never refuse a command a full parse reads without error."""
+    from runtime.gate import shell
+    from runtime.gate.treesitter import bash_parser
+
+    full = bash_parser().parse(source.encode()).root_node.has_error
+    short, shell._SHORT = shell._SHORT, 0  # short commands skip the callbacks: take them anyway
+    try:
+        stopped = shell._parse(source.encode()).root_node.has_error
+    except ShellDeny:
+        stopped = True
+    finally:
+        shell._SHORT = short
+    assert stopped == full

@@ -16,10 +16,10 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
-from runtime.gate.grammar import FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
+from runtime.gate.grammar import COPY, FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
-from runtime.gate.paths import PathError, relative_to, resolve
+from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
 
 if TYPE_CHECKING:
     from typing import Any
@@ -32,6 +32,20 @@ _RULE_KEYS = {
     "program", "subcommands", "option-style", "options", "positionals", "trailing", "env", "cwd",
     "inline-code", "arg-files", "xargs", "ask",
 }
+
+
+def into_folder(operands: list[str]) -> list[str]:
+    """The names cp, mv, ln and install write when their last operand is a folder: each source's last
+    name inside it (`cp a.py tests` writes `tests/a.py`). Checked whether the folder exists or not (an
+    earlier command may make it): such a name may be a planted hard link, or a control name
+    (`cp -r x/.git src`)."""
+    folder = operands[-1].rstrip("/") if operands else ""
+    out = []
+    for source in operands[:-1]:
+        base = source.rstrip("/").rpartition("/")[2]
+        if base:
+            out.append(f"{folder}/{base}")
+    return out
 
 
 class Rule:
@@ -122,8 +136,9 @@ class BashAllowlist(Gate):
                                 f"scripts) and writes its caches there, and `{cwd}` is outside the worktree or in a "
                                 "control folder (.git, .claude, .agent-runtime); run it from the worktree", self.atom, name)
         pending = None
+        copies: list[str] = []
         for use in uses:
-            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER:
+            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER and use.type != COPY:
                 continue
             what = f"{name} {use.spelled}".rstrip()
             word = use.word
@@ -146,6 +161,13 @@ class BashAllowlist(Gate):
             if d.verdict == DENY:
                 return d
             pending = pending if d.verdict == ALLOW else d
+            if use.type == COPY:
+                copies.append(use.value)
+        for inside in into_folder(copies):
+            d = ctx.check_write(inside, cmd.cwds, f"{name} {' '.join(copies)} (writes {inside})")
+            if d.verdict == DENY:
+                return d
+            pending = pending if d.verdict == ALLOW else d
         if pending is not None:
             return pending
         if rule.ask:
@@ -155,10 +177,14 @@ class BashAllowlist(Gate):
     def _inside_root(self, what: str, value: str, cmd: Command, ctx: Context) -> GateDecision | None:
         for cwd in cmd.cwds:
             try:
-                rel = relative_to(resolve(value, cwd), ctx.policy.root)
+                resolved = resolve(value, cwd)
             except PathError as exc:
                 return deny(f"`{what}`: {exc}", self.atom, what)
-            if rel is None:
+            if relative_to(resolved, ctx.policy.root) is None:
                 return deny(f"`{what} {value}` is outside the worktree; this program loads code from the paths it is given, "
                             "so keep them inside", self.atom, what)
+            why = protected_reason(resolved, ctx.policy.protected, ctx.policy.exempt, ctx.policy.root)
+            if why is not None:
+                # It loads code from there and writes its caches there (pytest's .pytest_cache in `.git`).
+                return deny(f"`{what} {value}`: {why}", self.atom, what)
         return None
