@@ -180,6 +180,9 @@ class _Walker(RedirectReader):
             else:
                 raise self.refuse(child)
         words += extra
+        if self.carry is not None and self.carry[0] == node.start_byte:
+            words += self.carry[1]  # a `-` tree-sitter left out before a redirection of the whole pipeline
+            self.carry = None
         if not words:
             raise ShellDeny("shell variable assignments on their own are not allowed; pass values as arguments")
         self.simple(words, assigns, self.via, open_args=False)
@@ -207,6 +210,11 @@ class _Walker(RedirectReader):
             self.cd(args)
             return
         inner = wrappers.unwrap(name, args)
+        if inner is not None and any(a.dash for a in args):
+            # A wrapper reads its own options first: a glob bash turns into `-c…` would be one of them.
+            glob = next(a.value for a in args if a.dash)
+            raise ShellDeny(f"`{glob}` is a glob that could expand to option names of `{name}`; start it with `./` "
+                            f"(`./{glob}`) or a folder name")
         if inner is not None and by_path is not None:
             raise wrappers.by_path_deny(by_path, name)  # a wrapper or shell from a folder of the repository
         if inner is not None and open_args:
