@@ -98,10 +98,12 @@ class Context:
         try:
             resolved = resolve(target, cwd)
         except PathError as exc:
-            return deny(f"{source}: {exc}", None, "path")
+            return deny(f"{source}: {exc}; name the file by a plain path", None, "path")
         why = protected_reason(resolved, policy.protected, policy.exempt, policy.root)
         if why:
-            return deny(f"{source}: writing `{resolved}` is not allowed: {why}", None, "protected")
+            # A control file's reason says what to do; a device's or the catalog's, not yet.
+            step = "" if "leave it" in why else "; write the files of your task instead"
+            return deny(f"{source}: writing `{resolved}` is not allowed: {why}{step}", None, "protected")
         rel = relative_to(resolved, policy.root)
         try:
             st = os.lstat(resolved)
@@ -141,11 +143,11 @@ def decide(policy: Policy, tool_name: object, tool_input: object, cwd: object) -
 
 def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecision:
     if not isinstance(tool, str) or not tool:
-        return deny("the hook input names no tool", None, "input")
+        return deny("the hook input names no tool (`tool_name` must be a non-empty string)", None, "input")
     if not isinstance(inp, dict):
-        return deny(f"the input of `{tool}` is not an object", None, "input")
+        return deny(f"the input of `{tool}` is not an object (`tool_input` must be a JSON object)", None, "input")
     if not isinstance(cwd, str) or not cwd.startswith("/") or "\x00" in cwd:
-        return deny("the hook input has no absolute cwd", None, "input")
+        return deny("the hook input has no absolute cwd (`cwd` must be an absolute path)", None, "input")
     if tool not in policy.tools:
         shown = ", ".join(sorted(policy.tools)) or "none"
         return deny(f"`{tool}` is not available to role `{policy.role}`; do the work yourself with the tools you may "
@@ -215,7 +217,7 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     if bad:
         return bad
     if inp.get("dangerouslyDisableSandbox"):
-        return deny("Bash calls may not disable the sandbox", None, "input")
+        return deny("Bash calls may not disable the sandbox; run the command without `dangerouslyDisableSandbox`", None, "input")
     command = inp.get("command")
     try:
         script = analyze(command, ctx.cwd)

@@ -122,7 +122,7 @@ def _sed_options(args: list[str]) -> tuple[list[str], list[str]] | str:
             if kind == "script":
                 scripts.append(value)
             elif kind == "file":
-                return "`sed --file` runs a script file the gate cannot read"
+                return "`sed --file` runs a script file the gate cannot read; give the script on the command line (`sed 's/a/b/' FILE`)"
             i += 1
             continue
         if a.startswith("-") and a != "-":
@@ -143,7 +143,7 @@ def _sed_options(args: list[str]) -> tuple[list[str], list[str]] | str:
                     value = args[i + 1] if i + 1 < len(args) else ""
                     i += 1
                 if kind == "file":
-                    return "`sed -f` runs a script file the gate cannot read"
+                    return "`sed -f` runs a script file the gate cannot read; give the script on the command line (`sed 's/a/b/' FILE`)"
                 if kind == "script":
                     scripts.append(value)
                 break

@@ -51,7 +51,7 @@ def analyze(source: object, cwd: str) -> Script:
     The result is shared between calls: callers must not change it.
     """
     if not isinstance(source, str) or not source.strip():
-        raise ShellDeny("the command is empty")
+        raise ShellDeny("the command is empty; give the command to run")
     key = (source, cwd)
     found = _MEMO.get(key)
     if found is None:
@@ -69,7 +69,7 @@ def analyze(source: object, cwd: str) -> Script:
 
 def _analyze(source: str, cwd: str) -> Script:
     if "\x00" in source:
-        raise ShellDeny("the command contains a NUL byte")
+        raise ShellDeny("the command contains a NUL byte; remove it")
     _check_continuations(source)
     walker = _Walker(source, (cwd,))
     walker.run()
@@ -136,7 +136,7 @@ class _Walker(RedirectReader):
         kind = node.type
         if not node.is_named:
             if kind not in _SEPARATORS:
-                raise ShellDeny(f"`{kind}` is not allowed here")
+                raise ShellDeny(f"`{kind}` is not allowed here; write simple commands joined by &&, ||, ; or |")
             self.cover(node)
         elif kind == "comment":
             self.cover(node)
@@ -242,7 +242,7 @@ class _Walker(RedirectReader):
     def cd(self, args: list[Word]) -> None:
         rest = [a for a in args if a.value not in ("-P", "-L", "--")]
         if len(rest) != 1 or rest[0].value in ("", "-") or rest[0].glob or rest[0].tilde:
-            raise ShellDeny("`cd` needs exactly one literal folder (no `-`, `~` or globs)")
+            raise ShellDeny("`cd` needs exactly one literal folder (no `-`, `~` or globs); write the folder out (`cd src`)")
         target = rest[0].value
         physical = any(a.value == "-P" for a in args)
         # A failed `cd` leaves the old folder current, so later paths are

@@ -114,7 +114,7 @@ class RedirectReader(WordReader):
         if target.glob or target.tilde:
             raise ShellDeny(f"redirection target `{target.value}` uses a glob or `~`; write the path out")
         if target.value.startswith(("/dev/tcp/", "/dev/udp/")):
-            raise ShellDeny("network redirections (/dev/tcp, /dev/udp) are not allowed")
+            raise ShellDeny("network redirections (/dev/tcp, /dev/udp) are not allowed; redirect into a file of the worktree")
         if op in _WRITE_OPS or op in (">&", "&>"):
             self.script.writes.append(Write(target.value, self.cwds, self.text(node)))
         elif op not in ("<", "<&"):
