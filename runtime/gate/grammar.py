@@ -39,7 +39,8 @@ read; reads are not restricted),
 whose conftest.py runs), ``path-in-scope`` (a file written: the write checks
 of the Write tool apply), ``folder-in-scope`` (a folder created: the same
 checks, and a folder above the write scope, `docs` for `docs/**`, may be
-made). A value type ending in ``?`` is optional and only
+made), ``file-in-scope`` (a file written, never a folder: a formatter given
+a folder rewrites what it finds there, through links the gate never sees). A value type ending in ``?`` is optional and only
 taken attached (``--color=always``, ``-i.bak``). A positional type ending in
 ``...`` repeats.
 
@@ -60,9 +61,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
-FOLDER = "folder-in-scope"
+FOLDER, FILE = "folder-in-scope", "file-in-scope"
 MODE, FORMAT, WARNING = "mode", "format", "warning-filter"
-SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, MODE, FORMAT, WARNING})
+SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, FILE, MODE, FORMAT, WARNING})
 STYLES = ("gnu", "go", "none")
 _INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
 _NUM = LazyPattern(r"^-\d+$")

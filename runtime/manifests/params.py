@@ -93,7 +93,7 @@ class ProgramRule(GrammarFields):
 _GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
                  "harmless-options", "min-positionals")
 # Types that mean the program loads code from, or writes to, what it is given: not harmless options.
-_NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope")
+_NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope")
 
 
 def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:

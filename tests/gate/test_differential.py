@@ -175,7 +175,7 @@ def _value(draw, vtype) -> str:
         sub = vtype["assignments"].get(key, "path")
         return f"{key}={draw(_value(sub))}"
     name = vtype.rstrip("?")
-    if name in ("path", "path-in-root", "path-in-scope"):
+    if name in ("path", "path-in-root", "path-in-scope", "file-in-scope"):
         return draw(st.sampled_from(PATHS))
     if name == "int":
         return draw(st.sampled_from(["1", "2", "5", "-1", "+3"]))

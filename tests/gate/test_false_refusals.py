@@ -118,3 +118,17 @@ def test_a_write_never_takes_a_pattern_quoted_or_not(policy_for, worktree):
     for command in ("rm -f src/*.pyc", "rm -f 'src/*.pyc'", "touch 'src/a[1].py'", "prettier --write 'src/**/*.ts'"):
         d = _bash(policy_for(), command, worktree)
         assert d.verdict == DENY, command
+
+
+@pytest.mark.parametrize("command", ["black src", "ruff format src/pkg", "isort tests", "sed -i 's/a/b/' src",
+                                     "gofmt -w src", "prettier --write src"])
+def test_a_formatter_names_files_never_folders(policy_for, worktree, command):
+    # Given a folder, it would rewrite whatever it finds inside, hard links to control files included.
+    d = _bash(policy_for(), command, worktree)
+    assert d.verdict == DENY and "is a folder; name the files to write" in d.reason
+
+
+@pytest.mark.parametrize("command", ["black src/pkg/mod.py", "ruff format src/pkg/mod.py", "isort src/pkg/mod.py",
+                                     "sed -i 's/a/b/' src/pkg/mod.py", "black --check src", "ruff format --check src"])
+def test_a_formatter_given_files_or_checking_folders_is_allowed(policy_for, worktree, command):
+    assert _bash(policy_for(), command, worktree).verdict == ALLOW

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+import os
+
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
-from runtime.gate.grammar import FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
+from runtime.gate.grammar import FILE, FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, relative_to, resolve
@@ -179,7 +181,7 @@ class BashAllowlist(Gate):
                                 "control folder (.git, .claude, .agent-runtime); run it from the worktree", self.atom, name)
         pending = None
         for use in uses:
-            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER:
+            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER and use.type != FILE:
                 continue
             what = f"{name} {use.spelled}".rstrip()
             word = use.word
@@ -211,6 +213,9 @@ class BashAllowlist(Gate):
                 # (prettier, eslint, black's --include): a write names its files.
                 return deny(f"`{what} {use.value}`: name the files to write; a pattern may be expanded by the "
                             "program itself into paths the gate never sees", self.atom, what)
+            if use.type == FILE and any(os.path.isdir(os.path.join(cwd, use.value)) for cwd in cmd.cwds):
+                return deny(f"`{what} {use.value}` is a folder; name the files to write (the program would rewrite "
+                            "whatever it finds inside, through links the gate never sees)", self.atom, what)
             d = ctx.check_write(use.value, cmd.cwds, what, folder=use.type == FOLDER)
             if d.verdict == DENY:
                 return d
