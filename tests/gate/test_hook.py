@@ -232,3 +232,21 @@ def test_claude_codes_built_in_subagents_have_one_clear_policy(worktree):
 def test_hook_install_says_what_happens_to_built_in_subagents(tmp_path):
     proc = run_cli("hook", "install", "--settings", str(tmp_path / "settings.json"), "--catalog", str(REPO))
     assert proc.returncode == 0 and "Explore is gated as `explorer`" in proc.stdout and "general-purpose is denied" in proc.stdout
+
+
+def test_the_role_cache_notices_an_edited_package_json(worktree, tmp_path):
+    """The policy carries package.json's scripts (`npm test -- ARGS`): editing it compiles afresh."""
+    import json as _json
+
+    env = {"RUNTIME_CACHE_DIR": str(tmp_path / "cache")}
+    call = hook_input("Bash", {"command": "npm test -- --watch=false"}, worktree)
+
+    def verdict():
+        proc = run_cli("check", "--role", "explorer", "--catalog", str(REPO), input=call, env=env)
+        return decision(proc)["permissionDecision"]
+
+    assert verdict() == "deny"  # no package.json: no script to pass arguments to
+    (worktree / "package.json").write_text(_json.dumps({"scripts": {"test": "jest"}}))
+    assert verdict() == "allow"  # jest --watch=false
+    (worktree / "package.json").write_text(_json.dumps({"scripts": {"test": "node run-tests.js"}}))
+    assert verdict() == "deny"  # node is no program of explorer's
