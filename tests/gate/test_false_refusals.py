@@ -112,6 +112,9 @@ def test_a_glob_of_test_paths_is_checked_match_by_match(policy_for, worktree):
     for command in ("pytest tests/test_[ab].py", "pytest tests/**/test_a.py"):
         d = _bash(policy, command, worktree)
         assert d.verdict == DENY and "`*` and `?` only" in d.reason
+    assert _bash(policy, "pytest src/*/test_?.py", worktree).verdict == ALLOW  # wildcards in the last two parts
+    d = _bash(policy, "pytest tests/*/*/test_a.py", worktree)
+    assert d.verdict == DENY and "last two parts" in d.reason
 
 
 def test_a_write_never_takes_a_pattern_quoted_or_not(policy_for, worktree):

@@ -235,9 +235,14 @@ class BashAllowlist(Gate):
         if "[" in value or "**" in value:
             return deny(f"`{what} {value}`: write the glob with `*` and `?` only (no `[...]` classes or `**`), or the "
                         "paths out", self.atom, what)
+        if any(ch in part for part in value.split("/")[:-2] for ch in "*?"):
+            # The walk stays short: wildcards in the last two components only (`tests/*/test_*.py`).
+            return deny(f"`{what} {value}`: put wildcards in the last two parts of the path only, or write the paths "
+                        "out", self.atom, what)
         for cwd in cmd.cwds:
             # Hidden names too: with bash's dotglob on, `tests/*` would give `tests/.x` as well.
-            matches = globbing.glob(value, root_dir=cwd, include_hidden=True)
+            found = globbing.iglob(value, root_dir=cwd, include_hidden=True)
+            matches = [m for _, m in zip(range(_MAX_GLOB_MATCHES + 1), found)]
             if len(matches) > _MAX_GLOB_MATCHES:
                 return deny(f"`{what} {value}` matches more than {_MAX_GLOB_MATCHES} paths; name a narrower glob or "
                             "the folder", self.atom, what)
