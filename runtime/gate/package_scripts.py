@@ -15,6 +15,8 @@ import shlex
 
 from runtime.gate.shell_types import Command, Script, ShellDeny
 
+# npm options that run the script of another package than the worktree's top one.
+_ELSEWHERE = frozenset({"--workspace", "--workspaces", "--ws", "--prefix", "-C", "--include-workspace-root"})
 # npm's commands that run a script, and the script each runs (None: the next word names it).
 _RUNS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop", "restart": "restart",
          "run": None, "run-script": None, "rum": None, "urn": None}
@@ -35,6 +37,11 @@ def script_call(cmd: Command, scripts: dict[str, str], root: str) -> tuple[Comma
     if name is None:
         return (f"`npm {' '.join(args[:cut])} -- …`: only `npm test -- ARGS` and `npm run SCRIPT -- ARGS` pass "
                 "arguments on to a script")
+    for word in args[:cut]:
+        if word.split("=", 1)[0] in _ELSEWHERE or (word[:2] == "-w" and word[:3] != "--"):
+            # Another package's script (a workspace, another prefix): not the one the policy holds.
+            return (f"`npm {' '.join(args[:cut])} -- …` runs a script of another package (`{word}`); pass arguments "
+                    "only to the worktree's own package.json scripts, or run the program directly")
     if name not in scripts:
         known = ", ".join(sorted(scripts)) or "none"
         return (f"`npm {' '.join(args[:cut])} -- …` passes its arguments to the script `{name}`, which the worktree's "

@@ -55,6 +55,9 @@ def test_every_command_of_the_script_gets_judged_with_the_arguments_on_the_last(
     ("npm run clever -- x", "command substitution"),
     ("npm -- x", "only `npm test -- ARGS` and `npm run SCRIPT -- ARGS`"),
     ("cd src && npm test -- x", "from the worktree's top folder"),
+    ("npm test -w packages/app -- x", "a script of another package (`-w`)"),
+    ("npm test --workspace=app -- x", "a script of another package (`--workspace=app`)"),
+    ("npm test --workspaces -- x", "a script of another package"),
 ])
 def test_what_the_script_would_do_with_them_decides(npm_policy, worktree, command, why):
     d = _bash(npm_policy(), command, worktree)

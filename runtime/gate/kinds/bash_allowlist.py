@@ -242,7 +242,7 @@ class BashAllowlist(Gate):
         for cwd in cmd.cwds:
             # Hidden names too: with bash's dotglob on, `tests/*` would give `tests/.x` as well.
             found = globbing.iglob(value, root_dir=cwd, include_hidden=True)
-            matches = [m for _, m in zip(range(_MAX_GLOB_MATCHES + 1), found)]
+            matches = [m for _, m in zip(range(_MAX_GLOB_MATCHES + 1), found, strict=False)]  # stops past the cap
             if len(matches) > _MAX_GLOB_MATCHES:
                 return deny(f"`{what} {value}` matches more than {_MAX_GLOB_MATCHES} paths; name a narrower glob or "
                             "the folder", self.atom, what)
