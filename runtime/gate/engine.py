@@ -14,6 +14,7 @@ from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.kinds.egress import EgressAllowlist
 from runtime.gate.paths import PathError, descriptor_kind, holder_reason, protected_reason, relative_to, resolve
 from runtime.gate.policy import SANDBOXED, Policy
+from runtime.manifests.kinds import SESSION_TOOLS
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -97,14 +98,16 @@ class Context:
         try:
             resolved = resolve(target, cwd)
         except PathError as exc:
-            return deny(f"{source}: {exc}", None, "path")
+            return deny(f"{source}: {exc}; name the file by a plain path", None, "path")
         why = protected_reason(resolved, policy.protected, policy.exempt, policy.root)
         rel = relative_to(resolved, policy.root)
         if why is None and rel is not None and not self.folder:
             # Outside the worktree the scope refuses anyway; making a folder that exists changes nothing in it.
             why = holder_reason(resolved, policy.protected, policy.root)
         if why:
-            return deny(f"{source}: writing `{resolved}` is not allowed: {why}", None, "protected")
+            # A control file's reason says what to do; a device's or the catalog's, not yet.
+            step = "" if "leave it" in why else "; write the files of your task instead"
+            return deny(f"{source}: writing `{resolved}` is not allowed: {why}{step}", None, "protected")
         try:
             st = os.lstat(resolved)
         except OSError:
@@ -143,18 +146,19 @@ def decide(policy: Policy, tool_name: object, tool_input: object, cwd: object) -
 
 def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecision:
     if not isinstance(tool, str) or not tool:
-        return deny("the hook input names no tool", None, "input")
+        return deny("the hook input names no tool (`tool_name` must be a non-empty string)", None, "input")
     if not isinstance(inp, dict):
-        return deny(f"the input of `{tool}` is not an object", None, "input")
+        return deny(f"the input of `{tool}` is not an object (`tool_input` must be a JSON object)", None, "input")
     if not isinstance(cwd, str) or not cwd.startswith("/") or "\x00" in cwd:
-        return deny("the hook input has no absolute cwd", None, "input")
+        return deny("the hook input has no absolute cwd (`cwd` must be an absolute path)", None, "input")
     if policy.mode == SANDBOXED:
         outside = policy.outside_sandbox()
         if outside is not None:
             return deny(outside, None, "sandbox")
     if tool not in policy.tools:
         shown = ", ".join(sorted(policy.tools)) or "none"
-        return deny(f"`{tool}` is not available to role `{policy.role}`; the tools you may use are: {shown}", None, "tools")
+        return deny(f"`{tool}` is not available to role `{policy.role}`; do the work yourself with the tools you may "
+                    f"use: {shown}", None, "tools")
     ctx = Context(policy, tool, cwd)
     pending = None
     for gate in policy.tool_gates:
@@ -173,10 +177,12 @@ def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecis
     return pending
 
 
-def _unknown_keys(tool: str, inp: dict[str, Any], known: set[str]) -> GateDecision | None:
+def _unknown_keys(tool: str, inp: dict[str, Any], known: set[str] | frozenset[str]) -> GateDecision | None:
     extra = set(inp) - known
     if extra:
-        return deny(f"`{tool}` input has fields this gate does not know ({', '.join(sorted(map(str, extra)))}); it is denied", None, "input")
+        fields = ", ".join(sorted(known)) or "none"
+        return deny(f"`{tool}` input has fields this gate does not know ({', '.join(sorted(map(str, extra)))}); call it "
+                    f"with only the fields it checks ({fields})", None, "input")
     return None
 
 
@@ -222,7 +228,7 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     if bad:
         return bad
     if inp.get("dangerouslyDisableSandbox"):
-        return deny("Bash calls may not disable the sandbox", None, "input")
+        return deny("Bash calls may not disable the sandbox; run the command without `dangerouslyDisableSandbox`", None, "input")
     command = inp.get("command")
     if ctx.policy.mode == SANDBOXED:
         from runtime.gate.sandboxed import judge_bash  # what the sandbox would let the command do
@@ -235,18 +241,25 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     ctx.streams_ok = not script.streams_redirected
     policy = ctx.policy
     pending = None
-    for cmd in script.commands:
+    commands = script.commands
+    labels: dict[int, str] | None = None  # what a package script made of `npm test -- ARGS`, by command
+    if any(c.name == "npm" and "--" in c.args for c in commands):
+        found = _package_scripts(ctx, commands)
+        if isinstance(found, GateDecision):
+            return found
+        commands, labels = found
+    for cmd in commands:
         if cmd.path is not None:
             d = _by_path(ctx, cmd, cmd.path)
             if d is not None:
-                return d
+                return d if labels is None else _labelled(d, labels.get(id(cmd)))
         grant = None
         for gate in policy.command_gates:
             d = gate.on_command(cmd, ctx)
             if d is None:
                 continue
             if d.verdict == DENY:
-                return d
+                return d if labels is None else _labelled(d, labels.get(id(cmd)))
             if d.verdict == ASK:
                 pending = d
             if gate.grants:
@@ -261,8 +274,39 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
             pending = d
     if pending is not None:
         return pending
-    names = ", ".join(dict.fromkeys(c.name for c in script.commands))
+    names = ", ".join(dict.fromkeys(c.name for c in commands))
     return allow(f"every command is allowed ({names})", None, "shell")
+
+
+def _package_scripts(ctx: Context, commands: list[Command]) -> tuple[list[Command], dict[int, str]] | GateDecision:
+    """`npm test -- ARGS` becomes `npm test` and the commands of the script with ARGS, each judged on its own
+    (a script's own redirections are judged there too: the command is refused if it has any)."""
+    from runtime.gate.package_scripts import script_call
+
+    out: list[Command] = []
+    labels: dict[int, str] = {}
+    for cmd in commands:
+        if cmd.name != "npm" or "--" not in cmd.args:
+            out.append(cmd)
+            continue
+        found = script_call(cmd, ctx.policy.package_scripts, ctx.policy.root)
+        if isinstance(found, str):
+            return deny(found, None, "package-script")
+        own, inner, line = found
+        if inner.writes:
+            return deny(f"`npm {' '.join(own.args)} -- …` runs `{line[:80]}`, which redirects into files; run the "
+                        "program directly if your rules allow it", None, "package-script")
+        out.append(own)
+        for inner_cmd in inner.commands:
+            labels[id(inner_cmd)] = line
+            out.append(inner_cmd)
+    return out, labels
+
+
+def _labelled(d: GateDecision, line: str | None) -> GateDecision:
+    if line is None:
+        return d
+    return deny(f"the package script runs `{line[:80]}`: {d.reason}", d.atom, d.rule)
 
 
 def _by_path(ctx: Context, cmd: Command, path: str) -> GateDecision | None:
@@ -312,9 +356,19 @@ def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     return allow("the search is limited to domains this agent may reach", atom, "egress")
 
 
+def _session(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+    """The harness's checklist and background-command tools (kinds.SESSION_TOOLS says why each is safe):
+    allowed with the fields they are known to take, denied with any other."""
+    bad = _unknown_keys(ctx.tool, inp, SESSION_TOOLS[ctx.tool])
+    if bad:
+        return bad
+    return allow(f"`{ctx.tool}` only keeps the session's own state", None, "session-tools")
+
+
 _HANDLERS = {
     "Read": _read, "Glob": _read, "Grep": _read,
     "Write": _write, "Edit": _write, "MultiEdit": _write, "NotebookEdit": _write,
     "Bash": _bash,
     "WebFetch": _web, "WebSearch": _web,
+    **{name: _session for name in SESSION_TOOLS},
 }

@@ -29,7 +29,12 @@ runs its package.json's scripts), ``any`` for those that only act on the
 paths they are given (ls, grep, cp).
 
 Value types: ``flag`` (no value), ``free`` (any word), ``int``, an enum (a
-list of words), ``path`` (a file read; reads are not restricted),
+list of words), ``mode`` (a chmod mode without set-ID or sticky bits),
+``format`` (a ``+FORMAT`` word: date's), ``warning-filter`` (Python's
+``action:message:category:module:line`` with a builtin category, never
+imported), ``{ assignments = { KEY = TYPE } }`` (``KEY=VALUE`` for the
+listed keys, each value of its type: pytest's ``-o``), ``path`` (a file
+read; reads are not restricted),
 ``path-in-root`` (a file read that must stay inside the worktree: test paths
 whose conftest.py runs), ``path-in-scope`` (a file written: the write checks
 of the Write tool apply), ``folder-in-scope`` (a folder created: the same
@@ -37,7 +42,9 @@ checks, and a folder above the write scope, `docs` for `docs/**`, may be
 made), ``copy-in-scope`` (the operands of cp, mv, ln and install: each one a
 write, and the last also a folder that may receive the others under their own
 names, `cp a.py tests` writing `tests/a.py`: that name is checked too, whether
-the folder exists yet or not). A value type ending in ``?`` is optional and only
+the folder exists yet or not), ``file-in-scope`` (a file written, never a
+folder: a formatter given a folder rewrites what it finds there, through links
+the gate never sees). A value type ending in ``?`` is optional and only
 taken attached (``--color=always``, ``-i.bak``). A positional type ending in
 ``...`` repeats.
 
@@ -58,12 +65,24 @@ if TYPE_CHECKING:
     from typing import Any
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
-FOLDER, COPY = "folder-in-scope", "copy-in-scope"
-SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY})
+FOLDER, COPY, FILE = "folder-in-scope", "copy-in-scope", "file-in-scope"
+MODE, FORMAT, WARNING = "mode", "format", "warning-filter"
+SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY, FILE, MODE, FORMAT, WARNING})
 STYLES = ("gnu", "go", "none")
 _INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
 _NUM = LazyPattern(r"^-\d+$")
 _BOOL = frozenset({"true", "false", "1", "0", "t", "f", "TRUE", "FALSE", "True", "False"})
+# chmod modes without the set-user-ID, set-group-ID and sticky bits: octal (at most three digits after
+# an optional 0) or symbolic clauses of r, w, x and X (`u+x,go-w`, `=r`); both checked without backtracking.
+_OCTAL_MODE = LazyPattern(r"^0?[0-7]{1,3}$")
+_SYMBOLIC_MODE = LazyPattern(r"^[ugoa]*[-+=][rwxX]*(?:[-+=][rwxX]*)*$")
+# Python's warning actions; a filter's category must be a builtin warning class, since any other
+# (`mypkg.MyWarning`) is imported to resolve it.
+_WARNING_ACTIONS = frozenset({"default", "error", "ignore", "always", "all", "module", "once"})
+_BUILTIN_WARNINGS = frozenset({
+    "Warning", "UserWarning", "DeprecationWarning", "PendingDeprecationWarning", "SyntaxWarning", "RuntimeWarning",
+    "FutureWarning", "ImportWarning", "UnicodeWarning", "BytesWarning", "ResourceWarning", "EncodingWarning",
+})
 
 
 class GrammarError(ValueError):
@@ -75,13 +94,30 @@ class ArgDeny(Exception):
 
 
 class ValueType:
-    """One declared value type: a scalar name or an enum, optional or not."""
+    """One declared value type: a scalar name, an enum, or `KEY=VALUE` assignments with a type per key;
+    optional or not."""
 
-    __slots__ = ("name", "choices", "optional")
+    __slots__ = ("name", "choices", "optional", "keys")
 
     def __init__(self, raw: object, where: str) -> None:
         self.optional = False
         self.choices: frozenset[str] | None = None
+        self.keys: dict[str, ValueType] | None = None
+        if isinstance(raw, dict):
+            # `{ assignments = { cache_dir = "path-in-scope", log_cli = ["true", "false"] } }`: pytest's
+            # `-o KEY=VALUE`, where only the listed keys may be set, each value typed.
+            table = raw.get("assignments")
+            if set(raw) != {"assignments"} or not isinstance(table, dict) or not table:
+                raise GrammarError(f"{where}: a table type is `{{ assignments = {{ KEY = TYPE, ... }} }}`")
+            self.name, self.keys = "assignments", {}
+            for key, sub in table.items():
+                if not isinstance(key, str) or not key or "=" in key:
+                    raise GrammarError(f"{where}: `{key}` is not a key name")
+                vtype = ValueType(sub, f"{where} {key}")
+                if vtype.keys is not None or vtype.name == FLAG or vtype.optional:
+                    raise GrammarError(f"{where} {key}: a key's type is a value type (no flag, table or `?`)")
+                self.keys[key] = vtype
+            return
         if isinstance(raw, list):
             if not raw or not all(isinstance(c, str) for c in raw):
                 raise GrammarError(f"{where}: an enum is a non-empty list of words")
@@ -106,6 +142,37 @@ class ValueType:
             raise ArgDeny(f"`{spelled} {value}`: the value must be one of {', '.join(sorted(self.choices))}")
         if self.name == INT and not _INT.match(value):
             raise ArgDeny(f"`{spelled} {value}`: the value must be a number")
+        if self.name == MODE and not (_OCTAL_MODE.match(value) or all(_SYMBOLIC_MODE.match(c) for c in value.split(","))):
+            raise ArgDeny(f"`{spelled} {value}`: give a mode of r, w, x (`u+x`, `go-w`, `644`); set-user-ID, "
+                          "set-group-ID and sticky bits (s, t, 4xxx) are not allowed")
+        if self.name == FORMAT and not value.startswith("+"):
+            raise ArgDeny(f"`{spelled} {value}`: only an output format (`+%Y-%m-%d`) is allowed here")
+        if self.name == WARNING:
+            _check_warning_filter(value, spelled)
+
+    def assignment(self, value: str, spelled: str) -> tuple[str, str, ValueType]:
+        """`KEY=VALUE` read against the declared keys: the key, the value and its type."""
+        assert self.keys is not None
+        key, eq, rest = value.partition("=")
+        vtype = self.keys.get(key.strip())
+        if not eq or vtype is None:
+            raise ArgDeny(f"`{spelled} {value}`: set one of {', '.join(sorted(self.keys))} as KEY=VALUE")
+        vtype.check(rest, f"{spelled} {key.strip()}=")
+        return key.strip(), rest, vtype
+
+
+def _check_warning_filter(value: str, spelled: str) -> None:
+    """`action:message:category:module:lineno`, as Python and pytest read it; the category resolved
+    without an import."""
+    parts = value.split(":")
+    action = parts[0].strip()
+    category = parts[2].strip() if len(parts) > 2 else ""
+    if len(parts) > 5 or not any(a.startswith(action) for a in _WARNING_ACTIONS) or not action:
+        raise ArgDeny(f"`{spelled} {value}`: a warning filter is ACTION[:MESSAGE[:CATEGORY[:MODULE[:LINE]]]] with "
+                      f"ACTION one of {', '.join(sorted(_WARNING_ACTIONS))}")
+    if category and category not in _BUILTIN_WARNINGS:
+        raise ArgDeny(f"`{spelled} {value}`: the category `{category}` would be imported; use a builtin one "
+                      f"({', '.join(sorted(_BUILTIN_WARNINGS))}) or none")
 
 
 class Use:
@@ -123,7 +190,8 @@ class Use:
 class Grammar:
     """A compiled grammar; ``read(words)`` returns the typed uses or raises ArgDeny."""
 
-    __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo")
+    __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo",
+                 "min_positionals")
 
     def __init__(self, raw: dict[str, Any], program: str) -> None:
         if not isinstance(raw, dict):
@@ -167,6 +235,11 @@ class Grammar:
                 raise GrammarError(f"{program}: a positional's type cannot be a flag or optional")
         if any(t.name == COPY for t in self.positionals) or any(t.name == COPY for t in self.options.values()):
             raise GrammarError(f"{program}: `{COPY}` is the type of all the operands (`{COPY}...`), nothing else")
+        # At least this many operands (`patch FILE`: without one, patch writes the files the diff names).
+        self.min_positionals = raw.get("min-positionals", 0)
+        if isinstance(self.min_positionals, bool) or not isinstance(self.min_positionals, int) \
+                or self.min_positionals < 0 or (self.rest is None and self.min_positionals > len(self.positionals)):
+            raise GrammarError(f"{program}: `min-positionals` is a number no larger than the operands declared")
         trailing = raw.get("trailing")
         self.trailing = Grammar(trailing, f"{program} --") if trailing is not None else None
         # Reading depends on the words alone: an agent re-runs the same commands many times.
@@ -271,8 +344,7 @@ class Grammar:
             uses.append(Use(name, FLAG, "", None))
             return i + 1
         if attached is not None:
-            t.check(attached, name)
-            uses.append(Use(name, t.name, attached, None))
+            self._use(name, t, attached, None, uses)
             return i + 1
         if t.optional:  # an optional value is only ever attached
             uses.append(Use(name, t.name, "", None))
@@ -280,11 +352,22 @@ class Grammar:
         if i + 1 >= len(words):
             raise ArgDeny(f"`{self.program} {name}` needs a value")
         w = words[i + 1]
-        t.check(w.value, name)
-        uses.append(Use(name, t.name, w.value, w))
+        self._use(name, t, w.value, w, uses)
         return i + 2
 
+    @staticmethod
+    def _use(name: str, t: ValueType, value: str, word: Word | None, uses: list[Use]) -> None:
+        if t.keys is not None:  # `-o cache_dir=x`: the value's own type decides what is checked
+            key, rest, vtype = t.assignment(value, name)
+            uses.append(Use(f"{name} {key}=", vtype.name, rest, None))
+            return
+        t.check(value, name)
+        uses.append(Use(name, t.name, value, word))
+
     def _positionals(self, words: list[Word], uses: list[Use]) -> None:
+        if len(words) < self.min_positionals:
+            raise ArgDeny(f"`{self.program}` needs at least {self.min_positionals} operand"
+                          f"{'s' if self.min_positionals > 1 else ''} here; name the file{'s' if self.min_positionals > 1 else ''} it works on")
         for k, w in enumerate(words):
             if k < len(self.positionals):
                 t = self.positionals[k]

@@ -104,13 +104,19 @@ def _sed_options(args: list[str]) -> tuple[list[str], list[str]] | str:
             kind = _SED_LONG[name] if name in _SED_LONG else (_SED_LONG[matches[0]] if len(matches) == 1 else None)
             if kind is None:
                 return f"`sed {a}` is not an option the gate can read"
+            if kind == "flag" and eq:
+                full = name if name in _SED_LONG else matches[0]
+                if full == "in-place":
+                    return (f"`sed {a}` keeps a backup at FILE{value}, which the gate does not check; use `sed -i` "
+                            "with no suffix")
+                return f"`sed --{full}` takes no value"
             if kind in ("script", "file", "value") and not eq:
                 value = args[i + 1] if i + 1 < len(args) else ""
                 i += 1
             if kind == "script":
                 scripts.append(value)
             elif kind == "file":
-                return "`sed --file` runs a script file the gate cannot read"
+                return "`sed --file` runs a script file the gate cannot read; give the script on the command line (`sed 's/a/b/' FILE`)"
             i += 1
             continue
         if a.startswith("-") and a != "-":
@@ -121,14 +127,17 @@ def _sed_options(args: list[str]) -> tuple[list[str], list[str]] | str:
                     if ch not in _SED_SHORT_FLAGS:
                         return f"`sed -{ch}` is not an option the gate can read"
                     if ch == "i":
-                        break  # -i[SUFFIX]: the rest of the cluster is the suffix
+                        if cluster[n + 1:]:  # -i[SUFFIX]: the rest of the cluster is a backup suffix
+                            return (f"`sed -{cluster[n:]}` keeps a backup at FILE{cluster[n + 1:]}, which the gate does "
+                                    "not check; use `sed -i` with no suffix")
+                        break
                     continue
                 value = cluster[n + 1:]
                 if not value:
                     value = args[i + 1] if i + 1 < len(args) else ""
                     i += 1
                 if kind == "file":
-                    return "`sed -f` runs a script file the gate cannot read"
+                    return "`sed -f` runs a script file the gate cannot read; give the script on the command line (`sed 's/a/b/' FILE`)"
                 if kind == "script":
                     scripts.append(value)
                 break

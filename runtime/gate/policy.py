@@ -57,7 +57,7 @@ class Policy:
     """A loaded policy: the gate objects, ready to decide."""
 
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
-                 "tool_path", "exempt", "mode", "_outside")
+                 "tool_path", "exempt", "mode", "_outside", "package_scripts")
 
     def __init__(self, doc: dict[str, Any], extra_protected: tuple[str, ...] = (), *, assume_sandbox: bool = False) -> None:
         """``assume_sandbox``: judge a sandboxed policy as if inside its sandbox, without looking
@@ -105,6 +105,11 @@ class Policy:
                 for p in toolchain["path"]):
             raise PolicyError("`toolchain.path` must be a list of relative folders")
         self.tool_path = frozenset(os.path.normpath(os.path.join(self.root, p)) for p in toolchain["path"])
+        # The worktree's package.json scripts when the policy was compiled (runtime.gate.package_scripts).
+        scripts = doc.get("package-scripts", {})
+        if not isinstance(scripts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in scripts.items()):
+            raise PolicyError("`package-scripts` must map script names to commands")
+        self.package_scripts: dict[str, str] = scripts
         raw_gates = doc.get("gates")
         if not isinstance(raw_gates, list):
             raise PolicyError("`gates` must be a list")

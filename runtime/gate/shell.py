@@ -113,7 +113,7 @@ def analyze(source: object, cwd: str) -> Script:
     The result is shared between calls: callers must not change it.
     """
     if not isinstance(source, str) or not source.strip():
-        raise ShellDeny("the command is empty")
+        raise ShellDeny("the command is empty; give the command to run")
     key = (source, cwd)
     found = _MEMO.get(key)
     if found is None:
@@ -131,7 +131,7 @@ def analyze(source: object, cwd: str) -> Script:
 
 def _analyze(source: str, cwd: str) -> Script:
     if "\x00" in source:
-        raise ShellDeny("the command contains a NUL byte")
+        raise ShellDeny("the command contains a NUL byte; remove it")
     if len(source) > MAX_COMMAND:
         raise ShellDeny(f"the command is longer than {MAX_COMMAND} characters; write a script file instead")
     _check_continuations(source)
@@ -213,7 +213,7 @@ class _Walker(RedirectReader):
         for n, child in enumerate(children):
             if not child.is_named:
                 if child.type not in _SEPARATORS:
-                    raise ShellDeny(f"`{child.type}` is not allowed here")
+                    raise ShellDeny(f"`{child.type}` is not allowed here; write simple commands joined by &&, ||, ; or |")
                 self.cover(child)
                 continue
             if child.type == "comment":
@@ -320,12 +320,20 @@ class _Walker(RedirectReader):
         saved, self.tails = self.tails, []
         if body.type == "command":
             # Words after a redirection are the command's arguments (`pytest >f -p x`).
-            extra: list[Word] = []
+            extra: list[Word] = self.dropped_dashes(body, redirects[0]) if redirects else []
             for child in redirects:
                 extra += self.redirect(child, cwds)
             tails, self.tails = self.tails, saved
             return self.run_tails(tails, self.command(body, extra, cwds), cwds)
+        last = body
+        while last.type in ("pipeline", "list") and last.named_children:
+            last = last.named_children[-1]
+        if last.type == "command" and last.end_byte == body.end_byte and redirects:
+            dashes = self.dropped_dashes(body, redirects[0])
+            if dashes:  # `a | cat - 2>&1`: the `-` is the last command's
+                self.carry = (last.start_byte, dashes)
         ok, fail = self.statement(body, cwds)
+        self.carry = None
         # A group's or a subshell's redirection is opened before its body runs. tree-sitter also hangs
         # `a && b > f` on the whole list, where bash gives it to the last command, b, in b's folders.
         reached = cwds if body.type in ("compound_statement", "subshell") else self.last_cwds
@@ -358,6 +366,9 @@ class _Walker(RedirectReader):
             else:
                 raise self.refuse(child)
         words += extra
+        if self.carry is not None and self.carry[0] == node.start_byte:
+            words += self.carry[1]  # a `-` tree-sitter left out before a redirection of the whole pipeline
+            self.carry = None
         if not words:
             raise ShellDeny("shell variable assignments on their own are not allowed; pass values as arguments")
         tails, self.tails = self.tails, saved
@@ -395,6 +406,11 @@ class _Walker(RedirectReader):
                                 "of the shell; write `cd DIR && ...`")
             return self.cd(args, cwds)
         inner = wrappers.unwrap(name, args)
+        if inner is not None and any(a.dash for a in args):
+            # A wrapper reads its own options first: a glob bash turns into `-c…` would be one of them.
+            glob = next(a.value for a in args if a.dash)
+            raise ShellDeny(f"`{glob}` is a glob that could expand to option names of `{name}`; start it with `./` "
+                            f"(`./{glob}`) or a folder name")
         if inner is not None and by_path is not None:
             raise wrappers.by_path_deny(by_path, name)  # a wrapper or shell from a folder of the repository
         if inner is not None and open_args:
@@ -444,7 +460,8 @@ class _Walker(RedirectReader):
             i += 1
         rest = args[i:]
         if len(rest) != 1 or rest[0].value in ("", "-") or rest[0].glob or rest[0].tilde:
-            raise ShellDeny("`cd` needs exactly one literal folder (no options but -P or -L, no `-`, `~` or globs)")
+            raise ShellDeny("`cd` needs exactly one literal folder (no options but -P or -L, no `-`, `~` or globs); "
+                            "write the folder out (`cd src`)")
         target = rest[0].value
         if target.startswith("-"):
             raise ShellDeny(f"`cd {target}`: write the folder as `./{target}`")

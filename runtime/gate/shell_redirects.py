@@ -27,6 +27,18 @@ class RedirectReader(WordReader):
     script: Script
     tails: list[tuple[str | None, Node]]
     group_ends: set[int]  # where groups `{ ...; }` end: a `}` there is no `{NAME}`
+    # Words tree-sitter left out of a command, by the command node's first byte (see dropped_dashes).
+    carry: tuple[int, list[Word]] | None = None
+
+    def dropped_dashes(self, body: Node, first: Node) -> list[Word]:
+        """tree-sitter leaves a `-` operand just before a redirection out of the command (`cat - 2>&1`):
+        the bytes between them, when they are nothing but such words, are its last arguments."""
+        gap = self.src[body.end_byte:first.start_byte]
+        words = gap.split()
+        if not words or any(w != b"-" for w in words) or not gap[:1].isspace():
+            return []  # anything else stays uncovered, and the coverage check refuses it
+        self.spans.append((body.end_byte, first.start_byte))
+        return [Word("-") for _ in words]
 
     def redirect(self, node: Node, cwds: tuple[str, ...]) -> list[Word]:
         """Record what a redirection writes (relative to ``cwds``); return stray words that are really arguments."""
@@ -36,7 +48,7 @@ class RedirectReader(WordReader):
             # an assignment (`{PATH}>x` sets PATH) hidden in a redirection. Any word ending in `}`
             # right before a redirection is refused.
             raise ShellDeny("`{NAME}>` before a redirection stores a descriptor number in the shell variable NAME; "
-                            "write a space before the redirection or drop the braces")
+                            "put a space before the redirection, or drop the braces around the word")
         if node.type == "herestring_redirect":
             self.cover(node)
             for child in node.children:
@@ -72,7 +84,7 @@ class RedirectReader(WordReader):
         if target.glob or target.tilde:
             raise ShellDeny(f"redirection target `{target.value}` uses a glob or `~`; write the path out")
         if target.value.startswith(("/dev/tcp/", "/dev/udp/")):
-            raise ShellDeny("network redirections (/dev/tcp, /dev/udp) are not allowed")
+            raise ShellDeny("network redirections (/dev/tcp, /dev/udp) are not allowed; redirect into a file of the worktree")
         if op in _WRITE_OPS or op in (">&", "&>"):
             self.script.writes.append(Write(target.value, cwds, self.text(node)))
         elif op not in ("<", "<&"):

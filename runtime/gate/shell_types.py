@@ -8,12 +8,15 @@ class ShellDeny(Exception):
 
 
 class Word:
-    __slots__ = ("value", "glob", "tilde")
+    __slots__ = ("value", "glob", "tilde", "dash")
 
-    def __init__(self, value: str, glob: bool = False, tilde: bool = False) -> None:
+    def __init__(self, value: str, glob: bool = False, tilde: bool = False, dash: bool = False) -> None:
         self.value = value
         self.glob = glob
         self.tilde = tilde
+        # A glob that starts with a wildcard (`*.md`): bash may expand it into a name starting with `-`,
+        # an option. Only a program none of whose options writes or runs anything may be given one.
+        self.dash = dash
 
 
 class Command:

@@ -73,13 +73,24 @@ class WordReader:
         glob = _GLOB.search(mask) is not None
         if "{" in mask and _expands_braces(mask):
             raise ShellDeny(f"brace expansion in `{value}` is not allowed; list the words out")
-        if glob and (mask[:1] in ("*", "?", "[") or value.startswith("-")):
+        if glob and value.startswith("-"):
             raise ShellDeny(f"`{value}` is a glob that could expand to option names; start it with `./` or a folder name")
-        return Word(value, glob, mask[:1] == "~")
+        # A leading wildcard may expand into an option name too: the rules decide (`ls *.md` yes, `rm *` no).
+        return Word(value, glob, mask[:1] == "~", glob and mask[:1] in ("*", "?", "["))
+
+    def _literal_dollar(self, node: Node, quoted: bool) -> bool:
+        """Whether a bare `$` is literal: what follows it cannot start an expansion (checked on the bytes,
+        not on tree-sitter's reading). Outside double quotes `$'…'` and `$"…"` are quoting forms too."""
+        after = self.src[node.end_byte:node.end_byte + 1]
+        if node.end_byte - node.start_byte != 1:
+            return False
+        return not after or (after[0] not in _EXPANDS_AFTER_DOLLAR and (quoted or after not in (b"'", b'"')))
 
     def _part(self, node: Node) -> tuple[str, str]:
         """(value, mask) where mask repeats unquoted characters and hides quoted ones."""
         kind = node.type
+        if kind == "$" and self._literal_dollar(node, quoted=False):
+            return "$", "$"
         raw = self.text(node)
         if kind in ("word", "number"):
             if "\\" not in raw:
@@ -105,6 +116,9 @@ class WordReader:
             for child in node.children:
                 if child.type == '"':
                     continue
+                if child.type == "$" and self._literal_dollar(child, quoted=True):
+                    out.append("$")
+                    continue
                 if child.type != "string_content":
                     raise self.refuse(child)
                 out.append(_unescape_double(self.text(child)))
@@ -129,6 +143,12 @@ def _expands_braces(mask: str) -> bool:
             seen = True
         prev = ch
     return False
+
+
+# What may follow `$` for bash to expand it inside double quotes: a name, a digit, a special
+# parameter, `{`, `(` or `[` (the old `$[1+2]`). Before anything else (the closing quote of
+# `"^def .*)$"`, `/`, `)`) it is a literal `$`, which tree-sitter reports as a bare `$` token.
+_EXPANDS_AFTER_DOLLAR = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789{([@*#?$!-")
 
 
 def _unescape_double(text: str) -> str:

@@ -66,12 +66,12 @@ def program_name(word: Word) -> tuple[str, str | None]:
     if "/" in value:
         folder, base = os.path.split(os.path.normpath(value))
         if not PROGRAM.match(base) or value.endswith("/"):
-            raise ShellDeny(f"`{value}` is not a program name")
+            raise ShellDeny(f"`{value}` is not a program name; call a program by its plain name (letters, digits, `._+-`)")
         if value.startswith("/") and folder in TRUSTED_BIN_DIRS:
             return base, None
         return base, value
     if not PROGRAM.match(value):
-        raise ShellDeny(f"`{value}` is not a program name")
+        raise ShellDeny(f"`{value}` is not a program name; call a program by its plain name (letters, digits, `._+-`)")
     return value, None
 
 
@@ -155,7 +155,8 @@ def _shell(name: str, args: list[Word]) -> Unwrapped:
             option = args[i + 1].value if i + 1 < len(args) else ""
             if option not in _SHELL_OPTIONS:
                 raise ShellDeny(f"`{name} {a} {option}`".replace("  ", " ") + " is not allowed: only options that make "
-                                f"the shell stricter or louder may be set ({', '.join(sorted(_SHELL_OPTIONS))})")
+                                f"the shell stricter or louder may be set (allowed: {', '.join(sorted(_SHELL_OPTIONS))}); "
+                                "drop the option, or run the command without the shell")
             i += 2
         elif len(a) > 1 and a[0] in "-+" and all(ch in _SHELL_FLAGS for ch in a[1:]):
             # `+c` runs a command string too: bash reads the letters, whichever the sign.
@@ -216,8 +217,9 @@ def _uv(args: list[Word]) -> Unwrapped | None:
         return None
     i = _options("uv run", args[1:], set(), _UV_FLAGS) + 1
     if "--no-sync" not in {a.value for a in args[1:i]}:
+        inner = " ".join(a.value for a in args[i:i + 4]) or "CMD"
         raise ShellDeny("`uv run` first syncs the environment (writes .venv, downloads packages); "
-                        "run `uv run --no-sync CMD`")
+                        f"run `uv run --no-sync {inner}`")
     if i >= len(args):
         raise ShellDeny("`uv run` needs a command")
     return Unwrapped([args[i:]])
@@ -309,7 +311,8 @@ def _xargs(args: list[Word]) -> Unwrapped:
 def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
     """What ``name args`` runs if it is a wrapper; None for an ordinary program."""
     if name in FORBIDDEN_BUILTINS:
-        raise ShellDeny(f"`{name}` is not allowed: it runs text or changes the shell in ways the gate cannot see")
+        raise ShellDeny(f"`{name}` is not allowed: it runs text or changes the shell in ways the gate cannot see; "
+                        "run the programs themselves, with their arguments written out")
     if name in OPAQUE_RUNNERS:
         raise ShellDeny(f"`{name}` runs other programs in a way the gate cannot check; run the inner command directly")
     if name == "env":

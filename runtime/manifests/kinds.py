@@ -13,6 +13,33 @@ TOOLS: tuple[str, ...] = (
     "Read", "Glob", "Grep", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "WebFetch", "WebSearch",
 )
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+# The harness's own bookkeeping tools, shown together by a role's `[tools] session = true`, each with
+# the input fields it takes (any other field is denied, as for every tool). Each touches only the
+# session's own state, reads nothing outside what the gate already shows the agent, and runs nothing.
+# Delegating tools stay out, since their work does not pass this gate as one agent's: Agent/Task and
+# Workflow start other agent loops, Skill loads instructions (and may fork a subagent) from files,
+# ScheduleWakeup, CronCreate and Monitor run or resume work later, LSP starts language servers,
+# EnterWorktree makes a git worktree; so do tools nobody has described here yet.
+SESSION_TOOLS: dict[str, frozenset[str]] = {
+    # The session's checklist, held by the CLI in memory (2.x: TodoWrite; later: Task*).
+    "TodoWrite": frozenset({"todos"}),
+    "TodoRead": frozenset(),
+    "TaskCreate": frozenset({"subject", "description", "activeForm", "metadata"}),
+    "TaskGet": frozenset({"taskId"}),
+    "TaskList": frozenset(),
+    "TaskUpdate": frozenset({"taskId", "subject", "description", "activeForm", "status", "addBlocks",
+                             "addBlockedBy", "owner", "metadata"}),
+    # The output of a background command this gate allowed when it started (run_in_background).
+    "BashOutput": frozenset({"bash_id", "filter"}),
+    "TaskOutput": frozenset({"task_id", "block", "timeout"}),
+    # Stopping a background command the session started: it only ends what the gate allowed.
+    "KillShell": frozenset({"shell_id"}),
+    "KillBash": frozenset({"shell_id"}),
+    "TaskStop": frozenset({"task_id", "shell_id"}),
+    # Loads the descriptions of deferred tools; each tool it reveals is still judged by its own name.
+    "ToolSearch": frozenset({"query", "max_results"}),
+}
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 

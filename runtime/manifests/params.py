@@ -30,12 +30,20 @@ class GrammarFields(Model):
     """An argument grammar (see ``runtime.gate.grammar``): options by spelling, positionals, variables."""
 
     option_style: Literal["gnu", "go", "none"] = "gnu"
-    options: dict[str, str | list[str]] = Field(default_factory=dict)
+    # A type name, an enum, or `{ assignments = { KEY = TYPE } }` (`-o KEY=VALUE`).
+    options: dict[str, str | list[str] | dict[str, dict[str, str | list[str]]]] = Field(default_factory=dict)
     positionals: list[str | list[str]] = Field(default_factory=list)
+    min_positionals: int = Field(default=0, ge=0)
     trailing: Trailing | None = None
     env: list[str] = Field(default_factory=list)
     xargs: bool = False
     cwd: Literal["in-root", "any"] = "in-root"
+    # The program may read `@file` as more arguments (argparse's fromfile_prefix_chars, gcc, javac); false
+    # for getopt programs (grep, sed), where `@x` is an ordinary word the grammar types.
+    response_files: bool = True
+    # No option of the program writes, deletes or runs anything, so a glob bash may expand into option
+    # names (`*.md` beside a file named `-r.md`) is allowed: it only changes what the program prints.
+    harmless_options: bool = False
 
     @field_validator("env")
     @classmethod
@@ -82,7 +90,10 @@ class ProgramRule(GrammarFields):
         return v
 
 
-_GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd")
+_GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
+                 "harmless-options", "min-positionals")
+# Types that mean the program loads code from, or writes to, what it is given: not harmless options.
+_NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope")
 
 
 def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
@@ -105,6 +116,15 @@ def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
     out["env"] = list(out["env"] or [])
     out["xargs"] = bool(out["xargs"])
     out["cwd"] = out["cwd"] or "in-root"
+    out["response-files"] = out["response-files"] is not False
+    out["harmless-options"] = out["harmless-options"] is True
+    out["min-positionals"] = out["min-positionals"] or 0
+    if out["harmless-options"]:
+        types = [*dict(out["options"] or {}).values(), *list(out["positionals"] or [])]
+        typed = [t for t in types if isinstance(t, str) and t.rstrip("?.") in _NOT_HARMLESS]
+        if typed:
+            raise ValueError(f"`harmless-options` says no option writes or loads code, but the grammar has "
+                             f"{typed[0].rstrip('?.')} values")
     trailing = out["trailing"]
     if trailing is not None:
         out["trailing"] = {"option-style": trailing.get("option-style") or "gnu",
@@ -269,10 +289,11 @@ def _program_rules(v: Any, grammars: dict[str, dict[str, Any]] | None = None) ->
             "program": rule.program, "subcommands": list(rule.subcommands), **compiled,
             "inline-code": rule.inline_code, "arg-files": rule.arg_files, "ask": rule.ask,
         })
-    names = [r["program"] for r in rules]
-    dupes = sorted({x for x in names if names.count(x) > 1})
-    if dupes:
-        raise ValueError(f"more than one rule for: {', '.join(dupes)}")
+    # Several rules may name one program (`python -m pytest` and `python -m unittest`, each with its grammar):
+    # the gate tries them in order. The same rule twice is a slip, never a second meaning.
+    for n, compiled_rule in enumerate(rules):
+        if compiled_rule in rules[:n]:
+            raise ValueError(f"rule {n + 1} repeats rule {rules.index(compiled_rule) + 1} (`{compiled_rule['program']}`)")
     return rules
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from runtime.manifests.model import Model, parse_model
-from runtime.manifests.params import GrammarFields, compile_grammar
+from runtime.manifests.params import PROGRAM_NAME, GrammarFields, compile_grammar
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 
 GRAMMAR_NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
@@ -29,6 +29,16 @@ class CommandExample(Model):
     command: str
     expect: Literal["allow", "deny"]
     subcommands: list[str] = Field(default_factory=list)  # the example rule's, as a role would set them
+    # The example rule's program, when a role runs the grammar under another name (`python` with
+    # subcommand `-m unittest` for the grammar `unittest`); the grammar's own name by default.
+    program: str | None = None
+
+    @field_validator("program")
+    @classmethod
+    def _program(cls, v: str | None) -> str | None:
+        if v is not None and not PROGRAM_NAME.match(v):
+            raise ValueError(f"`{v}` is not a program name (a bare name, no path)")
+        return v
 
 
 class ProgramFile(GrammarFields):

@@ -48,6 +48,8 @@ class CapabilitiesSection(Model):
 
 class ToolsSection(Model):
     shown: list[Literal[TOOLS]]  # type: ignore[valid-type]
+    # The harness's session tools (kinds.SESSION_TOOLS: checklist, background output): inherited when absent.
+    session: bool | None = None
 
 
 class EscalationSection(Model):
@@ -76,6 +78,8 @@ class ResolvedRole:
     chain: tuple[str, ...]  # ancestors first, this role last
     path: Path
     src: TomlSource = field(repr=False, compare=False)
+    # `[tools] session`: the harness's session tools (kinds.SESSION_TOOLS) pass too, with the fields they take.
+    session: bool = False
 
     def atom_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.atoms)
@@ -158,6 +162,8 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
         raise src.error(("role",), "missing required table `[tools]` (or `capabilities.extends` to inherit it)")
     if len(set(tools)) != len(tools):
         raise src.error(("tools", "shown"), "a tool is listed twice")
+    session = role.tools.session if role.tools is not None and role.tools.session is not None else (
+        parent is not None and parent.session)
     escalation = role.escalation.policy if role.escalation else (parent.escalation if parent else None)
     if escalation is None:
         raise src.error(("role",), "missing required table `[escalation]` (or `capabilities.extends` to inherit it)")
@@ -179,13 +185,13 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
                 raise src.error(loc, f"`{pname}`: {exc}") from None
             inherited = params.get(atom_name, {}).get(pname)
             if specs[pname].type == "program-rules" and inherited:
-                # Shell rules add to the parent's, program by program (a rule for the same program
-                # replaces the parent's): a project role allows `uv` without copying thirty rules.
+                # Shell rules add to the parent's, program by program (the role's rules for a program
+                # replace all the parent's for it): a project role allows `uv` without copying thirty rules.
                 mine = {r["program"] for r in value}
                 value = [r for r in inherited if r["program"] not in mine] + value
             params.setdefault(atom_name, {})[pname] = value
     return ResolvedRole(
         role.role.name, role.role.display_name, role.role.description, tuple(role.role.use_cases),
         role.role.spawnable, escalation, tools, atoms, params,
-        (*(parent.chain if parent else ()), role.role.name), path, src,
+        (*(parent.chain if parent else ()), role.role.name), path, src, session,
     )

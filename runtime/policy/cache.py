@@ -1,7 +1,8 @@
 """Policies compiled on the fly for ``runtime check --role``, cached on disk.
 
-The cache key hashes every catalog file, the role name, the task file and the
-worktree root, so an edit to any of them compiles afresh. Looking a policy up
+The cache key hashes every catalog file, the role name, the task file, the
+worktree root and the worktree's package.json (whose scripts the policy
+carries), so an edit to any of them compiles afresh. Looking a policy up
 needs the standard library only; compiling (pydantic) happens on a miss.
 
 Hashing sixty catalog files on every tool call would cost the hook more than
@@ -84,10 +85,16 @@ def _from_index(index: str) -> str | None:
     return policy
 
 
+def _root_inputs(root: str) -> list[str]:
+    """Files of the worktree the policy reads when it is compiled: package.json's scripts
+    (`npm test -- ARGS`), present or not."""
+    return [os.path.join(root, "package.json")]
+
+
 def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:
     h = new_sha256()
     h.update(f"v{VERSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
-    for path in catalog_files(catalog_root) + ([task_path] if task_path else []):
+    for path in catalog_files(catalog_root) + ([task_path] if task_path else []) + _root_inputs(root):
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -107,7 +114,7 @@ def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str
     if name is not None and os.path.exists(os.path.join(folder, name)):
         return _load(folder, os.path.join(folder, name))
     files, folders = _walk(catalog_root)
-    inputs = folders + files + ([task_path] if task_path else [])
+    inputs = folders + files + ([task_path] if task_path else []) + _root_inputs(root)
     stamps = [[p, _stamp(p)] for p in inputs]  # taken before hashing: an edit in between misses next time
     path = os.path.join(folder, f"{role}-{cache_key(catalog_root, role, task_path, root)[:32]}.json")
     if not os.path.exists(path):

@@ -20,7 +20,7 @@ from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
-from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, VERIFY_KINDS, WRITE_TOOLS
+from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, VERIFY_KINDS, WRITE_TOOLS
 from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
@@ -64,7 +64,8 @@ def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
         "options": {"-s": "flag", "--silent": "flag", "--quiet": "flag", "-k": "flag", "--keep-going": "flag",
                     "-j": "int", "--jobs": "int"},
         "positionals": [list(targets)], "trailing": None, "env": [], "cwd": "in-root",
-        "inline-code": False, "arg-files": False, "xargs": False, "ask": False,
+        "inline-code": False, "arg-files": False, "xargs": False, "ask": False, "response-files": False,
+        "harmless-options": False, "min-positionals": 0,
     }
 
 
@@ -80,6 +81,28 @@ def _check_toolchain_scope(toolchain: Toolchain, values: dict[str, dict[str, Any
         if scope.match(f"{folder}/x") and not denied.match(f"{folder}/x"):
             raise ManifestError(toolchain.source, 1, f"toolchain folder `{folder}` lies inside role `{role.name}`'s "
                                 f"write scope: the agent could put any program there; narrow the scope or deny `{folder}/**`")
+
+
+_MAX_PACKAGE_JSON = 1 << 20
+
+
+def package_scripts(root: Path) -> dict[str, str]:
+    """The `scripts` of the worktree's package.json, for `npm test -- ARGS` (runtime.gate.package_scripts):
+    none when there is no such file, or it is not a JSON object with a table of strings (a package
+    whose scripts the gate cannot read passes no arguments to them)."""
+    import json
+
+    path = root / "package.json"
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_PACKAGE_JSON:
+            return {}
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    scripts = doc.get("scripts") if isinstance(doc, dict) else None
+    if not isinstance(scripts, dict):
+        return {}
+    return {k: v for k, v in sorted(scripts.items()) if isinstance(k, str) and isinstance(v, str) and "\x00" not in v}
 
 
 def _gate(role: ResolvedRole, atom_name: str) -> str | None:
@@ -131,11 +154,13 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
             "parent_agent": task.parent_agent,
         },
         "root": str(Path(root).resolve()),
-        "tools": list(role.tools),
+        # The session tools ride with the tools the role shows: the gate checks each one's fields.
+        "tools": list(role.tools) + (list(SESSION_TOOLS) if role.session else []),
         "gates": gates,
         "verify": verify,
         "sandbox": sandbox,
         "toolchain": {"path": list(toolchain.path)},
+        "package-scripts": package_scripts(Path(root).resolve()),
         # Every layer's catalog files: an agent must not rewrite the rules it runs under.
         "protected": [str(layer / part) for layer in catalog.layers
                       for part in (*CATALOG_PARTS, TOOLCHAIN_FILE)]

@@ -79,13 +79,14 @@ def url_refusal(patterns: Sequence[str], url: object, ports: Sequence[int] = WEB
     except ValueError:
         return "the URL cannot be parsed"
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        return "URLs with credentials (`user@host`) are not fetched"
+        return "URLs with credentials (`user@host`) are not fetched; drop them from the URL"
     if (port or (443 if parts.scheme == "https" else 80)) not in ports:
         return f"only ports {', '.join(map(str, ports))} are reachable"
     host = parts.hostname or ""
     if not patterns:
-        return "this role declares no domains it may reach (the task's `network.allowed-domains`)"
+        return ("this role declares no domains it may reach (the task's `network.allowed-domains`); work with what "
+                "the worktree holds, and say in your report what you needed")
     if not domain_allowed(patterns, host):
         return (f"`{host}` is not in the domains this agent may reach ({', '.join(patterns)}); an address or a "
-                "name off the list is never fetched")
+                "name off the list is never fetched: use one of those")
     return None

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import param_values
-from runtime.manifests.kinds import TOOLS, WRITE_TOOLS
+from runtime.manifests.kinds import SESSION_TOOLS, TOOLS, WRITE_TOOLS
 from runtime.manifests.role import ResolvedRole, load_role
+
+# `[tools] session`: one row for the harness's session tools, which a role shows together.
+SESSION_ROW = "Session tools (" + ", ".join(SESSION_TOOLS) + ")"
 
 ESCALATION_MEANING = {
     "ask-via-return": "Questions go into the final report; the orchestrator reads them",
@@ -26,7 +29,7 @@ def _bash_cell(role: ResolvedRole) -> str:
     if "Bash" not in role.tools:
         return "—"
     rules = param_values(role, None).get("tools::bash-allowlist", {}).get("rules", [])
-    names = [r["program"] for r in rules]
+    names = list(dict.fromkeys(r["program"] for r in rules))  # a program may have several rules
     if not names:
         return "no commands"
     shown = ", ".join(names[:4])
@@ -71,6 +74,8 @@ def _role_section(n: int, role: ResolvedRole, atoms_dir: str) -> list[str]:
     out += ["", "**Tools:**", "", "| Tool | Shown | Notes |", "|---|---|---|"]
     for tool in TOOLS:
         out.append(f"| {tool} | {'yes' if tool in role.tools else 'no'} | {_tool_note(role, tool)} |")
+    out.append(f"| {SESSION_ROW} | {'yes' if role.session else 'no'} | "
+               f"{'the checklist and background commands, with the fields each takes' if role.session else ''} |")
     out += ["", "**Typical use cases:**", ""]
     out += [f"- {use}" for use in role.use_cases]
     return out + [""]
@@ -104,6 +109,7 @@ def render(catalog: Catalog) -> str:
     for tool in TOOLS:
         cells = [(_bash_cell(r) if tool == "Bash" else ("✓" if tool in r.tools else "✗")) for r in roles]
         out.append(f"| {tool} | " + " | ".join(cells) + " |")
+    out.append(f"| {SESSION_ROW} | " + " | ".join("✓" if r.session else "✗" for r in roles) + " |")
     out += ["", "## Escalation policy matrix", "", "| Role | Policy | Meaning |", "|---|---|---|"]
     for role in roles:
         out.append(f"| {role.name} | {role.escalation} | {ESCALATION_MEANING[role.escalation]} |")

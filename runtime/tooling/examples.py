@@ -80,13 +80,15 @@ def run_examples(atom: Atom, root: str) -> list[ManifestError]:
 def run_program_examples(grammar: ProgramGrammar, root: str) -> list[ManifestError]:
     """Run every example command of a program grammar through the real gate.
 
-    The policy holds one rule, ``program`` with this grammar and any
-    subcommand, and a write scope of ``out/**`` under an empty worktree.
+    The policy holds one rule, for the example's ``program`` (the grammar's
+    name unless it says another: ``python`` for ``python -m unittest``) with
+    this grammar and the example's subcommands, and a write scope of
+    ``out/**`` under an empty worktree.
     """
     where = display_path(grammar.path)
     failures = []
     for n, ex in enumerate(grammar.examples):
-        policy = _program_policy(grammar, ex.subcommands, root)
+        policy = _program_policy(grammar, ex.program or grammar.name, ex.subcommands, root)
         decision = decide(policy, "Bash", {"command": ex.command}, root)
         if decision.verdict != ex.expect:
             line = grammar.src.line_of(("examples", n))
@@ -95,8 +97,8 @@ def run_program_examples(grammar: ProgramGrammar, root: str) -> list[ManifestErr
     return failures
 
 
-def _program_policy(grammar: ProgramGrammar, subcommands: list[str], root: str) -> Policy:
-    rule = {"program": grammar.name, "subcommands": subcommands, **grammar.grammar,
+def _program_policy(grammar: ProgramGrammar, program: str, subcommands: list[str], root: str) -> Policy:
+    rule = {"program": program, "subcommands": subcommands, **grammar.grammar,
             "inline-code": False, "arg-files": False, "ask": False}
     doc = {
         "format": FORMAT, "version": VERSION, "mode": STRICT, "role": f"example of programs/{grammar.name}", "root": root,

@@ -7,7 +7,9 @@ other option passed. A rule now declares what the program may take. The
 rewrite, on the TOML document (tomlkit keeps comments and layout):
 
 - a program the catalog has a grammar for (``pytest``; ``python -m pytest``
-  is pytest too) names it: ``grammar = "pytest"``;
+  is pytest too) names it: ``grammar = "pytest"``; a ``python`` rule whose
+  subcommands run modules of different grammars (``-m pytest``, ``-m
+  unittest``) becomes one rule per module, each naming its grammar;
 - a rule that names no grammar, options or positionals meant "any
   arguments"; it gets the program's grammar, or ``free...`` operands;
 - any other keeps its path flags as typed options (``path-in-root``,
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import tomlkit
+from tomlkit.items import InlineTable
 
 from runtime.errors import ManifestError
 
@@ -54,6 +57,38 @@ def _grammar_for(rule: Any, grammars: set[str]) -> str | None:
     return None
 
 
+def _module_groups(rule: Any, grammars: set[str]) -> list[list[str]]:
+    """A `python` rule's subcommands split by the grammar each `-m MODULE` has (`-m pytest`, `-m unittest`);
+    subcommands of no module (`--version`) stay with the first. One group when there is nothing to split."""
+    subs = [str(s) for s in rule.get("subcommands", [])]
+    if not re.match(r"^python[0-9.]*$", str(rule["program"])):
+        return [subs]
+    groups: dict[str, list[str]] = {}
+    for sub in subs:
+        words = sub.split()
+        key = words[1] if words[0] == "-m" and len(words) > 1 and words[1] in grammars else ""
+        groups.setdefault(key, []).append(sub)
+    named = [k for k in groups if k]
+    if len(named) < 2:
+        return [subs]
+    out = [groups[k] for k in named]
+    out[0] = out[0] + groups.get("", [])
+    return out
+
+
+def _split(rules: Any, index: int, groups: list[list[str]]) -> None:
+    """Rule ``index`` keeps the first group of subcommands; a copy of it after it takes each other group,
+    so each module's rule can name its own grammar (a role holds several rules for one program)."""
+    rule = rules[index]
+    rule["subcommands"] = groups[0]
+    for n, group in enumerate(groups[1:], 1):
+        copy = tomlkit.inline_table() if isinstance(rule, InlineTable) else tomlkit.table()
+        for key, value in rule.items():
+            copy[key] = value.unwrap() if hasattr(value, "unwrap") else value
+        copy["subcommands"] = group
+        rules.insert(index + n, copy)
+
+
 def migrate_rules(text: str, grammars: set[str], where: str) -> tuple[str, list[RuleChange]]:
     """The text with old-form shell rules rewritten, and what changed."""
     try:
@@ -66,7 +101,10 @@ def migrate_rules(text: str, grammars: set[str], where: str) -> tuple[str, list[
         return text, []
     changes: list[RuleChange] = []
     seen: dict[str, int] = {}
-    for rule in rules:
+    index = 0
+    while index < len(rules):
+        rule = rules[index]
+        index += 1
         program = str(rule.get("program", "?"))
         nth = seen.get(program, 0)
         seen[program] = nth + 1
@@ -79,6 +117,24 @@ def migrate_rules(text: str, grammars: set[str], where: str) -> tuple[str, list[
         if "grammar" in rule or "options" in rule or "positionals" in rule:
             raise ManifestError(where, line, f"the rule for `{program}` mixes {', '.join(old)} with a grammar; "
                                              "remove the old keys by hand")
+        groups = _module_groups(rule, grammars)
+        if len(groups) > 1:
+            _split(rules, index - 1, groups)
+            seen[program] = nth + len(groups)
+            for group in groups:
+                module = group[0].split()[1]
+                changes.append(RuleChange(line, program, f"now uses the catalog's grammar `{module}` for "
+                                          f"{', '.join(f'`{program} {s}`' for s in group)}"))
+            for n, group in enumerate(groups):
+                target = rules[index - 1 + n]
+                for key in (*old, "option-style"):
+                    if key in target:
+                        del target[key]
+                target["grammar"] = group[0].split()[1]
+                if n and not isinstance(target, InlineTable):
+                    target.add(tomlkit.nl())  # a blank line before the next table, as the rest of the file has
+            index += len(groups) - 1
+            continue
         named = _grammar_for(rule, grammars)
         roots = [str(f) for f in rule.get("root-path-flags", [])]
         scopes = [str(f) for f in rule.get("scope-path-flags", [])]

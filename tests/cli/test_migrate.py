@@ -131,3 +131,58 @@ def test_denylist_rules_become_grammars_and_say_what_is_now_denied(catalog_copy)
                        input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                                          "tool_input": {"command": command}, "cwd": str(root)}))
         assert proc.returncode == (0 if verdict == "allow" else 2), (command, proc.stdout, proc.stderr)
+
+
+MODULES_ROLE = """#:schema ../schemas/role.schema.json
+[role]
+name = "modules"
+display-name = "modules"
+description = "runs two test modules"
+use-cases = ["x"]
+
+[capabilities]
+required = ["tools::bash-allowlist", "policy::no-git-ops"]
+
+[tools]
+shown = ["Read", "Bash"]
+
+[escalation]
+policy = "ask-via-return"
+
+[[params."tools::bash-allowlist".rules]]
+program = "python3"
+subcommands = ["-m pytest", "--version", "-m unittest"]
+deny-flags = ["-p"]
+
+[[params."tools::bash-allowlist".rules]]
+program = "ls"
+"""
+
+
+def test_a_python_rule_for_two_modules_becomes_a_rule_per_grammar(catalog_copy):
+    path = catalog_copy / "roles/modules.toml"
+    path.write_text(MODULES_ROLE)
+    check = run_cli("migrate", "--check", cwd=catalog_copy)
+    assert check.returncode == 1
+    assert check.stdout.splitlines() == [
+        "roles/modules.toml:18: the shell rule for `python3` has the old form; it now uses the catalog's grammar "
+        "`pytest` for `python3 -m pytest`, `python3 --version`",
+        "roles/modules.toml:18: the shell rule for `python3` has the old form; it now uses the catalog's grammar "
+        "`unittest` for `python3 -m unittest`",
+        "roles/modules.toml:23: the shell rule for `ls` has the old form; it now uses the catalog's grammar `ls`",
+    ]
+    assert run_cli("migrate", cwd=catalog_copy).returncode == 0
+    text = path.read_text()
+    assert text.count('program = "python3"') == 2 and "deny-flags" not in text
+    assert 'subcommands = ["-m pytest", "--version"]\ngrammar = "pytest"\n\n' in text
+    assert 'subcommands = ["-m unittest"]\ngrammar = "unittest"\n\n' in text
+    assert run_cli("lint", cwd=catalog_copy).returncode == 0
+    assert run_cli("migrate", "--check", cwd=catalog_copy).returncode == 0  # idempotent
+    root = catalog_copy / "work"
+    root.mkdir()
+    for command, verdict in (("python3 -m unittest -v", "allow"), ("python3 -m pytest -q", "allow"),
+                             ("python3 -m unittest -p evil", "allow"), ("python3 -m pytest -p evil", "deny")):
+        proc = run_cli("check", "--role", "modules", "--catalog", str(catalog_copy), "--root", str(root),
+                       input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                         "tool_input": {"command": command}, "cwd": str(root)}))
+        assert proc.returncode == (0 if verdict == "allow" else 2), (command, proc.stdout, proc.stderr)

@@ -147,9 +147,11 @@ class Oracle:
     # HOME is /root in the harness: tools' own logs and caches there are theirs, never config files.
     incidental: tuple[str, ...] = ("/tmp/", "/var/tmp/", "/dev/", "/root/.npm/_logs/", "/root/.npm/_cacache/",
                                    "/root/.cache/")
-    # The interpreter's, pytest's and ruff's caches (ruff is installed with the dev tools now, so its
-    # generated calls really run and write `.ruff_cache` at the project's root, as pytest writes its own).
-    incidental_parts: tuple[str, ...] = ("/__pycache__/", "/.pytest_cache/", "/.ruff_cache/")
+    # The interpreter's, pytest's, ruff's and mypy's caches and coverage's data file (ruff and mypy are
+    # installed with the dev tools, so their generated calls really run and write `.ruff_cache` and
+    # `.mypy_cache` at the project's root, as pytest writes its own).
+    incidental_parts: tuple[str, ...] = ("/__pycache__/", "/.pytest_cache/", "/.ruff_cache/", "/.mypy_cache/",
+                                         "/.coverage/")
 
     def violations(self, touched: Touched, hard_linked: frozenset[str]) -> list[str]:
         out: list[str] = []

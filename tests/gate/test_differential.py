@@ -198,15 +198,30 @@ def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"
 
 
+# Values for the typed words that are neither paths nor numbers, hostile ones among them.
+TYPED = {
+    "mode": ["+x", "go-w", "644", "u+s", "4755", "+t"],
+    "format": ["+%s", "+%Y-%m-%d", "010100002030"],
+    "warning-filter": ["error::DeprecationWarning", "ignore", "ignore::evil.Warning", "error:::evil"],
+}
+
+
 @st.composite
 def _value(draw, vtype) -> str:
     if isinstance(vtype, list):
         return draw(st.sampled_from(vtype))
+    if isinstance(vtype, dict):  # `{ assignments = { KEY = TYPE } }`: a declared key, or one that is not
+        keys = sorted(vtype["assignments"])
+        key = draw(st.sampled_from([*keys, "addopts", "cache_dir"]))
+        sub = vtype["assignments"].get(key, "path")
+        return f"{key}={draw(_value(sub))}"
     name = vtype.rstrip("?")
-    if name in ("path", "path-in-root", "path-in-scope"):
+    if name in ("path", "path-in-root", "path-in-scope", "file-in-scope"):
         return draw(st.sampled_from(PATHS))
     if name == "int":
         return draw(st.sampled_from(["1", "2", "5", "-1", "+3"]))
+    if name in TYPED:
+        return draw(st.sampled_from(TYPED[name]))
     return draw(st.sampled_from(FREE))
 
 

@@ -15,7 +15,7 @@ def test_tools_the_role_does_not_show_are_denied_with_the_list(policy_for, workt
     for tool in ("Agent", "Task", "NotebookEdit", "WebFetch", "PowerShell", "mcp__fs__write_file", "FutureTool"):
         d = decide(policy, tool, {}, str(worktree))
         assert d.verdict == DENY and d.rule == "tools"
-        assert "the tools you may use are: Bash, Edit, Glob, Grep, MultiEdit, Read, Write" in d.reason
+        assert "do the work yourself with the tools you may use: Bash, BashOutput, Edit, Glob, Grep" in d.reason
 
 
 def test_write_inside_scope_is_granted_by_the_whitelist_atom(policy_for, worktree):

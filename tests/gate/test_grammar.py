@@ -107,3 +107,81 @@ def test_the_deny_lists_what_is_allowed():
     with pytest.raises(ArgDeny) as exc:
         read({"options": {"-q": "flag", "--tb": ["short"]}}, "-x")
     assert "allowed: -q, --tb" in str(exc.value)
+
+
+# -- typed values of the newer kinds -------------------------------------------------------------
+
+TYPED = {"options": {"-W": "warning-filter", "-o": {"assignments": {"log_cli": ["true", "false"], "cache": "path-in-scope",
+                                                                    "n": "int"}}},
+         "positionals": ["mode", "format"]}
+
+
+@pytest.mark.parametrize(("line", "uses"), [
+    ("-W error::DeprecationWarning", [("-W", "warning-filter", "error::DeprecationWarning")]),
+    ("-W ignore", [("-W", "warning-filter", "ignore")]),
+    ("-Wi::UserWarning:mymod:3", [("-W", "warning-filter", "i::UserWarning:mymod:3")]),  # a prefix, as Python takes
+    ("-o log_cli=true", [("-o log_cli=", "enum", "true")]),
+    ("-ocache=out/c -o n=3", [("-o cache=", "path-in-scope", "out/c"), ("-o n=", "int", "3")]),
+    ("u+x,go-w +%s", [("", "mode", "u+x,go-w"), ("", "format", "+%s")]),
+    ("644", [("", "mode", "644")]),
+    ("=r", [("", "mode", "=r")]),
+])
+def test_typed_values_are_read_with_their_kind(line, uses):
+    assert read(TYPED, line) == uses
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("-W ignore::mypkg.MyWarning", "would be imported"),
+    ("-W explode", "ACTION one of"),
+    ("-W a:b:c:d:e:f", "ACTION one of"),
+    ("-o addopts=-pevil", "set one of cache, log_cli, n as KEY=VALUE"),
+    ("-o log_cli", "as KEY=VALUE"),
+    ("-o log_cli=maybe", "must be one of false, true"),
+    ("-o n=x", "must be a number"),
+    ("u+s", "set-user-ID"),
+    ("4755", "set-user-ID"),
+    ("+t", "sticky"),
+    ("g=u", "give a mode of r, w, x"),
+    ("644 010100002030", "only an output format"),
+])
+def test_typed_values_refuse_what_loads_code_or_sets_bits(line, why):
+    with pytest.raises(ArgDeny, match=why.replace("+", r"\+")):
+        read(TYPED, line)
+
+
+def test_an_assignment_path_is_a_use_of_its_own_type():
+    uses = Grammar(TYPED, "p").read([Word("-o"), Word("cache=.git/x")])
+    assert [(u.type, u.value, u.word) for u in uses] == [("path-in-scope", ".git/x", None)]  # judged by its text
+
+
+def test_min_positionals_requires_operands():
+    grammar = {"positionals": ["path-in-scope", "path"], "min-positionals": 1}
+    assert read(grammar, "out/a fix.diff") == [("", "path-in-scope", "out/a"), ("", "path", "fix.diff")]
+    with pytest.raises(ArgDeny, match="needs at least 1 operand here; name the file it works on"):
+        read(grammar, "")
+    with pytest.raises(GrammarError, match="min-positionals"):
+        Grammar({"positionals": ["path"], "min-positionals": 2}, "p")
+    Grammar({"positionals": ["mode", "path..."], "min-positionals": 5}, "p")  # a repeating operand has no cap
+
+
+@pytest.mark.parametrize("raw", [
+    {"options": {"-o": {"assignments": {}}}},
+    {"options": {"-o": {"assignments": {"k": "flag"}}}},
+    {"options": {"-o": {"assignments": {"k": {"assignments": {"j": "free"}}}}}},
+    {"options": {"-o": {"keys": {"k": "free"}}}},
+    {"options": {"-o": {"assignments": {"a=b": "free"}}}},
+    {"positionals": ["mode?"]},
+])
+def test_malformed_typed_values_are_grammar_errors(raw):
+    with pytest.raises(GrammarError):
+        Grammar(raw, "p")
+
+
+def test_harmless_options_cannot_be_claimed_by_a_program_that_writes():
+    from runtime.manifests.params import compile_grammar
+
+    assert compile_grammar({"positionals": ["path..."], "harmless-options": True}, "ls")["harmless-options"] is True
+    with pytest.raises(ValueError, match="harmless-options.*path-in-scope"):
+        compile_grammar({"positionals": ["path-in-scope..."], "harmless-options": True}, "rm")
+    with pytest.raises(ValueError, match="path-in-root"):
+        compile_grammar({"options": {"--rootdir": "path-in-root"}, "harmless-options": True}, "x")

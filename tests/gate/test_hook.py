@@ -269,3 +269,21 @@ def test_adversarial_lengths_are_decided_by_the_gate_itself(policy_file, worktre
         assert proc.returncode == 0 and decision(proc)["permissionDecision"] == "allow", proc.stderr[:300]
     else:
         assert proc.returncode == 2 and reason in proc.stderr, proc.stderr[:300]
+
+
+def test_the_role_cache_notices_an_edited_package_json(worktree, tmp_path):
+    """The policy carries package.json's scripts (`npm test -- ARGS`): editing it compiles afresh."""
+    import json as _json
+
+    env = {"RUNTIME_CACHE_DIR": str(tmp_path / "cache")}
+    call = hook_input("Bash", {"command": "npm test -- --watch=false"}, worktree)
+
+    def verdict():
+        proc = run_cli("check", "--role", "explorer", "--catalog", str(REPO), input=call, env=env)
+        return decision(proc)["permissionDecision"]
+
+    assert verdict() == "deny"  # no package.json: no script to pass arguments to
+    (worktree / "package.json").write_text(_json.dumps({"scripts": {"test": "jest"}}))
+    assert verdict() == "allow"  # jest --watch=false
+    (worktree / "package.json").write_text(_json.dumps({"scripts": {"test": "node run-tests.js"}}))
+    assert verdict() == "deny"  # node is no program of explorer's

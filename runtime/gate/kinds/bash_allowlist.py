@@ -8,15 +8,23 @@ worktree (``path-in-root``). A rule also lists the variables the program may
 be given beyond the harmless few every program may (``runtime.gate.envvars``),
 and whether inline code (``python -c``), ``@file`` arguments and arguments
 appended by ``xargs`` are allowed.
+
+A role may hold several rules for one program (``python -m pytest`` and
+``python -m unittest``, each with its own grammar): they are tried in order
+and the first that accepts the call decides. When none does, the refusal is
+the one of the rule the call came closest to (its subcommand matched), and
+it names the forms the other rules allow.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+import os
+
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
-from runtime.gate.grammar import COPY, FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
+from runtime.gate.grammar import COPY, FILE, FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
@@ -26,12 +34,17 @@ if TYPE_CHECKING:
 
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
+    from runtime.gate.grammar import Use
     from runtime.gate.shell_types import Command
 
 _RULE_KEYS = {
     "program", "subcommands", "option-style", "options", "positionals", "trailing", "env", "cwd",
     "inline-code", "arg-files", "xargs", "ask",
 }
+# A glob for paths in the worktree is expanded to check each match; past this many, the agent names fewer.
+_MAX_GLOB_MATCHES = 1000
+# Facts about the program its grammar may state; absent, each takes the cautious value.
+_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals"}
 
 
 def into_folder(operands: list[str]) -> list[str]:
@@ -49,14 +62,17 @@ def into_folder(operands: list[str]) -> list[str]:
 
 
 class Rule:
-    __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask")
+    __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask",
+                 "response_files", "harmless_options")
 
     def __init__(self, raw: dict[str, Any]) -> None:
-        if not isinstance(raw, dict) or set(raw) != _RULE_KEYS:
+        if not isinstance(raw, dict) or not _RULE_KEYS <= set(raw) <= _RULE_KEYS | _OPTIONAL_KEYS:
             raise PolicyError("a shell rule has missing or unknown keys")
         self.program = raw["program"]
         self.subcommands = sorted((tuple(s.split()) for s in raw["subcommands"]), key=len, reverse=True)
         grammar = {k: raw[k] for k in ("option-style", "options", "positionals", "cwd") if raw[k] is not None}
+        if raw.get("min-positionals"):
+            grammar["min-positionals"] = raw["min-positionals"]
         if raw["trailing"] is not None:
             grammar["trailing"] = raw["trailing"]
         if not isinstance(grammar.get("options", {}), dict):
@@ -74,6 +90,12 @@ class Rule:
         self.arg_files = bool(raw["arg-files"])
         self.xargs = bool(raw["xargs"])
         self.ask = bool(raw["ask"])
+        # Whether the program may read `@file` as a file of more arguments (argparse with
+        # fromfile_prefix_chars, gcc, javac); getopt programs (grep, sed) take `@x` as a word.
+        self.response_files = raw.get("response-files", True) is not False
+        # Whether no option of the program writes, deletes or runs anything (ls, cat, grep): then a
+        # glob bash may expand into option names (`*.md` beside a file `-r.md`) only changes what it prints.
+        self.harmless_options = raw.get("harmless-options", False) is True
 
     @property
     def grammar(self) -> Grammar:
@@ -93,42 +115,78 @@ class BashAllowlist(Gate):
         raw = params.pop("rules", None)
         if not isinstance(raw, list):
             raise PolicyError("parameter `rules` must be a list")
-        self.rules = {r.program: r for r in map(Rule, raw)}
+        self.rules: dict[str, list[Rule]] = {}
+        for rule in map(Rule, raw):
+            self.rules.setdefault(rule.program, []).append(rule)
         self.programs = ", ".join(sorted(self.rules)) or "none"
         no_more(self.kind, params)
 
     def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         name = cmd.name
-        rule = self.rules.get(name)
-        if rule is None:
+        rules = self.rules.get(name)
+        if rules is None:
             return deny(f"`{name}` is not an allowed program for this role (allowed: {self.programs})", self.atom, name)
+        if len(rules) == 1:
+            return self._judge(rules[0], cmd, ctx)[0]
+        refusal: GateDecision | None = None
+        furthest = 0
+        for rule in rules:
+            d, stage = self._judge(rule, cmd, ctx)
+            if d.verdict != DENY:
+                return d
+            if stage > furthest:
+                # The rule the call got furthest through (its subcommand matched, its grammar read
+                # every word) says best what is wrong with it: `sed -i … .git/x` is refused for the
+                # path by the in-place rule, not for `-i` by the read-only one.
+                refusal, furthest = d, stage
+        if refusal is None:
+            forms = [f"`{name} {' '.join(s)}`".rstrip("` ") + "`" for r in rules for s in reversed(r.subcommands or [()])]
+            shown = ", ".join(dict.fromkeys(forms))
+            return deny(f"`{name} {' '.join(cmd.args[:2])}` is not allowed; allowed forms: {shown} (options after the "
+                        "subcommand)", self.atom, name)
+        return refusal
+
+    def _judge(self, rule: Rule, cmd: Command, ctx: Context) -> tuple[GateDecision, int]:
+        """One rule's answer, and how far the call got through it: 0 its subcommand did not match,
+        1 refused before its grammar read the words, 2 refused by the grammar, 3 refused after."""
+        name = cmd.name
         args = cmd.args
         sub: tuple[str, ...] = ()
         if rule.subcommands:
             sub = next((s for s in rule.subcommands if tuple(args[: len(s)]) == s), ())
             if not sub:
                 shown = ", ".join(f"`{name} {' '.join(s)}`" for s in reversed(rule.subcommands))
-                return deny(f"`{name} {' '.join(args[:2])}` is not allowed; allowed forms: {shown} (options after the subcommand)", self.atom, name)
+                return deny(f"`{name} {' '.join(args[:2])}` is not allowed; allowed forms: {shown} (options after the subcommand)", self.atom, name), 0
         for var, _value in cmd.assigns:
             if var not in BASE and var not in rule.env:
                 extra = f"; `{name}` may also be given {', '.join(sorted(rule.env))}" if rule.env else ""
                 return deny(f"`{var}` is not a variable `{name}` may be given here (every program may be given locale and "
                             f"terminal settings: LANG, LC_*, TZ, NO_COLOR, ...{extra}); run the command without it",
-                            self.atom, f"{name} {var}")
-        if not rule.arg_files:
+                            self.atom, f"{name} {var}"), 1
+        if not rule.arg_files and rule.response_files:
             for a in args:
                 if a[:1] == "@":
-                    return deny(f"`{name} {a}`: arguments starting with @ can name a file of more arguments, which the gate cannot check", self.atom, name)
+                    return deny(f"`{name} {a}`: arguments starting with @ can name a file of more arguments, which the gate cannot check", self.atom, name), 1
         if not rule.inline_code:
             why = inline_code(name, args)
             if why:
-                return deny(why, self.atom, name)
+                return deny(why, self.atom, name), 1
+        if not rule.harmless_options:
+            for w in cmd.words:
+                if w.dash:
+                    return deny(f"`{w.value}` is a glob bash could expand into option names of `{name}` (a file named "
+                                f"`-x…` matches it); start it with `./` (`./{w.value}`) or a folder name, or list the files", self.atom, name), 1
         if cmd.open_args and not rule.xargs:
-            return deny(f"`xargs {name}` would append arguments (options too) the gate cannot check; pass them explicitly", self.atom, name)
+            return deny(f"`xargs {name}` would append arguments (options too) the gate cannot check; pass them explicitly", self.atom, name), 1
         try:
             uses = rule.grammar.read(cmd.words[len(sub):])
         except ArgDeny as exc:
-            return deny(str(exc), self.atom, name)
+            return deny(str(exc), self.atom, name), 2
+        return self._check(rule, uses, cmd, ctx), 3
+
+    def _check(self, rule: Rule, uses: list[Use], cmd: Command, ctx: Context) -> GateDecision:
+        """The checks after the grammar read the words: where it runs, and each path it was given."""
+        name = cmd.name
         if rule.grammar.cwd_in_root:
             for cwd in cmd.cwds:
                 if not ctx.folder_inside_root(cwd):
@@ -138,7 +196,7 @@ class BashAllowlist(Gate):
         pending = None
         copies: list[str] = []
         for use in uses:
-            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER and use.type != COPY:
+            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER and use.type != COPY and use.type != FILE:
                 continue
             what = f"{name} {use.spelled}".rstrip()
             word = use.word
@@ -147,6 +205,14 @@ class BashAllowlist(Gate):
                             "find the files, then name them", self.atom, what)
             # A word of its own carries the shell's view of its quoting (a quoted `[` is literal);
             # a value attached to an option (`--out=x`) is judged by its text, conservatively.
+            if use.type == ROOT and word is not None and word.glob and not word.tilde and "=~" not in use.value \
+                    and ":~" not in use.value:
+                # `pytest tests/test_*.py`: every name it expands to now is checked (a name made later
+                # lies in the same folders, and reading stays in the worktree whatever it is called).
+                d = self._glob_inside_root(what, use.value, cmd, ctx)
+                if d is not None:
+                    return d
+                continue
             if (expands(use.value) if word is None else (word.glob or word.tilde or "=~" in use.value or ":~" in use.value)):
                 # bash expands `~`, globs and braces in a path word before the program sees
                 # it, through symlinks planted in scope; the gate judges the literal text.
@@ -157,6 +223,14 @@ class BashAllowlist(Gate):
                 if d is not None:
                     return d
                 continue
+            if any(ch in use.value for ch in "*?[{"):
+                # Quoted for the shell, a pattern still reaches the program, and some expand their own
+                # (prettier, eslint, black's --include): a write names its files.
+                return deny(f"`{what} {use.value}`: name the files to write; a pattern may be expanded by the "
+                            "program itself into paths the gate never sees", self.atom, what)
+            if use.type == FILE and any(os.path.isdir(os.path.join(cwd, use.value)) for cwd in cmd.cwds):
+                return deny(f"`{what} {use.value}` is a folder; name the files to write (the program would rewrite "
+                            "whatever it finds inside, through links the gate never sees)", self.atom, what)
             d = ctx.check_write(use.value, cmd.cwds, what, folder=use.type == FOLDER)
             if d.verdict == DENY:
                 return d
@@ -174,8 +248,36 @@ class BashAllowlist(Gate):
             return ask(f"`{name}` needs approval under this role's rules", self.atom, name)
         return allow(f"`{name}` is allowed by its rule", self.atom, name)
 
-    def _inside_root(self, what: str, value: str, cmd: Command, ctx: Context) -> GateDecision | None:
+    def _glob_inside_root(self, what: str, value: str, cmd: Command, ctx: Context) -> GateDecision | None:
+        """A glob for paths that must stay in the worktree: every name it matches now, from every folder the
+        shell may be in. `[` classes are refused (bash reads `[^a]` and `[!a]` alike, Python's fnmatch does
+        not), and so is `**` (with bash's globstar it descends; the gate would have to follow every folder)."""
+        import glob as globbing
+
+        if "[" in value or "**" in value:
+            return deny(f"`{what} {value}`: write the glob with `*` and `?` only (no `[...]` classes or `**`), or the "
+                        "paths out", self.atom, what)
+        if any(ch in part for part in value.split("/")[:-2] for ch in "*?"):
+            # The walk stays short: wildcards in the last two components only (`tests/*/test_*.py`).
+            return deny(f"`{what} {value}`: put wildcards in the last two parts of the path only, or write the paths "
+                        "out", self.atom, what)
         for cwd in cmd.cwds:
+            # Hidden names too: with bash's dotglob on, `tests/*` would give `tests/.x` as well.
+            found = globbing.iglob(value, root_dir=cwd, include_hidden=True)
+            matches = [m for _, m in zip(range(_MAX_GLOB_MATCHES + 1), found, strict=False)]  # stops past the cap
+            if len(matches) > _MAX_GLOB_MATCHES:
+                return deny(f"`{what} {value}` matches more than {_MAX_GLOB_MATCHES} paths; name a narrower glob or "
+                            "the folder", self.atom, what)
+            # No match: bash passes the word itself, which names a path in its folder part's folder.
+            for path in matches or [value.rsplit("/", 1)[0] if "/" in value else "."]:
+                d = self._inside_root(what, path, cmd, ctx, (cwd,))
+                if d is not None:
+                    return d
+        return None
+
+    def _inside_root(self, what: str, value: str, cmd: Command, ctx: Context,
+                     cwds: tuple[str, ...] | None = None) -> GateDecision | None:
+        for cwd in cmd.cwds if cwds is None else cwds:
             try:
                 resolved = resolve(value, cwd)
             except PathError as exc:

@@ -23,5 +23,7 @@ class DenyTools(Gate):
 
     def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
         if tool in self.tools:
-            return deny(f"`{tool}` is denied for this role; it may not use {', '.join(sorted(self.tools))}", self.atom, tool)
+            usable = ", ".join(sorted(ctx.policy.tools - self.tools)) or "none"
+            return deny(f"`{tool}` is denied for this role; it may not use {', '.join(sorted(self.tools))}: use the "
+                        f"tools it may use ({usable})", self.atom, tool)
         return None

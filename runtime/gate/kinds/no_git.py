@@ -30,5 +30,5 @@ class NoGit(Gate):
             )
         for key, _ in cmd.assigns:
             if key.upper().startswith("GIT_"):
-                return deny(f"`{key}` configures git; agents never run git", self.atom, key)
+                return deny(f"`{key}` configures git; agents never run git: run the command without it", self.atom, key)
         return None

@@ -25,10 +25,12 @@ class NoNetwork(Gate):
 
     def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
         if tool in self.tools:
-            return deny(f"`{tool}` needs the network, which this role does not have", self.atom, tool)
+            return deny(f"`{tool}` needs the network, which this role does not have; work with what the worktree "
+                        "holds, and say in your report what you needed from the network", self.atom, tool)
         return None
 
     def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         if cmd.name in self.programs:
-            return deny(f"`{cmd.name}` uses the network, which this role does not have", self.atom, cmd.name)
+            return deny(f"`{cmd.name}` uses the network, which this role does not have; work with what the worktree holds, "
+                        "and say in your report what you needed from the network", self.atom, cmd.name)
         return None

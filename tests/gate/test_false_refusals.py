@@ -1,0 +1,137 @@
+"""Calls real agents make that the gate used to refuse for its own reading, not for what they do."""
+
+import os
+
+import pytest
+
+from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.engine import decide
+from runtime.gate.shell import analyze
+from runtime.gate.shell_types import ShellDeny
+
+
+def _bash(policy, command, cwd):
+    return decide(policy, "Bash", {"command": command}, str(cwd))
+
+
+# -- `@` starts a word, not an argument file, for programs that read none ---------------------
+
+
+@pytest.mark.parametrize("command", ['grep -rn "@pytest.fixture" src', "grep -rn @dataclass src",
+                                     "rg -n '@property' src", "sed -n '/@app.route/p' src/pkg/mod.py"])
+def test_at_words_of_programs_without_argument_files_are_allowed(policy_for, worktree, command):
+    assert _bash(policy_for("explorer"), command, worktree).verdict == ALLOW
+
+
+@pytest.mark.parametrize("command", ["pytest @args.txt", "python -m pytest @args.txt", "mypy @flags"])
+def test_at_words_of_programs_that_read_argument_files_stay_refused(policy_for, worktree, command):
+    d = _bash(policy_for("explorer"), command, worktree)
+    assert d.verdict == DENY and "file of more arguments" in d.reason
+
+
+# -- a `-` operand just before a redirection -------------------------------------------------
+
+
+@pytest.mark.parametrize("command,args", [
+    ("cat - 2>&1", ["-"]),
+    ("cat - - 2>/dev/null", ["-", "-"]),
+    ("echo x | diff src/pkg/mod.py - 2>&1", ["src/pkg/mod.py", "-"]),  # tree-sitter hangs it on the pipeline
+    ("echo x | grep -n x - 2>&1 | head", ["-n", "x", "-"]),
+])
+def test_a_dash_before_a_redirection_is_an_operand(command, args):
+    script = analyze(command, "/w")
+    assert [c.args for c in script.commands if c.name in ("cat", "diff", "grep")] == [args]
+
+
+def test_a_dash_tree_sitter_leaves_out_is_still_judged(policy_for, worktree):
+    assert _bash(policy_for(), "echo x | diff src/pkg/mod.py - 2>&1", worktree).verdict == ALLOW
+    d = _bash(policy_for(), "python - <<'EOF'\nimport os\nEOF", worktree)  # the `-` is python's: a stdin script
+    assert d.verdict == DENY and "`python -`" in d.reason
+    with pytest.raises(ShellDeny, match="`bash -`"):
+        analyze("echo id | bash - 2>&1", "/w")
+
+
+# -- a literal `$` -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command,value", [
+    ('grep -n "foo$" f', "foo$"),
+    ('grep -En "^def .*\\)$" f', "^def .*\\)$"),  # inside double quotes `\)` keeps its backslash
+    ('grep "a$/b" f', "a$/b"),
+    ("grep foo$ f", "foo$"),
+    ("grep 'a'$ f", "a$"),
+])
+def test_a_dollar_that_starts_no_expansion_is_literal(command, value):
+    assert analyze(command, "/w").commands[0].args[-2] == value
+
+
+@pytest.mark.parametrize("command", ['grep "a$HOME" f', 'grep "a${x}" f', 'grep "a$(id)" f', 'grep "a$1" f',
+                                     'grep "a$[1+2]" f', "grep a$'x' f", 'grep a$"x" f', 'grep "$$" f',
+                                     'grep "a$ b" f'])
+def test_a_dollar_that_expands_stays_refused(command):
+    with pytest.raises(ShellDeny):
+        analyze(command, "/w")
+
+
+# -- globs that cannot become options ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["ls *.md", "ls -la *.py src", "cat *.txt", "wc -l *.py", "grep -n TODO *.py",
+                                     "head -5 *.md", "echo *", "diff *.orig"])
+def test_a_leading_glob_for_a_program_whose_options_are_harmless_is_allowed(policy_for, worktree, command):
+    assert _bash(policy_for("explorer"), command, worktree).verdict == ALLOW
+
+
+@pytest.mark.parametrize("command,why", [
+    ("rm *.pyc", "could expand into option names of `rm`"),
+    ("sort *.txt", "option names of `sort`"),  # `sort -ofile` would write
+    ("find * -name x", "option names of `find`"),
+    ("timeout 5 ls *.md", "option names of `timeout`"),
+    ("xargs ls * < list", "option names of `xargs`"),
+    ("sed -n p *.py", "option names of `sed`"),
+])
+def test_a_leading_glob_for_anything_else_is_refused_with_the_fix(policy_for, worktree, command, why):
+    d = _bash(policy_for(), command, worktree)
+    assert d.verdict == DENY and why in d.reason and "start it with `./`" in d.reason
+
+
+def test_a_glob_of_test_paths_is_checked_match_by_match(policy_for, worktree):
+    (worktree / "tests/test_a.py").write_text("")
+    (worktree / "tests/test_b.py").write_text("")
+    policy = policy_for()
+    for command in ("pytest tests/test_*.py", "pytest -q tests/test_?.py", "python -m pytest tests/*",
+                    "pytest tests/nothing_*.py"):
+        assert _bash(policy, command, worktree).verdict == ALLOW, command
+    os.symlink("/tmp", worktree / "tests/test_out")
+    d = _bash(policy, "pytest tests/test_*", worktree)
+    assert d.verdict == DENY and "outside the worktree" in d.reason
+    d = _bash(policy, "pytest tests/.*", worktree)  # hidden names too (bash's dotglob)
+    assert d.verdict == ALLOW
+    os.symlink("/etc", worktree / "tests/.hidden")
+    assert _bash(policy, "pytest tests/*", worktree).verdict == DENY
+    for command in ("pytest tests/test_[ab].py", "pytest tests/**/test_a.py"):
+        d = _bash(policy, command, worktree)
+        assert d.verdict == DENY and "`*` and `?` only" in d.reason
+    assert _bash(policy, "pytest src/*/test_?.py", worktree).verdict == ALLOW  # wildcards in the last two parts
+    d = _bash(policy, "pytest tests/*/*/test_a.py", worktree)
+    assert d.verdict == DENY and "last two parts" in d.reason
+
+
+def test_a_write_never_takes_a_pattern_quoted_or_not(policy_for, worktree):
+    for command in ("rm -f src/*.pyc", "rm -f 'src/*.pyc'", "touch 'src/a[1].py'", "prettier --write 'src/**/*.ts'"):
+        d = _bash(policy_for(), command, worktree)
+        assert d.verdict == DENY, command
+
+
+@pytest.mark.parametrize("command", ["black src", "ruff format src/pkg", "isort tests", "sed -i 's/a/b/' src",
+                                     "gofmt -w src", "prettier --write src"])
+def test_a_formatter_names_files_never_folders(policy_for, worktree, command):
+    # Given a folder, it would rewrite whatever it finds inside, hard links to control files included.
+    d = _bash(policy_for(), command, worktree)
+    assert d.verdict == DENY and "is a folder; name the files to write" in d.reason
+
+
+@pytest.mark.parametrize("command", ["black src/pkg/mod.py", "ruff format src/pkg/mod.py", "isort src/pkg/mod.py",
+                                     "sed -i 's/a/b/' src/pkg/mod.py", "black --check src", "ruff format --check src"])
+def test_a_formatter_given_files_or_checking_folders_is_allowed(policy_for, worktree, command):
+    assert _bash(policy_for(), command, worktree).verdict == ALLOW
