@@ -178,13 +178,16 @@ def _check_warning_filter(value: str, spelled: str) -> None:
 class Use:
     """One typed word of a command line: an option's value, or a positional."""
 
-    __slots__ = ("spelled", "type", "value", "word")
+    __slots__ = ("spelled", "type", "value", "word", "rest")
 
-    def __init__(self, spelled: str, vtype: str, value: str, word: Word | None) -> None:
+    def __init__(self, spelled: str, vtype: str, value: str, word: Word | None, rest: bool = False) -> None:
         self.spelled = spelled  # the option as written, or "" for a positional
         self.type = vtype
         self.value = value
         self.word = word  # the whole word the value came from (None when attached to a longer one)
+        # A positional the repeating type (`path...`) took: a word bash expands into several lands in
+        # the same type, where one in a fixed place would shift the words after it into other types.
+        self.rest = rest
 
 
 class Grammar:
@@ -369,16 +372,17 @@ class Grammar:
             raise ArgDeny(f"`{self.program}` needs at least {self.min_positionals} operand"
                           f"{'s' if self.min_positionals > 1 else ''} here; name the file{'s' if self.min_positionals > 1 else ''} it works on")
         for k, w in enumerate(words):
+            rest = False
             if k < len(self.positionals):
                 t = self.positionals[k]
             elif self.rest is not None:
-                t = self.rest
+                t, rest = self.rest, True
             else:
                 count = len(self.positionals)
                 what = "no arguments" if not count else f"at most {count} argument{'s' if count > 1 else ''}"
                 raise ArgDeny(f"`{self.program} … {w.value}`: `{self.program}` takes {what} here")
             t.check(w.value, self.program)
-            uses.append(Use("", t.name, w.value, w))
+            uses.append(Use("", t.name, w.value, w, rest))
 
     # -- messages -----------------------------------------------------------
     def _unknown(self, name: str) -> str:

@@ -406,11 +406,8 @@ class _Walker(RedirectReader):
                                 "of the shell; write `cd DIR && ...`")
             return self.cd(args, cwds)
         inner = wrappers.unwrap(name, args)
-        if inner is not None and any(a.dash for a in args):
-            # A wrapper reads its own options first: a glob bash turns into `-c…` would be one of them.
-            glob = next(a.value for a in args if a.dash)
-            raise ShellDeny(f"`{glob}` is a glob that could expand to option names of `{name}`; start it with `./` "
-                            f"(`./{glob}`) or a folder name")
+        if inner is not None:
+            self.wrapper_words(name, args, inner)
         if inner is not None and by_path is not None:
             raise wrappers.by_path_deny(by_path, name)  # a wrapper or shell from a folder of the repository
         if inner is not None and open_args:
@@ -441,6 +438,24 @@ class _Walker(RedirectReader):
             if cmd:
                 state = self.simple(cmd, assigns, via + name + " ", open_args or inner.open_args, cwds, keeps_shell)
         return state if keeps_shell else (cwds, cwds)
+
+    @staticmethod
+    def wrapper_words(name: str, args: list[Word], inner: wrappers.Unwrapped) -> None:
+        """The wrapper's own words (`timeout 5*`, `env A=*`, `find *.py`): bash expands a glob into any number of
+        words, and a wrapper would read them as its own, the second perhaps as the command to run, one starting
+        with `-` as an option. The inner command's words are its rule's to judge; find's own words are judged
+        by find's grammar too, but a glob there that could start with `-` would be an option of find."""
+        theirs = {id(w) for command in inner.commands for w in command}
+        for a in args:
+            if id(a) in theirs or not (a.glob or a.tilde):
+                continue
+            if a.dash:
+                raise ShellDeny(f"`{a.value}` is a glob bash expands before `{name}` runs, and could expand into "
+                                f"option names of `{name}` (a file named `-x…` matches it); quote it (`'{a.value}'`) "
+                                f"for the program to match it itself, or start it with `./` (`./{a.value}`)")
+            if name != "find":
+                raise ShellDeny(f"`{name} … {a.value}`: bash expands `{a.value}` before `{name}` runs, into words "
+                                f"`{name}` would read as its own; quote it, or write the value out")
 
     def shell_variables(self, name: str, assigns: list[tuple[str, str]], scripts: list[str]) -> None:
         """Variables given to a shell: never those it reads itself; with nothing to run (`bash -c ''`), no

@@ -44,6 +44,10 @@ class GrammarFields(Model):
     # No option of the program writes, deletes or runs anything, so a glob bash may expand into option
     # names (`*.md` beside a file named `-r.md`) is allowed: it only changes what the program prints.
     harmless_options: bool = False
+    # The program takes each file it writes as a name and expands no pattern itself (rm, sed -i, black),
+    # so a glob bash expands may name them (`sed -i … src/app/*.py`): the gate expands it too and checks
+    # every match. Not for prettier or eslint, which expand a pattern the shell passes on unmatched.
+    glob_writes: bool = False
 
     @field_validator("env")
     @classmethod
@@ -91,7 +95,7 @@ class ProgramRule(GrammarFields):
 
 
 _GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
-                 "harmless-options", "min-positionals")
+                 "harmless-options", "min-positionals", "glob-writes")
 # Types that mean the program loads code from, or writes to, what it is given: not harmless options.
 _NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope")
 
@@ -119,6 +123,12 @@ def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
     out["response-files"] = out["response-files"] is not False
     out["harmless-options"] = out["harmless-options"] is True
     out["min-positionals"] = out["min-positionals"] or 0
+    out["glob-writes"] = out["glob-writes"] is True
+    if out["glob-writes"]:
+        last = out["positionals"][-1] if out["positionals"] else None
+        if not (isinstance(last, str) and last in ("path-in-scope...", "file-in-scope...")):
+            raise ValueError("`glob-writes` is about the files a program writes: its last operand type must be "
+                             "`path-in-scope...` or `file-in-scope...`")
     if out["harmless-options"]:
         types = [*dict(out["options"] or {}).values(), *list(out["positionals"] or [])]
         typed = [t for t in types if isinstance(t, str) and t.rstrip("?.") in _NOT_HARMLESS]

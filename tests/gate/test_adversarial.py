@@ -734,8 +734,12 @@ DENY = [
     B("glob-rm-rf-star", "rm -rf *"),
     B("glob-bracket-flag", "pytest [-]p evil"),
     B("glob-dash-star", "pytest -*"),
-    B("glob-rm-src-star", "rm -r src/*", BA),
-    B("glob-touch-positional", "touch src/pkg/*.py", BA),
+    # rm and touch take a glob, each match checked: src/pkg holds the denylist, src/pkg/*.py a hard link
+    B("glob-rm-src-star", "rm -r src/*", DL),
+    B("glob-touch-positional", "touch src/pkg/*.py"),
+    B("glob-sed-script", "sed -n s*a*b* src/pkg/mod.py", BA),  # bash would pass a file's name as the script
+    B("glob-uniq-output", "uniq src/pkg/*.py", BA),  # the second match would be uniq's output
+    B("glob-wrapper-own", "timeout 5* ls", None),
     # brace expansion
     B("brace-rm-etc", "rm -rf {src,/etc}"),
     B("brace-cp-tmp", "cp src/pkg/mod.py {/tmp,src}/x.py"),

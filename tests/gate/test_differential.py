@@ -8,8 +8,10 @@ planted symlinks and a hard link to `.git/config`. A second one builds the
 families an outside corpus found: xargs's options (values taken only when
 attached), `find -exec ... +` with stray `+`, list operators and groups after
 `cd`, `bash -o`, variables given to a shell with nothing to run,
-`{NAME}>file`, `..` after a symlink or a name that does not exist, and
-copies into folders holding a planted hard link; the repository also holds a
+`{NAME}>file`, `..` after a symlink or a name that does not exist,
+copies into folders holding a planted hard link, and unquoted globs (in a
+free word, a fixed operand, a wrapper's own word, the files a program
+writes; a planted file is named like a sed script that runs a program); the repository also holds a
 script named `cat` (and `10/cat`...) that runs a program no role allows, so a
 command the gate reads unlike bash runs it. Every command the gate allows is
 executed in a throwaway sandbox (``tests/gate/reality.py``) and judged by
@@ -102,6 +104,9 @@ REGRESSIONS: list[str] = [
     "cp src/pkg/a.py src/pkg/into",
     "mv src/pkg/mod.py src/pkg/into/",
     "pytest --rootdir=.git tests",
+    # an unquoted glob in a word the gate judged by its text: bash passed a planted file's name
+    "cd src/pkg && sed -n s*d*e* mod.py",  # sed ran the script `s|def|id;|e`, which runs id
+    "uniq src/pkg/*a*.py",  # the second match, a hard link to .git/config, was uniq's output
 ]
 
 # Wrappers the gate unwraps and programs the allowed ones run themselves.
@@ -148,6 +153,8 @@ def scratch(tmp_path_factory) -> Path:
     os.link(root / ".git/config", root / "src/pkg/into/a.py")
     # Scripts named like an allowed program, which run one no role allows: executed only when a
     # command runs something other than what the gate saw (`xargs -e sh cat` runs ./cat).
+    # A file whose name is a sed script that runs a program: `sed s*e` in its folder would run it.
+    (root / "src/pkg/s|def|id;|e").write_text("")
     for folder in ("src/pkg", "src/pkg/10", "src/pkg/11", "src/pkg/12"):
         (root / folder).mkdir(exist_ok=True)
         script = root / folder / "cat"
@@ -408,7 +415,29 @@ def _copy_family(draw, names: list[str]) -> str:
     return f"{program} {sources} {draw(st.sampled_from(COPY_DESTS))}"
 
 
-FAMILIES = [_xargs_family, _find_family, _cd_family, _shell_family, _descriptor_family, _dotdot_family, _copy_family]
+# Unquoted globs where bash's expansion lands: a free word (sed's script, taken from a planted file's name), a
+# fixed operand (uniq's input, whose second match becomes its output), a wrapper's own word, and the files
+# of programs that take a glob for what they write (each match checked: a hard link, the denylist, a folder).
+GLOB_COMMANDS = [
+    "cd src/pkg && sed -n s*e mod.py", "cd src/pkg && sed -i s*e a.py", "sed -n src/pkg/s*e src/pkg/mod.py",
+    "cd src/pkg && sed s*d*e* mod.py", "uniq src/pkg/*a*.py", "uniq src/pkg/*.py", "cd src/pkg && uniq a*", "cd src/pkg && tr a* b < a.py",
+    "timeout 5* ls", "env A=* ls", "find src -name *.py", "grep -e d* src/pkg/mod.py",
+]
+GLOB_WRITES = ["rm -f {d}/*.txt", "sed -i 's/a/b/' {d}/*.py", "touch {d}/*.py", "chmod +x {d}/*.py", "rm -rf {d}/g*",
+               "rm -rf {d}/*", "black -q {d}/*.py", "rm -f ./{d}/*", "sed -i 's/a/b/' {d}/?.py", "touch {d}/*.md",
+               "rm -rf {d}/*.egg-info", "rm -f {d}/*/x", "chmod -x {d}/*"]
+GLOB_FOLDERS = ["src/pkg", "src/pkg/sub", "tests", "src", "src/pkg/deep", "src/pkg/into", "docs", "src/pkg/gitlink"]
+
+
+@st.composite
+def _glob_family(draw, names: list[str]) -> str:
+    if draw(st.integers(0, 2)) == 0:
+        return draw(st.sampled_from(GLOB_COMMANDS))
+    return draw(st.sampled_from(GLOB_WRITES)).format(d=draw(st.sampled_from(GLOB_FOLDERS)))
+
+
+FAMILIES = [_xargs_family, _find_family, _cd_family, _shell_family, _descriptor_family, _dotdot_family, _copy_family,
+            _glob_family]
 
 
 @st.composite

@@ -77,7 +77,7 @@ def test_a_dollar_that_expands_stays_refused(command):
 
 
 @pytest.mark.parametrize("command", ["ls *.md", "ls -la *.py src", "cat *.txt", "wc -l *.py", "grep -n TODO *.py",
-                                     "head -5 *.md", "echo *", "diff *.orig"])
+                                     "head -5 *.md", "echo *", "diff *.orig", "timeout 5 ls *.md", "xargs ls * < list"])
 def test_a_leading_glob_for_a_program_whose_options_are_harmless_is_allowed(policy_for, worktree, command):
     assert _bash(policy_for("explorer"), command, worktree).verdict == ALLOW
 
@@ -86,8 +86,8 @@ def test_a_leading_glob_for_a_program_whose_options_are_harmless_is_allowed(poli
     ("rm *.pyc", "could expand into option names of `rm`"),
     ("sort *.txt", "option names of `sort`"),  # `sort -ofile` would write
     ("find * -name x", "option names of `find`"),
-    ("timeout 5 ls *.md", "option names of `timeout`"),
-    ("xargs ls * < list", "option names of `xargs`"),
+    ("timeout * ls", "option names of `timeout`"),
+    ("timeout 5 rm *.md", "option names of `rm`"),
     ("sed -n p *.py", "option names of `sed`"),
 ])
 def test_a_leading_glob_for_anything_else_is_refused_with_the_fix(policy_for, worktree, command, why):
@@ -117,10 +117,32 @@ def test_a_glob_of_test_paths_is_checked_match_by_match(policy_for, worktree):
     assert d.verdict == DENY and "last two parts" in d.reason
 
 
-def test_a_write_never_takes_a_pattern_quoted_or_not(policy_for, worktree):
-    for command in ("rm -f src/*.pyc", "rm -f 'src/*.pyc'", "touch 'src/a[1].py'", "prettier --write 'src/**/*.ts'"):
+def test_a_write_takes_a_pattern_only_from_the_shell_and_for_a_program_that_expands_none(policy_for, worktree):
+    # Quoted, the pattern reaches the program; prettier, eslint and cp's folder copies are not `glob-writes`.
+    for command in ("rm -f 'src/*.pyc'", "touch 'src/a[1].py'", "prettier --write 'src/**/*.ts'",
+                    "prettier --write src/*.ts", "cp src/pkg/*.py tests", "rm -f src/*/x.pyc", "rm -f src/[ab].pyc",
+                    "sed -i 's/a/b/' src/**/*.py"):
         d = _bash(policy_for(), command, worktree)
         assert d.verdict == DENY, command
+
+
+def test_a_glob_of_files_to_write_is_checked_match_by_match(policy_for, worktree):
+    (worktree / "src/pkg/b.py").write_text("x = 1\n")
+    policy = policy_for()
+    for command in ("sed -i 's/a/b/' src/pkg/*.py", "rm -f ./src/pkg/*.pyc", "chmod +x src/pkg/*.py", "black src/pkg/*.py"):
+        assert _bash(policy, command, worktree).verdict == ALLOW, command
+    (worktree / ".git/config").write_text("[core]\n")
+    os.link(worktree / ".git/config", worktree / "src/pkg/zz.py")  # a match with another name: .git/config
+    try:
+        d = _bash(policy, "sed -i 's/a/b/' src/pkg/*.py", worktree)
+        assert d.verdict == DENY and "matches src/pkg/zz.py" in d.reason and "hard links" in d.reason
+    finally:
+        os.unlink(worktree / "src/pkg/zz.py")
+    (worktree / "tests/.git").mkdir()  # a nested repository's: hidden names count, as with bash's dotglob
+    d = _bash(policy, "rm -rf tests/*", worktree)
+    assert d.verdict == DENY and "(matches tests/.git)" in d.reason
+    d = _bash(policy, "black src/*", worktree)
+    assert d.verdict == DENY and "matches the folder `src/pkg`" in d.reason
 
 
 @pytest.mark.parametrize("command", ["black src", "ruff format src/pkg", "isort tests", "sed -i 's/a/b/' src",

@@ -21,10 +21,23 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 import os
+import re
 
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
-from runtime.gate.grammar import COPY, FILE, FOLDER, ROOT, SCOPE, ArgDeny, Grammar, GrammarError, expands
+from runtime.gate.grammar import (
+    COPY,
+    FILE,
+    FOLDER,
+    FREE,
+    PATH,
+    ROOT,
+    SCOPE,
+    ArgDeny,
+    Grammar,
+    GrammarError,
+    expands,
+)
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
@@ -41,10 +54,14 @@ _RULE_KEYS = {
     "program", "subcommands", "option-style", "options", "positionals", "trailing", "env", "cwd",
     "inline-code", "arg-files", "xargs", "ask",
 }
+# Write types, whose own checks refuse a pattern (or expand it) and say what to write instead.
+_PATH_TYPES = frozenset({SCOPE, FOLDER, COPY, FILE})
 # A glob for paths in the worktree is expanded to check each match; past this many, the agent names fewer.
 _MAX_GLOB_MATCHES = 1000
+# A glob of files to write reads one folder: past this many names in it, the agent names the files.
+_MAX_GLOB_SCAN = 20000
 # Facts about the program its grammar may state; absent, each takes the cautious value.
-_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals"}
+_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals", "glob-writes"}
 
 
 def into_folder(operands: list[str]) -> list[str]:
@@ -63,7 +80,7 @@ def into_folder(operands: list[str]) -> list[str]:
 
 class Rule:
     __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask",
-                 "response_files", "harmless_options")
+                 "response_files", "harmless_options", "glob_writes")
 
     def __init__(self, raw: dict[str, Any]) -> None:
         if not isinstance(raw, dict) or not _RULE_KEYS <= set(raw) <= _RULE_KEYS | _OPTIONAL_KEYS:
@@ -96,6 +113,9 @@ class Rule:
         # Whether no option of the program writes, deletes or runs anything (ls, cat, grep): then a
         # glob bash may expand into option names (`*.md` beside a file `-r.md`) only changes what it prints.
         self.harmless_options = raw.get("harmless-options", False) is True
+        # Whether the program takes each operand it writes as a name, never as a pattern of its own (rm,
+        # sed -i): then a glob bash expands may name them, every match checked (prettier expands its own).
+        self.glob_writes = raw.get("glob-writes", False) is True
 
     @property
     def grammar(self) -> Grammar:
@@ -196,6 +216,9 @@ class BashAllowlist(Gate):
         pending = None
         copies: list[str] = []
         for use in uses:
+            d = self._expansion(rule, use, cmd)
+            if d is not None:
+                return d
             if use.type != ROOT and use.type != SCOPE and use.type != FOLDER and use.type != COPY and use.type != FILE:
                 continue
             what = f"{name} {use.spelled}".rstrip()
@@ -212,6 +235,14 @@ class BashAllowlist(Gate):
                 d = self._glob_inside_root(what, use.value, cmd, ctx)
                 if d is not None:
                     return d
+                continue
+            if word is not None and word.glob and use.rest and rule.glob_writes and (use.type == SCOPE or use.type == FILE):
+                # `sed -i … src/app/*.py`, `rm -rf ./*.egg-info`: every name the glob matches now is checked
+                # as a write (see _glob_writes for a name made later).
+                d = self._glob_writes(what, use, cmd, ctx)
+                if d is not None and d.verdict == DENY:
+                    return d
+                pending = pending if d is None else d
                 continue
             if (expands(use.value) if word is None else (word.glob or word.tilde or "=~" in use.value or ":~" in use.value)):
                 # bash expands `~`, globs and braces in a path word before the program sees
@@ -247,6 +278,81 @@ class BashAllowlist(Gate):
         if rule.ask:
             return ask(f"`{name}` needs approval under this role's rules", self.atom, name)
         return allow(f"`{name}` is allowed by its rule", self.atom, name)
+
+    def _expansion(self, rule: Rule, use: Use, cmd: Command) -> GateDecision | None:
+        """A word bash expands (a glob, `~`) becomes other words before the program runs: names from a folder,
+        any number of them, which the grammar then reads in the places after it. Allowed only where every one
+        lands in the same type, the repeating operand (`path...`), and that type is judged for each name: a
+        path read, a path in the worktree (expanded and checked), a write of a program that expands no
+        pattern itself (`glob-writes`: expanded and checked), or any word of a program none of whose
+        options writes or runs anything. Anywhere else the gate would judge the pattern's text and the
+        program get a file's name: `sed s*a*b* f` ran the script of a file named `s|a|b|e`, `uniq in*`
+        wrote the second match."""
+        word = use.word
+        if word is None or not (word.glob or word.tilde or "=~" in use.value or ":~" in use.value):
+            return None  # a value attached to an option is part of a word starting with `-`, never expanded
+        vtype = use.type
+        if use.rest and (vtype == PATH or vtype == ROOT or (vtype == FREE and rule.harmless_options)):
+            return None
+        if use.rest and word.glob and rule.glob_writes and (vtype == SCOPE or vtype == FILE):
+            return None  # expanded and each match checked below
+        if vtype in _PATH_TYPES:
+            return None  # a write: its own check refuses the pattern and says what to write instead
+        what = f"{cmd.name} {use.spelled}".rstrip()
+        if vtype == PATH or vtype == ROOT:
+            return deny(f"`{what} {use.value}`: write the path out (no `~`, globs or braces): bash would replace it "
+                        "with every name it matches, and each after the first would be read as another argument",
+                        self.atom, what)
+        if word.tilde or "=~" in use.value or ":~" in use.value:
+            return deny(f"`{what} {use.value}`: bash replaces `~` with a home folder there; quote it, or write the "
+                        "value out", self.atom, what)
+        return deny(f"`{what} {use.value}` is a pattern bash replaces with the names it matches before `{cmd.name}` "
+                    f"runs; quote it (`'{use.value}'`) to pass it as it is", self.atom, what)
+
+    def _glob_writes(self, what: str, use: Use, cmd: Command, ctx: Context) -> GateDecision | None:
+        """A glob naming files a program that expands no pattern itself writes: each name it matches now, from
+        every folder the shell may be in, is checked like the Write tool, and so is the pattern's own text
+        (which bash passes on when nothing matches).
+
+        Matched as generously as any shell setting could (hidden names, as with dotglob; any case, as with
+        nocaseglob), and a pattern's quoted wildcards as wildcards: a superset of what bash passes. The
+        wildcards may stand in the last part only, so every name the glob can match, now or later, lies in
+        one folder: a name made there after the decision was made by a write the gate checked, or by code
+        the program runs, which is the sandbox's to contain. It cannot start with `-` (a glob that could is
+        refused before the grammar reads the words)."""
+        import fnmatch
+
+        value = use.value
+        folder, slash, pattern = value.rpartition("/")
+        if any(ch in value for ch in "[]()|") or "**" in value or any(ch in folder for ch in "*?") \
+                or len(pattern.encode()) > 255:
+            return deny(f"`{what} {value}`: a glob for files to write may use `*` and `?` in its last part only "
+                        "(`src/app/*.py`); write the paths out otherwise", self.atom, what)
+        folder = folder or ("/" if slash else ".")
+        matcher = re.compile(fnmatch.translate(pattern), re.IGNORECASE | re.DOTALL)
+        pending = None
+        for cwd in cmd.cwds:
+            names = [value]  # bash passes the word itself when nothing matches
+            try:
+                with os.scandir(os.path.join(cwd, folder)) as entries:
+                    for n, entry in enumerate(entries):
+                        if n >= _MAX_GLOB_SCAN or len(names) > _MAX_GLOB_MATCHES:
+                            return deny(f"`{what} {value}` matches too many names; name a narrower glob or the files",
+                                        self.atom, what)
+                        if matcher.match(entry.name):
+                            names.append(f"{folder.rstrip('/')}/{entry.name}" if folder != "/" else f"/{entry.name}")
+            except OSError:
+                pass  # no such folder: nothing matches
+            for path in names:
+                if use.type == FILE and os.path.isdir(os.path.join(cwd, path)):
+                    return deny(f"`{what} {value}` matches the folder `{path}`; name the files to write (the program "
+                                "would rewrite whatever it finds inside, through links the gate never sees)",
+                                self.atom, what)
+                d = ctx.check_write(path, (cwd,), f"{what} {value} (matches {path})")
+                if d.verdict == DENY:
+                    return d
+                pending = pending if d.verdict == ALLOW else d
+        return pending
 
     def _glob_inside_root(self, what: str, value: str, cmd: Command, ctx: Context) -> GateDecision | None:
         """A glob for paths that must stay in the worktree: every name it matches now, from every folder the
