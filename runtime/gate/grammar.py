@@ -44,7 +44,9 @@ write, and the last also a folder that may receive the others under their own
 names, `cp a.py tests` writing `tests/a.py`: that name is checked too, whether
 the folder exists yet or not), ``file-in-scope`` (a file written, never a
 folder: a formatter given a folder rewrites what it finds there, through links
-the gate never sees). A value type ending in ``?`` is optional and only
+the gate never sees), ``diff`` (a diff GNU patch applies: without an operand
+naming the one file to change, every file the diff names is a write, read from
+it; see ``runtime.gate.kinds.bash_allowlist``). A value type ending in ``?`` is optional and only
 taken attached (``--color=always``, ``-i.bak``). A positional type ending in
 ``...`` repeats.
 
@@ -66,8 +68,8 @@ if TYPE_CHECKING:
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
 FOLDER, COPY, FILE = "folder-in-scope", "copy-in-scope", "file-in-scope"
-MODE, FORMAT, WARNING = "mode", "format", "warning-filter"
-SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY, FILE, MODE, FORMAT, WARNING})
+MODE, FORMAT, WARNING, DIFF = "mode", "format", "warning-filter", "diff"
+SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY, FILE, MODE, FORMAT, WARNING, DIFF})
 STYLES = ("gnu", "go", "none")
 _INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
 _NUM = LazyPattern(r"^-\d+$")
@@ -194,7 +196,7 @@ class Grammar:
     """A compiled grammar; ``read(words)`` returns the typed uses or raises ArgDeny."""
 
     __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo",
-                 "min_positionals")
+                 "min_positionals", "stdin")
 
     def __init__(self, raw: dict[str, Any], program: str) -> None:
         if not isinstance(raw, dict):
@@ -243,6 +245,12 @@ class Grammar:
         if isinstance(self.min_positionals, bool) or not isinstance(self.min_positionals, int) \
                 or self.min_positionals < 0 or (self.rest is None and self.min_positionals > len(self.positionals)):
             raise GrammarError(f"{program}: `min-positionals` is a number no larger than the operands declared")
+        # What the program reads on standard input when no option or operand names it: "diff" (patch).
+        self.stdin = raw.get("stdin")
+        if self.stdin not in (None, DIFF):
+            raise GrammarError(f"{program}: `stdin` is `diff` or absent")
+        if self.stdin == DIFF and not any(t.name == DIFF for t in (*self.options.values(), *self.positionals)):
+            raise GrammarError(f"{program}: `stdin = \"diff\"` needs an option or operand of type `diff` naming the file instead")
         trailing = raw.get("trailing")
         self.trailing = Grammar(trailing, f"{program} --") if trailing is not None else None
         # Reading depends on the words alone: an agent re-runs the same commands many times.

@@ -34,7 +34,7 @@ from runtime.gate import wrappers
 from runtime.gate.envvars import BASE, check_assignment
 from runtime.gate.paths import PATH_MAX, PathError, collapse
 from runtime.gate.shell_redirects import STATEMENTS, WORD_NODES, RedirectReader
-from runtime.gate.shell_types import Command, Script, ShellDeny, Word
+from runtime.gate.shell_types import Command, Input, Script, ShellDeny, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Tree
@@ -318,13 +318,18 @@ class _Walker(RedirectReader):
         if body is None:
             raise ShellDeny("a redirection without a command is not allowed")
         saved, self.tails = self.tails, []
+        saved_inputs = self.inputs
         if body.type == "command":
             # Words after a redirection are the command's arguments (`pytest >f -p x`).
             extra: list[Word] = self.dropped_dashes(body, redirects[0]) if redirects else []
+            inputs: list[Input | None] = []
+            self.inputs = inputs
             for child in redirects:
                 extra += self.redirect(child, cwds)
+            self.inputs = saved_inputs
             tails, self.tails = self.tails, saved
-            return self.run_tails(tails, self.command(body, extra, cwds), cwds)
+            return self.run_tails(tails, self.command(body, extra, cwds, inputs), cwds)
+        self.inputs = None  # a group's or a pipeline's standard input is no one command's to judge
         last = body
         while last.type in ("pipeline", "list") and last.named_children:
             last = last.named_children[-1]
@@ -332,22 +337,31 @@ class _Walker(RedirectReader):
             dashes = self.dropped_dashes(body, redirects[0])
             if dashes:  # `a | cat - 2>&1`: the `-` is the last command's
                 self.carry = (last.start_byte, dashes)
+            if body.type in ("list", "pipeline"):  # `cd src && patch -p1 <<'EOF'`: the heredoc is patch's
+                found = [value for stdin, value in map(self.input_of, redirects) if stdin]
+                self.carry_inputs = (last.start_byte, found) if found else None
         ok, fail = self.statement(body, cwds)
-        self.carry = None
+        self.carry = self.carry_inputs = None
         # A group's or a subshell's redirection is opened before its body runs. tree-sitter also hangs
         # `a && b > f` on the whole list, where bash gives it to the last command, b, in b's folders.
         reached = cwds if body.type in ("compound_statement", "subshell") else self.last_cwds
         for child in redirects:
             if self.redirect(child, reached):
                 raise ShellDeny("arguments after a redirection of a compound command are not allowed; put arguments before redirections")
+        self.inputs = saved_inputs
         tails, self.tails = self.tails, saved
         return self.run_tails(tails, (ok, fail), cwds)
 
     # -- commands ----------------------------------------------------------
-    def command(self, node: Node, extra: list[Word], cwds: tuple[str, ...]) -> State:
+    def command(self, node: Node, extra: list[Word], cwds: tuple[str, ...],
+                inputs: list[Input | None] | None = None) -> State:
         assigns: list[tuple[str, str]] = []
         words: list[Word] = []
         saved, self.tails = self.tails, []
+        saved_inputs, self.inputs = self.inputs, list(inputs or [])
+        if self.carry_inputs is not None and self.carry_inputs[0] == node.start_byte:
+            self.inputs += self.carry_inputs[1]  # what tree-sitter hung on the list around the command
+            self.carry_inputs = None
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
@@ -365,6 +379,9 @@ class _Walker(RedirectReader):
                 self.cover(child)
             else:
                 raise self.refuse(child)
+        # One redirection gives the command its input; with several, which one it reads is left unknown.
+        found, self.inputs = self.inputs, saved_inputs
+        stdin = found[0] if len(found) == 1 else None
         words += extra
         if self.carry is not None and self.carry[0] == node.start_byte:
             words += self.carry[1]  # a `-` tree-sitter left out before a redirection of the whole pipeline
@@ -372,7 +389,7 @@ class _Walker(RedirectReader):
         if not words:
             raise ShellDeny("shell variable assignments on their own are not allowed; pass values as arguments")
         tails, self.tails = self.tails, saved
-        state = self.simple(words, assigns, self.via, False, cwds, True)
+        state = self.simple(words, assigns, self.via, False, cwds, True, stdin)
         return self.run_tails(tails, state, cwds)
 
     def assignment(self, node: Node) -> tuple[str, str]:
@@ -387,7 +404,7 @@ class _Walker(RedirectReader):
         return name, value.value
 
     def simple(self, words: list[Word], assigns: list[tuple[str, str]], via: str, open_args: bool,
-               cwds: tuple[str, ...], in_shell: bool) -> State:
+               cwds: tuple[str, ...], in_shell: bool, stdin: Input | None = None) -> State:
         """Judge one simple command: builtins, wrappers, or a program to record.
 
         ``in_shell``: the command runs in this shell (a builtin there acts on it), not as a program
@@ -413,7 +430,8 @@ class _Walker(RedirectReader):
         if inner is not None and open_args:
             raise ShellDeny(f"`xargs {name}` would let its input add options to `{name}`; run `{name}` directly")
         if inner is None:
-            self.script.commands.append(Command(name, args, assigns, cwds, via, open_args, by_path))
+            # A wrapper's command (`timeout 5 patch`) gets no input of record: the wrapper may read it first.
+            self.script.commands.append(Command(name, args, assigns, cwds, via, open_args, by_path, stdin))
             return cwds, cwds
         if inner.record_self:
             own = args if inner.self_args is None else inner.self_args

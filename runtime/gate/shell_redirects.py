@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.gate.shell_types import Script, ShellDeny, Word, Write
+from runtime.gate.shell_types import Input, Script, ShellDeny, Word, Write
 from runtime.gate.shell_words import WordReader
 
 if TYPE_CHECKING:
@@ -29,6 +29,12 @@ class RedirectReader(WordReader):
     group_ends: set[int]  # where groups `{ ...; }` end: a `}` there is no `{NAME}`
     # Words tree-sitter left out of a command, by the command node's first byte (see dropped_dashes).
     carry: tuple[int, list[Word]] | None = None
+    # The redirections of the command being read that give it a standard input, in order (None: not recorded,
+    # as for a group's or a pipeline's, which no one command of them reads alone); an Input, or None for one
+    # whose content the gate cannot know (`<&3`, `<<-`, a heredoc that expands).
+    inputs: list[Input | None] | None = None
+    # Standard input tree-sitter hung on a list or pipeline whose last command bash gives it to.
+    carry_inputs: tuple[int, list[Input | None]] | None = None
 
     def dropped_dashes(self, body: Node, first: Node) -> list[Word]:
         """tree-sitter leaves a `-` operand just before a redirection out of the command (`cat - 2>&1`):
@@ -52,8 +58,9 @@ class RedirectReader(WordReader):
         if node.type == "herestring_redirect":
             self.cover(node)
             for child in node.children:
-                if child.is_named:
+                if child.is_named and child.type != "file_descriptor":
                     self.word(child)
+            self.record_input(node)
             return []
         if node.type == "heredoc_redirect":
             return self.heredoc(node, cwds)
@@ -71,6 +78,7 @@ class RedirectReader(WordReader):
                 targets.append(self.word(child))
             else:
                 raise self.refuse(child)
+        self.record_input(node)
         if not targets:
             if op in (">&-", "<&-"):
                 return []
@@ -100,7 +108,7 @@ class RedirectReader(WordReader):
             if kind == "heredoc_start":
                 quoted = any(ch in self.text(child) for ch in "'\"\\")
                 self.cover(child)
-            elif kind in ("heredoc_end", "<<", "<<-"):
+            elif kind in ("heredoc_end", "<<", "<<-", "file_descriptor"):
                 self.cover(child)
             elif kind == "heredoc_body":
                 for part in child.children:
@@ -121,4 +129,67 @@ class RedirectReader(WordReader):
                 op = None
             else:
                 raise self.refuse(child)
+        self.record_input(node)
         return extra
+
+    def record_input(self, node: Node) -> None:
+        """Note what a redirection gives the command as standard input, when it gives one (see ``inputs``)."""
+        if self.inputs is not None:
+            stdin, found = self.input_of(node)
+            if stdin:
+                self.inputs.append(found)
+
+    def input_of(self, node: Node) -> tuple[bool, Input | None]:
+        """Whether the redirection ``node`` puts something on descriptor 0, and what: an Input, or None when its
+        content is not known here. Reads the node only (a word's value may be read again)."""
+        fd, op, word, start, body, end = None, None, None, "", None, None
+        for child in node.children:
+            kind = child.type
+            if kind == "file_descriptor":
+                fd = self.text(child)
+            elif kind == "heredoc_start":
+                start = self.text(child)
+            elif kind == "heredoc_body":
+                body = child
+            elif kind == "heredoc_end":
+                end = child
+            elif not child.is_named:
+                op = op or kind
+            elif word is None and kind in WORD_NODES:
+                word = self.word(child)
+        stream = fd if fd is not None else ("0" if op in ("<", "<&", "<>", "<<", "<<-", "<<<", "<&-") else "1")
+        if stream != "0":
+            return False, None
+        if node.type == "heredoc_redirect":
+            # `<<-` drops leading tabs from every line, which tree-sitter's span of the body does not show.
+            return True, None if op == "<<-" else self.heredoc_text(start, body, end)
+        if word is None or word.glob or word.tilde:
+            return True, None
+        if node.type == "herestring_redirect":
+            return True, Input(text=word.value + "\n")
+        return True, Input(path=word.value) if op == "<" else None
+
+    def heredoc_text(self, start: str, body: Node | None, end: Node | None) -> Input | None:
+        """The text a heredoc gives, when bash's reading of where it ends is tree-sitter's: the body starts on a
+        line of its own, no line of it is the delimiter, the end is the delimiter alone on its line. An
+        unquoted heredoc would drop backslash-newlines and backslashes before `\\`, `$` and backticks: with a
+        backslash, its text is not known here."""
+        quoted = any(ch in start for ch in "'\"\\")
+        delimiter = start[1:-1] if len(start) > 1 and start[0] == start[-1] and start[0] in "'\"" else start
+        if any(ch in delimiter for ch in "'\"\\$`") or not delimiter:
+            return None
+        if body is None:
+            text, after = "", None
+            if end is not None and self.src[end.start_byte - 1:end.start_byte] != b"\n":
+                return None
+        else:
+            text, after = self.text(body), body.end_byte
+            if self.src[body.start_byte - 1:body.start_byte] != b"\n":
+                return None
+        if end is None or self.text(end) != delimiter or (after is not None and after != end.start_byte):
+            return None
+        if self.src[end.end_byte:end.end_byte + 1] not in (b"", b"\n") or (not quoted and "\\" in text):
+            return None
+        if text and not text.endswith("\n") or delimiter in text.split("\n"):
+            return None
+        return Input(text=text)

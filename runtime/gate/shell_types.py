@@ -22,10 +22,10 @@ class Word:
 class Command:
     """One simple command as it would run, after unwrapping wrappers."""
 
-    __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args", "path")
+    __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args", "path", "stdin")
 
     def __init__(self, name: str, words: list[Word], assigns: list[tuple[str, str]], cwds: tuple[str, ...], via: str,
-                 open_args: bool, path: str | None = None) -> None:
+                 open_args: bool, path: str | None = None, stdin: Input | None = None) -> None:
         self.name = name
         # The program word when it names the program by a path outside the system folders
         # (`.venv/bin/pytest`): allowed only from a toolchain folder (the shell rules check it).
@@ -36,6 +36,19 @@ class Command:
         self.cwds = cwds
         self.via = via
         self.open_args = open_args
+        # What the command reads on standard input when the shell's reading tells for sure (one `< FILE`, a
+        # heredoc, a here-string of its own); None for anything else (a pipe, what the call was given).
+        self.stdin = stdin
+
+
+class Input:
+    """A command's standard input: a file (``path``, relative to the command's folders) or text in the command."""
+
+    __slots__ = ("path", "text")
+
+    def __init__(self, path: str | None = None, text: str | None = None) -> None:
+        self.path = path
+        self.text = text
 
 
 class Write:

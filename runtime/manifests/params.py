@@ -48,6 +48,9 @@ class GrammarFields(Model):
     # so a glob bash expands may name them (`sed -i … src/app/*.py`): the gate expands it too and checks
     # every match. Not for prettier or eslint, which expand a pattern the shell passes on unmatched.
     glob_writes: bool = False
+    # What the program reads on standard input when no option or operand of that type names a file:
+    # `diff` for patch, whose targets the gate then reads from a heredoc (or a file the agent cannot change).
+    stdin: Literal["diff"] | None = None
 
     @field_validator("env")
     @classmethod
@@ -95,7 +98,7 @@ class ProgramRule(GrammarFields):
 
 
 _GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
-                 "harmless-options", "min-positionals", "glob-writes")
+                 "harmless-options", "min-positionals", "glob-writes", "stdin")
 # Types that mean the program loads code from, or writes to, what it is given: not harmless options.
 _NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope")
 

@@ -65,7 +65,7 @@ def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
                     "-j": "int", "--jobs": "int"},
         "positionals": [list(targets)], "trailing": None, "env": [], "cwd": "in-root",
         "inline-code": False, "arg-files": False, "xargs": False, "ask": False, "response-files": False,
-        "harmless-options": False, "min-positionals": 0, "glob-writes": False,
+        "harmless-options": False, "min-positionals": 0, "glob-writes": False, "stdin": None,
     }
 
 

@@ -11,7 +11,10 @@ attached), `find -exec ... +` with stray `+`, list operators and groups after
 `{NAME}>file`, `..` after a symlink or a name that does not exist,
 copies into folders holding a planted hard link, and unquoted globs (in a
 free word, a fixed operand, a wrapper's own word, the files a program
-writes; a planted file is named like a sed script that runs a program); the repository also holds a
+writes; a planted file is named like a sed script that runs a program),
+and GNU patch given diffs inline or from files the agent cannot change
+(targets after -p, renames, creations, backups and rejects beside a hard
+link, context, normal and ed diffs, indented and nested headers, symlinks); the repository also holds a
 script named `cat` (and `10/cat`...) that runs a program no role allows, so a
 command the gate reads unlike bash runs it. Every command the gate allows is
 executed in a throwaway sandbox (``tests/gate/reality.py``) and judged by
@@ -135,6 +138,10 @@ def scratch(tmp_path_factory) -> Path:
         "README.md": "# pkg\nTODO\n",
         "pyproject.toml": "[project]\nname = 'pkg'\nversion = '0.1.0'\n",
         ".claude/settings.json": "{}\n",
+        # diffs the agent cannot change, for `patch < FILE`: the gate reads them
+        ".claude/good.diff": "--- a/src/pkg/mod.py\n+++ b/src/pkg/mod.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n",
+        ".claude/evil.diff": "--- a/src/pkg/mod.py\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+id\n",
+        ".claude/ed.diff": "--- a/src/pkg/mod.py\n+++ b/src/pkg/mod.py\n1c1\n< def f():\n---\n> def g():\n",
     }
     for rel, text in files.items():
         (root / rel).write_text(text)
@@ -436,8 +443,44 @@ def _glob_family(draw, names: list[str]) -> str:
     return draw(st.sampled_from(GLOB_WRITES)).format(d=draw(st.sampled_from(GLOB_FOLDERS)))
 
 
+# GNU patch applying a diff given inline (or from a file the agent cannot change): the files its headers name,
+# after -p, with the backups and rejects beside them; diffs patch would read otherwise than as unified ones.
+DIFF_NAMES = ["src/pkg/mod.py", "src/pkg/new.txt", "tests/test_new.py", ".git/config", ".git/hooks/pre-commit",
+              "src/pkg/hardlink.py", "src/pkg/escape/x", "src/pkg/gitlink/config", "docs/x.md", "../outside.txt",
+              "src/pkg/generated/schema.py", "src/pkg/deep/../x.py", ".claude/settings.json", "pyproject.toml",
+              "src/pkg/into/a.py", "src/pkg/sub/new.py"]
+DIFF_SHAPES = [
+    "--- a/{old}\n+++ b/{new}\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n",
+    "--- /dev/null\n+++ b/{new}\n@@ -0,0 +1 @@\n+x = 1\n",
+    "--- a/{old}\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-def f():\n-    return 1\n",
+    "diff --git a/{old} b/{new}\nsimilarity index 100%\nrename from {old}\nrename to {new}\n",
+    "diff --git a/{old} b/{new}\nindex 1111111..2222222 100644\n--- a/{old}\n+++ b/{new}\n@@ -1 +1 @@\n-def f():\n+def g():\n",
+    "Index: {new}\n--- {old}\n+++ {new}\n@@ -0,0 +1 @@\n+x = 1\n",
+    "--- a/{old}\n+++ b/{old}\n1c1\n< def f():\n---\n> def g():\n",
+    " --- a/{new}\n +++ b/{new}\n @@ -0,0 +1 @@\n +x = 1\n",
+    "- --- a/{new}\n- +++ b/{new}\n@@ -0,0 +1 @@\n+x = 1\n",
+    "diff --git a/{new} b/{new}\nnew file mode 120000\n--- /dev/null\n+++ b/{new}\n@@ -0,0 +1 @@\n+/etc\n",
+    "text before\n--- a/{old}\t2024-01-01 00:00:00\n+++ b/{new}\t2024-01-01 00:00:00\n@@ -1 +1 @@\n-def f():\n+def g():\n",
+]
+PATCH_OPTIONS = ["-p1", "-p1", "-p0", "", "-p1 --no-backup-if-mismatch", "-p1 -r src/pkg/r.rej", "-p1 --dry-run",
+                 "-p1 -R", "-p1 -N -t", "-p2", "-p1 -f", "--strip=1 -E"]
+
+
+@st.composite
+def _patch_family(draw, names: list[str]) -> str:
+    old, new = draw(st.sampled_from(DIFF_NAMES)), draw(st.sampled_from(DIFF_NAMES))
+    text = draw(st.sampled_from(DIFF_SHAPES)).format(old=old, new=new)
+    options = draw(st.sampled_from(PATCH_OPTIONS))
+    form = draw(st.integers(0, 5))
+    if form == 0:  # diffs planted where the agent cannot write, read by the gate
+        return f"patch {options} < .claude/{draw(st.sampled_from(['good', 'evil', 'ed']))}.diff"
+    if form == 1:
+        return f"cd src && patch {options} <<'EOF'\n{text}EOF"
+    return f"patch {options} <<'EOF'\n{text}EOF"
+
+
 FAMILIES = [_xargs_family, _find_family, _cd_family, _shell_family, _descriptor_family, _dotdot_family, _copy_family,
-            _glob_family]
+            _glob_family, _patch_family]
 
 
 @st.composite

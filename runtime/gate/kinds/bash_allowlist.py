@@ -27,6 +27,7 @@ from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
 from runtime.gate.grammar import (
     COPY,
+    DIFF,
     FILE,
     FOLDER,
     FREE,
@@ -61,7 +62,33 @@ _MAX_GLOB_MATCHES = 1000
 # A glob of files to write reads one folder: past this many names in it, the agent names the files.
 _MAX_GLOB_SCAN = 20000
 # Facts about the program its grammar may state; absent, each takes the cautious value.
-_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals", "glob-writes"}
+_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals", "glob-writes", "stdin"}
+
+
+MAX_DIFF_BYTES = 1 << 20
+
+
+def _read_diff(path: str) -> str | None:
+    """A diff file's text: a plain file, not a symlink, at most MAX_DIFF_BYTES, read without blocking (a FIFO
+    would wait for a writer); None otherwise."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_DIFF_BYTES:
+            return None
+        data = os.read(fd, MAX_DIFF_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_DIFF_BYTES:
+        return None
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def into_folder(operands: list[str]) -> list[str]:
@@ -90,6 +117,8 @@ class Rule:
         grammar = {k: raw[k] for k in ("option-style", "options", "positionals", "cwd") if raw[k] is not None}
         if raw.get("min-positionals"):
             grammar["min-positionals"] = raw["min-positionals"]
+        if raw.get("stdin") is not None:
+            grammar["stdin"] = raw["stdin"]
         if raw["trailing"] is not None:
             grammar["trailing"] = raw["trailing"]
         if not isinstance(grammar.get("options", {}), dict):
@@ -273,11 +302,88 @@ class BashAllowlist(Gate):
             if d.verdict == DENY:
                 return d
             pending = pending if d.verdict == ALLOW else d
+        if rule.grammar.stdin == DIFF or any(use.type == DIFF for use in uses):
+            d = self._diff_writes(rule, uses, cmd, ctx)
+            if d is not None and d.verdict == DENY:
+                return d
+            pending = pending if d is None or d.verdict == ALLOW else d
         if pending is not None:
             return pending
         if rule.ask:
             return ask(f"`{name}` needs approval under this role's rules", self.atom, name)
         return allow(f"`{name}` is allowed by its rule", self.atom, name)
+
+    def _diff_writes(self, rule: Rule, uses: list[Use], cmd: Command, ctx: Context) -> GateDecision | None:
+        """GNU patch: the files it writes besides those its options name. Given a file operand, that file, with
+        the backup (`FILE.orig`, unless --no-backup-if-mismatch) and the rejects (`FILE.rej`, unless -r names
+        them) beside it; without one, the same for every file the diff names (``runtime.gate.diff_targets``),
+        the diff read from where patch reads it: inline (a heredoc, a here-string), or a file the agent cannot
+        change. A file it can change may differ by the time patch reads it (a command left running in the
+        background can rewrite it in between), so it is refused. With --dry-run patch writes nothing."""
+        from runtime.gate.diff_targets import DiffError, diff_targets
+
+        name = cmd.name
+        given = {use.spelled for use in uses}
+        if "--dry-run" in given:
+            return None
+        targets = [use.value for use in uses if not use.spelled and (use.type == SCOPE or use.type == FILE)]
+        texts: list[str] = []
+        if not targets:
+            found = self._diff_text(uses, cmd, ctx)
+            if not isinstance(found, list):
+                return found
+            texts = found
+        strip: int | None = None
+        for use in uses:
+            if use.spelled in ("-p", "--strip"):
+                if not use.value.isdigit():
+                    return deny(f"`{name} {use.spelled} {use.value}`: the strip count must be a number (`-p1`)",
+                                self.atom, name)
+                strip = int(use.value)
+        for text in texts:
+            try:
+                targets += diff_targets(text, strip)
+            except DiffError as exc:
+                return deny(f"`{name}`: {exc}", self.atom, name)
+        pending = None
+        for target in dict.fromkeys(targets):
+            writes = [target]
+            if "--no-backup-if-mismatch" not in given:
+                writes.append(target + ".orig")
+            if not given & {"-r", "--reject-file"}:
+                writes.append(target + ".rej")
+            for path in writes:
+                d = ctx.check_write(path, cmd.cwds, f"`{name}` writes `{path}` (the diff names `{target}`)")
+                if d.verdict == DENY:
+                    return d
+                pending = pending if d.verdict == ALLOW else d
+        return pending
+
+    def _diff_text(self, uses: list[Use], cmd: Command, ctx: Context) -> list[str] | GateDecision:
+        """The diff patch will read, once per folder the shell may be in; or why the gate cannot know it."""
+        name = cmd.name
+        inline = f"give the diff inline instead: `{name} -p1 <<'EOF'`, the diff, then `EOF` on a line of its own"
+        source = next((use.value for use in reversed(uses) if use.type == DIFF), None)
+        if source is None or source == "-":  # `-i -` reads standard input too
+            if cmd.stdin is None:
+                return deny(f"`{name}` reads its diff from standard input here, which the gate cannot see; {inline}",
+                            self.atom, name)
+            if cmd.stdin.text is not None:
+                return [cmd.stdin.text]
+            source = cmd.stdin.path or ""
+        texts = []
+        for cwd in cmd.cwds:
+            d = ctx.check_write(source, (cwd,), f"`{name}`")
+            if d.verdict != DENY:
+                return deny(f"`{name}` would read `{source}` when it runs, and it is a file you can change, so what the "
+                            f"gate read may not be what patch reads; {inline} (or check it with `{name} --dry-run`)",
+                            self.atom, name)
+            text = _read_diff(os.path.join(cwd, source))
+            if text is None:
+                return deny(f"`{name}`: `{source}` cannot be read as a diff here (missing, not a plain file, a "
+                            f"symlink or over {MAX_DIFF_BYTES} bytes); {inline}", self.atom, name)
+            texts.append(text)
+        return texts
 
     def _expansion(self, rule: Rule, use: Use, cmd: Command) -> GateDecision | None:
         """A word bash expands (a glob, `~`) becomes other words before the program runs: names from a folder,
