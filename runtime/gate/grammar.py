@@ -42,7 +42,8 @@ checks, and a folder above the write scope, `docs` for `docs/**`, may be
 made), ``copy-in-scope`` (the operands of cp, mv, ln and install: each one a
 write, and the last also a folder that may receive the others under their own
 names, `cp a.py tests` writing `tests/a.py`: that name is checked too, whether
-the folder exists yet or not), ``file-in-scope`` (a file written, never a
+the folder exists yet or not), ``copy-to-scope`` (cp's: the same, but the sources
+are only read, so a plain file from anywhere may be one), ``file-in-scope`` (a file written, never a
 folder: a formatter given a folder rewrites what it finds there, through links
 the gate never sees), ``diff`` (a diff GNU patch applies: without an operand
 naming the one file to change, every file the diff names is a write, read from
@@ -67,9 +68,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
-FOLDER, COPY, FILE = "folder-in-scope", "copy-in-scope", "file-in-scope"
+FOLDER, COPY, COPY_TO, FILE = "folder-in-scope", "copy-in-scope", "copy-to-scope", "file-in-scope"
 MODE, FORMAT, WARNING, DIFF = "mode", "format", "warning-filter", "diff"
-SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY, FILE, MODE, FORMAT, WARNING, DIFF})
+SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY, COPY_TO, FILE, MODE, FORMAT, WARNING, DIFF})
 STYLES = ("gnu", "go", "none")
 _INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
 _NUM = LazyPattern(r"^-\d+$")
@@ -141,7 +142,8 @@ class ValueType:
 
     def check(self, value: str, spelled: str) -> None:
         if self.choices is not None and value not in self.choices:
-            raise ArgDeny(f"`{spelled} {value}`: the value must be one of {', '.join(sorted(self.choices))}")
+            shown = ", ".join(c if c else "'' (empty)" for c in sorted(self.choices))
+            raise ArgDeny(f"`{spelled} {value}`: the value must be one of {shown}")
         if self.name == INT and not _INT.match(value):
             raise ArgDeny(f"`{spelled} {value}`: the value must be a number")
         if self.name == MODE and not (_OCTAL_MODE.match(value) or all(_SYMBOLIC_MODE.match(c) for c in value.split(","))):
@@ -238,8 +240,9 @@ class Grammar:
         for t in (*self.positionals, *([self.rest] if self.rest is not None else [])):
             if t.name == FLAG or t.optional:
                 raise GrammarError(f"{program}: a positional's type cannot be a flag or optional")
-        if any(t.name == COPY for t in self.positionals) or any(t.name == COPY for t in self.options.values()):
-            raise GrammarError(f"{program}: `{COPY}` is the type of all the operands (`{COPY}...`), nothing else")
+        for copy in (COPY, COPY_TO):
+            if any(t.name == copy for t in self.positionals) or any(t.name == copy for t in self.options.values()):
+                raise GrammarError(f"{program}: `{copy}` is the type of all the operands (`{copy}...`), nothing else")
         # At least this many operands (`patch FILE`: without one, patch writes the files the diff names).
         self.min_positionals = raw.get("min-positionals", 0)
         if isinstance(self.min_positionals, bool) or not isinstance(self.min_positionals, int) \

@@ -100,7 +100,8 @@ class ProgramRule(GrammarFields):
 _GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
                  "harmless-options", "min-positionals", "glob-writes", "stdin")
 # Types that mean the program loads code from, or writes to, what it is given: not harmless options.
-_NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope")
+_NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope", "copy-in-scope", "copy-to-scope",
+                 "diff")
 
 
 def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:

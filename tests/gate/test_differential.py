@@ -230,7 +230,8 @@ def _value(draw, vtype) -> str:
         sub = vtype["assignments"].get(key, "path")
         return f"{key}={draw(_value(sub))}"
     name = vtype.rstrip("?")
-    if name in ("path", "path-in-root", "path-in-scope", "file-in-scope"):
+    if name in ("path", "path-in-root", "path-in-scope", "file-in-scope", "folder-in-scope", "copy-in-scope",
+                "copy-to-scope", "diff"):
         return draw(st.sampled_from(PATHS))
     if name == "int":
         return draw(st.sampled_from(["1", "2", "5", "-1", "+3"]))
@@ -327,7 +328,8 @@ RELATIVE_WRITES = ["touch pkg/new.txt", "touch docs/new.md", "mkdir -p pkg/d", "
                    "touch ../../docs/new.md", "touch new.txt", "rm -f README.md", "cp pkg/a.py pkg/b.py",
                    "echo x >> ../README.md", "mkdir -p x", "mkdir -p x/y", "echo x > z.txt"]
 COPY_SOURCES = ["src/pkg/mod.py", "src/pkg/a.py", "tests/test_mod.py", "src/pkg/gitlink", "src/pkg/hardlink.py",
-                "src/pkg/sub", ".claude", "src/pkg/deep"]
+                "src/pkg/sub", ".claude", "src/pkg/deep", "/etc/hostname", "/etc/default", "/etc/alternatives/awk",
+                "/nonexistent/x", ".claude/settings.json", "/proc/self/cwd"]
 COPY_DESTS = ["src/pkg/into", "src/pkg/into/", "src/pkg/sub", "src/pkg/sub/inner", "tests", "src/pkg/new",
               "src/pkg/deep", "src/pkg/deep/..", "src/pkg"]
 

@@ -27,6 +27,7 @@ from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
 from runtime.gate.grammar import (
     COPY,
+    COPY_TO,
     DIFF,
     FILE,
     FOLDER,
@@ -55,8 +56,10 @@ _RULE_KEYS = {
     "program", "subcommands", "option-style", "options", "positionals", "trailing", "env", "cwd",
     "inline-code", "arg-files", "xargs", "ask",
 }
+# The types checked after the grammar reads the words: paths in the worktree, and writes.
+_CHECKED = frozenset({ROOT, SCOPE, FOLDER, COPY, COPY_TO, FILE})
 # Write types, whose own checks refuse a pattern (or expand it) and say what to write instead.
-_PATH_TYPES = frozenset({SCOPE, FOLDER, COPY, FILE})
+_PATH_TYPES = frozenset({SCOPE, FOLDER, COPY, COPY_TO, FILE})
 # A glob for paths in the worktree is expanded to check each match; past this many, the agent names fewer.
 _MAX_GLOB_MATCHES = 1000
 # A glob of files to write reads one folder: past this many names in it, the agent names the files.
@@ -248,7 +251,7 @@ class BashAllowlist(Gate):
             d = self._expansion(rule, use, cmd)
             if d is not None:
                 return d
-            if use.type != ROOT and use.type != SCOPE and use.type != FOLDER and use.type != COPY and use.type != FILE:
+            if use.type not in _CHECKED:
                 continue
             what = f"{name} {use.spelled}".rstrip()
             word = use.word
@@ -288,6 +291,9 @@ class BashAllowlist(Gate):
                 # (prettier, eslint, black's --include): a write names its files.
                 return deny(f"`{what} {use.value}`: name the files to write; a pattern may be expanded by the "
                             "program itself into paths the gate never sees", self.atom, what)
+            if use.type == COPY_TO:
+                copies.append(use.value)  # sources read, the last written: judged once all are known
+                continue
             if use.type == FILE and any(os.path.isdir(os.path.join(cwd, use.value)) for cwd in cmd.cwds):
                 return deny(f"`{what} {use.value}` is a folder; name the files to write (the program would rewrite "
                             "whatever it finds inside, through links the gate never sees)", self.atom, what)
@@ -297,6 +303,11 @@ class BashAllowlist(Gate):
             pending = pending if d.verdict == ALLOW else d
             if use.type == COPY:
                 copies.append(use.value)
+        if copies and any(use.type == COPY_TO for use in uses):
+            d = self._copy_sources(name, copies, cmd, ctx)
+            if d is not None and d.verdict == DENY:
+                return d
+            pending = pending if d is None or d.verdict == ALLOW else d
         for inside in into_folder(copies):
             d = ctx.check_write(inside, cmd.cwds, f"{name} {' '.join(copies)} (writes {inside})")
             if d.verdict == DENY:
@@ -312,6 +323,37 @@ class BashAllowlist(Gate):
         if rule.ask:
             return ask(f"`{name}` needs approval under this role's rules", self.atom, name)
         return allow(f"`{name}` is allowed by its rule", self.atom, name)
+
+    def _copy_sources(self, name: str, operands: list[str], cmd: Command, ctx: Context) -> GateDecision | None:
+        """cp's operands: the last is written (and, a folder, receives each source by name, checked by the
+        caller); the others are only read. A source is fine if the role may write it (a folder in the scope
+        copies what the scope holds), or if it is a plain file, which brings in its content and nothing
+        else (or a name nothing holds yet: cp then fails); a folder or a symlink from elsewhere could bring in
+        a `.git` or `.claude`, or a link the gate would have to follow later."""
+        import stat
+
+        pending = None
+        d = ctx.check_write(operands[-1], cmd.cwds, f"{name} {operands[-1]}")
+        if d.verdict == DENY:
+            return d
+        pending = pending if d.verdict == ALLOW else d
+        for source in operands[:-1]:
+            d = ctx.check_write(source, cmd.cwds, f"{name} {source}")
+            if d.verdict != DENY:
+                pending = pending if d.verdict == ALLOW else d
+                continue
+            for cwd in cmd.cwds:
+                try:
+                    plain = stat.S_ISREG(os.lstat(os.path.join(cwd, source)).st_mode)
+                except FileNotFoundError:
+                    plain = True  # cp fails and copies nothing; only code the sandbox holds could make it first
+                except OSError:
+                    plain = False
+                if not plain:
+                    return deny(f"`{name} {source}`: a source from outside what you may write must be a plain file "
+                                "(a folder or a link could bring in control folders, or links the gate never sees); "
+                                "copy the files one by one", self.atom, name)
+        return pending
 
     def _diff_writes(self, rule: Rule, uses: list[Use], cmd: Command, ctx: Context) -> GateDecision | None:
         """GNU patch: the files it writes besides those its options name. Given a file operand, that file, with

@@ -1,0 +1,86 @@
+"""Forms strict mode admits that it used to refuse, each beside the neighbour that stays refused.
+
+Read-only listings (pip, npm ls, go env, go doc, the version of an interpreter), cargo's doc
+and bench, pytest's emptied addopts, ruff's fixes to named files, and cp's sources read from anywhere
+when they are plain files.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.engine import decide
+
+
+def _bash(policy, command, cwd):
+    return decide(policy, "Bash", {"command": command}, str(cwd))
+
+
+@pytest.mark.parametrize("allowed,refused,why", [
+    ("pip list --format=json", "pip install requests", "changes dependencies"),
+    ("pip show -f requests", "pip list --log /tmp/pip.log", "not an option this role allows"),
+    ("pip3 freeze --all", "pip download requests", "allowed forms"),
+    ("python -m pip show requests", "python -m pip install requests", "changes dependencies"),
+    ("python3 -m pip list", "python3 -m pip list --python /tmp/evil/python", "not an option this role allows"),
+    ("pip --version", "pip --version --log /tmp/x", "takes no options here"),
+    ("pip list", "uv pip list", "not an allowed program"),  # uv runs the environment's interpreter to ask it
+    ("npm ls react @types/node", "npm ls --prefix /tmp react", "not an option this role allows"),
+    ("npm ls --all --depth=1", "npm install react", "changes dependencies"),
+    ("node --version", "node scripts/gen.js", "allowed forms: `node -v`, `node --version`"),
+    ("rustc --version", "rustc src/main.rs", "allowed forms"),
+    ("go env GOPATH GOFLAGS", "go env -w GOFLAGS=-mod=mod", "not an option this role allows"),
+    ("go doc -short net/http.Server", "go doc -http=:6060", "not an option this role allows"),
+    ("cargo doc --no-deps", "cargo doc --open", "not an option this role allows"),
+    ("cargo bench --no-run", "cargo bench --config x", "not an option this role allows"),
+    ("pytest -o addopts='' -q tests", "pytest -o addopts=-pevil tests", "must be one of '' (empty)"),
+])
+def test_a_read_only_or_contained_form_is_allowed_and_its_neighbour_is_not(policy_for, worktree, allowed, refused, why):
+    policy = policy_for()
+    assert _bash(policy, allowed, worktree).verdict == ALLOW, allowed
+    d = _bash(policy, refused, worktree)
+    assert d.verdict == DENY and why in d.reason, d
+
+
+def test_the_explorer_lists_what_is_installed_too(policy_for, worktree):
+    policy = policy_for("explorer")
+    for command in ("pip list", "python3 -m pip show pytest", "npm ls react", "go env GOPATH", "node --version"):
+        assert _bash(policy, command, worktree).verdict == ALLOW, command
+    assert _bash(policy, "ruff check --fix src/pkg/mod.py", worktree).verdict == DENY  # it writes nothing
+
+
+@pytest.mark.parametrize("command,verdict,why", [
+    ("ruff check --fix src/pkg/mod.py", ALLOW, ""),
+    ("ruff check --fix --unsafe-fixes src/pkg/*.py", ALLOW, ""),
+    ("ruff check --fix src/pkg", DENY, "is a folder; name the files to write"),
+    ("ruff check --fix .", DENY, "is a folder; name the files to write"),
+    ("ruff check --fix docs/x.py", DENY, "outside your write scope"),
+    ("ruff check --fix --config /tmp/ruff.toml src/pkg/mod.py", DENY, "not an option this role allows"),
+    ("ruff check --fix --add-noqa src/pkg/mod.py", DENY, "not an option this role allows"),
+    ("ruff check src", ALLOW, ""),  # checking only, the folder is fine
+])
+def test_ruff_fixes_named_files_in_the_scope_only(policy_for, worktree, command, verdict, why):
+    d = _bash(policy_for(), command, worktree)
+    assert d.verdict == verdict and why in d.reason, d
+
+
+def test_cp_reads_a_plain_file_from_anywhere_and_never_a_folder_or_link(policy_for, worktree, tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "dir/.git").mkdir(parents=True)
+    (outside / "sample.json").write_text("{}\n")
+    os.symlink("/etc", outside / "link")
+    policy = policy_for()
+    d = _bash(policy, f"cp {outside}/sample.json tests/fixtures/", worktree)
+    assert d.verdict == ALLOW, d
+    assert _bash(policy, f"cp {outside}/missing.json tests/x.json", worktree).verdict == ALLOW  # cp fails
+    for source in ("dir", "link"):
+        d = _bash(policy, f"cp -r {outside}/{source} tests/fixtures/", worktree)
+        assert d.verdict == DENY and "must be a plain file" in d.reason, source
+    # The destination stays a write: outside the scope, or a name in a control folder, is refused.
+    assert _bash(policy, f"cp {outside}/sample.json /tmp/x.json", worktree).verdict == DENY
+    assert _bash(policy, f"cp {outside}/sample.json .git/hooks/", worktree).verdict == DENY
+    # mv removes its sources: they stay writes.
+    d = _bash(policy, f"mv {outside}/sample.json tests/fixtures/", worktree)
+    assert d.verdict == DENY and "outside the worktree" in d.reason
