@@ -404,7 +404,7 @@ class _Walker(RedirectReader):
         return name, value.value
 
     def simple(self, words: list[Word], assigns: list[tuple[str, str]], via: str, open_args: bool,
-               cwds: tuple[str, ...], in_shell: bool, stdin: Input | None = None) -> State:
+               cwds: tuple[str, ...], in_shell: bool, stdin: Input | None = None, found: bool = False) -> State:
         """Judge one simple command: builtins, wrappers, or a program to record.
 
         ``in_shell``: the command runs in this shell (a builtin there acts on it), not as a program
@@ -431,11 +431,12 @@ class _Walker(RedirectReader):
             raise ShellDeny(f"`xargs {name}` would let its input add options to `{name}`; run `{name}` directly")
         if inner is None:
             # A wrapper's command (`timeout 5 patch`) gets no input of record: the wrapper may read it first.
-            self.script.commands.append(Command(name, args, assigns, cwds, via, open_args, by_path, stdin))
+            self.script.commands.append(Command(name, args, assigns, cwds, via, open_args, by_path, stdin,
+                                                found=found))
             return cwds, cwds
         if inner.record_self:
             own = args if inner.self_args is None else inner.self_args
-            self.script.commands.append(Command(name, own, assigns, cwds, via, open_args))
+            self.script.commands.append(Command(name, own, assigns, cwds, via, open_args, deletes=inner.deletes))
         for a_name, a_value in inner.assigns:
             check_assignment(a_name, a_value)
         assigns = assigns + [(n, v.value) for n, v in inner.assigns]
@@ -454,7 +455,8 @@ class _Walker(RedirectReader):
         keeps_shell = in_shell and (name == "builtin" or (name == "command" and inner.runs))
         for cmd in inner.commands:
             if cmd:
-                state = self.simple(cmd, assigns, via + name + " ", open_args or inner.open_args, cwds, keeps_shell)
+                state = self.simple(cmd, assigns, via + name + " ", open_args or inner.open_args, cwds, keeps_shell,
+                                    found=inner.deletes is not None)
         return state if keeps_shell else (cwds, cwds)
 
     @staticmethod

@@ -22,10 +22,11 @@ class Word:
 class Command:
     """One simple command as it would run, after unwrapping wrappers."""
 
-    __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args", "path", "stdin")
+    __slots__ = ("name", "args", "words", "assigns", "cwds", "via", "open_args", "path", "stdin", "deletes", "found")
 
     def __init__(self, name: str, words: list[Word], assigns: list[tuple[str, str]], cwds: tuple[str, ...], via: str,
-                 open_args: bool, path: str | None = None, stdin: Input | None = None) -> None:
+                 open_args: bool, path: str | None = None, stdin: Input | None = None, deletes: str | None = None,
+                 found: bool = False) -> None:
         self.name = name
         # The program word when it names the program by a path outside the system folders
         # (`.venv/bin/pytest`): allowed only from a toolchain folder (the shell rules check it).
@@ -39,6 +40,10 @@ class Command:
         # What the command reads on standard input when the shell's reading tells for sure (one `< FILE`, a
         # heredoc, a here-string of its own); None for anything else (a pipe, what the call was given).
         self.stdin = stdin
+        # A find that removes what it finds ("files" or "tree", see wrappers.Unwrapped): its rule checks each.
+        self.deletes = deletes
+        # An rm a removing find runs: its `{}` stands for the paths that find's own check covers.
+        self.found = found
 
 
 class Input:

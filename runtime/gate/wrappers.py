@@ -41,11 +41,11 @@ SHELLS = frozenset({"sh", "bash", "dash", "ash"})
 class Unwrapped:
     """What a wrapper runs: inner commands, shell scripts, extra environment."""
 
-    __slots__ = ("commands", "scripts", "assigns", "record_self", "self_args", "open_args", "runs")
+    __slots__ = ("commands", "scripts", "assigns", "record_self", "self_args", "open_args", "runs", "deletes")
 
     def __init__(self, commands: Iterable[list[Word]] = (), scripts: Iterable[str] = (),
                  assigns: Iterable[tuple[str, Word]] = (), record_self: bool = False, open_args: bool = False,
-                 self_args: list[Word] | None = None, runs: bool = True) -> None:
+                 self_args: list[Word] | None = None, runs: bool = True, deletes: str | None = None) -> None:
         self.commands: list[list[Word]] = list(commands)
         self.scripts: list[str] = list(scripts)
         self.assigns: list[tuple[str, Word]] = list(assigns)
@@ -55,6 +55,10 @@ class Unwrapped:
         self.open_args = open_args
         # Whether the inner command runs (`command -v git` only names it; it is still judged, as if it ran).
         self.runs = runs
+        # find's deletions: "files" (-delete, `-exec rm {} +`) or "tree" (`-exec rm -r {} +`, each found
+        # folder with all it holds). The find command then has its found paths checked one by one
+        # (runtime.gate.find_deletes), and the `{}` of its rm stands for them.
+        self.deletes = deletes
 
 
 def program_name(word: Word) -> tuple[str, str | None]:
@@ -174,9 +178,34 @@ def _shell(name: str, args: list[Word]) -> Unwrapped:
     return Unwrapped(scripts=[args[i].value])
 
 
+# rm's options a find deletion may give it (`-exec rm -rf {} +`): which paths it removes, nothing else.
+_RM_LETTERS = frozenset("rRfvd")
+_RM_LONG = frozenset({"--recursive", "--force", "--verbose", "--dir"})
+
+
+def _rm_of_find(command: list[Word]) -> str | None:
+    """`rm [-rfvd] {}`: "tree" with -r, "files" without; None for any other command."""
+    if not command or command[0].value not in ("rm", "/bin/rm", "/usr/bin/rm") or command[0].glob:
+        return None
+    recursive, braces = False, 0
+    for w in command[1:]:
+        v = w.value
+        if v == "{}":
+            braces += 1
+        elif v in _RM_LONG:
+            recursive = recursive or v == "--recursive"
+        elif len(v) > 1 and v[0] == "-" and v[1] != "-" and set(v[1:]) <= _RM_LETTERS:
+            recursive = recursive or "r" in v or "R" in v
+        else:
+            return None
+    return ("tree" if recursive else "files") if braces == 1 and command[-1].value == "{}" else None
+
+
 def _find(args: list[Word]) -> Unwrapped:
     commands: list[list[Word]] = []
     own: list[Word] = []
+    deletes: str | None = None
+    actions = 0
     i = 0
     while i < len(args):
         a = args[i].value
@@ -200,13 +229,22 @@ def _find(args: list[Word]) -> Unwrapped:
                 raise ShellDeny(f"`find {a}`: `{{}}` inside a longer word is replaced by the found path; pass `{{}}` as a word of its own")
             commands.append(args[i + 1:j])
             own.append(Word("-print"))  # stands in for the action in find's own grammar
+            actions += 1
+            if a == "-exec":
+                deletes = _rm_of_find(args[i + 1:j])
             i = j + 1
-        elif a in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls"):
-            raise ShellDeny(f"`find {a}` writes or deletes files the gate cannot list; find the files, then act on explicit paths")
+        elif a in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+            raise ShellDeny(f"`find {a}` writes a file the gate cannot check; redirect find's output into a file instead")
         else:
+            if a == "-delete":
+                actions += 1
+                deletes = "files"
             own.append(args[i])
             i += 1
-    return Unwrapped(commands, record_self=True, self_args=own)
+    if deletes is not None and actions > 1:
+        raise ShellDeny("`find` removes what it finds only with one action (-delete, or `-exec rm {} +`), so the gate "
+                        "can list what it removes; split the command")
+    return Unwrapped(commands, record_self=True, self_args=own, deletes=deletes)
 
 
 def _uv(args: list[Word]) -> Unwrapped | None:

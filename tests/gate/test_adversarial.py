@@ -471,7 +471,11 @@ DENY = [
     B("env-cc-compiler", "CC=/tmp/evil go build ./..."),
     # find -exec puts every found path where `{}` stands (family C)
     B("find-exec-cp-dest", "cd src && find . -name p -exec cp src/p {} \\;"),
-    B("find-exec-rm", "find src -name '*.pyc' -exec rm -rf {} +"),
+    # a removing find has what it removes walked and checked: here .git/config, and a hard link to it
+    B("find-exec-rm", "find . -name config -exec rm -rf {} +"),
+    B("find-delete-hard-link", "find src -name 'hard*' -delete"),
+    B("find-delete-through-link", "find src/pkg/gitlink/ -name HEAD -delete"),
+    B("find-delete-or", "find . -name '*.pyc' -o -name config -delete", BA),
     B("find-exec-cp-s", "find src -exec cp -s {} g \\;"),
     B("find-exec-flag", "find tests -exec pytest --junitxml {} \\;"),
     # cd -P follows the symlink before `..` (family D)

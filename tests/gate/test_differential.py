@@ -14,7 +14,9 @@ free word, a fixed operand, a wrapper's own word, the files a program
 writes; a planted file is named like a sed script that runs a program),
 and GNU patch given diffs inline or from files the agent cannot change
 (targets after -p, renames, creations, backups and rejects beside a hard
-link, context, normal and ed diffs, indented and nested headers, symlinks); the repository also holds a
+link, context, normal and ed diffs, indented and nested headers, symlinks),
+and finds that remove what they find (starting points through symlinks, with
+and without a trailing slash, tests the gate reads and tests it refuses); the repository also holds a
 script named `cat` (and `10/cat`...) that runs a program no role allows, so a
 command the gate reads unlike bash runs it. Every command the gate allows is
 executed in a throwaway sandbox (``tests/gate/reality.py``) and judged by
@@ -481,8 +483,26 @@ def _patch_family(draw, names: list[str]) -> str:
     return f"patch {options} <<'EOF'\n{text}EOF"
 
 
+# find removing what it finds: the gate walks the starting points and checks every path removed.
+FIND_STARTS = [".", "src", "src/pkg", "tests", "src/pkg/gitlink", "src/pkg/gitlink/", "src/pkg/escape/", "src/pkg/deep",
+               "src/pkg/deep/", "src/pkg/into", "docs", "src/pkg/sub"]
+FIND_TESTS = ["-name '*.pyc'", "-name '*.py'", "-name config", "-name 'hard*'", "-name generated -type d", "-type l",
+              "-name '*'", "-iname MOD.PY", "-maxdepth 1 -name '*.py'", "-mindepth 2 -type f", "-name x -o -name y",
+              "-name '*.md'", "-name inner -type d", "-name 'a[.]py'", "-empty", "-name cat"]
+FIND_ACTIONS = ["-delete", "-exec rm -f {} +", "-exec rm -rf {} +", "-prune -exec rm -rf {} +", "-exec rm {} \\;",
+                "-exec rm -f {} + -delete"]
+
+
+@st.composite
+def _find_delete_family(draw, names: list[str]) -> str:
+    options = draw(st.sampled_from(["", "", "-L ", "-H "]))
+    start = " ".join(draw(st.lists(st.sampled_from(FIND_STARTS), min_size=1, max_size=2)))
+    cd = draw(st.sampled_from(["", "", "cd src && "]))
+    return f"{cd}find {options}{start} {draw(st.sampled_from(FIND_TESTS))} {draw(st.sampled_from(FIND_ACTIONS))}"
+
+
 FAMILIES = [_xargs_family, _find_family, _cd_family, _shell_family, _descriptor_family, _dotdot_family, _copy_family,
-            _glob_family, _patch_family]
+            _glob_family, _patch_family, _find_delete_family]
 
 
 @st.composite

@@ -84,3 +84,76 @@ def test_cp_reads_a_plain_file_from_anywhere_and_never_a_folder_or_link(policy_f
     # mv removes its sources: they stay writes.
     d = _bash(policy, f"mv {outside}/sample.json tests/fixtures/", worktree)
     assert d.verdict == DENY and "outside the worktree" in d.reason
+
+
+# -- find removing what it finds ----------------------------------------------------------------
+
+
+def _pycache(worktree):
+    for folder in ("src/pkg/__pycache__", "tests/__pycache__"):
+        (worktree / folder).mkdir(parents=True, exist_ok=True)
+        (worktree / folder / "mod.cpython-311.pyc").write_bytes(b"\0")
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.pyc' -delete",
+    "find . -name __pycache__ -type d -prune -exec rm -rf {} +",
+    "find src tests -name '*.pyc' -type f -exec rm -f {} +",
+    "find src -maxdepth 3 -iname '*.PYC' -exec rm {} ';'",
+    "cd src && find . -type d -name __pycache__ -exec rm -r {} +",
+])
+def test_a_find_that_removes_what_it_finds_in_the_scope_is_allowed(policy_for, worktree, command):
+    _pycache(worktree)
+    d = _bash(policy_for(), command, worktree)
+    assert d.verdict == ALLOW, d
+
+
+def test_a_find_that_would_remove_a_path_the_role_may_not_write_is_refused(policy_for, worktree):
+    _pycache(worktree)
+    policy = policy_for()
+    (worktree / ".git/x.pyc").write_bytes(b"\0")  # find enters .git as it enters any folder
+    d = _bash(policy, "find . -name '*.pyc' -delete", worktree)
+    assert d.verdict == DENY and "`find` removes `./.git/x.pyc`" in d.reason
+    assert _bash(policy, "find src tests -name '*.pyc' -delete", worktree).verdict == ALLOW  # started elsewhere
+    (worktree / "docs/old.md").write_text("x\n")  # outside the write scope
+    assert _bash(policy, "find . -name '*.md' -delete", worktree).verdict == DENY
+    (worktree / ".git/config").write_text("[core]\n")
+    os.link(worktree / ".git/config", worktree / "src/pkg/__pycache__/x.txt")
+    # rm -r removes all a found folder holds: a name there is checked too (here a hard link to .git/config).
+    d = _bash(policy, "find . -name __pycache__ -type d -exec rm -rf {} +", worktree)
+    assert d.verdict == DENY and "x.txt" in d.reason
+    # Through a symlink with a trailing slash find enters the folder it points to, and so does the gate.
+    d = _bash(policy, "find src/pkg/gitlink/ -name config -delete", worktree)
+    assert d.verdict == DENY and ".git" in d.reason
+
+
+@pytest.mark.parametrize("command,why", [
+    ("find . -name '*.pyc' -o -name '*.pyo' -delete", "joined by and"),
+    ("find . ! -name '*.py' -delete", "joined by and"),
+    ("find -L . -name '*.pyc' -delete", "joined by and"),
+    ("find . -newer setup.py -delete", "joined by and"),
+    ("find . -name 'x[ab].pyc' -delete", "`*` and `?` only"),
+    ("find src/* -name '*.pyc' -delete", "write the folders to search out"),
+    ("find . -name '*.pyc' -exec rm {} + -delete", "one action"),
+    ("find . -name '*.pyc' -exec timeout 5 rm {} +", "which the gate cannot check"),
+    ("find . -name '*.pyc' -exec rm -i {} +", "not an option this role allows"),
+])
+def test_a_removing_find_the_gate_cannot_evaluate_is_refused_with_the_way_out(policy_for, worktree, command, why):
+    d = _bash(policy_for(), command, worktree)
+    assert d.verdict == DENY and why in d.reason, d
+
+
+def test_a_removing_find_walks_a_bounded_number_of_paths(policy_for, worktree, monkeypatch):
+    from runtime.gate import find_deletes
+
+    _pycache(worktree)
+    monkeypatch.setattr(find_deletes, "MAX_ENTRIES", 5)
+    d = _bash(policy_for(), "find . -name '*.pyc' -delete", worktree)
+    assert d.verdict == DENY and "start find in a narrower folder" in d.reason
+
+
+def test_a_role_without_rm_cannot_remove_through_find(policy_for, worktree):
+    _pycache(worktree)
+    policy = policy_for("explorer")
+    assert _bash(policy, "find . -name '*.pyc' -delete", worktree).verdict == DENY
+    assert _bash(policy, "find . -name '*.pyc' -exec rm {} +", worktree).verdict == DENY

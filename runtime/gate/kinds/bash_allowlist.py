@@ -255,6 +255,8 @@ class BashAllowlist(Gate):
                 continue
             what = f"{name} {use.spelled}".rstrip()
             word = use.word
+            if use.value == "{}" and cmd.found:
+                continue  # a path the removing find found: its own rule checks each one
             if use.value == "{}":
                 return deny(f"`{what} {{}}`: `find -exec` puts every found path there, which the gate cannot check; "
                             "find the files, then name them", self.atom, what)
@@ -313,6 +315,13 @@ class BashAllowlist(Gate):
             if d.verdict == DENY:
                 return d
             pending = pending if d.verdict == ALLOW else d
+        if cmd.deletes is not None:
+            from runtime.gate.find_deletes import check_removals
+
+            d = check_removals(cmd, ctx, self.atom)
+            if d is not None and d.verdict == DENY:
+                return d
+            pending = pending if d is None or d.verdict == ALLOW else d
         if rule.grammar.stdin == DIFF or any(use.type == DIFF for use in uses):
             d = self._diff_writes(rule, uses, cmd, ctx)
             if d is not None and d.verdict == DENY:
