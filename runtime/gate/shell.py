@@ -134,7 +134,6 @@ def _analyze(source: str, cwd: str) -> Script:
         raise ShellDeny("the command contains a NUL byte; remove it")
     if len(source) > MAX_COMMAND:
         raise ShellDeny(f"the command is longer than {MAX_COMMAND} characters; write a script file instead")
-    _check_continuations(source)
     walker = _Walker(source, (cwd,))
     try:
         walker.run()
@@ -143,16 +142,22 @@ def _analyze(source: str, cwd: str) -> Script:
     return walker.script
 
 
-def _check_continuations(source: str) -> None:
-    """A backslash-newline joins lines; tree-sitter splits the word there instead."""
-    at = source.find("\\\n")
+def _check_continuations(source: bytes, literal: list[tuple[int, int]]) -> None:
+    """A backslash-newline joins lines; tree-sitter splits the word there instead. Inside single quotes and a
+    quoted heredoc's body (``literal``: their spans) both are literal text, and bash keeps them."""
+    literal = sorted(literal)
+    k = 0
+    at = source.find(b"\\\n")
     while at >= 0:
+        while k < len(literal) and literal[k][1] <= at:
+            k += 1
+        inside = k < len(literal) and literal[k][0] < at and at + 2 <= literal[k][1]
         # Between words (a space before it) it only joins lines; inside a word
         # it would glue the parts tree-sitter reports as separate words.
-        before = source[at - 1] if at else " "
-        if before not in " \t":
+        before = source[at - 1:at] if at else b" "
+        if not inside and before not in (b" ", b"\t"):
             raise ShellDeny("a line continuation (backslash-newline) inside a word is not allowed; write the word on one line")
-        at = source.find("\\\n", at + 2)
+        at = source.find(b"\\\n", at + 2)
 
 
 def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
@@ -177,6 +182,7 @@ class _Walker(RedirectReader):
         self.tails: list[tuple[str | None, Node]] = []
         self._cd: dict[tuple[str, str], str] = {}
         self.last_cwds = cwds  # where the last simple command (a `cd` too) started
+        self.literal: list[tuple[int, int]] = []  # single-quoted strings and quoted heredoc bodies
 
     # -- helpers -----------------------------------------------------------
     def run(self) -> None:
@@ -186,6 +192,7 @@ class _Walker(RedirectReader):
             raise ShellDeny(_UNPARSABLE)
         self.sequence(root, self.start)
         self.check_coverage()
+        _check_continuations(self.src, self.literal)
 
     def check_coverage(self) -> None:
         # tree-sitter is error-tolerant and has been seen to drop tokens (the
@@ -387,7 +394,8 @@ class _Walker(RedirectReader):
             words += self.carry[1]  # a `-` tree-sitter left out before a redirection of the whole pipeline
             self.carry = None
         if not words:
-            raise ShellDeny("shell variable assignments on their own are not allowed; pass values as arguments")
+            raise ShellDeny("shell variable assignments on their own are not allowed; put the variable on the command "
+                            "that reads it (`NAME=value program …`), where the program's rule judges it")
         tails, self.tails = self.tails, saved
         state = self.simple(words, assigns, self.via, False, cwds, True, stdin)
         return self.run_tails(tails, state, cwds)

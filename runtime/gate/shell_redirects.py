@@ -117,6 +117,8 @@ class RedirectReader(WordReader):
                 if not quoted and any(ch in self.text(child) for ch in "$`"):
                     raise ShellDeny("an unquoted heredoc expands `$` and backticks; quote its delimiter (<<'EOF') to keep the text literal")
                 self.cover(child)
+                if quoted:
+                    self.literal.append((child.start_byte, child.end_byte))
             elif kind == "file_redirect":
                 extra += self.redirect(child, cwds)
             elif not child.is_named and kind in _TAIL_OPS:

@@ -36,6 +36,22 @@ _CONSTRUCT_NAMES = {
     "unset_command": "unset",
     "variable_assignment": "shell variable assignments",
 }
+# A concrete next step for the constructs agents reach for most.
+_INSTEAD = {
+    "for_statement": " (one command per value, or one command given all the values: most programs take several files)",
+    "while_statement": " (run the command itself; a loop that polls is `sleep N` between two calls)",
+    "c_style_for_statement": " (one command per value)",
+    "command_substitution": " (run the inner command first, then write what it printed into the next one)",
+    "simple_expansion": " (write the value itself)",
+    "expansion": " (write the value itself)",
+    "if_statement": " (join the test and the command with && or ||)",
+    "declaration_command": " (put a variable on the command that reads it, `NAME=value program …`, where the "
+                           "program's rule judges it)",
+    "variable_assignment": " (put a variable on the command that reads it, `NAME=value program …`, where the "
+                           "program's rule judges it)",
+}
+_PLURAL = frozenset({"function_definition", "if_statement", "while_statement", "for_statement", "c_style_for_statement",
+                     "case_statement", "test_command", "declaration_command", "variable_assignment"})
 _GLOB = re.compile(r"[*?\[]")
 _SPECIAL = re.compile(r"[*?\[{]")
 
@@ -43,6 +59,7 @@ _SPECIAL = re.compile(r"[*?\[{]")
 class WordReader:
     src: bytes
     spans: list[tuple[int, int]]
+    literal: list[tuple[int, int]]  # spans whose bytes bash takes as they are (single quotes, quoted heredocs)
 
     def text(self, node: Node) -> str:
         return self.src[node.start_byte:node.end_byte].decode(errors="replace")
@@ -53,7 +70,12 @@ class WordReader:
     def refuse(self, node: Node) -> ShellDeny:
         what = _CONSTRUCT_NAMES.get(node.type, f"`{node.type}`")
         snippet = self.text(node).strip().splitlines()[0][:60] if self.text(node).strip() else node.type
-        return ShellDeny(f"{what} is not allowed (in `{snippet}`): the gate cannot see what it would run; write plain commands with literal arguments")
+        instead = _INSTEAD.get(node.type, "")
+        if node.type == "simple_expansion" and snippet == "$?":
+            instead = "; to see whether a command worked, write `cmd && echo ok || echo failed`"
+        verb = "are" if node.type in _PLURAL else "is"
+        return ShellDeny(f"{what} {verb} not allowed (in `{snippet}`): the gate cannot see what it would run; write "
+                         f"plain commands with literal arguments{instead}")
 
     def word(self, node: Node) -> Word:
         """Dequote one word; refuse anything whose value is not literal."""
@@ -110,6 +132,7 @@ class WordReader:
             return "".join(value), "".join(mask)
         if kind == "raw_string":
             body = raw[1:-1]
+            self.literal.append((node.start_byte, node.end_byte))
             return body, "q" * len(body)
         if kind == "string":
             out = []

@@ -157,3 +157,44 @@ def test_a_formatter_names_files_never_folders(policy_for, worktree, command):
                                      "sed -i 's/a/b/' src/pkg/mod.py", "black --check src", "ruff format --check src"])
 def test_a_formatter_given_files_or_checking_folders_is_allowed(policy_for, worktree, command):
     assert _bash(policy_for(), command, worktree).verdict == ALLOW
+
+
+# -- a backslash-newline that bash keeps as text ------------------------------------------------
+
+
+@pytest.mark.parametrize("command,value", [
+    ("cat <<'EOF' > src/pkg/new.py\nx = 1 + \\\n    2\nEOF", None),  # Python's continuation in a quoted heredoc
+    ("sed -i '3i\\\n    x = 1' src/pkg/mod.py", "3i\\\n    x = 1"),  # sed's own continuation in single quotes
+    ("echo 'a\\\nb'", "a\\\nb"),
+])
+def test_a_backslash_newline_inside_single_quotes_or_a_quoted_heredoc_is_text(command, value):
+    commands = analyze(command, "/w").commands
+    if value is not None:
+        assert value in commands[0].args
+
+
+@pytest.mark.parametrize("command", ["gi\\\nt push", "bash -c 'gi\\\nt push'", 'echo "a\\\nb"',
+                                     "cat <<EOF\nEO\\\nF\nEOF"])
+def test_a_backslash_newline_that_joins_words_stays_refused(command):
+    with pytest.raises(ShellDeny, match="line continuation"):
+        analyze(command, "/w")
+
+
+# -- refusals that say what works instead ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("command,step", [
+    ("for f in a b; do echo $f; done", "one command per value"),
+    ("echo $(pwd)", "run the inner command first"),
+    ("make test; echo $?", "cmd && echo ok || echo failed"),
+    ("export DJANGO_SETTINGS_MODULE=app.settings && pytest", "`NAME=value program …`"),
+    ("X=1", "`NAME=value program …`"),
+    ("awk '{print $1}' src/pkg/mod.py", "cut -d, -f3"),
+    ("sqlfluff lint x.sql", "`.agent-runtime/roles/project.toml`"),
+    ("tox -e py311", "run the tests directly"),
+    ("yarn test", "`npm test`"),
+    ("bash scripts/check.sh", "run them one by one"),
+])
+def test_a_refusal_of_what_agents_reach_for_names_what_works(policy_for, worktree, command, step):
+    d = _bash(policy_for(), command, worktree)
+    assert d.verdict == DENY and step in d.reason, d

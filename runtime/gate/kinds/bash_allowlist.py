@@ -60,6 +60,20 @@ _RULE_KEYS = {
 _CHECKED = frozenset({ROOT, SCOPE, FOLDER, COPY, COPY_TO, FILE})
 # Write types, whose own checks refuse a pattern (or expand it) and say what to write instead.
 _PATH_TYPES = frozenset({SCOPE, FOLDER, COPY, COPY_TO, FILE})
+# What to do instead of a program no shipped role allows, for those agents reach for most.
+_AWK = "print lines with `sed -n '10,20p' FILE` or `grep -n PATTERN FILE`, fields with `cut -d, -f3 FILE`"
+_SCRIPT = ("a script runs commands the gate cannot read before they run: run them one by one, or the tests and "
+           "checks they call directly")
+_INSTEAD = {
+    "awk": _AWK, "gawk": _AWK, "mawk": _AWK, "nawk": _AWK,
+    "yarn": "the package's scripts run with `npm test` or `npm run SCRIPT`",
+    "pnpm": "the package's scripts run with `npm test` or `npm run SCRIPT`",
+    "tox": "tox builds environments and runs what its configuration says: run the tests directly (`python -m pytest`)",
+    "nox": "nox builds environments and runs what its configuration says: run the tests directly (`python -m pytest`)",
+    "bash": _SCRIPT, "sh": _SCRIPT, "dash": _SCRIPT,
+    "make": "`make` runs the Makefile's recipes: a person can declare the targets agents may run in the project "
+            "catalog's toolchain.toml (`make-targets`)",
+}
 # A glob for paths in the worktree is expanded to check each match; past this many, the agent names fewer.
 _MAX_GLOB_MATCHES = 1000
 # A glob of files to write reads one folder: past this many names in it, the agent names the files.
@@ -177,7 +191,12 @@ class BashAllowlist(Gate):
         name = cmd.name
         rules = self.rules.get(name)
         if rules is None:
-            return deny(f"`{name}` is not an allowed program for this role (allowed: {self.programs})", self.atom, name)
+            instead = _INSTEAD.get(name)
+            step = f"; {instead}" if instead else ""
+            return deny(f"`{name}` is not an allowed program for this role (allowed: {self.programs}){step}; if the "
+                        "task needs it, say so in your report: a person can allow it for this repository with a rule "
+                        "in its project catalog (`runtime init`, then `.agent-runtime/roles/project.toml`)",
+                        self.atom, name)
         if len(rules) == 1:
             return self._judge(rules[0], cmd, ctx)[0]
         refusal: GateDecision | None = None
