@@ -7,7 +7,9 @@ when its expression is a plain conjunction it can evaluate as find does
 `-xdev`, `-empty`, which only narrow what is found), walks every starting point
 the way find does without -L (links are not followed; a link is found, never
 entered), and checks every path it would remove like a write: what the tests
-select, and with `rm -r` all that a selected folder holds. `-prune`, `-empty` and
+select, and with `rm -r` all that a selected folder holds. It never walks into
+a control folder (`.git`, `.claude`, the runtime's): others make files there
+that no check now foresees, so such a find starts in the folders worked in. `-prune`, `-empty` and
 `-xdev` are not modelled, so more is checked than find removes, never less.
 
 A path made under a starting point after the decision was made by a write the
@@ -26,9 +28,10 @@ import stat
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 from runtime.gate.decision import ALLOW, DENY, deny
+from runtime.gate.paths import PathError, protected_reason, resolve
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
@@ -53,10 +56,25 @@ def check_removals(cmd: Command, ctx: Context, atom: str | None) -> GateDecision
     tree = cmd.deletes == "tree"
     pending = None
     seen = [0]
+    policy = ctx.policy
+
+    def entering(path: str, shown: str) -> None:
+        # Never into a control folder (or the runtime's): git, Claude Code and the runtime make files there
+        # of their own, which no check the gate made can foresee (`find .git -name '*.lock' -delete` would
+        # remove the lock of a git running beside the agent), whatever it holds now.
+        try:
+            resolved = resolve(path, "/")
+        except PathError as exc:
+            raise _Refused(str(exc)) from None
+        if protected_reason(resolved, policy.protected, policy.exempt, policy.root) is not None:
+            raise _Refused(f"it would walk into `{shown}`, where git, Claude Code or the runtime make files of their "
+                           "own that the gate cannot see coming; start it in the folders you work in "
+                           "(`find src tests -name '*.pyc' -delete`)")
+
     for cwd in cmd.cwds:
         for start in starts:
             try:
-                for path in _removed(os.path.join(cwd, start), start, tests, depth, tree, seen):
+                for path in _removed(os.path.join(cwd, start), start, tests, depth, tree, seen, entering):
                     d = ctx.check_write(path, (cwd,), f"`find` removes `{path}`")
                     if d.verdict == DENY:
                         return d
@@ -114,7 +132,7 @@ def _matches(name: str, kind: str, tests: list[tuple[str, str]]) -> bool:
 
 
 def _removed(full: str, shown: str, tests: list[tuple[str, str]], depth: tuple[int, int], tree: bool,
-             seen: list[int]) -> Iterator[str]:
+             seen: list[int], entering: Callable[[str, str], None] | None = None) -> Iterator[str]:
     """The paths under ``full`` (named ``shown`` as find prints it) that the find removes, walked depth first
     without following links; with ``tree``, all a selected folder holds too."""
     low, high = depth
@@ -135,6 +153,8 @@ def _removed(full: str, shown: str, tests: list[tuple[str, str]], depth: tuple[i
             yield name_shown
         if kind != "dir" or (high >= 0 and level >= high and not (tree and selected)):
             continue
+        if entering is not None:
+            entering(path, name_shown)
         try:
             names = os.listdir(path)
         except OSError:

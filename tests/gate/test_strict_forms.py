@@ -96,9 +96,10 @@ def _pycache(worktree):
 
 
 @pytest.mark.parametrize("command", [
-    "find . -name '*.pyc' -delete",
-    "find . -name __pycache__ -type d -prune -exec rm -rf {} +",
+    "find src tests -name '*.pyc' -delete",
+    "find src tests -name __pycache__ -type d -prune -exec rm -rf {} +",
     "find src tests -name '*.pyc' -type f -exec rm -f {} +",
+    "find . -maxdepth 1 -name '*.egg-info' -exec rm -rf {} +",  # .git is looked at, not entered
     "find src -maxdepth 3 -iname '*.PYC' -exec rm {} ';'",
     "cd src && find . -type d -name __pycache__ -exec rm -r {} +",
 ])
@@ -111,20 +112,24 @@ def test_a_find_that_removes_what_it_finds_in_the_scope_is_allowed(policy_for, w
 def test_a_find_that_would_remove_a_path_the_role_may_not_write_is_refused(policy_for, worktree):
     _pycache(worktree)
     policy = policy_for()
-    (worktree / ".git/x.pyc").write_bytes(b"\0")  # find enters .git as it enters any folder
-    d = _bash(policy, "find . -name '*.pyc' -delete", worktree)
-    assert d.verdict == DENY and "`find` removes `./.git/x.pyc`" in d.reason
-    assert _bash(policy, "find src tests -name '*.pyc' -delete", worktree).verdict == ALLOW  # started elsewhere
+    # find enters .git as any folder, where git makes files the gate cannot foresee (a lock of a git running
+    # beside the agent): a removing find never walks into a control folder, whatever it holds now.
+    for command in ("find . -name '*.pyc' -delete", "find .git -name '*.lock' -delete",
+                    "find src/pkg/gitlink/ -name '*.lock' -delete", "cd .git && find . -name '*.lock' -delete"):
+        d = _bash(policy, command, worktree)
+        assert d.verdict == DENY and "start it in the folders you work in" in d.reason, command
+    assert _bash(policy, "find src tests -name '*.pyc' -delete", worktree).verdict == ALLOW
     (worktree / "docs/old.md").write_text("x\n")  # outside the write scope
-    assert _bash(policy, "find . -name '*.md' -delete", worktree).verdict == DENY
+    assert _bash(policy, "find docs -name '*.md' -delete", worktree).verdict == DENY
     (worktree / ".git/config").write_text("[core]\n")
     os.link(worktree / ".git/config", worktree / "src/pkg/__pycache__/x.txt")
     # rm -r removes all a found folder holds: a name there is checked too (here a hard link to .git/config).
-    d = _bash(policy, "find . -name __pycache__ -type d -exec rm -rf {} +", worktree)
+    d = _bash(policy, "find src -name __pycache__ -type d -exec rm -rf {} +", worktree)
     assert d.verdict == DENY and "x.txt" in d.reason
-    # Through a symlink with a trailing slash find enters the folder it points to, and so does the gate.
+    # A link is found, not entered; through a trailing slash find enters what it points to, and so does the gate.
+    assert _bash(policy, "find src -name config -delete", worktree).verdict == ALLOW
     d = _bash(policy, "find src/pkg/gitlink/ -name config -delete", worktree)
-    assert d.verdict == DENY and ".git" in d.reason
+    assert d.verdict == DENY and "walk into `src/pkg/gitlink/`" in d.reason
 
 
 @pytest.mark.parametrize("command,why", [
@@ -148,7 +153,7 @@ def test_a_removing_find_walks_a_bounded_number_of_paths(policy_for, worktree, m
 
     _pycache(worktree)
     monkeypatch.setattr(find_deletes, "MAX_ENTRIES", 5)
-    d = _bash(policy_for(), "find . -name '*.pyc' -delete", worktree)
+    d = _bash(policy_for(), "find src tests -name '*.pyc' -delete", worktree)
     assert d.verdict == DENY and "start find in a narrower folder" in d.reason
 
 
