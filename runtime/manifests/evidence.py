@@ -85,3 +85,8 @@ EVIDENCE: dict[str, type[Model]] = {
     "severity-grades": Report,
     "change-size": FileSizes,
 }
+
+# The kinds whose evidence gained the base's side when they began judging the change rather than whole
+# files: (the key of the current files, the key of the base's). An example giving only the first was
+# written before; `runtime migrate` adds an empty second, which judges every file as new, as it was.
+BASE_KEYS: dict[str, tuple[str, str]] = {"size-limits": ("files", "base-files"), "change-size": ("sizes", "base-sizes")}

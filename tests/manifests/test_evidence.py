@@ -70,6 +70,14 @@ def test_evidence_keys_and_types_are_checked_at_their_line(tmp_path, change, lin
     assert info.value.line == line and words in info.value.message, info.value
 
 
+def test_an_example_written_before_the_base_points_to_migrate(tmp_path):
+    body = SIZES[:SIZES.index("[examples.evidence.base-files]")]
+    with pytest.raises(ManifestError) as info:
+        load(tmp_path, body)
+    assert info.value.line == 13
+    assert "missing required key `base-files`" in info.value.message and "runtime migrate" in info.value.message
+
+
 def test_lint_fails_an_example_whose_feedback_lacks_its_words(tmp_path):
     atom = load(tmp_path, SIZES.replace('says = "may not grow"', 'says = "is a new file"'))
     [error] = run_examples(atom, str(tmp_path))
