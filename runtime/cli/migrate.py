@@ -1,17 +1,20 @@
-"""runtime migrate [--check] [--diff] [PATHS]: deprecated atom names to new names, shell rules to grammars."""
+"""runtime migrate [--check] [--diff] [PATHS]: deprecated atom names to new names, shell rules to grammars,
+size examples given their base."""
 
 from __future__ import annotations
 
 import difflib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.locate import find_catalog
 from runtime.tooling.claude import write_atomic
-from runtime.tooling.migrate import rewrite
-from runtime.tooling.migrate_rules import migrate_rules
+from runtime.tooling.migrate import Use, rewrite
+from runtime.tooling.migrate_evidence import EvidenceChange, migrate_evidence
+from runtime.tooling.migrate_rules import RuleChange, migrate_rules
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -21,58 +24,85 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
+@dataclass(frozen=True)
+class _File:
+    path: Path
+    where: str
+    text: str
+    new: str
+    uses: list[Use]
+    rules: list[RuleChange]
+    examples: list[EvidenceChange]
+
+
+def _migrate(path: Path, aliases: dict[str, str], grammars: set[str]) -> _File:
+    where = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(where, 1, f"cannot read: {exc}") from None
+    new, uses = rewrite(text, aliases, where)
+    new, rules = migrate_rules(new, grammars, where)
+    new, examples = migrate_evidence(new, where)
+    return _File(path, where, text, new, uses, rules, examples)
+
+
+def _listing(f: _File) -> list[str]:
+    return ([f"{f.where}:{u.line}: `{u.old}` is deprecated, use `{u.new}`" for u in f.uses]
+            + [f"{f.where}:{r.line}: the shell rule for `{r.program}` has the old form; it {r.summary}" for r in f.rules]
+            + [f"{f.where}:{e.line}: the example gives no `{e.key}`; it gets `{e.key} = {{}}` (every file new, as before)"
+               for e in f.examples])
+
+
 def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
-    aliases = {a.name: a.target for a in catalog.aliases.values()}
+    # The atoms this rewrites may not load as they are: their errors are what it fixes.
+    _, entries = catalog.load_entries(collect=[])
+    aliases = {a.name: a.target for a in entries.values()}
     grammars = set(catalog.programs)
-    defaults = [catalog.role_dir, catalog.root / "manifests"]
+    defaults = [catalog.role_dir, catalog.root / "manifests", catalog.cap_dir]
     paths = [Path(p) for p in args.paths] or [p for p in defaults if p.exists()]
-    changes, errors, found = [], [], 0
+    changes: list[_File] = []
+    errors: list[ManifestError] = []
     for path in _files(paths):
-        where = display_path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-            new, uses = rewrite(text, aliases, where)
-            new, rules = migrate_rules(new, grammars, where)
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(ManifestError(where, 1, f"cannot read: {exc}"))
-            continue
+            migrated = _migrate(path, aliases, grammars)
         except ManifestError as exc:
             errors.append(exc)
             continue
-        found += len(uses) + len(rules)
-        if args.check:
-            for use in uses:
-                print(f"{where}:{use.line}: `{use.old}` is deprecated, use `{use.new}`")
-            for rule in rules:
-                print(f"{where}:{rule.line}: the shell rule for `{rule.program}` has the old form; it {rule.summary}")
-        if uses or rules:
-            changes.append((path, where, text, new, uses, rules))
+        if migrated.new != migrated.text:
+            changes.append(migrated)
     if errors:
         raise ManifestErrors(errors)
+    if args.check and not args.json:
+        for f in changes:
+            print("\n".join(_listing(f)))
     if args.json:
         import json
 
         if not args.check and not args.diff:
-            for path, _where, _text, new, _uses, _rules in changes:
-                write_atomic(path, new)
+            for f in changes:
+                write_atomic(f.path, f.new)
         print(json.dumps({
-            "names": [{"file": w, "line": u.line, "old": u.old, "new": u.new} for _p, w, _t, _n, us, _r in changes for u in us],
-            "rules": [{"file": w, "line": r.line, "program": r.program, "change": r.summary}
-                      for _p, w, _t, _n, _u, rs in changes for r in rs],
+            "names": [{"file": f.where, "line": u.line, "old": u.old, "new": u.new} for f in changes for u in f.uses],
+            "rules": [{"file": f.where, "line": r.line, "program": r.program, "change": r.summary}
+                      for f in changes for r in f.rules],
+            "examples": [{"file": f.where, "line": e.line, "added": e.key} for f in changes for e in f.examples],
             "written": bool(changes) and not args.check and not args.diff,
         }, indent=2))
-        return 1 if args.check and found else 0
+        return 1 if args.check and changes else 0
     if args.check:
-        return 1 if found else 0
-    for path, where, text, new, uses, rules in changes:
+        return 1 if changes else 0
+    for f in changes:
         if args.diff:
-            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True), where, where))
-        else:
-            write_atomic(path, new)
-            print(f"{where}: {len(uses)} name(s) rewritten, {len(rules)} shell rule(s) moved to grammars")
-            for rule in rules:
-                print(f"  {where}:{rule.line}: `{rule.program}` {rule.summary}")
+            sys.stdout.writelines(difflib.unified_diff(f.text.splitlines(keepends=True), f.new.splitlines(keepends=True),
+                                                       f.where, f.where))
+            continue
+        write_atomic(f.path, f.new)
+        print(f"{f.where}: {len(f.uses)} name(s) rewritten, {len(f.rules)} shell rule(s) moved to grammars"
+              + (f", {len(f.examples)} example(s) given their base" if f.examples else ""))
+        for rule in f.rules:
+            print(f"  {f.where}:{rule.line}: `{rule.program}` {rule.summary}")
     if not changes:
-        print("no deprecated names or old shell rules found")
+        print("no deprecated names, old shell rules or old size examples found")
     return 0
