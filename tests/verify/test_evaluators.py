@@ -755,6 +755,39 @@ GO_QUIET_GREEN = dedent('''
     ?   \texample.com/app/cmd\t[no test files]
 ''')
 
+# node --test's closing summary: TAP (node 20 without a terminal) and the spec reporter.
+NODE_TAP_GREEN = dedent('''
+    TAP version 13
+    # Subtest: trust should accept a string
+    ok 1 - trust should accept a string
+      ---
+      duration_ms: 0.33
+      ...
+    1..70
+    # tests 70
+    # suites 0
+    # pass 70
+    # fail 0
+    # cancelled 0
+    # skipped 0
+    # todo 0
+    # duration_ms 902.55
+''')
+
+NODE_SPEC_RED = dedent('''
+    \u2714 trust should accept a string (0.33ms)
+    \u2716 isTrusted trusts a named range (1.2ms)
+      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+    \u2139 tests 3
+    \u2139 suites 0
+    \u2139 pass 1
+    \u2139 fail 1
+    \u2139 cancelled 1
+    \u2139 skipped 0
+    \u2139 todo 0
+    \u2139 duration_ms 41.2
+''')
+
 
 def green(output: str, min_count: int = 1, exit_code: int = 0, command: str = "pytest"):
     return evaluate("tests-green", {"command": command, "min-count": min_count}, {"exit-code": exit_code, "output": output})
@@ -766,6 +799,7 @@ def green(output: str, min_count: int = 1, exit_code: int = 0, command: str = "p
     ("\x1b[32m======= \x1b[32m\x1b[1m7 passed\x1b[0m, \x1b[33m2 warnings\x1b[0m\x1b[32m in 1.05s (0:00:01) =======\x1b[0m", 7, "pytest"),
     (CARGO_GREEN, 6, "cargo test"),
     (GO_VERBOSE_GREEN, 2, "go test"),
+    (NODE_TAP_GREEN, 70, "node --test"),
     ("..s.\n" + "-" * 70 + "\nRan 4 tests in 0.002s\n\nOK (skipped=1)\n", 3, "unittest"),
     ("PASS src/app.test.js\nTest Suites: 1 passed, 1 total\nTests:       12 passed, 12 total\n", 12, "generic"),
 ])
@@ -818,6 +852,16 @@ def test_tests_green_go_without_verbose_has_no_count():
     result = green(GO_QUIET_GREEN, min_count=5, command="go test ./...")
     assert result.status == "rejected"
     assert "could not be read" in result.feedback and "-v" in result.feedback
+
+
+def test_tests_green_rejects_node_test_failures_quoting_their_names():
+    result = green(NODE_SPEC_RED, exit_code=1, command="node --test")
+    assert result.status == "rejected"
+    assert result.evidence["passed"] == 1 and result.evidence["failed"] == 2  # a cancelled test failed too
+    assert "\u2716 isTrusted trusts a named range" in result.feedback
+    tap = "not ok 1 - isTrusted trusts a named range\n1..1\n# tests 1\n# pass 0\n# fail 1\n"
+    result = green(tap, exit_code=1, command="node --test")
+    assert result.status == "rejected" and "not ok 1 - isTrusted trusts a named range" in result.feedback
 
 
 def test_tests_green_rejects_too_few_tests():

@@ -11,6 +11,9 @@ Recognised, in this order (the first that matches decides):
   test function); without ``-v`` go prints only one ``ok``/``FAIL`` line per
   package, so the count is unknown (``None``) and only failures are read;
 - unittest: ``Ran N tests`` with ``OK`` or ``FAILED (failures=F, errors=E)``;
+- node's test runner (``node --test``): its closing ``# tests N``, ``# pass N``,
+  ``# fail N`` and ``# cancelled N`` (``ℹ`` instead of ``#`` with the spec
+  reporter), a cancelled test counted as failed;
 - anything else: the last ``N passed``/``N passing`` and ``N failed``/``N failing``
   (jest, mocha and the like).
 
@@ -38,6 +41,8 @@ _GO_FAILURE = re.compile(r"^[ \t]*--- FAIL: .*$|^panic: .*$|^FAIL[ \t]+\S+[ \t]+
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 _UNITTEST_OUTCOME = re.compile(r"^(?:OK|FAILED) \((.*)\)[ \t]*$", re.M)
 _UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): \S.*$", re.M)
+_NODE_TOTALS = re.compile(r"^(?:#|\u2139)[ \t]+(tests|pass|fail|cancelled)[ \t]+(\d+)[ \t]*$", re.M)
+_NODE_FAILURE = re.compile(r"^[ \t]*(?:not ok \d+ - .*|\u2716 .*)$", re.M)
 _GENERIC_PASSED = re.compile(r"(\d+)[ \t]+(?:tests?[ \t]+)?(?:passed|passing)\b", re.I)
 _GENERIC_FAILED = re.compile(r"(\d+)[ \t]+(?:tests?[ \t]+)?(?:failed|failing)\b", re.I)
 
@@ -53,7 +58,7 @@ class RunCounts:
 
 def read_counts(output: str) -> RunCounts:
     text = _ANSI.sub("", output).replace("\r\n", "\n")
-    for reader in (_cargo, _pytest, _go, _unittest, _generic):
+    for reader in (_cargo, _pytest, _go, _unittest, _node, _generic):
         count = reader(text)
         if count is not None:
             return count
@@ -102,6 +107,16 @@ def _unittest(text: str) -> RunCounts | None:
                 outcome[key] = int(value)
     passed = int(ran[-1]) - outcome["failures"] - outcome["errors"] - outcome["skipped"] - outcome["expected failures"]
     return RunCounts("unittest", passed, outcome["failures"], outcome["errors"], _UNITTEST_FAILURE.findall(text))
+
+
+def _node(text: str) -> RunCounts | None:
+    totals: dict[str, int] = {}
+    for name, number in _NODE_TOTALS.findall(text):
+        totals[name] = int(number)  # the last of each: the closing summary
+    if "tests" not in totals or "pass" not in totals:
+        return None
+    failed = totals.get("fail", 0) + totals.get("cancelled", 0)
+    return RunCounts("node --test", totals["pass"], failed, failure_lines=[line.strip() for line in _NODE_FAILURE.findall(text)])
 
 
 def _generic(text: str) -> RunCounts | None:

@@ -1,0 +1,241 @@
+"""The first realistic task on a real repository is accepted the first time, with `runtime init` as written.
+
+For each project of projects.py (two Python libraries, an npm package, a Rust crate and a Go module,
+none written here): a repository made as a user has it, `runtime init` run in it, and then, with the
+role init wrote and the repository's own test and check commands,
+
+- a one-line fix of a bug planted in its large module, through `runtime spawn`;
+- a new function with its test, through `runtime spawn`;
+- both as a two-subtask plan, through `runtime run --merge`;
+
+each by a scripted agent that also runs the repository's test and check commands in its shell, through
+the gate. Every one must be accepted on its first attempt (no retries are allowed), the agent's shell
+calls allowed and passing, and the commit holding exactly the change. Each Python project also has one
+of the changes made by the real Claude Code CLI (against the fake model server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomlkit
+
+from tests.conftest import RUNTIME, require
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.claude_cli import missing_cli_reason
+from tests.orchestration.conftest import result_of
+from tests.realrepos.conftest import BASE_BRANCH, RealRepo, builtin_turns, init_template, own_commands
+from tests.realrepos.projects import PROJECTS, Change
+
+ALL = [p.name for p in PROJECTS]
+PYTHON = [p.name for p in PROJECTS if p.kind == "python"]
+SECRET = "sk-test-real-repos-0123456789"
+
+
+# -- reading outcomes -------------------------------------------------------------------------------
+
+def _outcome(proc: subprocess.CompletedProcess) -> dict[str, Any]:
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _failures(outcome: dict[str, Any]) -> str:
+    """Each attempt's checks that did not pass, with their feedback: why a spawn was not accepted."""
+    lines = []
+    for attempt in outcome.get("attempts") or []:
+        for check in attempt.get("checks") or []:
+            if check.get("status") != "passed":
+                lines.append(f"attempt {attempt.get('number')}: {check.get('atom')} {check.get('status')}: "
+                             f"{str(check.get('feedback') or check.get('detail') or '')[:1500]}")
+    return "\n".join(lines)
+
+
+def _describe(repo: RealRepo, proc: subprocess.CompletedProcess, agent_id: str) -> str:
+    outcome = _outcome(proc)
+    return (f"{repo.project.name}: exit {proc.returncode}, label {outcome.get('label')}\n"
+            f"failed checks:\n{_failures(outcome)}\nstderr:\n{proc.stderr[-3000:]}\n"
+            + ("" if outcome else f"stdout:\n{proc.stdout[-3000:]}") + repo.agent_logs(agent_id))
+
+
+def assert_accepted_first_time(repo: RealRepo, proc: subprocess.CompletedProcess, agent_id: str) -> dict[str, Any]:
+    outcome = _outcome(proc)
+    why = _describe(repo, proc, agent_id)
+    assert proc.returncode == 0 and outcome.get("label") == "ok", why
+    assert len(outcome["attempts"]) == 1, why
+    assert all(c["status"] == "passed" for c in outcome["attempts"][0]["checks"]), why
+    return outcome
+
+
+def assert_commit_holds(repo: RealRepo, base: str, commit: str, *changes: Change) -> None:
+    """``commit`` changes exactly the files of ``changes``, to exactly what they make of ``base``."""
+    expected = repo.expected(base, *changes)
+    assert repo.changed(base, commit) == sorted(expected)
+    for path, text in expected.items():
+        assert repo.show(commit, path) == text, path
+
+
+def assert_shell_calls_passed(repo: RealRepo, agent_id: str) -> None:
+    """The agent ran the repository's test and check commands in its shell: each allowed, each passing."""
+    test, checks = own_commands(repo)
+    calls = [e for e in repo.tool_events(agent_id) if e["tool"] == "Bash"]
+    assert [c["input"]["command"] for c in calls] == [test, *checks], calls
+    for call in calls:
+        assert call["decision"] == "allow" and not call["is_error"], (
+            f"{call['input']['command']}: {call['decision']} ({call.get('reason')}): {call.get('result')}")
+
+
+def assert_lint_passes(repo: RealRepo, task: Path) -> None:
+    """`runtime lint` on the task, as a user runs it before spawning, with the project catalog init wrote."""
+    lint = repo.cli("lint", task)
+    assert lint.returncode == 0, lint.stdout[-3000:] + lint.stderr[-3000:]
+
+
+# -- runtime init -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ALL)
+def test_init_writes_the_repositorys_own_commands(real_repo, name):
+    """init finds the repository's test and lint commands and writes them into a task template, each
+    allowed to the role it writes (issue 18, item 2)."""
+    repo = real_repo(name)
+    wrote = sorted(str(p.relative_to(repo.root)) for p in repo.init_wrote)
+    template = init_template(repo)
+    assert template is not None, f"runtime init wrote no task template with a test command: {wrote}"
+    test, checks = own_commands(repo)
+    assert repo.project.runner in test, (test, repo.project.test_command)
+    if repo.project.kind == "python":  # both configure flake8 in setup.cfg
+        assert any("flake8" in c for c in checks), checks
+    for command in (test, *checks):
+        explain = repo.cli("explain", "--role", "project", command)
+        assert explain.returncode == 0, f"{command}: {explain.stdout}{explain.stderr}"
+
+
+# -- runtime spawn, builtin backend -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_planted_bug_is_fixed_in_one_line(real_repo, name):
+    repo = real_repo(name)
+    change, agent_id = repo.project.fix, "ag-fix"
+    task = repo.write_task(change, agent_id, repo.builtin_agent(change, agent_id))
+    proc = repo.cli("spawn", "--json", task)
+    outcome = assert_accepted_first_time(repo, proc, agent_id)
+    assert_commit_holds(repo, repo.base, outcome["commit"], change)
+    assert repo.git("diff", "--numstat", repo.base, outcome["commit"]) == f"1\t1\t{repo.project.bug.path}"
+    assert repo.show(outcome["commit"], change.files[0]) == repo.show(repo.initialised, change.files[0])
+    assert_shell_calls_passed(repo, agent_id)
+    assert repo.sha(BASE_BRANCH) == repo.base
+    assert_lint_passes(repo, task)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_new_function_with_its_test(real_repo, name):
+    repo = real_repo(name)
+    change, agent_id = repo.project.feature, "ag-feature"
+    task = repo.write_task(change, agent_id, repo.builtin_agent(change, agent_id))
+    proc = repo.cli("spawn", "--json", "--base", repo.initialised, task)  # before the planted bug
+    outcome = assert_accepted_first_time(repo, proc, agent_id)
+    assert_commit_holds(repo, repo.initialised, outcome["commit"], change)
+    assert_shell_calls_passed(repo, agent_id)
+    assert_lint_passes(repo, task)
+
+
+# -- runtime run --merge ----------------------------------------------------------------------------
+
+def _subtask(repo: RealRepo, sid: str, sequence: int, change: Change, uses: list[str]) -> dict[str, Any]:
+    doc = repo.task_doc(change, f"ag-{sid}")
+    del doc["task"]["agent-id"], doc["task"]["parent-agent"]  # the run names its agents
+    sub: dict[str, Any] = {"id": sid, "sequence": sequence, **({"uses": uses} if uses else {}), **doc}
+    script = repo.script(f"plan-{sid}.script.toml", builtin_turns(repo, change))
+    sub["agent"] = {"backend": "builtin", "model": f"scripted/{sid}", "script": script.name, "retries": 0,
+                    "limits": {"timeout-s": 240, "max-turns": 20}}
+    sub["body"] = sub.pop("body")
+    return sub
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_plan_fixes_and_extends_and_merges(real_repo, name):
+    repo = real_repo(name)
+    project = repo.project
+    test, checks = own_commands(repo)
+    plan = {"plan": {"goal": f"Fix the bug in {project.bug.path}, then: {project.feature.goal}",
+                     "success-criteria": ["the repository's tests and checks pass"],
+                     "checks": [test, *checks], "max-replans": 0, "concurrency": 2},
+            "subtask": [_subtask(repo, "fix", 1, project.fix, []),
+                        _subtask(repo, "feature", 2, project.feature, ["fix"])]}
+    path = repo.tmp / "tasks" / "plan.toml"
+    path.write_text(tomlkit.dumps(plan))
+    proc = repo.cli("run", "--json", "--merge", path, timeout=600)
+    r = result_of(proc.returncode, proc.stdout, proc.stderr)
+    agents = {e["subtask"]: e["agent"] for e in r.of("dispatch")}
+    why = r.describe() + "".join(repo.agent_logs(a) for a in agents.values())
+    assert r.code == 0 and r.status == "accepted", why
+    assert {e["subtask"]: e["label"] for e in r.of("subtask-end")} == {"fix": "ok", "feature": "ok"}, why
+    assert len(r.of("dispatch")) == 2, why  # each subtask dispatched once
+    assert [(e["command"], e["exit_code"]) for e in r.of("plan-check")] == [(c, 0) for c in (test, *checks)], why
+    trunk = repo.sha(BASE_BRANCH)
+    assert trunk != repo.base
+    assert_commit_holds(repo, repo.base, trunk, project.fix, project.feature)
+    for agent in agents.values():
+        assert_shell_calls_passed(repo, agent)
+
+
+# -- runtime spawn, claude-code backend -------------------------------------------------------------
+
+def _claude_turns(repo: RealRepo, change: Change, worktree: Path) -> list:
+    """The real CLI's calls for ``change``: each file read before its first edit, as the CLI requires."""
+    test, checks = own_commands(repo)
+    turns: list = []
+    read: set[str] = set()
+    for edit in change.edits:
+        path = str(worktree / edit.path)
+        if not edit.old:
+            turns.append([{"name": "Write", "input": {"file_path": path, "content": edit.new}}])
+            continue
+        if edit.path not in read:
+            read.add(edit.path)
+            turns.append([{"name": "Read", "input": {"file_path": path}}])
+        turns.append([{"name": "Edit", "input": {"file_path": path, "old_string": edit.old, "new_string": edit.new}}])
+    turns += [[{"name": "Bash", "input": {"command": command}}] for command in (test, *checks)]
+    turns.append(change.report)
+    return turns
+
+
+def _claude_spawn(repo: RealRepo, change: Change, agent_id: str, *flags: str) -> dict[str, Any]:
+    """``change`` made by the real Claude Code CLI in a spawn, each of its calls answered without an error."""
+    require(missing_cli_reason() is None, missing_cli_reason() or "")
+    turns = _claude_turns(repo, change, repo.state / "worktrees" / agent_id)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+    env.update(ANTHROPIC_API_KEY=SECRET, RUNTIME_STATE_DIR=str(repo.state))
+    with FakeAnthropicServer(turns) as server:
+        agent = {"backend": "claude-code", "api-base": server.url, "retries": 0,
+                 "limits": {"timeout-s": 240, "max-turns": 30}}
+        task = repo.write_task(change, agent_id, agent)
+        proc = subprocess.run([RUNTIME, "spawn", "--json", *flags, str(task)], cwd=repo.root, env=env,
+                              capture_output=True, text=True, timeout=400)
+    why = _describe(repo, proc, agent_id)
+    used = server.scripted_tool_use_ids()
+    assert len(used) == len(turns), f"the CLI took {len(used)} of {len(turns)} scripted turns\n{why}"
+    for turn, ids in zip(turns, used, strict=True):
+        for call, tool_id in zip(turn if isinstance(turn, list) else [], ids, strict=True):
+            result = server.tool_result_for(tool_id)
+            what = call["input"].get("command") or call["input"].get("file_path")
+            assert result is not None and not result.get("is_error"), f"{call['name']} {what}: {result}\n{why}"
+    return assert_accepted_first_time(repo, proc, agent_id)
+
+
+@pytest.mark.real_client
+@pytest.mark.parametrize("name,which", [("more-itertools", "fix"), ("cachetools", "feature")])
+def test_claude_code_makes_the_change(real_repo, name, which):
+    """The real CLI: the one-line fix in more-itertools, the new function and its test file in cachetools."""
+    repo = real_repo(name)
+    change = repo.project.fix if which == "fix" else repo.project.feature
+    base = repo.base if which == "fix" else repo.initialised
+    outcome = _claude_spawn(repo, change, f"ag-claude-{which}", "--base", base)
+    assert_commit_holds(repo, base, outcome["commit"], change)  # nothing the CLI wrote beside its files
