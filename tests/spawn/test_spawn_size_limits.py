@@ -62,10 +62,10 @@ def test_a_one_line_fix_in_a_1075_line_module_is_accepted_the_first_time(spawner
     assert FIXED in s.show(out["commit"], MODULE)
 
 
-def test_growing_the_1075_line_module_is_rejected_saying_it_may_not_grow(spawner: Spawner):
+def test_piling_code_into_the_1075_line_module_is_rejected_saying_where_to_put_it(spawner: Spawner):
     s = spawner
     add_module(s)
-    grown = big_module().replace(BUGGY, FIXED) + "".join(f"EXTRA_{n} = {n}\n" for n in range(15))
+    grown = big_module().replace(BUGGY, FIXED) + "".join(f"EXTRA_{n} = {n}\n" for n in range(215))
     task = s.task(agent_id="ag-big-grow", goal="scale() multiplies by 3; it must multiply by 2.",
                   verification=VERIFICATION, script=[
         [{"name": "Write", "input": {"file_path": MODULE, "content": grown}}],
@@ -77,7 +77,7 @@ def test_growing_the_1075_line_module_is_rejected_saying_it_may_not_grow(spawner
     checks = {c["atom"]: c for c in r.outcome["attempts"][0]["checks"]}
     size = checks["quality::constructor-pattern"]
     assert size["status"] == "rejected"
-    assert (f"`{MODULE}` grew from 1075 to 1090 lines; it was over the 200-line limit at the base, so it may not grow: "
-            "make the change without adding lines, or move the new code to a new module") in size["feedback"]
+    assert (f"`{MODULE}` grew by 215 lines (from 1075 to 1290); at most 200 may be added to one file: put the new "
+            "code in a new module") in size["feedback"]
     assert "scale" not in size["feedback"]  # the untouched 110-line function is not judged
     assert all(c["status"] == "passed" for atom, c in checks.items() if atom != "quality::constructor-pattern"), checks

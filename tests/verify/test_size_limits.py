@@ -1,5 +1,6 @@
-"""size-limits judges the change against the base: new code within the limits, code over them may not grow,
-untouched code is never judged, and the feedback never asks to refactor what the change did not touch."""
+"""size-limits judges what the change adds in one place: a new file or function within the limit, an existing one
+grown by at most the limit (even one far over it at the base: where code goes is the project's decision), untouched
+code never judged, and the feedback never asks to refactor what the change did not touch."""
 
 from __future__ import annotations
 
@@ -27,26 +28,29 @@ def test_a_one_line_fix_in_a_module_over_the_limit_passes():
     assert result.status == "passed", result.feedback
 
 
-def test_a_module_over_the_limit_may_not_grow_and_the_feedback_says_so_without_asking_for_a_split():
+def test_code_added_to_a_module_far_over_the_limit_passes():
+    # more-itertools' more.py (4,656 lines) gains a function beside its kind, its test module (5,735) a test
     before = module(1075)
     after = before + module(15).replace("VALUE_", "EXTRA_")
     result = judge({"src/x.py": after}, {"src/x.py": before})
+    assert result.status == "passed", result.feedback
+
+
+def test_more_than_the_limit_added_to_one_module_is_rejected_without_asking_for_a_split():
+    before = module(1075)
+    after = before + module(201).replace("VALUE_", "EXTRA_")
+    result = judge({"src/x.py": after}, {"src/x.py": before})
     assert result.status == "rejected"
-    assert ("`src/x.py` grew from 1075 to 1090 lines; it was over the 200-line limit at the base, so it may not grow: "
-            "make the change without adding lines, or move the new code to a new module") in result.feedback
+    assert ("`src/x.py` grew by 201 lines (from 1075 to 1276); at most 200 may be added to one file: put the new code "
+            "in a new module") in result.feedback
     assert "split" not in result.feedback
 
 
-def test_a_module_over_the_limit_may_shrink_or_keep_its_size():
+def test_a_module_may_shrink_keep_its_size_or_cross_the_limit_by_a_little():
     before = module(300)
     assert judge({"a.py": module(299)}, {"a.py": before}).status == "passed"
     assert judge({"a.py": module(300).replace("= 7", "= 8")}, {"a.py": before}).status == "passed"
-
-
-def test_a_module_within_the_limit_may_not_cross_it():
-    result = judge({"a.py": module(201)}, {"a.py": module(190)})
-    assert result.status == "rejected"
-    assert "`a.py` grew from 190 to 201 lines, past the 200-line limit" in result.feedback
+    assert judge({"a.py": module(201)}, {"a.py": module(190)}).status == "passed"
 
 
 def test_a_new_module_over_the_limit_is_rejected():
@@ -68,19 +72,20 @@ def test_a_fix_inside_a_long_function_that_does_not_grow_it_passes():
     assert judge({"a.py": after}, {"a.py": before}).status == "passed"
 
 
-def test_a_long_function_may_not_grow_and_is_named():
+def test_a_guard_added_inside_a_long_function_passes():
     before = "class Parser:\n" + function("parse", 110, indent="    ")
     after = "class Parser:\n" + function("parse", 112, indent="    ")
+    assert judge({"src/parser.py": after}, {"src/parser.py": before}).status == "passed"
+    assert judge({"a.py": function("f", 52)}, {"a.py": function("f", 45)}).status == "passed"
+
+
+def test_more_than_the_limit_added_to_one_function_is_rejected_and_named():
+    before = "class Parser:\n" + function("parse", 110, indent="    ")
+    after = "class Parser:\n" + function("parse", 161, indent="    ")
     result = judge({"src/parser.py": after}, {"src/parser.py": before})
     assert result.status == "rejected"
-    assert ("`src/parser.py`: function `Parser.parse` grew from 110 to 112 lines; it was over the 50-line limit at the "
-            "base, so it may not grow") in result.feedback
-
-
-def test_a_function_within_the_limit_may_not_cross_it():
-    result = judge({"a.py": function("f", 52)}, {"a.py": function("f", 45)})
-    assert result.status == "rejected"
-    assert "function `f` grew from 45 to 52 lines, past the 50-line limit" in result.feedback
+    assert ("`src/parser.py`: function `Parser.parse` grew by 51 lines (from 110 to 161); at most 50 may be added to "
+            "one function: put the new code in a new function") in result.feedback
 
 
 def test_a_new_long_function_is_rejected_by_name_beside_an_untouched_long_one():
@@ -108,10 +113,10 @@ def test_functions_of_the_same_name_are_matched_in_order():
     getter = "    @property\n" + function("value", 60, indent="    ")
     setter = "    @value.setter\n" + function("value", 60, indent="    ", step="-=")
     before = "class A:\n" + getter + setter
-    grown_setter = "    @value.setter\n" + function("value", 61, indent="    ", step="-=")
+    grown_setter = "    @value.setter\n" + function("value", 111, indent="    ", step="-=")
     result = judge({"a.py": "class A:\n" + getter + grown_setter}, {"a.py": before})
     assert result.status == "rejected"
-    assert "function `A.value` grew from 60 to 61 lines" in result.feedback
+    assert "function `A.value` grew by 51 lines (from 60 to 111)" in result.feedback
 
 
 def test_python_that_stopped_parsing_is_rejected_but_one_that_never_parsed_is_not_judged():

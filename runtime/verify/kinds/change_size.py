@@ -10,8 +10,8 @@ by reading the files. Evidence::
 ``sizes`` maps every added or modified regular file to its size in bytes
 (deleted files and symlinks are not there: they add nothing); ``base-sizes``
 the size at the base of those of them that were regular files there (a renamed
-file under its new name). As for size-limits (``runtime.verify.kinds.growth``),
-a file is judged on the change: a new file within the limit, one within it at
+file under its new name). The file limit is a resource bound on what git stores
+(``runtime.verify.kinds.growth``): a new file within the limit, one within it at
 the base stays within it, one over it already may not grow; and the change adds
 the bytes of its new files and what its modified files grew by, so a one-line
 fix in a large file adds a line.

@@ -1,12 +1,16 @@
-"""size-limits: what the change adds stays small; what it did not touch is not judged.
+"""size-limits: what the change adds in one place stays small; what it did not touch is not judged.
 
 Small files and functions keep a codebase reviewable; a model left alone tends
 to pile code into one place. But a real repository has long modules and long
-functions already, and a one-line fix in one is not the agent's to refactor.
-So files and functions are judged against the base (``runtime.verify.kinds.growth``):
-new ones stay within the limits, ones within a limit at the base stay within it,
-ones already over it at the base may not grow, and untouched ones always pass.
-Evidence::
+functions already, and where its code goes is the project's decision: a
+function added to a 4,656-line module beside its kind, its test added to a
+5,735-line test module, a guard line added inside a 110-line function are
+what its own developers would do. Judging whole files (or forbidding any growth
+of a file or function already over a limit) rejects exactly those, and its
+feedback asks for a refactor nobody wanted. So the limit bounds what the change
+adds to one file or function: a new one holds at most the limit, an existing
+one may grow by at most the limit, and untouched ones always pass (their size
+at the base is their size now). Evidence::
 
     {"files": {"src/app.py": "<text in the result>", ...},
      "base-files": {"src/app.py": "<its text at the base>", ...}}
@@ -31,7 +35,6 @@ from collections import Counter
 from typing import Any
 
 from runtime.verify.kinds.base import MalformedInput, listing, take_int, take_str_map
-from runtime.verify.kinds.growth import CROSSED, NEW, breach
 from runtime.verify.kinds.python_functions import Function, Unparsable, base_sizes, functions
 from runtime.verify.result import VerifyResult, passed, rejected
 
@@ -47,8 +50,9 @@ def size_limits(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResul
     for path in sorted(files):
         before = base.get(path)
         lines = len(files[path].splitlines())
-        if max_file and (why := breach(lines, None if before is None else len(before.splitlines()), max_file)):
-            offenders.append(_file_offence(path, why, before, files[path], max_file))
+        was = None if before is None else len(before.splitlines())
+        if max_file and lines - (was or 0) > max_file:
+            offenders.append(_file_offence(path, was, lines, max_file))
     offenders += _function_offences(files, base, max_function)
     if not offenders:
         return passed(f"the change keeps its {len(files)} changed file(s) within the size limits", {"files": len(files)})
@@ -59,15 +63,11 @@ def size_limits(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResul
     )
 
 
-def _file_offence(path: str, why: str, before: str | None, now: str, limit: int) -> str:
-    lines = len(now.splitlines())
-    if why == NEW:
+def _file_offence(path: str, before: int | None, lines: int, limit: int) -> str:
+    if before is None:
         return f"`{path}` is a new file of {lines} lines (limit {limit}): split it into smaller modules"
-    grew = f"`{path}` grew from {len((before or '').splitlines())} to {lines} lines"
-    if why == CROSSED:
-        return f"{grew}, past the {limit}-line limit: keep it within {limit} lines, or move the new code to a new module"
-    return (f"{grew}; it was over the {limit}-line limit at the base, so it may not grow: make the change "
-            "without adding lines, or move the new code to a new module")
+    return (f"`{path}` grew by {lines - before} lines (from {before} to {lines}); at most {limit} may be added to "
+            "one file: put the new code in a new module")
 
 
 def _parsed(path: str, text: str | None) -> list[Function] | Unparsable:
@@ -99,16 +99,13 @@ def _function_offences(files: dict[str, str], base: dict[str, str], limit: int) 
         for fn, size in zip(fns, sizes, strict=True):
             if at_now[fn.text] <= at_base[fn.text]:
                 continue
-            if limit and (why := breach(fn.size, size, limit)):
-                offenders.append(_function_offence(path, fn, why, size, limit))
+            if limit and fn.size - (size or 0) > limit:
+                offenders.append(_function_offence(path, fn, size, limit))
     return offenders
 
 
-def _function_offence(path: str, fn: Function, why: str, before: int | None, limit: int) -> str:
-    if why == NEW:
+def _function_offence(path: str, fn: Function, before: int | None, limit: int) -> str:
+    if before is None:
         return f"`{path}`: the new function `{fn.name}` has {fn.size} lines (limit {limit}): split it into smaller functions"
-    grew = f"`{path}`: function `{fn.name}` grew from {before} to {fn.size} lines"
-    if why == CROSSED:
-        return f"{grew}, past the {limit}-line limit: move what you added into a new function"
-    return (f"{grew}; it was over the {limit}-line limit at the base, so it may not grow: make the change "
-            "without adding lines to it, or put the new code in a new function")
+    return (f"`{path}`: function `{fn.name}` grew by {fn.size - before} lines (from {before} to {fn.size}); at most "
+            f"{limit} may be added to one function: put the new code in a new function")
