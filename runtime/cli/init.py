@@ -29,7 +29,7 @@ use-cases = ["Implement a change in this repository with its own toolchain"]
 extends = "edit-local"
 
 # Shell rules add to edit-local's, program by program (a rule for the same program replaces it).
-# Each names a grammar (programs/<name>.toml, here or shipped) or declares one inline. For example:
+# Each names a grammar (programs/<name>.program.toml, here or shipped) or declares one inline. For example:
 #
 # [[params."tools::bash-allowlist".rules]]
 # program = "tox"
@@ -87,8 +87,10 @@ def _make_targets(makefile: Path) -> list[str]:
             found.append(name.strip())
     return list(dict.fromkeys(found))
 
-GRAMMARS = '''Program grammars of this project: one <name>.toml per program, as in the shipped programs/
-folder (`runtime lint` checks them and runs their examples). See the README, "programs/<name>.toml".
+GRAMMARS = '''Program grammars of this project: one <name>.program.toml per program, as in the shipped
+programs/ folder (`runtime lint` checks them and runs their examples). Never <name>.toml: the program
+itself would read that as its configuration (ruff reads every ruff.toml below where it runs). See the
+README, "programs/<name>.program.toml".
 '''
 
 
