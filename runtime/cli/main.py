@@ -86,6 +86,7 @@ def build_parser():
 
     p = sub.add_parser("init", help="start a project catalog (.agent-runtime/) that extends the shipped one")
     p.add_argument("path", nargs="?", metavar="DIR", help="the repository (default: .)")
+    p.add_argument("--json", action="store_true", help="what was found, from where, and what was written, as JSON")
 
     p = verb("explain", help="would a tool call be allowed, and why? (the gate's answer, no hook JSON)")
     p.add_argument("subject", metavar="COMMAND_OR_PATH", help="a Bash command, or the path (URL, query) of --tool")
