@@ -123,9 +123,10 @@ def build_parser():
     p.add_argument("--out", metavar="FILE", help="file to write (default: <catalog>/docs/AGENT-ROLES.md)")
     p.add_argument("--json", action="store_true")
 
-    p = verb("migrate", help="rewrite deprecated atom names and old shell rules, rename old grammar files")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="TOML files or folders (default: roles/ and manifests/; "
-                   "the catalog's programs/ is always checked for grammar files of the old naming)")
+    p = verb("migrate", help="rewrite deprecated atom names, old shell rules and old size examples, rename old grammar files")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="TOML files or folders (default: roles/, manifests/ and capabilities/; the catalog's programs/ "
+                   "is always checked for grammar files of the old naming)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 listing each deprecated use")
     p.add_argument("--diff", action="store_true", help="show the change as a diff (nothing written)")
     p.add_argument("--json", action="store_true", help="what changed (or would), as JSON")

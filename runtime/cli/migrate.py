@@ -1,19 +1,22 @@
 """runtime migrate [--check] [--diff] [PATHS]: deprecated atom names to new names, shell rules to grammars,
-grammar files of the old naming (``programs/<name>.toml``) to ``<name>.program.toml``."""
+size examples given their base, grammar files of the old naming (``programs/<name>.toml``) renamed to
+``<name>.program.toml``."""
 
 from __future__ import annotations
 
 import difflib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.locate import GRAMMAR_SUFFIX, find_catalog, grammar_name
 from runtime.tooling.claude import write_atomic
-from runtime.tooling.migrate import rewrite
-from runtime.tooling.migrate_grammars import apply, grammar_renames
-from runtime.tooling.migrate_rules import migrate_rules
+from runtime.tooling.migrate import Use, rewrite
+from runtime.tooling.migrate_evidence import EvidenceChange, migrate_evidence
+from runtime.tooling.migrate_grammars import Rename, apply, grammar_renames
+from runtime.tooling.migrate_rules import RuleChange, migrate_rules
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -21,6 +24,36 @@ def _files(paths: list[Path]) -> list[Path]:
     for p in paths:
         out += sorted(p.rglob("*.toml")) if p.is_dir() else [p]
     return out
+
+
+@dataclass(frozen=True)
+class _File:
+    path: Path
+    where: str
+    text: str
+    new: str
+    uses: list[Use]
+    rules: list[RuleChange]
+    examples: list[EvidenceChange]
+
+
+def _migrate(path: Path, aliases: dict[str, str], grammars: set[str]) -> _File:
+    where = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(where, 1, f"cannot read: {exc}") from None
+    new, uses = rewrite(text, aliases, where)
+    new, rules = migrate_rules(new, grammars, where)
+    new, examples = migrate_evidence(new, where)
+    return _File(path, where, text, new, uses, rules, examples)
+
+
+def _listing(f: _File) -> list[str]:
+    return ([f"{f.where}:{u.line}: `{u.old}` is deprecated, use `{u.new}`" for u in f.uses]
+            + [f"{f.where}:{r.line}: the shell rule for `{r.program}` has the old form; it {r.summary}" for r in f.rules]
+            + [f"{f.where}:{e.line}: the example gives no `{e.key}`; it gets `{e.key} = {{}}` (every file new, as before)"
+               for e in f.examples])
 
 
 def _grammar_names(catalog: Catalog) -> set[str]:
@@ -32,43 +65,38 @@ def _grammar_names(catalog: Catalog) -> set[str]:
     return names
 
 
+def _rename_line(rename: Rename) -> str:
+    return (f"{display_path(rename.old)}:1: a grammar's file is named `<name>{GRAMMAR_SUFFIX}` now (its program reads "
+            f"`{rename.old.name}` as its configuration); rename it to `{rename.new.name}`")
+
+
 def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
-    aliases = {a.name: a.target for a in catalog.aliases.values()}
+    # The atoms this rewrites may not load as they are: their errors are what it fixes.
+    _, entries = catalog.load_entries(collect=[])
+    aliases = {a.name: a.target for a in entries.values()}
     grammars = _grammar_names(catalog)
     renames, errors = grammar_renames(catalog.program_dir)
-    defaults = [catalog.role_dir, catalog.root / "manifests"]
+    defaults = [catalog.role_dir, catalog.root / "manifests", catalog.cap_dir]
     paths = [Path(p) for p in args.paths] or [p for p in defaults if p.exists()]
-    changes = []
-    found = len(renames)
+    changes: list[_File] = []
     for path in _files(paths):
-        where = display_path(path)
         if path.parent.resolve() == catalog.program_dir.resolve():
-            continue  # grammars hold no atom names or rules; their files are renamed above
+            continue  # grammars hold no atom names, rules or size examples; their files are renamed above
         try:
-            text = path.read_text(encoding="utf-8")
-            new, uses = rewrite(text, aliases, where)
-            new, rules = migrate_rules(new, grammars, where)
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(ManifestError(where, 1, f"cannot read: {exc}"))
-            continue
+            migrated = _migrate(path, aliases, grammars)
         except ManifestError as exc:
             errors.append(exc)
             continue
-        found += len(uses) + len(rules)
-        if args.check:
-            for use in uses:
-                print(f"{where}:{use.line}: `{use.old}` is deprecated, use `{use.new}`")
-            for rule in rules:
-                print(f"{where}:{rule.line}: the shell rule for `{rule.program}` has the old form; it {rule.summary}")
-        if uses or rules:
-            changes.append((path, where, text, new, uses, rules))
+        if migrated.new != migrated.text:
+            changes.append(migrated)
     if errors:
         raise ManifestErrors(errors)
-    if args.check:
+    if args.check and not args.json:
+        for f in changes:
+            print("\n".join(_listing(f)))
         for rename in renames:
-            print(f"{display_path(rename.old)}:1: a grammar's file is named `<name>{GRAMMAR_SUFFIX}` now "
-                  f"(its program reads `{rename.old.name}` as its configuration); rename it to `{rename.new.name}`")
+            print(_rename_line(rename))
     write = not args.check and not args.diff
     if write:
         apply(renames)
@@ -76,32 +104,35 @@ def run(args) -> int:
         import json
 
         if write:
-            for path, _where, _text, new, _uses, _rules in changes:
-                write_atomic(path, new)
+            for f in changes:
+                write_atomic(f.path, f.new)
         print(json.dumps({
-            "names": [{"file": w, "line": u.line, "old": u.old, "new": u.new} for _p, w, _t, _n, us, _r in changes for u in us],
-            "rules": [{"file": w, "line": r.line, "program": r.program, "change": r.summary}
-                      for _p, w, _t, _n, _u, rs in changes for r in rs],
+            "names": [{"file": f.where, "line": u.line, "old": u.old, "new": u.new} for f in changes for u in f.uses],
+            "rules": [{"file": f.where, "line": r.line, "program": r.program, "change": r.summary}
+                      for f in changes for r in f.rules],
+            "examples": [{"file": f.where, "line": e.line, "added": e.key} for f in changes for e in f.examples],
             "renamed": [{"old": display_path(r.old), "new": display_path(r.new)} for r in renames],
             "written": bool(changes or renames) and write,
         }, indent=2))
-        return 1 if args.check and found else 0
+        return 1 if args.check and (changes or renames) else 0
     if args.check:
-        return 1 if found else 0
+        return 1 if changes or renames else 0
     for rename in renames:
         if args.diff:
             print(f"rename from {display_path(rename.old)}\nrename to {display_path(rename.new)}")
         else:
             print(f"{display_path(rename.old)}: renamed to {rename.new.name} (its program would read the old name "
                   "as its configuration)")
-    for path, where, text, new, uses, rules in changes:
+    for f in changes:
         if args.diff:
-            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True), where, where))
-        else:
-            write_atomic(path, new)
-            print(f"{where}: {len(uses)} name(s) rewritten, {len(rules)} shell rule(s) moved to grammars")
-            for rule in rules:
-                print(f"  {where}:{rule.line}: `{rule.program}` {rule.summary}")
+            sys.stdout.writelines(difflib.unified_diff(f.text.splitlines(keepends=True), f.new.splitlines(keepends=True),
+                                                       f.where, f.where))
+            continue
+        write_atomic(f.path, f.new)
+        print(f"{f.where}: {len(f.uses)} name(s) rewritten, {len(f.rules)} shell rule(s) moved to grammars"
+              + (f", {len(f.examples)} example(s) given their base" if f.examples else ""))
+        for rule in f.rules:
+            print(f"  {f.where}:{rule.line}: `{rule.program}` {rule.summary}")
     if not changes and not renames:
-        print("no deprecated names, old shell rules or old grammar file names found")
+        print("no deprecated names, old shell rules, old size examples or old grammar file names found")
     return 0

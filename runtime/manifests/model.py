@@ -58,7 +58,11 @@ def parse_model(cls: type[M], data: Any, src: TomlSource, prefix: tuple[Any, ...
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
+        errors = exc.errors(include_url=False)
+        err = errors[0]
+        if err["type"] == "missing":
+            # A key missing beside an unknown one in the same table is most likely that key misspelt: say so.
+            err = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == err["loc"][:-1]), err)
         loc = prefix + tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         message = describe({**err, "loc": loc})
         if err["type"] == "extra_forbidden" and isinstance(loc[-1], str):

@@ -3,7 +3,9 @@
 A tool-call example runs the real gate on a policy holding only that atom,
 anchored at an empty temporary worktree. Other atoms are replaced by a
 scaffold that grants writes and commands, so an example shows what this atom
-decides on its own. A verify example runs the atom's evaluator.
+decides on its own. A verify example runs the atom's evaluator on its evidence
+(a table whose keys ``runtime.manifests.evidence`` checked when the atom
+loaded); its ``says``, when given, is words the feedback must hold.
 """
 
 from __future__ import annotations
@@ -72,6 +74,10 @@ def run_examples(atom: Atom, root: str) -> list[ManifestError]:
                 continue
             result = evaluate(atom.verify, {p: values[p] for p in VERIFY_KINDS[atom.verify]}, ex.evidence)
             got, why = result.status, result.feedback
+            if got == ex.expect and ex.says is not None and ex.says not in why:
+                failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: the feedback does not say "
+                                                                           f"{ex.says!r}: {why}"))
+                continue
         if got != ex.expect:
             failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: expected {ex.expect}, got {got}: {why}"))
     return failures

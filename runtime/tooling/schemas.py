@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runtime.manifests.atom import AliasFile, AtomFile
+from runtime.manifests.atom import AliasFile, AtomFile, GateExample, VerifyExample
+from runtime.manifests.evidence import EVIDENCE
 from runtime.manifests.program import ProgramFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
@@ -21,15 +22,38 @@ def _schema(model, title: str) -> dict[str, Any]:
     return schema
 
 
-def manifest_schemas() -> dict[str, dict[str, Any]]:
+def _capability() -> dict[str, Any]:
+    """An atom or an alias stub; an atom's examples are tool calls or verify examples, and a verify example's
+    evidence is the table its atom's verify kind reads (``runtime.manifests.evidence``)."""
     atom = _schema(AtomFile, "Capability atom")
     alias = _schema(AliasFile, "Deprecated alias stub")
-    capability = {
+    defs: dict[str, Any] = {}
+    for model in (GateExample, VerifyExample, *EVIDENCE.values()):
+        schema = model.model_json_schema(by_alias=True, mode="validation")
+        defs.update(schema.pop("$defs", {}))
+        defs[model.__name__] = schema
+    atom["properties"]["examples"]["items"] = {"anyOf": [{"$ref": "#/$defs/GateExample"}, {"$ref": "#/$defs/VerifyExample"}]}
+    atom["allOf"] = [
+        {"if": {"properties": {"verify": {"const": kind}}, "required": ["verify"]},
+         "then": {"properties": {"examples": {"items": {
+             "if": {"required": ["evidence"]}, "then": {"properties": {"evidence": {"$ref": f"#/$defs/{model.__name__}"}}},
+         }}}}}
+        for kind, model in EVIDENCE.items()
+    ]
+    # The $defs of both branches live at the top, where their "#/$defs/..." references point.
+    for branch in (atom, alias):
+        defs.update(branch.pop("$defs", {}))
+    return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"{BASE}/capability.schema.json",
         "title": "capability.toml: an atom or an alias stub",
+        "$defs": defs,
         "anyOf": [atom, alias],
     }
+
+
+def manifest_schemas() -> dict[str, dict[str, Any]]:
+    capability = _capability()
     out = {"capability.schema.json": capability}
     kinds = (
         ("role.schema.json", RoleFile, "roles/<name>.toml"),

@@ -2,9 +2,10 @@
 
 The orchestrator runs this against the worktree after the agent stops. The
 evidence comes from git (every change against the base, untracked files,
-renames, deletions, symlinks), from the files themselves (dependency files at
-base and now, changed files' sizes), from commands run inside the sandbox with
-a timeout (tests, checks), and from the agent's report. Commands must not
+renames, deletions, symlinks), from the files themselves and their versions in
+the base commit (dependency files, changed files' text and sizes, at base and
+now), from commands run inside the sandbox with a timeout (tests, checks), and
+from the agent's report. Commands must not
 change the work they check: the changes are listed again after them, and any
 difference is a rejection.
 """
@@ -12,7 +13,7 @@ difference is a rejection.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from runtime.manifests.globs import globs_to_regex
 from runtime.verify.kinds import evaluate
 from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
 from runtime.verify.record import CheckRecord
+from runtime.workspace.base_files import Blob, base_blobs, read_blob
 from runtime.workspace.changes import Change, changed_paths
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, read_under, sha256_under, size_under
@@ -90,6 +92,20 @@ def _sizes(ws: Workspace, changes: list[Change]) -> dict[str, int]:
     return sizes
 
 
+def _at_base(ws: Workspace, changes: list[Change], paths: Iterable[str]) -> dict[str, Blob]:
+    """The base's regular file of each of ``paths`` (current names; a renamed file's from its old name), from
+    the base commit's tree in the object store: never from the agent's worktree, index or git files."""
+    origin = {c.path: c.old_path or c.path for c in changes if c.kind != "deleted"}
+    wanted = {path: origin[path] for path in paths if path in origin}
+    blobs = base_blobs(ws.git, ws.base, wanted.values())
+    return {path: blobs[old] for path, old in wanted.items() if old in blobs}
+
+
+def _change_sizes(ws: Workspace, changes: list[Change]) -> dict[str, Any]:
+    sizes = _sizes(ws, changes)
+    return {"sizes": sizes, "base-sizes": {path: blob.size for path, blob in _at_base(ws, changes, sizes).items()}}
+
+
 def control_files(policy: dict[str, Any]) -> list[str]:
     """The control files the policy's task may change (`[scope] control-files`), relative to the worktree."""
     return [path for gate in policy.get("gates", []) if gate["kind"] == "write-whitelist"
@@ -151,11 +167,19 @@ def _size_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change])
     for c in changes:
         if c.kind != "deleted" and (text := _worktree_text(ws, c.path)) is not None:
             files[c.path] = text
-    return {"files": files}
+    base = {}
+    for path, blob in _at_base(ws, changes, files).items():
+        # A base version that is no text the check reads (binary, over MAX_FILE_BYTES) cannot be compared:
+        # the file, which was that at the base, is left out rather than judged as new.
+        if (text := _text(read_blob(ws.git, blob, MAX_FILE_BYTES))) is not None:
+            base[path] = text
+        else:
+            del files[path]
+    return {"files": files, "base-files": base}
 
 
 def _change_size_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
-    return {"sizes": _sizes(ws, changes)}
+    return _change_sizes(ws, changes)
 
 
 def _report_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
@@ -228,7 +252,7 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
         records.append(CheckRecord("runtime", "structure", "rejected", structural))
     if not any(entry["kind"] == "change-size" for entry in policy.get("verify", [])):
         # A role without the atom still gets its defaults: no change is ever unbounded.
-        result = evaluate("change-size", DEFAULT_CHANGE_SIZE, {"sizes": _sizes(ws, changes)})
+        result = evaluate("change-size", DEFAULT_CHANGE_SIZE, _change_sizes(ws, changes))
         records.append(CheckRecord("runtime", "change-size", result.status, result.feedback))
     if commands:
         before = _fingerprint(ws, changes)

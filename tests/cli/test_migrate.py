@@ -58,7 +58,8 @@ def test_rewrite_keeps_everything_else_and_is_idempotent(catalog_copy):
     assert "# keeps tools::read-only in this comment" in path.read_text()
     assert {k: v for k, v in snapshot(catalog_copy).items() if k != "roles/legacy.toml"} == others
     again = run_cli("migrate", cwd=catalog_copy)
-    assert again.returncode == 0 and "no deprecated names, old shell rules or old grammar file names found" in again.stdout
+    assert again.returncode == 0 and ("no deprecated names, old shell rules, old size examples or old grammar file names "
+                                      "found") in again.stdout
     assert path.read_text() == expected
     assert run_cli("migrate", "--check", cwd=catalog_copy).returncode == 0
     assert run_cli("lint", cwd=catalog_copy).returncode == 0
@@ -186,3 +187,53 @@ def test_a_python_rule_for_two_modules_becomes_a_rule_per_grammar(catalog_copy):
                        input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                                          "tool_input": {"command": command}, "cwd": str(root)}))
         assert proc.returncode == (0 if verdict == "allow" else 2), (command, proc.stdout, proc.stderr)
+
+
+OLD_SIZE_ATOM = '''#:schema ../../../schemas/capability.schema.json
+name = "team::small-files"
+summary = "Small files."
+verify = "size-limits"
+
+[params.max-file-lines]
+type = "int"
+default = 3
+
+[params.max-function-lines]
+type = "int"
+default = 0
+
+[[examples]]
+evidence = { files = { "a.md" = "1\\n2\\n3\\n4\\n" } }   # judged whole, as every size example was
+expect = "rejected"
+
+[[examples]]
+expect = "passed"
+[examples.evidence.files]
+"b.md" = "1\\n"
+'''
+
+
+def test_size_examples_written_before_the_base_get_an_empty_one(catalog_copy):
+    folder = catalog_copy / "capabilities/team/small-files"
+    folder.mkdir(parents=True)
+    (folder / "capability.toml").write_text(OLD_SIZE_ATOM)
+    (folder / "text.md").write_text("Keep files small.\n")
+    lint = run_cli("lint", cwd=catalog_copy)
+    assert lint.returncode == 1
+    assert ("capabilities/team/small-files/capability.toml:15: missing required key `base-files` in `examples[0].evidence`"
+            in lint.stderr and "runtime migrate" in lint.stderr)
+    before = snapshot(catalog_copy)
+    check = run_cli("migrate", "--check", cwd=catalog_copy)
+    assert check.returncode == 1 and check.stdout.splitlines() == [
+        "capabilities/team/small-files/capability.toml:15: the example gives no `base-files`; "
+        "it gets `base-files = {}` (every file new, as before)",
+        "capabilities/team/small-files/capability.toml:18: the example gives no `base-files`; "
+        "it gets `base-files = {}` (every file new, as before)",
+    ]
+    assert snapshot(catalog_copy) == before
+    assert run_cli("migrate", cwd=catalog_copy).returncode == 0
+    text = (folder / "capability.toml").read_text()
+    assert '"a.md" = "1\\n2\\n3\\n4\\n" }, base-files = {}}   # judged whole, as every size example was' in text
+    assert text.count("base-files = {}") == 2
+    assert run_cli("lint", cwd=catalog_copy).returncode == 0  # each example decides as it did
+    assert run_cli("migrate", "--check", cwd=catalog_copy).returncode == 0

@@ -63,10 +63,12 @@ VALID_CALLS = {
     "dep-stable": ({"globs": ["pyproject.toml"]}, {"before": {}, "after": {}}),
     "tests-green": ({"command": "pytest -q", "min-count": 1}, {"exit-code": 0, "output": "3 passed in 0.01s"}),
     "checks-green": ({"commands": ["ruff check ."]}, {"results": [{"command": "ruff check .", "exit-code": 0, "output": ""}]}),
-    "size-limits": ({"max-file-lines": 10, "max-function-lines": 5}, {"files": {"a.py": "x = 1\n"}}),
+    "size-limits": ({"max-file-lines": 10, "max-function-lines": 5},
+                    {"files": {"a.py": "x = 1\n"}, "base-files": {"a.py": "x = 0\n"}}),
     "report-fields": ({"fields": ["Summary"]}, {"report": "Summary: done"}),
     "severity-grades": ({"grades": ["HIGH", "LOW"]}, {"report": "## Findings\n- [LOW] nit"}),
-    "change-size": ({"max-file-bytes": 100, "max-change-bytes": 150}, {"sizes": {"a.py": 100, "b.py": 50}}),
+    "change-size": ({"max-file-bytes": 100, "max-change-bytes": 150},
+                    {"sizes": {"a.py": 100, "b.py": 50}, "base-sizes": {"a.py": 90}}),
 }
 
 
@@ -101,7 +103,10 @@ def test_missing_evidence_is_an_error(kind):
     ("tests-green", {"exit-code": True, "output": ""}),
     ("checks-green", {"results": [{"command": "ruff check .", "exit-code": 0}]}),
     ("checks-green", {"results": ["ruff check ."]}),
-    ("size-limits", {"files": ["a.py"]}),
+    ("size-limits", {"files": ["a.py"], "base-files": {}}),
+    ("size-limits", {"files": {"a.py": "x\n"}, "base-files": {"b.py": "x\n"}}),
+    ("change-size", {"sizes": {"a": 1}, "base-sizes": {"a": -1}}),
+    ("change-size", {"sizes": {"a": 1}, "base-sizes": {"b": 1}}),
     ("report-fields", {"report": {"summary": "x"}}),
 ])
 def test_malformed_evidence_is_an_error(kind, evidence):
@@ -913,7 +918,8 @@ def test_checks_green_with_no_commands_passes():
 
 
 def sizes(files, max_file=100, max_function=20):
-    return evaluate("size-limits", {"max-file-lines": max_file, "max-function-lines": max_function}, {"files": files})
+    return evaluate("size-limits", {"max-file-lines": max_file, "max-function-lines": max_function},
+                    {"files": files, "base-files": {}})
 
 
 def python_function(name: str, body_lines: int, decorators: int = 0, indent: str = "") -> str:
@@ -932,14 +938,14 @@ def test_size_limits_passes_small_files_and_functions():
 def test_size_limits_rejects_a_long_file():
     result = sizes({"docs/guide.md": "line\n" * 120}, max_file=100)
     assert result.status == "rejected"
-    assert "`docs/guide.md` has 120 lines (limit 100)" in result.feedback
+    assert "`docs/guide.md` is a new file of 120 lines (limit 100)" in result.feedback
 
 
 def test_size_limits_rejects_a_long_method_naming_it():
     source = "class Parser:\n" + python_function("parse", 30, indent="    ")
     result = sizes({"src/parser.py": source}, max_function=20)
     assert result.status == "rejected"
-    assert "function `Parser.parse` has 31 lines (limit 20)" in result.feedback
+    assert "the new function `Parser.parse` has 31 lines (limit 20)" in result.feedback
 
 
 def test_size_limits_excludes_decorators():
@@ -1157,11 +1163,26 @@ def test_severity_grades_custom_grades():
 
 def test_change_size_rejects_a_big_file_and_a_big_change():
     limits = {"max-file-bytes": 100, "max-change-bytes": 150}
-    big_file = evaluate("change-size", limits, {"sizes": {"a.py": 10, "blob.bin": 101}})
-    assert big_file.status == "rejected" and "`blob.bin` (101 bytes)" in big_file.feedback
-    big_change = evaluate("change-size", limits, {"sizes": {"a": 100, "b": 51}})
+    big_file = evaluate("change-size", limits, {"sizes": {"a.py": 10, "blob.bin": 101}, "base-sizes": {}})
+    assert big_file.status == "rejected" and "`blob.bin` is a new file of 101 bytes" in big_file.feedback
+    big_change = evaluate("change-size", limits, {"sizes": {"a": 100, "b": 51}, "base-sizes": {}})
     assert big_change.status == "rejected" and "151 bytes in all" in big_change.feedback
-    assert evaluate("change-size", limits, {"sizes": {"a": -1}}).status == "error"
+    assert evaluate("change-size", limits, {"sizes": {"a": -1}, "base-sizes": {}}).status == "error"
+
+
+def test_change_size_judges_what_the_change_adds_to_each_file():
+    limits = {"max-file-bytes": 100, "max-change-bytes": 150}
+    # a fix in a file over the limit at the base: it did not grow, and the change adds 2 bytes in all
+    fix = evaluate("change-size", limits, {"sizes": {"big.json": 500, "a.py": 12}, "base-sizes": {"big.json": 500, "a.py": 10}})
+    assert fix.status == "passed" and "2 bytes added" in fix.feedback
+    grown = evaluate("change-size", limits, {"sizes": {"big.json": 501}, "base-sizes": {"big.json": 500}})
+    assert grown.status == "rejected"
+    assert "`big.json` grew from 500 to 501 bytes; it was over the limit at the base, so it may not grow" in grown.feedback
+    crossed = evaluate("change-size", limits, {"sizes": {"a.py": 101}, "base-sizes": {"a.py": 99}})
+    assert crossed.status == "rejected" and "`a.py` grew from 99 to 101 bytes\n" in crossed.feedback + "\n"
+    # the change adds what files grew by, not their whole size
+    assert evaluate("change-size", limits, {"sizes": {"a": 100, "b": 100}, "base-sizes": {"a": 60, "b": 60}}).status == "passed"
+    assert evaluate("change-size", limits, {"sizes": {"a": 100, "b": 100}, "base-sizes": {"a": 20, "b": 20}}).status == "rejected"
 
 
 def test_every_verify_kind_has_an_evaluator_and_a_way_to_gather_its_evidence():
