@@ -1,107 +1,129 @@
-"""runtime init: a project catalog (`.agent-runtime/`) that extends the shipped one.
+"""runtime init: a project catalog (`.agent-runtime/`) that extends the shipped one, made from the repository.
 
-It holds only what the project adds or changes: a role extending
-`edit-local`, with the place to allow more programs, an empty folder for
-program grammars, and `toolchain.toml` declaring the repository's own tools
-as found here (a virtualenv, uv, node_modules, Makefile targets). Existing
-files are never overwritten.
+It reads the repository's own test, lint, type and format commands from the
+files that declare them (``runtime.tooling.project``: read as data, nothing
+run), and writes a role `project` extending `edit-local` with rules for those
+edit-local refuses (the gate then judges each found command allowed),
+`toolchain.toml` with the tools found (a virtualenv, uv, node_modules, go,
+cargo, Makefile targets), a README for the project's grammars, and a task
+template whose test and check commands are the repository's own. It prints
+what it found and from where. Existing files are never overwritten; a file it
+cannot read is one line and nothing written.
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
+from typing import Any
 
+from runtime.cli.show import console, line, text
 from runtime.errors import UsageError
 from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.tooling.claude import write_atomic
+from runtime.tooling.project.found import Outcome, Skipped
+from runtime.tooling.project.render import GRAMMARS, ROLE_HEAD, choose, presets, task_text, toolchain_text
+from runtime.tooling.project.rules import project_rules
+from runtime.tooling.project.scan import scan
+from runtime.tooling.project.translate import translate
 
-ROLE = '''# A role of this project. It extends the shipped `edit-local` (see `runtime roles`): everything
-# edit-local allows and enforces, plus what you add here. Files in .agent-runtime/ add to the shipped
-# catalog; a role, atom or grammar with a shipped one's name replaces it.
-
-[role]
-name = "project"
-display-name = "code implementer for this repository"
-description = "The shipped edit-local role, with this repository's own tools allowed as declared below."
-use-cases = ["Implement a change in this repository with its own toolchain"]
-
-[capabilities]
-extends = "edit-local"
-
-# Shell rules add to edit-local's, program by program (a rule for the same program replaces it).
-# Each names a grammar (programs/<name>.toml, here or shipped) or declares one inline. For example:
-#
-# [[params."tools::bash-allowlist".rules]]
-# program = "tox"
-# subcommands = ["-e py311"]
-# positionals = []
-#
-# The repository's own venv, uv, node_modules and make targets are declared in toolchain.toml.
-'''
-
-TOOLCHAIN_HEAD = '''# The repository's own tools, which git does not track and so no worktree has. Declared here,
-# they are bound read-only into every agent's sandbox (and into its checks), their bin folders
-# first on PATH; agents call them by name or by path (`.venv/bin/pytest`). What runs is the
-# repository's own code (conftest.py, npm scripts, the Makefile): the sandbox contains it.
-# Presets: python (.venv), uv (.venv, run through `uv run --no-sync`), node (node_modules),
-# go (the host's go and module cache), rust (the host's cargo and rustup homes).
-# Written by `runtime init` from what it found; `runtime lint` checks it.
-
-[toolchain]
-'''
-
-COMMON_TARGETS = ("test", "tests", "check", "lint", "typecheck", "fmt", "format", "build")
-
-
-def detect_toolchain(repo: Path) -> str:
-    """toolchain.toml for what ``repo`` has: presets found, make targets offered (commented out)."""
-    presets = []
-    if (repo / ".venv" / "pyvenv.cfg").is_file():
-        presets.append("uv" if (repo / "uv.lock").is_file() else "python")
-    if (repo / "node_modules").is_dir():
-        presets.append("node")
-    if (repo / "go.mod").is_file():
-        presets.append("go")
-    if (repo / "Cargo.toml").is_file():
-        presets.append("rust")
-    lines = [f"presets = [{', '.join(repr(p).replace(chr(39), chr(34)) for p in presets)}]"]
-    if not presets:
-        lines = ["# presets = [\"python\"]  # nothing found: no .venv, node_modules, go.mod or Cargo.toml",
-                 "presets = []"]
-    targets = _make_targets(repo / "Makefile")
-    if targets:
-        shown = ", ".join(f'"{t}"' for t in targets)
-        lines.append(f"# `make TARGET` for every role with shell rules, once you uncomment it:\n# make-targets = [{shown}]")
-    return TOOLCHAIN_HEAD + "\n".join(lines) + "\n"
-
-
-def _make_targets(makefile: Path) -> list[str]:
-    try:
-        text = makefile.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    found = []
-    for line in text.splitlines():
-        name, sep, rest = line.partition(":")
-        if sep and not rest.startswith("=") and name.strip() in COMMON_TARGETS and not line[:1].isspace():
-            found.append(name.strip())
-    return list(dict.fromkeys(found))
-
-GRAMMARS = '''Program grammars of this project: one <name>.toml per program, as in the shipped programs/
-folder (`runtime lint` checks them and runs their examples). See the README, "programs/<name>.toml".
-'''
+TASK = Path("tasks") / "example.toml"
+_ALLOWED = {"edit-local": "edit-local allows it", "rule": "a new rule of the role allows it", "refused": "refused"}
 
 
 def run(args) -> int:
     repo = Path(args.path or ".").resolve()
+    if not repo.is_dir():
+        raise UsageError(f"{args.path}: not a folder")
     folder = repo / PROJECT_FOLDER
-    files = {folder / "roles" / "project.toml": ROLE, folder / "programs" / "README": GRAMMARS,
-             folder / "toolchain.toml": detect_toolchain(repo)}
-    existing = [str(p) for p in files if p.exists()]
+    paths = {"role": folder / "roles" / "project.toml", "grammars": folder / "programs" / "README",
+             "toolchain": folder / "toolchain.toml", "task": folder / TASK}
+    existing = [str(p) for p in paths.values() if p.exists() or p.is_symlink()]
     if existing:
         raise UsageError(f"{existing[0]} exists already; nothing was written")
-    for path, text in files.items():
-        write_atomic(path, text)
-        print(f"wrote {path}")
-    print(f"next: `runtime lint` and `runtime explain --role project 'a command'` from {folder.parent}")
+    scanned = scan(repo)
+    toolchain = toolchain_text(repo)
+    found, skipped = translate(scanned, uv="uv" in presets(repo))
+    role, outcomes = project_rules(repo, toolchain, ROLE_HEAD, found)
+    choose(repo, outcomes)
+    task = task_text(repo, outcomes)
+    if task is None:
+        for outcome in outcomes:
+            outcome.in_task = ""
+    files = {paths["role"]: role, paths["grammars"]: GRAMMARS, paths["toolchain"]: toolchain}
+    if task is not None:
+        files[paths["task"]] = task
+    for path, content in files.items():
+        write_atomic(path, content)
+    written = [str(p.relative_to(repo)) for p in files]
+    if args.json:
+        print(json.dumps(_json(scanned.read, outcomes, skipped, written, task is not None), indent=2))
+        return 0
+    _report(repo, scanned.read, outcomes, skipped, written, task is not None)
     return 0
+
+
+def _json(read: list[str], outcomes: list[Outcome], skipped: list[Skipped], written: list[str],
+          has_task: bool) -> dict[str, Any]:
+    return {
+        "read": read,
+        "commands": [{
+            "command": o.found.command, "kind": o.found.kind, "from": str(o.found.origin), "what": o.found.origin.what,
+            "written": o.found.written, "allowed": o.status, "reason": o.reason or None,
+            "task": o.in_task or None, "rule": o.rule,
+        } for o in outcomes],
+        "left-out": [{"written": s.written, "from": str(s.origin), "why": s.why} for s in skipped],
+        "written": written,
+        "task": str(Path(PROJECT_FOLDER) / TASK) if has_task else None,
+    }
+
+
+def _task_column(o: Outcome) -> str:
+    if o.in_task == "test":
+        return "test command"
+    if o.in_task == "check":
+        return "check"
+    return o.reason if o.status != "refused" and o.reason else ""
+
+
+def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[Skipped], written: list[str],
+            has_task: bool) -> None:
+    out = console(plain_width=200)
+    out.print(line("read: ", ", ".join(read) if read else "nothing that declares commands"))
+    if sys.stdout.isatty():
+        from rich.table import Table
+
+        table = Table(title="The repository's own commands")
+        for col in ("kind", "command", "from", "allowed", "task"):
+            table.add_column(col, overflow="fold")
+        for o in outcomes:
+            allowed = _ALLOWED[o.status] + (f": {o.reason}" if o.status == "refused" else "")
+            style = "red" if o.status == "refused" else "green" if o.in_task else ""
+            source = o.found.origin.describe() + (f"\nwritten `{o.found.written}`" if o.found.written != o.found.command else "")
+            task = _task_column(o) if o.in_task or not _task_column(o) else f"left out: {_task_column(o)}"
+            table.add_row(line(o.found.kind), line((o.found.command, style)), text(source, multiline=True), line(allowed),
+                          line(task))
+        out.print(table)
+    else:
+        for o in outcomes:
+            parts = [f"{o.found.kind:<6}  {o.found.command}  from {o.found.origin.describe()}"]
+            if o.found.written != o.found.command:
+                parts.append(f"written `{o.found.written}`")
+            parts.append(_ALLOWED[o.status] + (f": {o.reason}" if o.status == "refused" else ""))
+            if o.in_task:
+                parts.append(f"task: {_task_column(o)}")
+            elif _task_column(o):
+                parts.append(f"not in the task: {_task_column(o)}")
+            out.print(line("; ".join(parts)), soft_wrap=True)
+    for s in skipped:
+        out.print(line("left out: ", f"`{s.written}` from {s.origin.describe()}: {s.why}"), soft_wrap=True)
+    if not outcomes:
+        out.print(line("no test, lint, type or format command found"))
+    for path in written:
+        out.print(line("wrote ", path))
+    if not has_task:
+        out.print(line("no task template: no test command found that the role allows and this machine has installed"))
+    where = str(repo)
+    out.print(line(f"next: `runtime lint{' ' + str(Path(PROJECT_FOLDER) / TASK) if has_task else ''}` and "
+                   f"`runtime explain --role project 'COMMAND'` from {where}"))

@@ -13,7 +13,8 @@ from runtime.tooling.lint import lint
 
 def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
-    paths = [Path(p) for p in args.paths] or [p for p in [catalog.root / "manifests"] if p.is_dir()]
+    # A project catalog keeps its task templates in tasks/ (`runtime init` writes one there).
+    paths = [Path(p) for p in args.paths] or [p for p in [catalog.root / "manifests", catalog.root / "tasks"] if p.is_dir()]
     report = lint(catalog, paths)
     if args.json:
         print(json.dumps({

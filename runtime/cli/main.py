@@ -86,6 +86,7 @@ def build_parser():
 
     p = sub.add_parser("init", help="start a project catalog (.agent-runtime/) that extends the shipped one")
     p.add_argument("path", nargs="?", metavar="DIR", help="the repository (default: .)")
+    p.add_argument("--json", action="store_true", help="what was found, from where, and what was written, as JSON")
 
     p = verb("explain", help="would a tool call be allowed, and why? (the gate's answer, no hook JSON)")
     p.add_argument("subject", metavar="COMMAND_OR_PATH", help="a Bash command, or the path (URL, query) of --tool")
@@ -122,9 +123,10 @@ def build_parser():
     p.add_argument("--out", metavar="FILE", help="file to write (default: <catalog>/docs/AGENT-ROLES.md)")
     p.add_argument("--json", action="store_true")
 
-    p = verb("migrate", help="rewrite deprecated atom names, old shell rules and old size examples")
+    p = verb("migrate", help="rewrite deprecated atom names, old shell rules and old size examples, rename old grammar files")
     p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="TOML files or folders (default: roles/, manifests/ and capabilities/)")
+                   help="TOML files or folders (default: roles/, manifests/ and capabilities/; the catalog's programs/ "
+                   "is always checked for grammar files of the old naming)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 listing each deprecated use")
     p.add_argument("--diff", action="store_true", help="show the change as a diff (nothing written)")
     p.add_argument("--json", action="store_true", help="what changed (or would), as JSON")

@@ -1,5 +1,6 @@
 """runtime migrate [--check] [--diff] [PATHS]: deprecated atom names to new names, shell rules to grammars,
-size examples given their base."""
+size examples given their base, grammar files of the old naming (``programs/<name>.toml``) renamed to
+``<name>.program.toml``."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from pathlib import Path
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog, display_path
-from runtime.manifests.locate import find_catalog
+from runtime.manifests.locate import GRAMMAR_SUFFIX, find_catalog, grammar_name
 from runtime.tooling.claude import write_atomic
 from runtime.tooling.migrate import Use, rewrite
 from runtime.tooling.migrate_evidence import EvidenceChange, migrate_evidence
+from runtime.tooling.migrate_grammars import Rename, apply, grammar_renames
 from runtime.tooling.migrate_rules import RuleChange, migrate_rules
 
 
@@ -54,17 +56,33 @@ def _listing(f: _File) -> list[str]:
                for e in f.examples])
 
 
+def _grammar_names(catalog: Catalog) -> set[str]:
+    """The grammars of every layer, by file name: loading them would refuse the old names this command renames."""
+    names: set[str] = set()
+    for layer in catalog.layers:
+        for path in (layer / "programs").glob("*.toml"):
+            names.add(grammar_name(path.name) or path.stem)
+    return names
+
+
+def _rename_line(rename: Rename) -> str:
+    return (f"{display_path(rename.old)}:1: a grammar's file is named `<name>{GRAMMAR_SUFFIX}` now (its program reads "
+            f"`{rename.old.name}` as its configuration); rename it to `{rename.new.name}`")
+
+
 def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     # The atoms this rewrites may not load as they are: their errors are what it fixes.
     _, entries = catalog.load_entries(collect=[])
     aliases = {a.name: a.target for a in entries.values()}
-    grammars = set(catalog.programs)
+    grammars = _grammar_names(catalog)
+    renames, errors = grammar_renames(catalog.program_dir)
     defaults = [catalog.role_dir, catalog.root / "manifests", catalog.cap_dir]
     paths = [Path(p) for p in args.paths] or [p for p in defaults if p.exists()]
     changes: list[_File] = []
-    errors: list[ManifestError] = []
     for path in _files(paths):
+        if path.parent.resolve() == catalog.program_dir.resolve():
+            continue  # grammars hold no atom names, rules or size examples; their files are renamed above
         try:
             migrated = _migrate(path, aliases, grammars)
         except ManifestError as exc:
@@ -77,10 +95,15 @@ def run(args) -> int:
     if args.check and not args.json:
         for f in changes:
             print("\n".join(_listing(f)))
+        for rename in renames:
+            print(_rename_line(rename))
+    write = not args.check and not args.diff
+    if write:
+        apply(renames)
     if args.json:
         import json
 
-        if not args.check and not args.diff:
+        if write:
             for f in changes:
                 write_atomic(f.path, f.new)
         print(json.dumps({
@@ -88,11 +111,18 @@ def run(args) -> int:
             "rules": [{"file": f.where, "line": r.line, "program": r.program, "change": r.summary}
                       for f in changes for r in f.rules],
             "examples": [{"file": f.where, "line": e.line, "added": e.key} for f in changes for e in f.examples],
-            "written": bool(changes) and not args.check and not args.diff,
+            "renamed": [{"old": display_path(r.old), "new": display_path(r.new)} for r in renames],
+            "written": bool(changes or renames) and write,
         }, indent=2))
-        return 1 if args.check and changes else 0
+        return 1 if args.check and (changes or renames) else 0
     if args.check:
-        return 1 if changes else 0
+        return 1 if changes or renames else 0
+    for rename in renames:
+        if args.diff:
+            print(f"rename from {display_path(rename.old)}\nrename to {display_path(rename.new)}")
+        else:
+            print(f"{display_path(rename.old)}: renamed to {rename.new.name} (its program would read the old name "
+                  "as its configuration)")
     for f in changes:
         if args.diff:
             sys.stdout.writelines(difflib.unified_diff(f.text.splitlines(keepends=True), f.new.splitlines(keepends=True),
@@ -103,6 +133,6 @@ def run(args) -> int:
               + (f", {len(f.examples)} example(s) given their base" if f.examples else ""))
         for rule in f.rules:
             print(f"  {f.where}:{rule.line}: `{rule.program}` {rule.summary}")
-    if not changes:
-        print("no deprecated names, old shell rules or old size examples found")
+    if not changes and not renames:
+        print("no deprecated names, old shell rules, old size examples or old grammar file names found")
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
-from runtime.manifests.locate import CATALOG_PARTS, catalog_layers, role_file
+from runtime.manifests.locate import CATALOG_PARTS, GRAMMAR_SUFFIX, catalog_layers, grammar_name, role_file
 from runtime.manifests.program import ProgramGrammar, load_program
 from runtime.manifests.toolchain import FILE as TOOLCHAIN_FILE
 from runtime.manifests.toolchain import Toolchain, load_toolchain
@@ -119,9 +119,20 @@ class Catalog:
         raise ManifestError(used_in, line, f"unknown atom `{name}`")
 
     def load_programs(self, collect: list[ManifestError] | None = None) -> dict[str, ProgramGrammar]:
-        """Every program grammar in ``programs/`` (a catalog may have none)."""
+        """Every program grammar in ``programs/`` (a catalog may have none), ``<name>.program.toml`` each.
+
+        A ``<name>.toml`` there is a grammar of the old naming, which its program would read as its own
+        configuration: an error naming the new name, never silently skipped (a rule naming it would then
+        fail as an unknown grammar, far from the cause)."""
         out: dict[str, ProgramGrammar] = {}
-        for path in self._layered("programs", "*.toml"):
+        for path in self.old_grammar_files():
+            err = ManifestError(display_path(path), 1, f"a grammar's file is named `<name>{GRAMMAR_SUFFIX}`: rename it to "
+                                f"`{path.stem}{GRAMMAR_SUFFIX}` (`runtime migrate` does), since `{path.stem}` and other "
+                                "tools read a file named like this as their own configuration")
+            if collect is None:
+                raise err
+            collect.append(err)
+        for path in self._layered("programs", f"*{GRAMMAR_SUFFIX}"):
             try:
                 grammar = load_program(path, display_path(path))
             except ManifestError as exc:
@@ -131,6 +142,10 @@ class Catalog:
                 continue
             out[grammar.name] = grammar
         return out
+
+    def old_grammar_files(self) -> list[Path]:
+        """Files of ``programs/`` named ``<name>.toml``, the naming before ``<name>.program.toml``."""
+        return [p for p in self._layered("programs", "*.toml") if grammar_name(p.name) is None]
 
     @cached_property
     def programs(self) -> dict[str, ProgramGrammar]:

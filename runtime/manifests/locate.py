@@ -23,6 +23,18 @@ from runtime.errors import UsageError
 PROJECT_FOLDER = ".agent-runtime"
 CATALOG_PARTS = ("capabilities", "roles", "programs")  # the folders of a catalog layer
 TOOLCHAIN_FILE = "toolchain.toml"  # a project layer's declaration of the repository's tools
+# A grammar is `programs/<name>.program.toml`, never `<name>.toml`: tools find their configuration by
+# file name in the folders they walk (ruff reads every `ruff.toml` under the folder it checks, pytest
+# 9 a `pytest.toml` beside what it runs, cargo a `Cargo.toml`, which is `cargo.toml` on a file system
+# that ignores case), and a grammar is named after its program. No tool reads `*.program.toml`.
+GRAMMAR_SUFFIX = ".program.toml"
+
+
+def grammar_name(filename: str) -> str | None:
+    """The grammar a file of ``programs/`` holds (``ruff.program.toml`` -> ``ruff``), or None for any other name."""
+    if filename.endswith(GRAMMAR_SUFFIX) and len(filename) > len(GRAMMAR_SUFFIX):
+        return filename[: -len(GRAMMAR_SUFFIX)]
+    return None
 
 
 def _is_full(folder: str) -> bool:

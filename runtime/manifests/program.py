@@ -1,4 +1,5 @@
-"""Program grammars: ``programs/<name>.toml`` in the catalog.
+"""Program grammars: ``programs/<name>.program.toml`` in the catalog (never ``<name>.toml``, which the
+program itself may read as its configuration: ``runtime.manifests.locate.GRAMMAR_SUFFIX``).
 
 A grammar states, as data, every option and positional a program may be given
 and the type of each (``runtime.gate.grammar``); role rules of
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from runtime.manifests.locate import GRAMMAR_SUFFIX, grammar_name
 from runtime.manifests.model import Model, parse_model
 from runtime.manifests.params import PROGRAM_NAME, GrammarFields, compile_grammar
 from runtime.manifests.tomlsrc import TomlSource, read_toml
@@ -60,8 +62,11 @@ class ProgramGrammar:
 def load_program(path: Path, display: str) -> ProgramGrammar:
     data, src = read_toml(path, display)
     doc = parse_model(ProgramFile, data, src)
-    if doc.name != path.stem:
-        raise src.error(("name",), f"name `{doc.name}` does not match the file name (expected `{path.stem}`)")
+    expected = grammar_name(path.name)
+    if expected is None:
+        raise src.error(("name",), f"a grammar's file name ends in `{GRAMMAR_SUFFIX}` (`{doc.name}{GRAMMAR_SUFFIX}`)")
+    if doc.name != expected:
+        raise src.error(("name",), f"name `{doc.name}` does not match the file name (expected `{expected}`)")
     if not GRAMMAR_NAME.match(doc.name):
         raise src.error(("name",), f"`{doc.name}` is not a grammar name (lower case, digits, `_.+-`)")
     if not doc.examples:

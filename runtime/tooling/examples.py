@@ -107,7 +107,7 @@ def _program_policy(grammar: ProgramGrammar, program: str, subcommands: list[str
     rule = {"program": program, "subcommands": subcommands, **grammar.grammar,
             "inline-code": False, "arg-files": False, "ask": False}
     doc = {
-        "format": FORMAT, "version": VERSION, "mode": STRICT, "role": f"example of programs/{grammar.name}", "root": root,
+        "format": FORMAT, "version": VERSION, "mode": STRICT, "role": f"example of programs/{grammar.path.name}", "root": root,
         "tools": ["Bash"], "protected": [],
         "gates": [
             {"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [rule]}},

@@ -1,4 +1,5 @@
-"""lint: every atom, role, task and plan manifest checked, every atom example run.
+"""lint: every atom, role, task and plan manifest checked, every atom example run, and every task's test
+and check commands asked of the gate: each must be one its role lets the agent run (strict mode).
 
 A `.toml` file under the linted paths is a plan when it has a top-level
 `plan` table, a scripted-model script when it has `turn` and no `task`, and a
@@ -20,6 +21,7 @@ from runtime.manifests.task import load_task
 from runtime.models.scripted import load_script
 from runtime.orchestration.plans.load import load_plan
 from runtime.policy.compile import check_role_coherent, compile_policy
+from runtime.tooling.commands_allowed import repository_root, task_command_errors
 from runtime.tooling.examples import run_examples, run_program_examples
 
 MAX_TEXT_WORDS = 200
@@ -84,15 +86,26 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
                 report.errors.append(exc)
     _dedupe(report)  # a broken parent role fails every child the same way
     repeats = set(failed.values())  # a task under a broken role fails with the role's error, already reported
+    root = repository_root(catalog)
+
+    def commands(task) -> None:
+        errors, warnings = task_command_errors(task, catalog, root)
+        report.errors += errors
+        report.warnings += warnings
+
     seen: dict[str, str] = {}
     for path in task_files(paths):
         kind = _kind(path)
         if kind == "plan":
             report.plans += 1
             try:
-                load_plan(catalog, path)  # every subtask's task loads and compiles, and the plan holds together
+                plan = load_plan(catalog, path)  # every subtask's task loads and compiles, and the plan holds together
             except ManifestErrors as exc:
                 report.errors += [e for e in exc.errors if e.message not in repeats]
+                continue
+            for subtask in plan.subtasks:
+                if subtask.inline:  # a subtask in a file of its own is linted as that file
+                    commands(subtask.task)
             continue
         if kind == "script":
             try:
@@ -104,6 +117,7 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
         try:
             task = load_task(catalog, path)
             compile_policy(task.role, task, catalog.root, catalog)
+            commands(task)
         except ManifestError as exc:
             if exc.message not in repeats:
                 report.errors.append(exc)

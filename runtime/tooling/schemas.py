@@ -57,7 +57,7 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
     out = {"capability.schema.json": capability}
     kinds = (
         ("role.schema.json", RoleFile, "roles/<name>.toml"),
-        ("program.schema.json", ProgramFile, "programs/<name>.toml"),
+        ("program.schema.json", ProgramFile, "programs/<name>.program.toml"),
         ("task.schema.json", TaskFile, "task.toml"),
         ("toolchain.schema.json", ToolchainFile, ".agent-runtime/toolchain.toml"),
         ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plans.save.SCHEMA_URL

@@ -49,4 +49,5 @@ def test_json_on_the_maintenance_commands(tmp_path):
     doc_roles = run_cli("doc-roles", "--check", "--json", "--catalog", str(REPO))
     assert doc_roles.returncode == 0 and json.loads(doc_roles.stdout)["up_to_date"] is True
     migrate = run_cli("migrate", "--check", "--json", "--catalog", str(REPO), cwd=REPO)
-    assert migrate.returncode == 0 and json.loads(migrate.stdout) == {"names": [], "rules": [], "written": False}
+    assert migrate.returncode == 0 and json.loads(migrate.stdout) == {"names": [], "rules": [], "examples": [], "renamed": [],
+                                                                      "written": False}

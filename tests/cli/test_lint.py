@@ -34,3 +34,31 @@ def test_duplicate_agent_ids_across_tasks(catalog_copy):
     proc = run_cli("lint", cwd=catalog_copy)
     assert proc.returncode == 1
     assert "agent id `ag-fix-tokenizer` is also used by" in proc.stderr
+
+
+def test_a_check_command_the_role_refuses_is_a_lint_error(catalog_copy):
+    """Verify runs the task's commands outside the gate; an agent whose role refuses one could never run it."""
+    task = catalog_copy / "manifests/examples/spawn-demo/task.toml"
+    text = task.read_text()
+    checks = 'check-commands = ["pytest --collect-only -q tests"]'
+    assert checks in text
+    task.write_text(text.replace(checks, 'check-commands = ["pytest --collect-only -q tests", '
+                                         '"flake8 --output-file=/tmp/x src"]'))
+    proc = run_cli("lint", cwd=catalog_copy)
+    assert proc.returncode == 1
+    (line,) = [l for l in proc.stderr.splitlines() if l.startswith("error:")]
+    assert line.startswith("error: manifests/examples/spawn-demo/task.toml:16: check command `flake8 --output-file=/tmp/x "
+                           "src` is refused to role `edit-local` (strict mode), so its agent cannot run it: ")
+    assert "/tmp/x" in line.split("cannot run it: ", 1)[1]  # the gate's own reason follows
+    # The test command too, and in a plan's inline subtask, at the plan's line.
+    task.write_text(text.replace('test-command = "pytest -q tests"', 'test-command = "tox -e py311"'))
+    plan = catalog_copy / "manifests/examples/plan/plan.toml"
+    plan.write_text(plan.read_text().replace('check-commands = ["grep -q median docs/calc.md"]',
+                                             'check-commands = ["test -s docs/calc.md"]'))
+    proc = run_cli("lint", cwd=catalog_copy)
+    errors = sorted(l for l in proc.stderr.splitlines() if l.startswith("error:"))
+    assert proc.returncode == 1 and len(errors) == 2
+    assert errors[0].startswith("error: manifests/examples/plan/plan.toml:62: check command `test -s docs/calc.md` is "
+                                "refused to role `edit-local`")
+    assert errors[1].startswith("error: manifests/examples/spawn-demo/task.toml:14: test command `tox -e py311` is "
+                                "refused to role `edit-local`")

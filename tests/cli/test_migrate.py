@@ -58,7 +58,8 @@ def test_rewrite_keeps_everything_else_and_is_idempotent(catalog_copy):
     assert "# keeps tools::read-only in this comment" in path.read_text()
     assert {k: v for k, v in snapshot(catalog_copy).items() if k != "roles/legacy.toml"} == others
     again = run_cli("migrate", cwd=catalog_copy)
-    assert again.returncode == 0 and "no deprecated names, old shell rules or old size examples found" in again.stdout
+    assert again.returncode == 0 and ("no deprecated names, old shell rules, old size examples or old grammar file names "
+                                      "found") in again.stdout
     assert path.read_text() == expected
     assert run_cli("migrate", "--check", cwd=catalog_copy).returncode == 0
     assert run_cli("lint", cwd=catalog_copy).returncode == 0

@@ -201,12 +201,12 @@ def test_the_role_cache_notices_an_edited_grammar_and_a_new_file(worktree, tmp_p
 
     assert verdict() == "allow" and verdict() == "allow"
     assert len(list((tmp_path / "cache").glob("index-explorer-*.json"))) == 1
-    grammar = catalog_copy / "programs/pytest.toml"
+    grammar = catalog_copy / "programs/pytest.program.toml"
     grammar.write_text(grammar.read_text().replace('"--maxfail" = "int"\n', ""))
     assert verdict() == "deny"
     grammar.write_text(grammar.read_text().replace('"-q|--quiet" = "flag"', '"-q|--quiet" = "flag"\n"--maxfail" = "int"'))
     assert verdict() == "allow"
-    (catalog_copy / "programs/pytest.toml").rename(catalog_copy / "programs/pytest.toml.off")
+    (catalog_copy / "programs/pytest.program.toml").rename(catalog_copy / "programs/pytest.program.toml.off")
     proc = run_cli("check", "--role", "explorer", "--catalog", str(catalog_copy), input=call, env=env)
     assert proc.returncode == 2 and "unknown grammar `pytest`" in proc.stderr
 

@@ -1,0 +1,146 @@
+""".pre-commit-config.yaml and GitHub workflows (.github/workflows/*.yml).
+
+PyYAML is not a dependency of the runtime, and only a few keys are wanted
+(hook ids, local hooks' entries, steps' `run:` scripts), so a small reader
+takes them line by line: plain and quoted scalars and `|`/`>` block scalars.
+It only ever yields strings for translation to judge; YAML it does not
+follow (anchors, flow mappings) yields nothing, never something else.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+from runtime.tooling.project.found import Origin, Raw, hint_of
+from runtime.tooling.project.scan import Scan, python_targets, read_text
+
+_KEY = re.compile(r"^(\s*)(-\s+)?([A-Za-z_][A-Za-z0-9_-]*):(?:\s+(.*))?$")
+
+
+def scalar(value: str) -> str:
+    """A plain or quoted YAML scalar on one line, its comment dropped."""
+    value = value.strip()
+    if value[:1] in ("'", '"'):
+        quote = value[0]
+        end = value.find(quote, 1)
+        while quote == "'" and end != -1 and value[end:end + 2] == "''":
+            end = value.find(quote, end + 2)
+        inner = value[1:end] if end != -1 else value[1:]
+        return inner.replace("''", "'") if quote == "'" else inner.replace('\\"', '"')
+    return re.split(r"\s+#", value, maxsplit=1)[0].strip()
+
+
+def keys(text: str) -> Iterator[tuple[int, int, bool, str, str]]:
+    """Yield (line number, indentation, starts a list item, key, value) of each `key: value` line; a block
+    scalar's value (`|`, `>`) is its lines, folded for `>`."""
+    lines = text.splitlines()
+    n = 0
+    while n < len(lines):
+        m = _KEY.match(lines[n])
+        n += 1
+        if not m:
+            continue
+        indent = len(m.group(1)) + len(m.group(2) or "")
+        value = m.group(4) or ""
+        if re.match(r"^[|>][-+0-9]*\s*(#.*)?$", value):
+            block: list[str] = []
+            start = n
+            while n < len(lines) and (not lines[n].strip() or len(lines[n]) - len(lines[n].lstrip()) > indent):
+                block.append(lines[n])
+                n += 1
+            width = min((len(b) - len(b.lstrip()) for b in block if b.strip()), default=0)
+            body = [b[width:] for b in block]
+            if value.startswith(">"):
+                body = [" ".join(b.strip() for b in body if b.strip())]
+            yield start + 1, indent, bool(m.group(2)), m.group(3), "\n".join(body)
+        else:
+            yield n, indent, bool(m.group(2)), m.group(3), scalar(value)
+
+
+def commands_of(script: str) -> list[tuple[int, str]]:
+    """A `run:` script's commands with their offsets: one a line, backslash-newlines joined, comments dropped."""
+    out: list[tuple[int, str]] = []
+    joined, first = "", 0
+    for offset, line in enumerate(script.splitlines()):
+        stripped = line.strip()
+        if not joined:
+            first = offset
+        if stripped.endswith("\\"):
+            joined += stripped[:-1] + " "
+            continue
+        command, joined = (joined + stripped).strip(), ""
+        if command and not command.startswith("#"):
+            out.append((first, command))
+    return out
+
+
+# Hooks of well-known tools, by id: the command that checks what the hook checks, on the whole tree.
+HOOKS = {
+    "ruff": ("ruff check .", "lint"), "ruff-check": ("ruff check .", "lint"),
+    "ruff-format": ("ruff format --check .", "format"), "black": ("black --check .", "format"),
+    "black-jupyter": ("black --check .", "format"), "flake8": ("flake8", "lint"), "mypy": ("mypy", "type"),
+    "isort": ("isort --check-only .", "format"), "eslint": ("eslint .", "lint"),
+    "prettier": ("prettier --check .", "format"),
+}
+
+
+def read_pre_commit(out: Scan) -> None:
+    file = ".pre-commit-config.yaml"
+    text = read_text(out.root, file)
+    if text is None:
+        return
+    out.read.append(file)
+    repo = ""
+    hook: dict[str, tuple[int, str]] = {}
+    hooks: list[tuple[str, dict[str, tuple[int, str]]]] = []
+    repo_indent = 0
+    for line, indent, item, key, value in keys(text):
+        if key == "repo":
+            repo, repo_indent = value, indent
+            continue
+        if item and indent > repo_indent:  # a list item inside a repo's entry: one of its hooks
+            hook = {}
+            hooks.append((repo, hook))
+        hook[key] = (line, value)
+    for repo, fields in hooks:
+        if "id" not in fields:
+            continue
+        line, hook_id = fields["id"]
+        origin = Origin(file, line, f"pre-commit hook {hook_id}")
+        if repo == "local":
+            # A local hook runs its entry; with file names appended unless pass_filenames is false.
+            entry = fields.get("entry")
+            if entry and fields.get("pass_filenames", (0, "true"))[1].lower() == "false":
+                raw = Raw(entry[1], Origin(file, entry[0], f"pre-commit hook {hook_id}"), hint_of(hook_id))
+                out.hooks.setdefault(hook_id, []).append(raw)
+                out.entries.append(raw)
+            continue
+        known = HOOKS.get(hook_id)
+        if known is None:
+            continue
+        command, kind = known
+        if command == "mypy":
+            command = shlex.join(["mypy", *python_targets(out.root)])
+        raw = Raw(command, origin, kind)
+        out.hooks.setdefault(hook_id, []).append(raw)
+        out.entries.append(raw)
+
+
+def read_workflows(out: Scan) -> None:
+    folder = out.root / ".github" / "workflows"
+    if not folder.is_dir():
+        return
+    for path in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
+        file = str(Path(".github/workflows") / path.name)
+        text = read_text(out.root, file)
+        if text is None:
+            continue
+        out.read.append(file)
+        for line, _indent, _item, key, value in keys(text):
+            if key != "run" or not value:
+                continue
+            for offset, command in commands_of(value):
+                out.entries.append(Raw(command, Origin(file, line + offset, "workflow step")))

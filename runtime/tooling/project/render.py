@@ -1,0 +1,158 @@
+"""The files `runtime init` writes: the project role, toolchain.toml, the grammars folder's README and a
+task template whose test and check commands are the repository's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from runtime.tooling.project.available import missing
+from runtime.tooling.project.found import KINDS, Outcome
+from runtime.tooling.project.read_other import make_targets
+from runtime.tooling.project.scan import read_text
+
+ROLE_HEAD = '''# A role of this project. It extends the shipped `edit-local` (see `runtime roles`): everything
+# edit-local allows and enforces, plus what you add here. Files in .agent-runtime/ add to the shipped
+# catalog; a role, atom or grammar with a shipped one's name replaces it.
+# `runtime init` wrote the shell rules below (if any) for this repository's own test, lint, type and
+# format commands that edit-local refuses; `runtime explain --role project 'COMMAND'` shows the gate's answer.
+
+[role]
+name = "project"
+display-name = "code implementer for this repository"
+description = "The shipped edit-local role, with this repository's own tools allowed as declared below."
+use-cases = ["Implement a change in this repository with its own toolchain"]
+
+[capabilities]
+extends = "edit-local"
+
+# Shell rules add to edit-local's, program by program (a rule for the same program replaces it).
+# Each names a grammar (programs/<name>.program.toml, here or shipped) or declares one inline. For example:
+#
+# [[params."tools::bash-allowlist".rules]]
+# program = "tox"
+# subcommands = ["-e py311"]
+# positionals = []
+#
+# The repository's own venv, uv, node_modules and make targets are declared in toolchain.toml.
+'''
+
+TOOLCHAIN_HEAD = '''# The repository's own tools, which git does not track and so no worktree has. Declared here,
+# they are bound read-only into every agent's sandbox (and into its checks), their bin folders
+# first on PATH; agents call them by name or by path (`.venv/bin/pytest`). What runs is the
+# repository's own code (conftest.py, npm scripts, the Makefile): the sandbox contains it.
+# Presets: python (.venv), uv (.venv, run through `uv run --no-sync`), node (node_modules),
+# go (the host's go and module cache), rust (the host's cargo and rustup homes).
+# Written by `runtime init` from what it found; `runtime lint` checks it.
+
+[toolchain]
+'''
+
+GRAMMARS = '''Program grammars of this project: one <name>.program.toml per program, as in the shipped
+programs/ folder (`runtime lint` checks them and runs their examples). Never <name>.toml: the program
+itself would read that as its configuration (ruff reads every ruff.toml below where it runs). See the
+README, "programs/<name>.program.toml".
+'''
+
+
+def presets(repo: Path) -> list[str]:
+    """The toolchain presets ``repo`` has: a virtualenv (run through uv when uv.lock is there), node_modules,
+    a go module, a cargo package."""
+    found = []
+    if (repo / ".venv" / "pyvenv.cfg").is_file():
+        found.append("uv" if (repo / "uv.lock").is_file() else "python")
+    if (repo / "node_modules").is_dir():
+        found.append("node")
+    if (repo / "go.mod").is_file():
+        found.append("go")
+    if (repo / "Cargo.toml").is_file():
+        found.append("rust")
+    return found
+
+
+def toolchain_text(repo: Path) -> str:
+    """toolchain.toml for what ``repo`` has: presets found, make targets offered (commented out)."""
+    names = presets(repo)
+    lines = [f"presets = [{', '.join(json.dumps(p) for p in names)}]"]
+    if not names:
+        lines = ["# presets = [\"python\"]  # nothing found: no .venv, node_modules, go.mod or Cargo.toml",
+                 "presets = []"]
+    targets = make_targets(read_text(repo, "Makefile") or "")
+    if targets:
+        shown = ", ".join(f'"{t}"' for t in targets)
+        lines.append(f"# `make TARGET` for every role with shell rules, once you uncomment it:\n# make-targets = [{shown}]")
+    return TOOLCHAIN_HEAD + "\n".join(lines) + "\n"
+
+
+def choose(repo: Path, outcomes: list[Outcome]) -> None:
+    """Mark the commands a task template runs: the first test command that is allowed and installed, and a
+    check for each other tool (its lint, type and format checks, another ecosystem's tests), one per family."""
+    families: set[str] = set()
+    test = None
+    for kind in KINDS:  # tests first
+        for outcome in outcomes:
+            f = outcome.found
+            if f.kind != kind or outcome.status == "refused" or f.family in families:
+                continue
+            if not f.check:
+                outcome.reason = "it rewrites files, so it is no check"
+                continue
+            why = missing(repo, f.command)
+            if why is not None:
+                outcome.reason = why
+                continue
+            families.add(f.family)
+            if test is None and kind == "test":
+                test, outcome.in_task = outcome, "test"
+            else:
+                outcome.in_task = "check"
+
+
+def _scope(repo: Path) -> list[str]:
+    """Folders an agent of this repository would plausibly write: sources and tests."""
+    names = ["src", "lib", "tests", "test", "__tests__", "spec"]
+    found = [f"{n}/**" for n in names if (repo / n).is_dir()]
+    packages = sorted(p.name for p in repo.iterdir() if p.is_dir() and not p.name.startswith(".")
+                      and (p / "__init__.py").is_file() and f"{p.name}/**" not in found)
+    found += [f"{p}/**" for p in packages]
+    if (repo / "go.mod").is_file():
+        found.append("**/*.go")
+    return found or ["src/**"]
+
+
+def task_text(repo: Path, outcomes: list[Outcome]) -> str | None:
+    """The task template, or None when no test command is allowed and installed."""
+    test = next((o for o in outcomes if o.in_task == "test"), None)
+    if test is None:
+        return None
+    checks = [o for o in outcomes if o.in_task == "check"]
+    lines = [
+        "# A task template written by `runtime init`: its test and check commands are this repository's own,",
+        "# each one the role allows. Copy it, give the goal, the write scope and the body, then",
+        "# `runtime lint COPY` and `runtime spawn COPY`.",
+        "",
+        "[task]",
+        'role = "project"',
+        'goal = "Say in one line what the change is."',
+        "",
+        "[scope]",
+        f"files-whitelist = {json.dumps(_scope(repo))}  # what the agent may write",
+        "",
+        "[verification]",
+        f"test-command = {json.dumps(test.found.command)}  # {test.found.origin.describe()}",
+    ]
+    if checks:
+        lines.append("check-commands = [")
+        lines += [f"    {json.dumps(o.found.command)},  # {o.found.origin.describe()}" for o in checks]
+        lines.append("]")
+    lines += [
+        "",
+        "[agent]",
+        'backend = "claude-code"  # or "builtin" with model = "PROVIDER/MODEL"',
+        "",
+        "[body]",
+        'text = """',
+        "What is wrong or missing, where, and how the tests should show it is done.",
+        '"""',
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,215 @@
+"""The project role's shell rules: the repository's commands that `edit-local` refuses, allowed, and no more.
+
+A found command `edit-local` already allows needs nothing. One it refuses gets
+a rule, narrowest first:
+
+- a program the catalog has a grammar for, whose parent rules name its
+  subcommands (`npm run format`, `cargo nextest`): the grammar, with that
+  subcommand added. Where the parent's rules take every subcommand, the
+  grammar itself refused the arguments (an option it does not declare, a
+  path that writes outside the scope): that refusal stands, since the grammar
+  is what knows which of the program's options write or load code;
+- `python -m MODULE` with a grammar named MODULE: that grammar;
+- a program no grammar describes (`codespell`, `pyright`): exactly the words
+  found (`subcommands` the whole argument list, nothing more accepted).
+
+A role's rules for a program replace its parent's, so the parent's rules for
+each program given new ones are restated first. Never a rule for a shell, a
+wrapper or a script file the agent could rewrite (`python setup.py test`).
+Then the gate, compiled from the written role as `runtime explain --role
+project` compiles it, judges every found command in strict mode at the
+repository's root: a rule that still does not get its command allowed is
+dropped, and the command reported with the gate's reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runtime.gate.policy import STRICT, Policy
+from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import PROJECT_FOLDER
+from runtime.manifests.params import PROGRAM_NAME
+from runtime.manifests.role import load_role
+from runtime.policy.compile import compile_policy
+from runtime.tooling.commands_allowed import Verdict, judge
+from runtime.tooling.project.found import Found, Outcome
+
+PARENT = "edit-local"
+ATOM = "tools::bash-allowlist"
+_INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun|lua|Rscript)$")
+
+
+@dataclass(frozen=True)
+class NewRule:
+    command: str
+    rule: dict[str, Any]
+
+
+def inherited_rules(catalog: Catalog, role: str) -> list[dict[str, Any]]:
+    """The shell rules ``role`` holds, as their role files write them (grammar names, not compiled grammars)."""
+    resolved = load_role(catalog, role)
+    rules: list[dict[str, Any]] = []
+    for name in resolved.chain:
+        path = catalog.role_path(name)
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        params = data.get("params", {})
+        mine = next((v.get("rules") for k, v in params.items()
+                     if catalog.canonical(k, str(path), 1) == ATOM and isinstance(v, dict)), None)
+        if mine:
+            programs = {r["program"] for r in mine}
+            rules = [r for r in rules if r["program"] not in programs] + [dict(r) for r in mine]
+    return rules
+
+
+def _leading_words(args: list[str]) -> list[str]:
+    out = []
+    for word in args:
+        if word.startswith("-") or "/" in word or "." in word:
+            break
+        out.append(word)
+    return out[:2]
+
+
+def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) -> dict[str, Any] | str:
+    """The narrowest rule that could allow ``command``, or why there is none."""
+    words = shlex.split(command)
+    if words[:3] == ["uv", "run", "--no-sync"]:
+        words = words[3:]  # the gate judges what `uv run --no-sync` runs
+    if words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        return "a rule cannot give a program variables its grammar does not list"
+    program, args = words[0], words[1:]
+    if not PROGRAM_NAME.match(program):
+        return "it runs a program by its path: give its name"
+    if program in SHELLS or program in OPAQUE_RUNNERS or program in FORBIDDEN_BUILTINS or program in ("env", "xargs"):
+        return f"`{program}` runs other commands: give the commands it runs"
+    if any(not w or any(c.isspace() for c in w) for w in args):
+        return "an argument holds a space, which a rule's words cannot"
+    if _INTERPRETERS.match(program):
+        if args[:1] == ["-m"] and len(args) > 1 and re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", args[1]):
+            if args[1] in grammars:
+                return {"program": program, "grammar": args[1], "subcommands": [f"-m {args[1]}"]}
+            return {"program": program, "subcommands": [" ".join(args)], "positionals": []}
+        return (f"`{program}` runs a script or code the agent could change, which no rule of init's allows; allow it "
+                "by hand if you trust it")
+    mine = [r for r in parent if r["program"] == program]
+    if program in grammars or mine:
+        if mine and all(not r.get("subcommands") for r in mine):
+            return "the program's grammar refuses these arguments"
+        sub = _leading_words(args)
+        grammar = program if program in grammars else next(r["grammar"] for r in mine if r.get("grammar"))
+        return {"program": program, "grammar": grammar, **({"subcommands": [" ".join(sub)]} if sub else {})}
+    return {"program": program, **({"subcommands": [" ".join(args)]} if args else {}), "positionals": []}
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(type(value).__name__)
+
+
+def rule_toml(rule: dict[str, Any], comment: str = "") -> str:
+    lines = [f"# {comment}"] if comment else []
+    lines.append(f'[[params."{ATOM}".rules]]')
+    lines += [f"{key} = {_value(value)}" for key, value in rule.items()]
+    return "\n".join(lines) + "\n"
+
+
+def rules_text(parent_rules: list[dict[str, Any]], new: list[NewRule]) -> str:
+    """The role's shell rules: the parent's restated for each program given new ones, then the new ones."""
+    programs = list(dict.fromkeys(n.rule["program"] for n in new))
+    parts = []
+    for program in programs:
+        kept = [r for r in parent_rules if r["program"] == program]
+        if kept:
+            parts.append(f"# {PARENT}'s rules for `{program}`, restated: a role's rules for a program replace its "
+                         "parent's.\n" + "\n".join(rule_toml(r) for r in kept))
+        for item in (n for n in new if n.rule["program"] == program):
+            parts.append(rule_toml(item.rule, f"`{item.command}`"))
+    return "\n".join(parts)
+
+
+class Judge:
+    """Compiles a candidate project layer (role, toolchain, and whatever the project catalog holds already)
+    and asks the gate, in strict mode at the repository's root, about each command."""
+
+    def __init__(self, root: Path, toolchain: str) -> None:
+        self.root = root
+        self.toolchain = toolchain
+
+    def verdicts(self, role: str, role_text: str | None, commands: list[str]) -> dict[str, Verdict]:
+        with tempfile.TemporaryDirectory(prefix="runtime-init-") as tmp:
+            layer = Path(tmp) / PROJECT_FOLDER
+            existing = self.root / PROJECT_FOLDER
+            if existing.is_dir():
+                shutil.copytree(existing, layer, symlinks=True)
+            (layer / "roles").mkdir(parents=True, exist_ok=True)
+            (layer / "toolchain.toml").write_text(self.toolchain, encoding="utf-8")
+            if role_text is not None:
+                (layer / "roles" / f"{role}.toml").write_text(role_text, encoding="utf-8")
+            catalog = Catalog(layer)
+            policy = Policy(compile_policy(load_role(catalog, role), None, self.root, catalog, mode=STRICT))
+            return {v.command: v for v in judge(policy, commands, self.root)}
+
+    def catalog(self) -> tuple[set[str], list[dict[str, Any]]]:
+        """The grammars the project sees, and the parent role's rules."""
+        with tempfile.TemporaryDirectory(prefix="runtime-init-") as tmp:
+            layer = Path(tmp) / PROJECT_FOLDER
+            existing = self.root / PROJECT_FOLDER
+            if existing.is_dir():
+                shutil.copytree(existing, layer, symlinks=True)
+            layer.mkdir(exist_ok=True)
+            (layer / "toolchain.toml").write_text(self.toolchain, encoding="utf-8")
+            catalog = Catalog(layer)
+            return set(catalog.programs), inherited_rules(catalog, PARENT)
+
+
+def project_rules(root: Path, toolchain: str, head: str, found: list[Found]) -> tuple[str, list[Outcome]]:
+    """The project role's text (``head`` and the rules it needs) and what became of each found command."""
+    judge = Judge(root, toolchain)
+    grammars, parent = judge.catalog()
+    commands = [f.command for f in found]
+    base = judge.verdicts(PARENT, None, commands)
+    outcomes = {f.command: Outcome(f, "edit-local") for f in found}
+    new: list[NewRule] = []
+    for f in found:
+        if base[f.command].verdict == "allow":
+            continue
+        rule = candidate(f.command, grammars, parent)
+        if isinstance(rule, str):
+            outcomes[f.command] = Outcome(f, "refused", f"{base[f.command].reason} (no rule added: {rule})")
+        elif all(n.rule != rule for n in new):
+            new.append(NewRule(f.command, rule))
+    text = head
+    for _ in range(len(new) + 1):
+        text = head + ("\n" + rules_text(parent, new) if new else "")
+        verdicts = judge.verdicts("project", text, commands)
+        keep = [n for n in new if verdicts[n.command].verdict == "allow"]
+        if len(keep) == len(new):
+            break
+        new = keep
+    for f in found:
+        verdict = verdicts[f.command]
+        if verdict.verdict == "allow":
+            status = "edit-local" if base[f.command].verdict == "allow" else "rule"
+            outcomes[f.command] = Outcome(f, status, rule=next((n.rule for n in new if n.command == f.command), None))
+        elif outcomes[f.command].status != "refused":
+            outcomes[f.command] = Outcome(f, "refused", verdict.reason)
+    return text, [outcomes[f.command] for f in found]

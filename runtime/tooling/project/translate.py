@@ -1,0 +1,335 @@
+"""A repository's command, as its file writes it, into the command the agent and verify run.
+
+- Placeholders of the file's tool: tox's `{posargs}` (its default, or nothing),
+  `{toxinidir}`, `{envpython}`; hatch's and pdm's `{args}`, `{root}`. Any other
+  is filled in only by that tool when it runs: the command is left out, said why.
+- Runners are replaced by what they run: `tox -e lint` by the environment's
+  commands, `nox -s tests` by the session's, `hatch run test` and `pdm run
+  lint` by the script's, `make test` by the target's recipe (make itself is
+  allowed only through toolchain.toml's make-targets), `pre-commit run` by the
+  hooks' tools. `uv run X` becomes `uv run --no-sync X` where the uv preset
+  applies (the sandbox has no network to sync with), `X` elsewhere; `poetry
+  run X` and `npx X` become `X`, `yarn lint` `npm run lint`.
+- Formatters and fixers take their checking form (`black --check`, `ruff
+  check` without `--fix`, `cargo fmt --check`): a check must not change the
+  work it checks.
+- What the gate would never take as one command (pipes, redirections,
+  `$VAR`, `cd`) is left out, said why.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from runtime.tooling.project.found import Found, Raw, Skipped, classify
+from runtime.tooling.project.scan import Scan
+
+MAX_DEPTH = 4  # runners calling runners (`make check` -> `tox -e lint` -> ...)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Programs that are never a repository's test, lint, type or format command, whatever holds them.
+UTILITIES = frozenset({
+    "rm", "echo", "mkdir", "cp", "mv", "touch", "cat", "ls", "printf", "true", "false", "pip", "pip3", "uv", "poetry",
+    "pdm", "hatch", "git", "curl", "wget", "sleep", "find", "sed", "chmod", "test", "[", "export", "set", "exit",
+    "rmdir", "ln", "tar", "cd", "npm", "yarn", "pnpm", "node", "docker", "sudo", "apt-get", "apt", "brew", "rustup",
+    "cargo", "go", "conda", "mamba", "virtualenv", "env", "coverage", "twine", "sphinx-build", "mkdocs",
+})
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_BIN_PREFIXES = (".venv/bin/", "venv/bin/", ".tox/bin/", "node_modules/.bin/", "./node_modules/.bin/", "bin/")
+
+
+@dataclass(frozen=True)
+class Context:
+    scan: Scan
+    uv: bool  # the uv preset applies: `uv run` runs without syncing
+
+
+class Untranslatable(Exception):
+    """The command cannot become one the gate judges as the file meant it: the reason, for the person."""
+
+
+def _placeholders(text: str, dialect: str) -> str:
+    if dialect == "shell" or dialect == "nox":
+        if dialect == "nox" and "{computed}" in text:
+            raise Untranslatable("an argument is computed when the session runs")
+        if "${{" in text:
+            raise Untranslatable("uses the workflow's `${{ }}` expressions")
+        return text
+
+    def fill(m: re.Match[str]) -> str:
+        name, _sep, default = m.group(1).partition(":")
+        name = name.strip()
+        if name in ("posargs", "args") or (dialect == "tox" and m.group(1) == "[]"):
+            return default
+        if name in ("toxinidir", "root", "tox_root"):
+            return "."
+        if name == "envpython":
+            return "python"
+        if name in ("envbindir", "env_bin_dir"):
+            return ".venv/bin"
+        if name == "env" and default:
+            return default.partition(":")[2]
+        raise Untranslatable(f"holds `{m.group(0)}`, which only {dialect} fills in when it runs")
+
+    text = _PLACEHOLDER.sub(fill, text)
+    if dialect == "tox":
+        text = re.sub(r"(^|\s)\[\](?=\s|$)", " ", text)  # tox 3's old posargs
+    return text
+
+
+def _segments(text: str) -> list[list[str]]:
+    """The simple commands of a `&&` or `;` list, as words; anything else of the shell is untranslatable."""
+    if "$" in text or "`" in text:
+        raise Untranslatable("uses shell variables or substitutions")
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError as exc:
+        raise Untranslatable(f"cannot be read as a shell command ({exc})") from None
+    out: list[list[str]] = [[]]
+    for token in tokens:
+        if token in ("&&", ";"):
+            out.append([])
+        elif token and set(token) <= set("();<>|&"):
+            raise Untranslatable(f"uses the shell's `{token}`: give the command alone")
+        else:
+            out[-1].append(token)
+    return [words for words in out if words]
+
+
+def _program(word: str) -> str:
+    for prefix in _BIN_PREFIXES:
+        if word.startswith(prefix) and "/" not in word[len(prefix):]:
+            word = word[len(prefix):]
+    if re.match(r"^python3\.\d+$", word):
+        return "python3"
+    return {"py.test": "pytest"}.get(word, word)
+
+
+def _options_then_rest(words: list[str], takes_value: set[str]) -> list[str]:
+    """The words after a runner's own options (`uv run --extra test pytest` -> `pytest`)."""
+    n = 0
+    while n < len(words) and words[n].startswith("-"):
+        n += 2 if words[n] in takes_value else 1
+    return words[n:]
+
+
+_UV_VALUES = {"--extra", "--group", "--only-group", "--with", "--python", "-p", "--package", "--env-file", "--index",
+              "--directory", "--project", "--with-requirements", "--no-group", "--no-extra"}
+
+
+def checking_form(words: list[str]) -> tuple[list[str], bool]:
+    """A formatter's or fixer's command in the form that only checks, and whether it now only checks."""
+    program, args = words[0], words[1:]
+    if program == "black" and not {"--check", "--diff"} & set(args):
+        return [program, "--check", *args], True
+    if program == "isort" and not {"--check-only", "--check", "-c", "--diff"} & set(args):
+        return [program, "--check-only", *args], True
+    if program == "ruff":
+        if args[:1] == ["format"] and not {"--check", "--diff"} & set(args):
+            return [program, "format", "--check", *args[1:]], True
+        if args[:1] == ["check"] or (args and args[0] not in ("format", "check") and not args[0].startswith("-")) \
+                or not args:
+            rest = args[1:] if args[:1] == ["check"] else args
+            return [program, "check", *[a for a in rest if a not in ("--fix", "--unsafe-fixes", "--exit-non-zero-on-fix")]], \
+                "--fix-only" not in rest
+    if program == "prettier":
+        rest = ["--check" if a in ("--write", "-w") else a for a in args]
+        if not {"--check", "-c", "--list-different", "-l"} & set(rest):
+            rest = ["--check", *rest]
+        return [program, *rest], True
+    if program == "eslint":
+        return [program, *[a for a in args if a != "--fix"]], True
+    if program == "tsc" and "--noEmit" not in args:
+        return [program, "--noEmit", *args], True
+    if program == "cargo" and args[:1] == ["fmt"] and "--check" not in args:
+        return [program, *args, "--check"], True
+    if program == "gofmt" or (program == "go" and args[:1] == ["fmt"]) or program in ("autopep8", "yapf"):
+        return words, False  # no form that fails on a difference: a formatter for the agent, not a check
+    return words, True
+
+
+class Translator:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def run(self, raw: Raw, depth: int = 0) -> list[Found | Skipped]:
+        try:
+            text = _placeholders(raw.text, raw.dialect)
+            segments = _segments(text)
+        except Untranslatable as exc:
+            return [Skipped(raw.text, raw.origin, str(exc))] if self._looks_relevant(raw) else []
+        out: list[Found | Skipped] = []
+        if any(words[0] == "cd" for words in segments):
+            if self._looks_relevant(raw):
+                out.append(Skipped(raw.text, raw.origin, "runs in another folder (`cd`): the agent's and verify's "
+                                                         "commands run at the repository's root"))
+            return out
+        for words in segments:
+            try:
+                out += self._one(raw, words, depth)
+            except Untranslatable as exc:
+                out.append(Skipped(raw.text, raw.origin, str(exc)))
+        return out
+
+    def _looks_relevant(self, raw: Raw) -> bool:
+        """Whether a command left out is worth saying so: one of the four kinds, by its words or its holder's name
+        (a workflow's `pip install` is not, and is dropped without a word)."""
+        words = raw.text.replace("{", " ").split()
+        while words and _ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        while len(words) > 1 and words[0] in ("uv", "poetry", "pipenv", "rye", "pdm", "hatch") and words[1] == "run":
+            words = _options_then_rest(words[2:], _UV_VALUES)
+        program = _program(words[0]) if words else ""
+        return bool(words) and (raw.hint is not None and program not in UTILITIES or classify(words)[0] is not None
+                                or program in ("tox", "nox", "make", "pre-commit"))
+
+    def _expand(self, raws: list[Raw], depth: int, what: str) -> list[Found | Skipped]:
+        if depth >= MAX_DEPTH:
+            raise Untranslatable(f"{what} runs runners {MAX_DEPTH} deep")
+        out: list[Found | Skipped] = []
+        for inner in raws:
+            out += self.run(inner, depth + 1)
+        return out
+
+    def _one(self, raw: Raw, words: list[str], depth: int) -> list[Found | Skipped]:
+        scan = self.ctx.scan
+        assigns = []
+        while words and _ASSIGNMENT.match(words[0]):
+            assigns.append(words.pop(0))
+        if not words:
+            return []
+        words = [_program(words[0]), *words[1:]]
+        uv = False
+        while True:
+            program, args = words[0], words[1:]
+            if program == "uv" and args[:1] == ["run"]:
+                uv, words = True, _options_then_rest(args[1:], _UV_VALUES)
+            elif program in ("poetry", "pipenv", "rye") and args[:1] == ["run"]:
+                words = args[1:]
+            elif program == "npx" or (program in ("pnpm", "yarn") and args[:1] == ["exec"]) or program == "bunx":
+                words = _options_then_rest(args[1:] if args[:1] == ["exec"] else args, {"-p", "--package"})
+            elif re.match(r"^python3?$", program) and args[:1] == ["-m"] and args[1:2] in (["tox"], ["nox"], ["coverage"]):
+                words = args[1:]
+            else:
+                break
+            if not words:
+                return []
+            words = [_program(words[0]), *words[1:]]
+        program, args = words[0], words[1:]
+        if program == "hatch" and args[:1] == ["run"]:
+            rest = _options_then_rest(args[1:], {"-e", "--env"})
+            if rest and (f"hatch:{rest[0]}" in scan.scripts or f"hatch:default:{rest[0]}" in scan.scripts):
+                return self._expand(scan.scripts.get(f"hatch:{rest[0]}") or scan.scripts[f"hatch:default:{rest[0]}"],
+                                    depth, f"hatch run {rest[0]}")
+            if rest and ":" in rest[0] and f"hatch:{rest[0]}" in scan.scripts:
+                return self._expand(scan.scripts[f"hatch:{rest[0]}"], depth, f"hatch run {rest[0]}")
+            return self._one(raw, [*assigns, *rest], depth) if rest else []
+        if program == "pdm" and args[:1] == ["run"]:
+            rest = _options_then_rest(args[1:], set())
+            if rest and f"pdm:{rest[0]}" in scan.scripts:
+                return self._expand(scan.scripts[f"pdm:{rest[0]}"], depth, f"pdm run {rest[0]}")
+            return self._one(raw, [*assigns, *rest], depth) if rest else []
+        if raw.dialect == "hatch" and not args:  # a script naming another script of its environment
+            key = next((k for k in (f"hatch:{raw.group}:{program}", f"hatch:{program}") if k in scan.scripts), None)
+            if key is not None:
+                return self._expand(scan.scripts[key], depth, f"hatch script {program}")
+        if raw.dialect == "pdm" and f"pdm:{program}" in scan.scripts and not args:
+            return self._expand(scan.scripts[f"pdm:{program}"], depth, f"pdm script {program}")
+        if program == "tox":
+            return self._tox(args, depth)
+        if program == "nox":
+            return self._nox(args, depth)
+        if program == "make":
+            return self._make(args, depth)
+        if program == "pre-commit" and args[:1] == ["run"]:
+            ids = [a for a in args[1:] if not a.startswith("-")]
+            hooks = [r for hook_id, raws in scan.hooks.items() if not ids or hook_id in ids for r in raws]
+            return self._expand(hooks, depth, "pre-commit run")
+        if program in ("yarn", "pnpm", "bun") or (program == "npm" and args[:1] == ["run-script"]):
+            rest = args[1:] if args[:1] in (["run"], ["run-script"]) else args
+            if not rest or rest[0].startswith("-"):
+                return []
+            words = ["npm", "test"] if rest[0] == "test" else ["npm", "run", *rest]
+            program, args = words[0], words[1:]
+        if program == "npm" and args[:1] in (["test"], ["t"], ["run"]):
+            name = "test" if args[0] != "run" else (args[1] if len(args) > 1 else "")
+            if name not in scan.npm_scripts:
+                raise Untranslatable(f"package.json has no `{name}` script")
+        if program in ("sh", "bash", "dash", "zsh"):
+            raise Untranslatable(f"runs a script through `{program}`: give the commands it runs")
+        checking, check = checking_form(words)
+        if program == "npm" and len(args) >= 2 and args[0] == "run":
+            body = scan.npm_scripts.get(args[1], "")
+            check = not re.search(r"(--write|\s-w\b|--fix\b)", body)
+        kind, family = classify([*assigns, *checking])
+        if kind is None and raw.hint is not None and program not in UTILITIES:
+            kind, family = raw.hint, program
+        if kind is None:
+            return []
+        final = [*assigns, *(["uv", "run", "--no-sync"] if uv and self.ctx.uv else []), *checking]
+        return [Found(shlex.join(final), kind, raw.origin, raw.text, check, family)]
+
+    def _tox(self, args: list[str], depth: int) -> list[Found | Skipped]:
+        scan = self.ctx.scan
+        envs: list[str] = []
+        n = 0
+        while n < len(args):
+            a = args[n]
+            if a in ("-e", "--env") and n + 1 < len(args):
+                envs += [e for e in args[n + 1].split(",") if e]
+                n += 2
+                continue
+            if a.startswith("-e") and len(a) > 2:
+                envs += [e for e in a[2:].lstrip("=").split(",") if e]
+            elif a == "--":
+                break
+            n += 1
+        envs = envs or scan.tox_envlist or [k for k in scan.tox_envs if k != "*"]
+        out: list[Found | Skipped] = []
+        for env in dict.fromkeys(envs):
+            raws = scan.tox_envs.get(env, scan.tox_envs.get("*"))
+            if raws is None:
+                raise Untranslatable(f"tox has no environment `{env}` with commands")
+            out += self._expand(raws, depth, f"tox -e {env}")
+        return out
+
+    def _nox(self, args: list[str], depth: int) -> list[Found | Skipped]:
+        scan = self.ctx.scan
+        names = [a for a in args if not a.startswith("-")]
+        out: list[Found | Skipped] = []
+        for name in names or list(scan.nox_sessions):
+            base = name.split("(", 1)[0].split("-", 1)[0] if name not in scan.nox_sessions else name
+            if base not in scan.nox_sessions:
+                raise Untranslatable(f"noxfile.py has no session `{name}`")
+            out += self._expand(scan.nox_sessions[base], depth, f"nox -s {name}")
+        return out
+
+    def _make(self, args: list[str], depth: int) -> list[Found | Skipped]:
+        scan = self.ctx.scan
+        if any(a.startswith("-") and a not in ("-s", "--silent", "-k") for a in args) or any("=" in a for a in args):
+            raise Untranslatable("make with options or variables: name the targets alone")
+        targets = args or list(scan.make_targets)[:1]
+        out: list[Found | Skipped] = []
+        for target in targets:
+            if target not in scan.make_targets:
+                raise Untranslatable(f"the Makefile's target `{target}` is not one init reads (or not there): allow "
+                                     "`make` targets in toolchain.toml's make-targets")
+            out += self._expand(scan.make_targets[target], depth, f"make {target}")
+        return out
+
+
+def translate(scan: Scan, uv: bool) -> tuple[list[Found], list[Skipped]]:
+    """Every command found, translated, each once (first origin kept), and what was left out."""
+    translator = Translator(Context(scan, uv))
+    found: dict[str, Found] = {}
+    skipped: dict[tuple[str, str], Skipped] = {}
+    for raw in scan.entries:
+        for item in translator.run(raw):
+            if isinstance(item, Found):
+                found.setdefault(item.command, item)
+            else:
+                skipped.setdefault((item.written, str(item.origin)), item)
+    return list(found.values()), list(skipped.values())
