@@ -23,7 +23,8 @@ Mount order matters because later mounts win:
    binds (sockets, run folders, the interpreter and the runtime), then the
    `late_binds` in their order;
 3. the worktree read-only, then the writable paths inside it read-write,
-   unless `read_only_worktree`;
+   unless `read_only_worktree`; or, for verify's commands, a throwaway copy
+   of the worktree read-write in its place (`scratch`);
 4. the protected paths (`.git`, `.claude`, the policy folder) and the control
    paths read-only, last, so no earlier read-write bind can uncover them. A
    control path that does not exist is made for the sandbox's life (an empty
@@ -252,8 +253,8 @@ class SandboxSpec:
     `readonly` are protected paths re-bound read-only after them (the
     worktree's `.git`, `.claude`, the policy or bundle folder); the rest of the
     worktree is read-only. With `read_only_worktree` the whole worktree is
-    read-only whatever `writable` says (a verify run reuses the task's spec
-    that way). `home` is a private folder bound read-write; `extra_binds_rw` and
+    read-only whatever `writable` says. With `scratch`, a throwaway copy is
+    shown read-write in the worktree's place instead (verify's commands). `home` is a private folder bound read-write; `extra_binds_rw` and
     `extra_binds_ro` are folders outside the worktree the agent needs (a folder
     holding a Unix socket, a run folder, the interpreter). `masked` folders are
     hidden behind an empty tmpfs (binds listed above are mounted on top again).
@@ -268,6 +269,11 @@ class SandboxSpec:
     writable: list[Path] = field(default_factory=list)
     readonly: list[Path] = field(default_factory=list)
     read_only_worktree: bool = False
+    # A throwaway copy of the worktree (`runtime.sandbox.scratch`), made for `user`, shown read-write at the
+    # worktree's path in its place (and at the main checkout's path, where the toolchain shows the worktree):
+    # tests and checks may write scratch files anywhere in the tree, as on their developers' machines, and
+    # nothing they write reaches the worktree. `.git`, the control files and the toolchain stay read-only.
+    scratch: Path | None = None
     extra_binds_rw: list[Path] = field(default_factory=list)
     extra_binds_ro: list[Path] = field(default_factory=list)
     masked: list[Path] = field(default_factory=list)
@@ -334,8 +340,8 @@ class SandboxSpec:
         home = self._resolve(self.home, "home")
         os.chown(home, self.user.uid, self.user.gid, follow_symlinks=False)
         os.chmod(home, 0o700)
-        if self.read_only_worktree:
-            return
+        if self.read_only_worktree or self.scratch is not None:
+            return  # a scratch copy is made for the user already
         for path in self.writable:
             _grant_tree(self._resolve(path, "writable path"), self.user.gid)
 
@@ -353,6 +359,7 @@ class SandboxSpec:
         worktree = self._resolve(self.worktree, "worktree")
         home = self._resolve(self.home, "home")
         writable = [self._resolve(p, "writable path") for p in self.writable]
+        scratch = None if self.scratch is None else self._resolve(self.scratch, "scratch copy")
         readonly = [self._resolve(p, "read-only path") for p in self.readonly]
         extra_rw = [self._resolve(p, "extra read-write bind") for p in self.extra_binds_rw]
         extra_ro = [self._resolve(p, "extra read-only bind") for p in self.extra_binds_ro]
@@ -364,6 +371,8 @@ class SandboxSpec:
         for path in writable:
             if not _inside(path, worktree):
                 raise SandboxSpecError(f"writable path {path} is outside the worktree {worktree}")
+        if scratch is not None and _overlaps(scratch, worktree):
+            raise SandboxSpecError(f"the scratch copy {scratch} overlaps the worktree {worktree}")
         for path in (home, *extra_rw, *extra_ro, *(p for _, p in late)):
             if _overlaps(path, worktree):
                 raise SandboxSpecError(f"{path} overlaps the worktree {worktree}: bind it through writable or readonly")
@@ -393,11 +402,17 @@ class SandboxSpec:
             out += ["--ro-bind", str(path), str(path)]
         for mode, path in late:
             out += ["--ro-bind" if mode == "ro" else "--bind", str(path), str(path)]
-        out += ["--ro-bind", str(worktree), str(worktree)]
-        for path in [] if self.read_only_worktree else writable:
-            out += ["--bind", str(path), str(path)]
+        if scratch is not None:
+            out += ["--bind", str(scratch), str(worktree)]
+        else:
+            out += ["--ro-bind", str(worktree), str(worktree)]
+            for path in [] if self.read_only_worktree else writable:
+                out += ["--bind", str(path), str(path)]
         for src, dest in tools:
-            out += ["--ro-bind", str(src), str(dest)]
+            if scratch is not None and src == worktree:  # the worktree mirrored at the main checkout's path
+                out += ["--bind", str(scratch), str(dest)]
+            else:
+                out += ["--ro-bind", str(src), str(dest)]
         for path in readonly:
             out += ["--ro-bind", str(path), str(path)]
         for path, _ in self.control:
