@@ -23,7 +23,7 @@ from runtime.workspace.git import Git
 def run(args) -> int:
     import anyio
 
-    from runtime.spawn.commands import command_runner
+    from runtime.spawn.commands import scratch_runner
     from runtime.spawn.sandboxing import agent_sandbox
     from runtime.verify.gather import Workspace, verify
 
@@ -38,12 +38,13 @@ def run(args) -> int:
     report = Path(args.report).read_text(encoding="utf-8") if args.report else None
     if not args.no_os_sandbox:
         sandbox_preflight()
-    with tempfile.TemporaryDirectory(prefix="runtime-verify-") as home:
-        home_path = Path(home)
+    with tempfile.TemporaryDirectory(prefix="runtime-verify-") as tmp:
+        home_path = Path(tmp) / "home"
+        home_path.mkdir()
         toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
         sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {}, toolchain=toolchain)
-        ws = Workspace(git, worktree, base, report, command_runner(worktree, sandbox, home_path, toolchain))
-        checks = anyio.run(verify, policy, ws)
+        with scratch_runner(worktree, sandbox, home_path, Path(tmp) / "scratch", toolchain) as runner:
+            checks = anyio.run(verify, policy, Workspace(git, worktree, base, report, runner))
     statuses = {c.status for c in checks}
     result = {
         "task": str(task.path), "worktree": str(worktree), "base": base,

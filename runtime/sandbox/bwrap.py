@@ -22,8 +22,10 @@ Mount order matters because later mounts win:
 2. empty tmpfs over the `masked` folders, then the private HOME and the extra
    binds (sockets, run folders, the interpreter and the runtime), then the
    `late_binds` in their order;
-3. the worktree read-only, then the writable paths inside it read-write,
-   unless `read_only_worktree`;
+3. the worktree read-only, then the folders of the scope's files and the
+   writable paths inside it read-write, then the folders inside those folders
+   read-only again, unless `read_only_worktree`; or, for verify's commands,
+   a throwaway copy of the worktree read-write in its place (`scratch`);
 4. the protected paths (`.git`, `.claude`, the policy folder) and the control
    paths read-only, last, so no earlier read-write bind can uncover them. A
    control path that does not exist is made for the sandbox's life (an empty
@@ -53,6 +55,7 @@ worktree), after `--chdir`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -83,6 +86,10 @@ KERNEL_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 # The capabilities setpriv needs to drop to the agent's uid; it leaves none.
 _SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+# The folders inside the scope's file folders bound read-only again, at most, in one sandbox: bubblewrap's
+# set-up time grows with the square of its mounts (measured with 0.8: 50 binds 47 ms, 128 binds 166 ms,
+# 500 binds 1.3 s). A file folder whose folders do not fit stays writable whole; verify judges it.
+MAX_READ_ONLY_AGAIN = 64
 
 
 class SandboxUnavailable(FatalError):
@@ -200,6 +207,35 @@ def _grant_tree(root: Path, gid: int) -> None:
             _grant_entry(folder.fd, name, gid)
 
 
+def _grant_folder(folder: Path, names: Iterable[str], gid: int) -> None:
+    """Let ``gid`` make, rename and remove entries in ``folder`` (not in the folders inside it), and
+    write the existing regular files among ``names`` in it."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return
+    except FileNotFoundError:
+        return
+    parent = os.open(folder.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _grant_entry(parent, folder.name, gid)
+    finally:
+        os.close(parent)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    _grant_entry(fd, name, gid)
+    finally:
+        os.close(fd)
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The folders directly inside ``folder`` (never a symlink: binding one would bind its target)."""
+    with os.scandir(folder) as entries:
+        return sorted(folder / e.name for e in entries if e.is_dir(follow_symlinks=False))
+
+
 def _grant_entry(fd: int, name: str, gid: int, *, close: bool = False) -> None:
     try:
         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -248,12 +284,14 @@ def alive_check(fd: int) -> list[str]:
 class SandboxSpec:
     """What one sandboxed process may see and touch.
 
-    `writable` are existing paths inside the worktree bound read-write;
+    `writable` are existing paths inside the worktree bound read-write, with
+    all they hold; `file_folders` are folders bound read-write for the files
+    the scope names in them, with the folders inside them read-only again;
     `readonly` are protected paths re-bound read-only after them (the
     worktree's `.git`, `.claude`, the policy or bundle folder); the rest of the
     worktree is read-only. With `read_only_worktree` the whole worktree is
-    read-only whatever `writable` says (a verify run reuses the task's spec
-    that way). `home` is a private folder bound read-write; `extra_binds_rw` and
+    read-only whatever `writable` says. With `scratch`, a throwaway copy is
+    shown read-write in the worktree's place instead (verify's commands). `home` is a private folder bound read-write; `extra_binds_rw` and
     `extra_binds_ro` are folders outside the worktree the agent needs (a folder
     holding a Unix socket, a run folder, the interpreter). `masked` folders are
     hidden behind an empty tmpfs (binds listed above are mounted on top again).
@@ -266,8 +304,20 @@ class SandboxSpec:
     worktree: Path
     home: Path
     writable: list[Path] = field(default_factory=list)
+    # (folder, the names in it the write scope holds): the folder of a file the scope names, and the nearest
+    # existing folder of a path it names that does not exist yet. An atomic write (Claude Code's Edit and
+    # Write) makes a temporary file beside its target and renames it over the target, so the folder itself
+    # must take new names, and the target must not be a mount point of its own (a rename over one fails).
+    # The folders inside it are bound read-only again (see MAX_READ_ONLY_AGAIN); a file made there that the
+    # scope does not name is refused by the gate and rejected by verify. Granted: the folder and those names.
+    file_folders: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
     readonly: list[Path] = field(default_factory=list)
     read_only_worktree: bool = False
+    # A throwaway copy of the worktree (`runtime.sandbox.scratch`), made for `user`, shown read-write at the
+    # worktree's path in its place (and at the main checkout's path, where the toolchain shows the worktree):
+    # tests and checks may write scratch files anywhere in the tree, as on their developers' machines, and
+    # nothing they write reaches the worktree. `.git`, the control files and the toolchain stay read-only.
+    scratch: Path | None = None
     extra_binds_rw: list[Path] = field(default_factory=list)
     extra_binds_ro: list[Path] = field(default_factory=list)
     masked: list[Path] = field(default_factory=list)
@@ -334,10 +384,12 @@ class SandboxSpec:
         home = self._resolve(self.home, "home")
         os.chown(home, self.user.uid, self.user.gid, follow_symlinks=False)
         os.chmod(home, 0o700)
-        if self.read_only_worktree:
-            return
+        if self.read_only_worktree or self.scratch is not None:
+            return  # a scratch copy is made for the user already
         for path in self.writable:
             _grant_tree(self._resolve(path, "writable path"), self.user.gid)
+        for folder, names in self.file_folders:
+            _grant_folder(self._resolve(folder, "file folder"), names, self.user.gid)
 
     def args(self, bwrap: str | None = None, *, seccomp_fd: int | None = None, alive_fd: int | None = None) -> list[str]:
         """The command prefix: bwrap, its options, `--`, (for a root orchestrator) the uid switch, and
@@ -353,6 +405,8 @@ class SandboxSpec:
         worktree = self._resolve(self.worktree, "worktree")
         home = self._resolve(self.home, "home")
         writable = [self._resolve(p, "writable path") for p in self.writable]
+        folders = sorted({self._resolve(p, "file folder") for p, _ in self.file_folders}, key=lambda p: (len(p.parts), str(p)))
+        scratch = None if self.scratch is None else self._resolve(self.scratch, "scratch copy")
         readonly = [self._resolve(p, "read-only path") for p in self.readonly]
         extra_rw = [self._resolve(p, "extra read-write bind") for p in self.extra_binds_rw]
         extra_ro = [self._resolve(p, "extra read-only bind") for p in self.extra_binds_ro]
@@ -361,9 +415,11 @@ class SandboxSpec:
         for _, dest in tools:
             if not dest.is_absolute():
                 raise SandboxSpecError(f"toolchain destination {dest} must be an absolute path")
-        for path in writable:
+        for path in (*writable, *folders):
             if not _inside(path, worktree):
                 raise SandboxSpecError(f"writable path {path} is outside the worktree {worktree}")
+        if scratch is not None and _overlaps(scratch, worktree):
+            raise SandboxSpecError(f"the scratch copy {scratch} overlaps the worktree {worktree}")
         for path in (home, *extra_rw, *extra_ro, *(p for _, p in late)):
             if _overlaps(path, worktree):
                 raise SandboxSpecError(f"{path} overlaps the worktree {worktree}: bind it through writable or readonly")
@@ -393,11 +449,17 @@ class SandboxSpec:
             out += ["--ro-bind", str(path), str(path)]
         for mode, path in late:
             out += ["--ro-bind" if mode == "ro" else "--bind", str(path), str(path)]
-        out += ["--ro-bind", str(worktree), str(worktree)]
-        for path in [] if self.read_only_worktree else writable:
-            out += ["--bind", str(path), str(path)]
+        if scratch is not None:
+            out += ["--bind", str(scratch), str(worktree)]
+        else:
+            out += ["--ro-bind", str(worktree), str(worktree)]
+            if not self.read_only_worktree:
+                out += self._writable_binds(writable, folders, readonly)
         for src, dest in tools:
-            out += ["--ro-bind", str(src), str(dest)]
+            if scratch is not None and src == worktree:  # the worktree mirrored at the main checkout's path
+                out += ["--bind", str(scratch), str(dest)]
+            else:
+                out += ["--ro-bind", str(src), str(dest)]
         for path in readonly:
             out += ["--ro-bind", str(path), str(path)]
         for path, _ in self.control:
@@ -422,6 +484,24 @@ class SandboxSpec:
                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig", "KILL", "--"]
         if alive_fd is not None:
             out += alive_check(alive_fd)
+        return out
+
+    def _writable_binds(self, writable: list[Path], folders: list[Path], readonly: list[Path]) -> list[str]:
+        """The file folders read-write (shallowest first), the writable paths read-write, then the folders
+        inside each file folder read-only again but those leading to something writable."""
+        folders = [f for f in folders if not any(_inside(f, w) for w in writable)]  # a writable path holds it
+        out: list[str] = []
+        for path in (*folders, *writable):
+            out += ["--bind", str(path), str(path)]
+        keep = {*writable, *folders, *readonly, *(Path(os.path.realpath(p)) for p, _ in self.control)}
+        budget = MAX_READ_ONLY_AGAIN
+        for folder in folders:
+            inner = [d for d in _subfolders(folder) if not any(_inside(k, d) for k in keep)]
+            if len(inner) > budget:
+                continue  # writable whole, as a writable path is: verify rejects what the scope does not hold
+            budget -= len(inner)
+            for path in inner:
+                out += ["--ro-bind", str(path), str(path)]
         return out
 
     @staticmethod

@@ -115,19 +115,23 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
     on_line = backend.on_line(setup.progress)
     setup.progress.state = "running"
     setup.progress.changed()
-    with contextlib.ExitStack() as stack:
-        fds: tuple[int, ...] = ()
-        if setup.sandbox is not None:
-            argv, fds = stack.enter_context(sandboxed(setup.sandbox, argv))
-        if limits.cpus is not None:
-            argv = [*stack.enter_context(pinned(limits.cpus)), *argv]
-        outcome = await supervise(
-            argv, cwd=setup.worktree, env=env, stdin=stdin,
-            stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
-            limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb, max_processes=limits.max_processes,
-                          output_bytes=limits.max_output_bytes),
-            on_stdout_line=on_line, check=limit_check(setup), pass_fds=fds,
-        )
+    try:
+        with contextlib.ExitStack() as stack:
+            fds: tuple[int, ...] = ()
+            if setup.sandbox is not None:
+                argv, fds = stack.enter_context(sandboxed(setup.sandbox, argv))
+            if limits.cpus is not None:
+                argv = [*stack.enter_context(pinned(limits.cpus)), *argv]
+            outcome = await supervise(
+                argv, cwd=setup.worktree, env=env, stdin=stdin,
+                stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
+                limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb,
+                              max_processes=limits.max_processes, output_bytes=limits.max_output_bytes),
+                on_stdout_line=on_line, check=limit_check(setup), pass_fds=fds,
+            )
+    finally:
+        # Also when the agent was stopped (a limit, Ctrl-C): what it leaves is committed for inspection.
+        backend.clean_up(setup)
     backend.read_report(setup)
     return outcome
 

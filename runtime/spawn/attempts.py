@@ -18,7 +18,7 @@ from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
 from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
-from runtime.spawn.commands import command_runner
+from runtime.spawn.commands import scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
 from runtime.spawn.sandboxing import agent_sandbox
@@ -184,8 +184,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             progress.state = "verifying"
             progress.changed()
             run.save("verifying")
-            runner = command_runner(run.worktree, sandbox, run.home, run.toolchain)
-            with run.timed("verify"):
+            scratch = run.state.run(run.agent_id) / "scratch"
+            with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain) as runner:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
                                                                    clear_nested=True))
             if setup.report_problem:

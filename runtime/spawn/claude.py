@@ -39,6 +39,7 @@ from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upst
 from runtime.spawn.claude_cli import cli_launch, find_claude, gate_hook
 from runtime.spawn.progress import Progress
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
+from runtime.workspace.safe_files import UnsafeFile, folder_under
 
 # Tools of a role that the CLI offers under the same name; the rest are skipped (never Agent/Task:
 # delegation would start a second agent loop).
@@ -226,6 +227,49 @@ def _result(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
         what = f"the model API failed (status {api_status})" if api_status else f"it ended with {event.get('subtype')}"
         progress.error = {"kind": "llm" if api_status else "agent",
                           "message": f"Claude Code reported an error: {what}: {str(detail)[:500]}"}
+
+
+# Claude Code's Edit and Write replace a file atomically: they write `<file>.tmp.<pid>.<12 hex digits>` beside
+# it and rename that over it (2.1.332: `${path}.tmp.${process.pid}.${randomBytes(6).toString("hex")}`, opened
+# O_CREAT|O_EXCL|O_NOFOLLOW; on a failed write the CLI removes it itself). A CLI stopped between the two (a
+# limit, Ctrl-C) leaves it behind: it is never the agent's work, and the agent could not remove it (outside
+# a scope naming single files, the gate refuses it).
+_STAGING_SUFFIX = r"\.tmp\.[0-9]+\.[0-9a-f]{12}"
+_FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+
+
+def written_files(progress: Progress) -> list[str]:
+    """The paths the CLI's file tools were asked to write in this attempt, as given."""
+    state = progress.__dict__.get("_claude_stream")
+    out: list[str] = []
+    for tool, tool_input in state.calls.values() if state is not None else ():
+        if tool in _FILE_TOOLS and isinstance(tool_input, dict):
+            path = tool_input.get("file_path") or tool_input.get("notebook_path")
+            if isinstance(path, str) and path not in out:
+                out.append(path)
+    return out
+
+
+def remove_staging_files(worktree: Path, paths: list[str]) -> list[str]:
+    """Remove the CLI's temporary files beside each of ``paths`` (in the worktree; relative ones to it),
+    never through a symlink; the removed ones, relative to the worktree."""
+    root = os.path.abspath(worktree)
+    removed = []
+    for path in paths:
+        full = os.path.normpath(os.path.join(root, path))
+        if not full.startswith(root + os.sep):
+            continue
+        folder, name = os.path.split(os.path.relpath(full, root))
+        staging = re.compile(re.escape(name) + _STAGING_SUFFIX)
+        try:
+            with folder_under(root, folder) as fd, os.scandir(fd) as entries:
+                for entry in entries:
+                    if staging.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                        os.unlink(entry.name, dir_fd=fd)
+                        removed.append(os.path.join(folder, entry.name))
+        except (OSError, UnsafeFile):
+            continue  # a folder that is gone or a symlink: the CLI wrote nothing there
+    return removed
 
 
 def stream_event(progress: Progress, line: str) -> None:

@@ -1,4 +1,11 @@
-"""Running verify commands (tests, checks) inside the agent's sandbox, with a timeout."""
+"""Running verify commands (tests, checks) inside the agent's sandbox, with a timeout.
+
+A repository's tests and checks run as on their developers' machines: they may
+write scratch files anywhere in the tree they run in. In the agent's worktree
+they run over a throwaway copy of it (`scratch_runner`, `runtime.sandbox.scratch`)
+shown at its path, so nothing they write becomes part of the change or of what
+is judged; on a merge result, over a throwaway checkout (`tree_runner`).
+"""
 
 from __future__ import annotations
 
@@ -8,32 +15,43 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import anyio
+
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
+from runtime.sandbox.scratch import Copied, scratch_copy
 from runtime.spawn.supervise import Limits, supervise
 from runtime.verify.gather import RunCommand
+from runtime.workspace.tree import remove_tree
 
 MAX_OUTPUT = 200_000
+# The exit code of a command that was not run because the tree to run it over could not be copied.
+NOT_RUN = 125
 
 
-def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain=None):
-    """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`."""
+def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain=None,
+                   scratch: Path | None = None) -> RunCommand:
+    """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`, running in
+    ``worktree``; with ``scratch`` (a copy of it), over the copy: shown at the worktree's path in the
+    sandbox, or its working folder without one."""
 
     async def run(command: str, timeout_s: float) -> tuple[int, str]:
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
+        cwd = worktree
         with contextlib.ExitStack() as stack:
             fds: tuple[int, ...] = ()
             if sandbox is not None:
-                spec = replace(sandbox, env=dict(sandbox.env))
+                spec = replace(sandbox, env=dict(sandbox.env), scratch=scratch)
                 argv, fds = stack.enter_context(sandboxed(spec, argv))
                 env = spec.env
             else:
+                cwd = scratch or worktree
                 env = agent_env(home, {})
                 env = toolchain.host_env(env) if toolchain is not None else env
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
             out, err = Path(tmp) / "out", Path(tmp) / "err"
-            result = await supervise(argv, cwd=worktree, env=env, stdin=None, stdout_path=out, stderr_path=err,
+            result = await supervise(argv, cwd=cwd, env=env, stdin=None, stdout_path=out, stderr_path=err,
                                      limits=Limits(timeout_s=timeout_s, output_bytes=2 * MAX_OUTPUT), pass_fds=fds)
             text = out.read_text(encoding="utf-8", errors="replace")[-MAX_OUTPUT:]
         if result.breach:
@@ -41,6 +59,47 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
         return (result.exit_code if result.exit_code is not None else 1), text
 
     return run
+
+
+@contextlib.contextmanager
+def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
+                   toolchain=None) -> Iterator[RunCommand]:
+    """A runner of verify's commands over a throwaway copy of ``worktree``, made in ``folder`` (removed
+    first if an orchestrator that died left it) at the first command and removed when the block ends.
+
+    One copy serves the commands of one verify, as one checkout serves a merge's: the first command's
+    scratch files are there for the next, as on a developer's machine, and none reaches the worktree.
+    A copy that could not be made whole (a folder too deep or unreadable, which verify rejects anyway)
+    runs nothing: each command's result says why.
+    """
+    copy = folder / "tree"
+    made: list[Copied] = []
+
+    async def run(command: str, timeout_s: float) -> tuple[int, str]:
+        if not made:
+            user = sandbox.user if sandbox is not None else None
+            made.append(await anyio.to_thread.run_sync(_fresh_copy, worktree, folder, copy, user))
+        missing = made[0].missing
+        if missing:
+            path, why = missing[0]
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            return NOT_RUN, (f"`{command}` was not run: the worktree could not be copied for the checks to run over: "
+                             f"{path}: {why}{more}")
+        return await command_runner(worktree, sandbox, home, toolchain, scratch=copy)(command, timeout_s)
+
+    try:
+        yield run
+    finally:
+        remove_tree(folder)
+
+
+def _fresh_copy(worktree: Path, folder: Path, copy: Path, user) -> Copied:
+    try:
+        remove_tree(folder)
+        folder.mkdir(mode=0o700, parents=True)
+        return scratch_copy(worktree, copy, user)
+    except OSError as exc:  # a full disk, a tree that moved: nothing ran, so nothing passed
+        return Copied(missing=[(".", exc.strerror or str(exc))])
 
 
 @contextlib.contextmanager

@@ -1,9 +1,14 @@
 """The sandbox of one agent, derived from its compiled policy.
 
-Writable: the folders (or files) the task's whitelist names, inside the
-worktree; when a named folder does not exist yet, its nearest existing parent
-inside the worktree (the gate and verify still hold the agent to the exact
-globs). Read-only: the worktree's `.git`, its control files (`.claude`,
+Writable: the folders the task's whitelist names (a glob's part before its
+first wildcard), inside the worktree, with all they hold. A file the whitelist
+names (`src/calc.py`) makes its folder writable instead, with the folders
+inside it read-only again: Claude Code's Edit and Write replace a file
+atomically, writing `calc.py.tmp.<pid>.<hex>` beside it and renaming that over
+it, which neither a read-only folder nor a file bound on its own allows. A
+path that does not exist yet does the same to its nearest existing folder. The
+gate still refuses the file tools' writes to other files there, and verify
+rejects any file the globs do not hold. Read-only: the worktree's `.git`, its control files (`.claude`,
 `.agent-runtime`, `.gitmodules`, `.mcp.json`: made for the sandbox's life when
 absent, so they cannot be created) and the base's submodule folders, and the
 run folder with the bundle, the policy and the broker socket. Everything else of the
@@ -28,12 +33,15 @@ from runtime.verify.gather import control_files
 _WILD = set("*?[")
 
 
-def writable_paths(policy: dict[str, Any], worktree: Path) -> list[Path]:
+def writable_paths(policy: dict[str, Any], worktree: Path) -> tuple[list[Path], list[tuple[Path, tuple[str, ...]]]]:
+    """The folders the whitelist makes writable whole, and its file folders (`SandboxSpec.file_folders`):
+    each a folder with the names in it that the globs lead to."""
     globs: list[str] = []
     for gate in policy["gates"]:
         if gate["kind"] == "write-whitelist":
             globs += gate["params"]["globs"]
-    out: list[Path] = []
+    whole: list[Path] = []
+    files: dict[Path, list[str]] = {}
     for glob in globs:
         parts = []
         for part in glob.split("/"):
@@ -41,13 +49,22 @@ def writable_paths(policy: dict[str, Any], worktree: Path) -> list[Path]:
                 break
             parts.append(part)
         path = worktree.joinpath(*parts)
-        while not path.exists() and path != worktree:
-            path = path.parent
-        if path.is_symlink() or not path.resolve().is_relative_to(worktree.resolve()):
+        if path.is_dir() and not path.is_symlink():
+            if path.resolve().is_relative_to(worktree.resolve()) and path not in whole:
+                whole.append(path)
+            continue
+        name = path.name
+        path = path.parent
+        while not path.exists() and path != worktree:  # its nearest existing folder takes the first new name
+            name, path = path.name, path.parent
+        if path.is_symlink() or not path.is_dir() or not path.resolve().is_relative_to(worktree.resolve()):
             continue  # a planted symlink never becomes a writable bind
-        if path not in out:
-            out.append(path)
-    return out
+        if name and name not in files.setdefault(path, []):
+            files[path].append(name)
+    # A file folder inside a folder writable whole needs nothing more.
+    folders = [(folder, tuple(names)) for folder, names in files.items()
+               if not any(folder == w or w in folder.parents for w in whole)]
+    return whole, folders
 
 
 def runtime_binds() -> list[Path]:
@@ -90,10 +107,12 @@ def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: li
                   toolchain: ToolchainMounts | None = None, submodules: Sequence[str] = ()) -> SandboxSpec:
     kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
     protected = [p for p in (worktree / ".git",) if p.exists()]
+    writable, file_folders = writable_paths(policy, worktree)
     spec = SandboxSpec(
         worktree=worktree,
         home=home,
-        writable=writable_paths(policy, worktree),
+        writable=writable,
+        file_folders=file_folders,
         readonly=protected,
         read_only_worktree="read-only-worktree" in kinds,
         extra_binds_ro=list(run_ro),

@@ -68,6 +68,27 @@ def open_under(root: str | os.PathLike[str], relative: str | os.PathLike[str]) -
         os.close(leaf)
 
 
+@contextmanager
+def folder_under(root: str | os.PathLike[str], relative: str | os.PathLike[str]) -> Iterator[int]:
+    """A descriptor of the folder ``root/relative`` (``""`` for ``root``); UnsafeFile on any symlink or
+    non-folder on the way, FileNotFoundError when it does not exist."""
+    parts = _parts(relative) if PurePosixPath(os.fspath(relative)).parts else []
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in parts:
+            try:
+                nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise UnsafeFile(f"{relative}: {name} is a symlink or not a folder") from None
+                raise
+            os.close(fd)
+            fd = nxt
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def read_under(root: str | os.PathLike[str], relative: str | os.PathLike[str], limit: int) -> tuple[bytes, int]:
     """At most ``limit`` bytes of the file, and its size."""
     with open_under(root, relative) as fd:

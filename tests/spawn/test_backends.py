@@ -16,7 +16,7 @@ def test_every_backend_named_anywhere_is_registered_and_nothing_else():
 
 def test_every_backend_implements_the_whole_protocol():
     methods = {n for n, v in vars(Backend).items() if inspect.isfunction(v) and not n.startswith("_")}
-    assert methods == {"preflight", "model_access", "command", "on_line", "read_report"}
+    assert methods == {"preflight", "model_access", "command", "on_line", "read_report", "clean_up"}
     for name, backend in BACKENDS.items():
         assert backend.name == name
         for method in methods:

@@ -7,7 +7,8 @@ Anthropic server only through the relay (loopback inside the sandbox) and the or
 - the gate (the PreToolUse hook) denies `git status`, a Write outside the scope and a shell
   redirection outside the scope, and none of them leaves a trace on disk;
 - the sandbox stops a write the gate could not see (a `conftest.py` written inside the scope that
-  writes outside it when pytest imports it), and verify rejects the attempt while the file is there;
+  writes outside it when pytest imports it) in the agent's own test run; verify's run of the same
+  tests writes only to a throwaway copy of the worktree, and rejects the attempt for its failing test;
 - verify rejects an out-of-scope file that the gate allowed and the sandbox let through (the
   sandbox binds a not-yet-existing whitelisted folder's existing parent, the gate holds the globs);
 - the key reaches the upstream and nothing else: not the CLI's environment, not its tools', not
@@ -94,6 +95,11 @@ def _git(repo: Path, *args: str) -> str:
 
 @pytest.fixture
 def project(tmp_path) -> tuple[Path, str]:
+    return calculator_repo(tmp_path)
+
+
+def calculator_repo(tmp_path: Path) -> tuple[Path, str]:
+    """The calculator that subtracts, committed on `trunk`: (repository, base commit)."""
     require(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     reason = missing_cli_reason()
     require(reason is None, reason or "")
@@ -184,27 +190,29 @@ def test_gated_keyless_agent_commits_only_verified_work(project, tmp_path):
         [{"name": "Write", "input": {"file_path": str(worktree / "README.md"), "content": "defaced\n"}}],
         [{"name": "Bash", "input": {"command": "echo pwned > notes.txt"}}],
         [{"name": "Bash", "input": {"command": "cat /proc/self/environ"}}],
-        [{"name": "Write", "input": {"file_path": str(worktree / "src/calc.py"), "content": CALC.format(FIXED)}}],
         [{"name": "Write", "input": {"file_path": str(worktree / "tests/conftest.py"), "content": CONFTEST}}],
         [{"name": "Bash", "input": {"command": "pytest -q tests"}}],
         REPORT,
-        # attempt 2, after verify rejected the first
+        # attempt 2, after verify rejected the first: calc still subtracted
         [{"name": "Bash", "input": {"command": "rm tests/conftest.py"}}],
+        [{"name": "Write", "input": {"file_path": str(worktree / "src/calc.py"), "content": CALC.format(FIXED)}}],
         REPORT,
     ]
     with WatchingServer(turns, state / "runs" / agent_id / "home") as server:
         proc, outcome = _spawn(repo, state, _task(tmp_path, agent_id, server.url, ["src/**", "tests/**"], retries=1))
     why = _describe(proc, state, agent_id)
     assert proc.returncode == 0 and outcome.get("label") == "ok", why
-    git_id, readme_id, notes_id, env_id, calc_id, conftest_id, pytest_id, _, rm_id, _ = _ids(server)
+    git_id, readme_id, notes_id, env_id, conftest_id, pytest_id, _, rm_id, calc_id, _ = _ids(server)
 
-    # Attempt 1: three denials; verify rejected it while the conftest.py was there.
+    # Attempt 1: three denials; verify rejected it for its failing test. The conftest.py's write outside the
+    # scope went to verify's throwaway copy of the worktree, and broke nothing there.
     first, second = outcome["attempts"]
-    assert (first["denials"], first["tool_calls"], first["exit_code"]) == (3, 7, 0), why
-    rejected = {c["atom"] for c in first["checks"] if c["status"] == "rejected"}
-    assert rejected == {"quality::tests-green"}, first["checks"]
-    assert first["report"] == REPORT and first["turns"] == 8 and first["cost_usd"] > 0 and first["tokens"] > 0
-    assert (second["denials"], second["tool_calls"]) == (0, 1)
+    assert (first["denials"], first["tool_calls"], first["exit_code"]) == (3, 6, 0), why
+    rejected = [c for c in first["checks"] if c["status"] == "rejected"]
+    assert [c["atom"] for c in rejected] == ["quality::tests-green"], first["checks"]
+    assert "test_add - assert -1 == 5" in rejected[0]["feedback"] and "Read-only" not in rejected[0]["feedback"]
+    assert first["report"] == REPORT and first["turns"] == 7 and first["cost_usd"] > 0 and first["tokens"] > 0
+    assert (second["denials"], second["tool_calls"]) == (0, 2)
     assert all(c["status"] == "passed" for c in second["checks"]), second["checks"]
 
     # The commit holds the in-scope change and nothing else; the base branch is untouched.
@@ -238,7 +246,7 @@ def test_gated_keyless_agent_commits_only_verified_work(project, tmp_path):
     assert denials[0]["input"] == {"command": "git status"}
     assert all(words in r["reason"] for r, (words, _) in zip(denials, denied.values(), strict=False))
     allowed = [(r["attempt"], r["tool"]) for r in gate if r["decision"] == "allow"]
-    assert allowed == [(1, "Bash"), (1, "Write"), (1, "Write"), (1, "Bash"), (2, "Bash")]
+    assert allowed == [(1, "Bash"), (1, "Write"), (1, "Bash"), (2, "Bash"), (2, "Write")]
 
     # The CLI was offered the role's tools that it has, and got the bundle (then the feedback).
     offered = set(server.offered_tools()) - {"DeferredToolPlaceholder"}  # 2.1.330 always adds it

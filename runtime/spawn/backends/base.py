@@ -33,3 +33,7 @@ class Backend(Protocol):
 
     def read_report(self, setup: AttemptSetup) -> None:
         """After the process ended: the report, where the backend finds it other than in its events."""
+
+    def clean_up(self, setup: AttemptSetup) -> None:
+        """After the process ended, or was stopped, before anything reads the worktree: remove what the
+        agent program itself leaves there and that is never the agent's work."""

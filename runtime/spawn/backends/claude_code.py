@@ -54,6 +54,11 @@ class ClaudeCodeBackend:
     def read_report(self, setup: AttemptSetup) -> None:
         return None  # the stream's result event carries it
 
+    def clean_up(self, setup: AttemptSetup) -> None:
+        from runtime.spawn.claude import remove_staging_files, written_files
+
+        remove_staging_files(setup.worktree, written_files(setup.progress))
+
 
 def _hook_asks_orchestrator(settings: Path, socket_path: Path, wait_s: int) -> None:
     """Give the CLI's PreToolUse hook (`runtime check --policy P`) the approvals socket.

@@ -51,3 +51,6 @@ class CommandBackend:
         from runtime.spawn.agent_process import read_report
 
         setup.progress.report, setup.report_problem = read_report(setup.home, setup.attempt_dir)
+
+    def clean_up(self, setup: AttemptSetup) -> None:
+        return None  # the program is the user's: what it leaves is judged as its work
