@@ -1,11 +1,14 @@
-"""runtime prune: clean up finished runs: their state, worktrees and agent branches.
+"""runtime prune: clean up finished runs: agents' state, worktrees and branches, and plan runs'.
 
-Only finished runs (ok, rejected, failed, exhausted) whose agent id no live
-spawn holds are touched; interrupted and running ones hold work to resume. A
-run's `agent/<id>` branch goes when git says it is merged into the branch the
-run started from (or it is gone already); unmerged work is kept and listed,
-unless `--unmerged` says to delete it too. The audit log is never pruned: it
-records the prune. A pruned agent id may be used again.
+Only finished runs are touched: agents' (ok, rejected, failed, exhausted) whose agent id no live
+spawn holds, and plan runs that ended (accepted, rejected, questions); interrupted and running ones
+hold work to resume. A branch goes when its work is in the base: its head is an ancestor of the
+branch the run started from (a plan's subtasks: the plan run's; a run that started from a commit:
+the branch checked out now), or it holds nothing beyond the commit it started from. That covers a
+plan's `agent/<run>.<subtask>` branches and its `run/<run-id>` integration branch once the run was
+merged with `--merge`. Work that is not in the base is kept and listed, unless `--unmerged` says to
+delete it too. The audit log is never pruned: it records the prune. A pruned agent id may be used
+again.
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from runtime.printable import printable
-from runtime.spawn.state import FINAL
+from runtime.spawn.state import FINAL, StateDir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
 from runtime.workspace.tree import remove_tree
+
+PLAN_FINAL = ("accepted", "rejected", "questions")  # what `runtime run --resume` refuses to continue
 
 
 def _age_days(record: dict) -> float:
@@ -30,13 +37,74 @@ def _age_days(record: dict) -> float:
     return (time.time() - updated) / 86400
 
 
+@dataclass(frozen=True)
+class _Plans:
+    """The plan runs of the state folder, as prune needs them."""
+
+    runs: list[dict[str, Any]]  # the runs table's rows, with base, base_branch and integration
+    base_of_agent: dict[str, str | None]  # a subtask's agent id -> its plan run's base branch
+
+    @classmethod
+    def read(cls, state: StateDir) -> _Plans:
+        from runtime.orchestration.state import OrchestratorState
+
+        path = state.root / "orchestrator.sqlite"
+        if not path.is_file():
+            return cls([], {})
+        db = OrchestratorState(path)
+        try:
+            runs, base_of_agent = [], {}
+            for row in db.runs():
+                record = db.run(row["run_id"]) or {}
+                runs.append({**row, "base": record.get("base"), "base_branch": record.get("base_branch"),
+                             "integration": record.get("integration")})
+                for sub in db.subtasks(row["run_id"]):
+                    if sub["agent_id"]:
+                        base_of_agent[sub["agent_id"]] = record.get("base_branch")
+            return cls(runs, base_of_agent)
+        finally:
+            db.close()
+
+
+class _Judge:
+    """Whether a branch's work is in the base, by git."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self.checked_out = git.current_branch()
+
+    def target(self, *candidates: str | None) -> str | None:
+        """The first candidate that is a branch, else the branch checked out now."""
+        for name in candidates:
+            if name and self.exists(name):
+                return name
+        return self.checked_out
+
+    def exists(self, branch: str) -> bool:
+        try:
+            return self.git.branch_exists(branch)
+        except GitError:
+            return False
+
+    def in_base(self, branch: str, started_from: str | None, target: str | None) -> bool:
+        head = self.git.resolve(f"refs/heads/{branch}")
+        if started_from and head == started_from:
+            return True  # nothing beyond where it started
+        if target is None:
+            return False
+        return self.git.run("merge-base", "--is-ancestor", head, f"refs/heads/{target}", ok=(0, 1)).returncode == 0
+
+
 def run(args) -> int:
     from runtime.audit.log import AuditLog
     from runtime.cli.status import state_dir
 
     state = state_dir(args)
     git = Git(Path.cwd())
-    pruned, kept = [], []
+    judge = _Judge(git)
+    plans = _Plans.read(state)
+    pruned: list[dict[str, Any]] = []
+    kept: list[dict[str, Any]] = []
     for record in state.all_runs():
         agent_id = record.get("agent_id")
         if not isinstance(agent_id, str) or record.get("status") not in FINAL or holder(state.locks, agent_id) is not None:
@@ -44,39 +112,75 @@ def run(args) -> int:
         if _age_days(record) < args.older_than:
             continue
         branch = f"agent/{agent_id}"
-        has_branch = git.branch_exists(branch)
-        merged = False
-        base_branch = record.get("base_branch")
-        if has_branch and base_branch and git.branch_exists(base_branch):
-            merged = git.run("merge-base", "--is-ancestor", branch, base_branch, ok=(0, 1)).returncode == 0
-        if has_branch and not merged and not args.unmerged:
-            kept.append({"agent": agent_id, "branch": branch, "why": f"not merged into {base_branch or 'its base'}"})
+        has_branch = judge.exists(branch)
+        target = judge.target(record.get("base_branch"), plans.base_of_agent.get(agent_id))
+        if has_branch and not args.unmerged and not judge.in_base(branch, record.get("base"), target):
+            kept.append({"kind": "agent", "agent": agent_id, "branch": branch,
+                         "why": f"not merged into {target or 'a branch'}"})
             continue
-        pruned.append({"agent": agent_id, "status": record.get("label") or record.get("status"),
+        pruned.append({"kind": "agent", "agent": agent_id, "status": record.get("label") or record.get("status"),
                        "branch": branch if has_branch else None})
-        if args.dry_run:
+        if not args.dry_run:
+            _remove_agent(state, git, agent_id, branch if has_branch else None)
+    for row in plans.runs:
+        if row["status"] not in PLAN_FINAL or _age_days({"updated": _utc(row["updated"])}) < args.older_than:
             continue
-        worktree = state.worktree(agent_id)
-        if worktree.exists():
-            try:
-                git.remove_worktree(worktree)
-            except (GitError, OSError):
-                with contextlib.suppress(OSError):
-                    remove_tree(worktree)
-        if has_branch:
-            git.delete_branch(branch)
-        with contextlib.suppress(OSError):
-            remove_tree(state.run(agent_id))  # the agent's home is in there: any depth, any mode
+        branch = row["integration"]
+        has_branch = bool(branch) and judge.exists(branch)
+        target = judge.target(row["base_branch"])
+        if has_branch and not args.unmerged and not judge.in_base(branch, row["base"], target):
+            kept.append({"kind": "plan", "run": row["run_id"], "branch": branch,
+                         "why": f"not merged into {target or 'a branch'}"})
+            continue
+        pruned.append({"kind": "plan", "run": row["run_id"], "status": row["status"],
+                       "branch": branch if has_branch else None})
+        if not args.dry_run:
+            _remove_plan_run(state, git, row["run_id"], branch if has_branch else None)
     if pruned and not args.dry_run:
-        AuditLog(state.audit).append("prune", None, agents=[p["agent"] for p in pruned])
+        AuditLog(state.audit).append("prune", None, agents=[p["agent"] for p in pruned if p["kind"] == "agent"],
+                                     runs=[p["run"] for p in pruned if p["kind"] == "plan"])
     if args.json:
         print(json.dumps({"pruned": pruned, "kept": kept, "dry_run": args.dry_run}, indent=2))
         return 0
     verb = "would prune" if args.dry_run else "pruned"
     for p in pruned:  # ids and labels from state files: escaped like every line a run wrote
-        print(printable(f"{verb} {p['agent']} ({p['status']})" + (f", branch {p['branch']}" if p["branch"] else "")))
+        what = p["agent"] if p["kind"] == "agent" else f"plan run {p['run']}"
+        print(printable(f"{verb} {what} ({p['status']})" + (f", branch {p['branch']}" if p["branch"] else "")))
     for k in kept:
-        print(printable(f"kept {k['agent']}: {k['branch']} is {k['why']} (--unmerged deletes it)"))
+        what = k["agent"] if k["kind"] == "agent" else f"plan run {k['run']}"
+        print(printable(f"kept {what}: {k['branch']} is {k['why']} (--unmerged deletes it)"))
     if not pruned and not kept:
         print("nothing to prune")
     return 0
+
+
+def _utc(epoch: Any) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)) if isinstance(epoch, int | float) else ""
+
+
+def _remove_agent(state: StateDir, git: Git, agent_id: str, branch: str | None) -> None:
+    worktree = state.worktree(agent_id)
+    if worktree.exists():
+        try:
+            git.remove_worktree(worktree)
+        except (GitError, OSError):
+            with contextlib.suppress(OSError):
+                remove_tree(worktree)
+    if branch is not None:
+        git.delete_branch(branch)
+    with contextlib.suppress(OSError):
+        remove_tree(state.run(agent_id))  # the agent's home is in there: any depth, any mode
+
+
+def _remove_plan_run(state: StateDir, git: Git, run_id: str, branch: str | None) -> None:
+    from runtime.orchestration.state import OrchestratorState
+
+    if branch is not None:
+        git.delete_branch(branch)
+    with contextlib.suppress(OSError):
+        remove_tree(state.run(run_id))  # its report and the plan checks' home
+    db = OrchestratorState(state.root / "orchestrator.sqlite")
+    try:
+        db.delete_run(run_id)
+    finally:
+        db.close()

@@ -20,16 +20,17 @@ def run(args) -> int:
             "tools": list(r.tools), "atoms": list(r.atom_names()),
         } for r in roles], indent=2))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Roles in {catalog.root}")
+    from runtime.cli.show import console, text
+
+    table = Table(title=text(f"Roles in {catalog.root}"))
     for col in ("role", "spawnable", "escalation", "extends", "tools", "atoms"):
         table.add_column(col, overflow="fold")
-    for r in roles:
+    for r in roles:  # a project catalog's names and paths are text, never markup
         table.add_row(
-            r.name, "yes" if r.spawnable else "[red]no[/red]", r.escalation,
-            r.chain[-2] if len(r.chain) > 1 else "—", ", ".join(r.tools), str(len(r.atoms)),
+            text(r.name), text("yes") if r.spawnable else text("no", "red"), text(r.escalation),
+            text(r.chain[-2] if len(r.chain) > 1 else "—"), text(", ".join(r.tools)), text(len(r.atoms)),
         )
-    Console().print(table)
+    console().print(table)
     return 0

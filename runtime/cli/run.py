@@ -102,7 +102,7 @@ def _printer(args):
     from runtime.cli.show import console as make_console
     from runtime.cli.show import guarded, line, text
 
-    console = make_console(stderr=True, plain_width=160)  # a log file or a pipe: no 80-column squeeze
+    console = make_console(stderr=True)
     rows: dict[str, dict] = {}
     live = Live(console=console, refresh_per_second=6, transient=False)
 

@@ -22,17 +22,19 @@ if TYPE_CHECKING:
 Part = Any  # a value, or a (value, style) pair
 
 
-def console(*, stderr: bool = False, plain_width: int | None = None) -> Console:
-    """A console that never reads markup or emoji codes from what it prints.
+# The width of output that is not a terminal (a pipe, a log file, CI): rich's default there is 80
+# columns, which folds ids, paths and reasons a person or a script copies. Nothing is padded to it.
+PLAIN_WIDTH = 10_000
 
-    ``plain_width``: the width when the stream is not a terminal (a log file or a pipe), where
-    rich's default of 80 columns would squeeze a wide table.
-    """
+
+def console(*, stderr: bool = False) -> Console:
+    """A console that never reads markup or emoji codes from what it prints; on a stream that is not a
+    terminal, plain (rich adds no styles there) and wide: no line is wrapped, no table squeezed."""
     from rich.console import Console
 
     out = Console(stderr=stderr, markup=False, emoji=False, highlight=False)
-    if plain_width is not None and not out.is_terminal:
-        out = Console(stderr=stderr, markup=False, emoji=False, highlight=False, width=plain_width)
+    if not out.is_terminal:
+        out = Console(stderr=stderr, markup=False, emoji=False, highlight=False, width=PLAIN_WIDTH, soft_wrap=True)
     return out
 
 

@@ -17,10 +17,13 @@ def _summary(outcome: Outcome) -> None:
     from rich.table import Table
 
     from runtime.cli.show import block, console, line, text
+    from runtime.verify.record import by_cause
 
     out = console()
     colour = {"ok": "green", "rejected": "yellow"}.get(outcome.status, "red")
     out.print(line((outcome.label, f"bold {colour}"), f"  agent {outcome.agent_id} ({outcome.role})"))
+    if outcome.status != "ok":
+        out.print(line("cause: ", outcome.cause()))
     table = Table(title="attempts")
     for col in ("attempt", "exit", "turns", "tool calls", "denials", "tokens", "seconds", "ended"):
         table.add_column(col)
@@ -36,17 +39,20 @@ def _summary(outcome: Outcome) -> None:
             checks.add_column(col, overflow="fold")
         # What failed about the work first, the report's own form last: an empty report of a retry
         # that gave up is a symptom, the failing tests are the cause.
-        for c in sorted(last, key=lambda c: (c.status == "passed", c.atom.startswith("output::"))):
+        for c in by_cause(last):
             style = {"passed": "green", "rejected": "yellow"}.get(c.status, "red")
             detail = c.feedback.strip().splitlines()[0][:100] if c.feedback.strip() else ""
             checks.add_row(text(c.atom), text(c.status, style), text(detail))
         out.print(checks)
-    for label, value in (("branch", outcome.branch), ("commit", outcome.commit), ("merged", outcome.merged),
+    for label, value in (("branch", None if outcome.id_free else outcome.branch), ("commit", outcome.commit), ("merged", outcome.merged),
                          ("kept for inspection", outcome.inspection), ("worktree", outcome.worktree)):
         if value:
             out.print(line(f"{label}: ", value))
     if outcome.message:
         out.print(block(outcome.message))
+    if outcome.id_free:
+        out.print(line(f"nothing was kept: agent id {outcome.agent_id} is free, so the same command runs again "
+                       "once the cause is fixed"))
 
 
 def _live():

@@ -79,8 +79,12 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
     """Why ``model`` cannot be called from here, or None: checked before a run creates anything.
 
     litellm must know the provider (a bare name it does not know, or a typo, is refused before a
-    worktree exists, not as three retried errors later), and without ``api_base`` the provider's
-    key must be in the environment (with one, a local server may need none).
+    worktree exists, not as three retried errors later), and the provider's key must be in the
+    environment as litellm's own check sees it for this ``api_base``: a local server of a provider
+    that needs no key (``hosted_vllm/``, ``ollama/``) needs none, while ``openai/`` needs
+    OPENAI_API_KEY even there (its client refuses to send a call without one, which litellm reports
+    as an HTTP 500 that was never sent). A model server on the loopback is asked for its model list
+    (`runtime.models.reach`): one that is not up, or answers 5xx, is refused here too.
     """
     if is_scripted(model):
         return None
@@ -90,11 +94,15 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
     except Exception:  # noqa: BLE001 - litellm raises its own BadRequestError family here
         return (f"litellm cannot tell which provider serves `{model}`: check the name, or prefix it with "
                 "the provider (`openai/...`, `anthropic/...`, `ollama/...`)")
-    if api_base is None:
-        missing = litellm.validate_environment(model).get("missing_keys") or []
-        if missing:
-            return (f"`{model}` ({provider}) needs {', '.join(missing)} in the environment; set it "
-                    f"(or give `api-base` for a local server)")
+    missing = litellm.validate_environment(model, api_base=api_base).get("missing_keys") or []
+    if missing:
+        where = (" (even with `api-base`: any value, for a server that checks none)" if api_base
+                 else " (or give `api-base` for a local server of a provider that needs no key)")
+        return f"`{model}` ({provider}) needs {', '.join(missing)} in the environment{where}"
+    if api_base:
+        from runtime.models.reach import local_server_problem
+
+        return local_server_problem(api_base)
     return None
 
 

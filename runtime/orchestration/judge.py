@@ -21,11 +21,13 @@ class Judgement:
 
 
 def deterministic_gap(outcomes: dict[str, str], conflicts: dict[str, list[str]],
-                      checks: list[tuple[str, int, str]]) -> list[str]:
+                      checks: list[tuple[str, int, str]], causes: dict[str, str] | None = None) -> list[str]:
+    """``causes``: a subtask's reason in one line (`Outcome.cause`), said after its label."""
     gap = []
     for subtask_id, label in sorted(outcomes.items()):
         if label != "ok":
-            gap.append(f"subtask {subtask_id} ended {label}")
+            cause = (causes or {}).get(subtask_id)
+            gap.append(f"subtask {subtask_id} ended {label}" + (f": {cause}" if cause else ""))
     for subtask_id, paths in sorted(conflicts.items()):
         gap.append(f"subtask {subtask_id} conflicts with earlier work in: {', '.join(paths)}")
     for command, code, output in checks:
@@ -36,9 +38,10 @@ def deterministic_gap(outcomes: dict[str, str], conflicts: dict[str, list[str]],
 
 
 def judge(outcomes: dict[str, str], conflicts: dict[str, list[str]], checks: list[tuple[str, int, str]],
-          review: Any = None) -> Judgement:
-    """``review`` is a callable returning the reviewer's verdict, called only when nothing else failed."""
-    gap = deterministic_gap(outcomes, conflicts, checks)
+          review: Any = None, causes: dict[str, str] | None = None) -> Judgement:
+    """``review`` is a callable returning the reviewer's verdict, called only when nothing else failed;
+    ``causes`` says in one line why each subtask that is not ok is not."""
+    gap = deterministic_gap(outcomes, conflicts, checks, causes)
     if gap:
         return Judgement("replan", "the merged result is out of range:\n- " + "\n- ".join(gap), gap=gap)
     if review is None:

@@ -26,6 +26,7 @@ class SubtaskLine:
     checks: list[tuple[str, str]] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
     message: str = ""
+    cause: str = ""  # why it is not ok, in one line (`Outcome.cause`)
 
 
 @dataclass
@@ -77,6 +78,8 @@ def render(report: RunReport) -> str:
     for s in report.subtasks:
         if s.checks or s.message:
             out += ["", f"### {p(s.subtask_id)}", ""]
+            if s.cause:
+                out += [f"**Cause:** {p(s.cause)}", ""]
             out += [f"- {p(atom)}: {p(status)}" for atom, status in s.checks]
             if s.message:
                 message = p(s.message.strip()[:3000], multiline=True)

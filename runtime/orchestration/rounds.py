@@ -129,4 +129,5 @@ def _record(ctx: RoundContext, sub, result: SubtaskResult) -> None:
         label=outcome.label, branch=outcome.branch, commit_sha=outcome.commit, report=result.report,
         outcome_json=json.dumps(outcome.to_dict()),
     )
-    ctx.emit("subtask-end", subtask=sub.id, label=outcome.label, commit=outcome.commit)
+    ctx.emit("subtask-end", subtask=sub.id, label=outcome.label, commit=outcome.commit,
+             **({"cause": outcome.cause()} if outcome.status != "ok" else {}))

@@ -219,6 +219,7 @@ def _lines(run: PlanRun) -> list[SubtaskLine]:
                 sum(a.denials for a in o.attempts), sum(a.tokens for a in o.attempts), sum(a.cost_usd for a in o.attempts),
                 o.commit, merges.get(sub.id), [(c.atom, c.status) for c in (last.checks if last else [])],
                 questions_in(result.report) if sub.task.role.escalation == "ask-via-return" else [], o.message,
+                o.cause(),
             ))
     return lines
 
@@ -255,10 +256,12 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
             conflicts = {sid: paths for sid, paths in run.conflicts.items()
                          if run.results.get(sid) and run.results[sid].outcome.status == "ok"}
             run.report.checks = [(c, code) for c, code, _ in checks]
-            outcomes = {s.id: run.results[s.id].outcome.label for round_ in run.rounds for s in round_ if s.id in run.results}
+            latest = {s.id: run.results[s.id].outcome for round_ in run.rounds for s in round_ if s.id in run.results}
             # A subtask a later round re-dispatched counts by its latest outcome.
+            outcomes = {sid: outcome.label for sid, outcome in latest.items()}
+            causes = {sid: outcome.cause() for sid, outcome in latest.items() if outcome.status != "ok"}
             review = (lambda checks=checks: options.reviewer(run, checks)) if options.reviewer else None
-            verdict = judge(outcomes, conflicts, checks, review)
+            verdict = judge(outcomes, conflicts, checks, review, causes)
             run.emit("judgement", status=verdict.status, reason=verdict.reason)
             if verdict.status == "ok":
                 _accept(run, verdict)

@@ -98,6 +98,18 @@ class OrchestratorState:
         cols = ", ".join(f"{k} = ?" for k in fields)
         self.conn.execute(f"update runs set {cols} where run_id = ?", (*fields.values(), run_id))  # noqa: S608 - keys are ours
 
+    @_locked
+    def delete_run(self, run_id: str) -> None:
+        """Forget a run (`runtime prune`): its events, merges, subtasks and record, in one transaction."""
+        self.conn.execute("begin immediate")
+        try:
+            for table in ("events", "merges", "subtasks", "runs"):
+                self.conn.execute(f"delete from {table} where run_id = ?", (run_id,))  # noqa: S608 - names are ours
+        except BaseException:
+            self.conn.execute("rollback")
+            raise
+        self.conn.execute("commit")
+
     # -- subtasks -----------------------------------------------------------------------------
     @_locked
     def subtask(self, run_id: str, subtask_id: str) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from runtime.spawn.progress import Progress
 from runtime.spawn.sandboxing import agent_sandbox
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.verify.gather import Workspace, verify
+from runtime.verify.record import by_cause
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
 from runtime.workspace.tree import remove_tree
 
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
 
 
 def feedback_for(rejected: list[CheckRecord]) -> str:
-    parts = [f"## {c.atom} ({c.kind}) rejected your work\n\n{c.feedback.strip()}" for c in rejected]
+    """The feedback of the rejecting checks, the work's own first: it is also the outcome's message, whose
+    first lines a person reads as the reason (a missing report after them, never hiding them)."""
+    parts = [f"## {c.atom} ({c.kind}) rejected your work\n\n{c.feedback.strip()}" for c in by_cause(rejected)]
     return "\n\n".join(parts)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from runtime.verify.record import TEXT_BOUNDS, CheckRecord, excerpt
+from runtime.verify.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
 from runtime.verify.record import Bounded as _Bounded
 
 __all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
@@ -77,6 +77,9 @@ class Outcome(_Bounded):
     # Seconds the spawn spent in each phase (checks, prepare, model-access, agent, verify, commit, cleanup):
     # where the orchestrator's own time goes (`bench/run.py`).
     timings: dict[str, float] = field(default_factory=dict)
+    # The run failed before its agent did anything and left nothing: its branch is gone, and the same
+    # task may be spawned again under the same agent id.
+    id_free: bool = False
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -89,6 +92,20 @@ class Outcome(_Bounded):
     @property
     def exit_code(self) -> int:
         return 0 if self.status == "ok" else 2
+
+    def cause(self, limit: int = 300) -> str:
+        """Why this outcome is not ok, in one line ('' when it is): the first failing check of the last
+        attempt when its checks rejected the work (the work's own checks before the report's form),
+        else the first line of the message (a failure, a refused merge)."""
+        if self.status == "ok":
+            return ""
+        text = ""
+        if self.status == "rejected" and self.attempts:
+            failing = [c for c in by_cause(self.attempts[-1].checks) if c.status != "passed"]
+            if failing:
+                text = f"{failing[0].atom}: {first_line(failing[0].feedback)}"
+        text = " ".join((text or first_line(self.message) or self.label).split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

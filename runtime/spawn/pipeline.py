@@ -293,18 +293,48 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
         raise
     except BaseException as exc:
         # A fault of the runtime itself (not of the agent or its work): recorded as failed(runtime), then raised.
+        crashed = _outcome(run, Verdict("failed", "runtime", str(exc), ()), None, None)
         with anyio.CancelScope(shield=True), run.timed("cleanup"):
             if not run.options.keep:
                 await anyio.to_thread.run_sync(_remove_worktree, run)
-        crashed = Verdict("failed", "runtime", str(exc), ())
-        _record_outcome(run, _outcome(run, crashed, None, None))
+            # No attempt recorded: the agent had not run yet (its broker or sandbox would not start).
+            if not run.journal.get("attempts"):
+                with contextlib.suppress(Exception):  # the fault being raised is what the user must see
+                    crashed.id_free = await anyio.to_thread.run_sync(_free_agent_id, run, crashed)
+        _record_outcome(run, crashed)
         raise
     with anyio.CancelScope(shield=True), run.timed("cleanup"):
         if not run.options.keep:
             await anyio.to_thread.run_sync(_remove_worktree, run)
     outcome = _outcome(run, verdict, acceptance, inspection)
+    if _agent_did_nothing(outcome):
+        outcome.id_free = await anyio.to_thread.run_sync(_free_agent_id, run, outcome)
     _record_outcome(run, outcome)
     return outcome
+
+
+def _agent_did_nothing(outcome: Outcome) -> bool:
+    """A run that failed before its agent did anything: no tool call, no report, nothing changed (a model
+    that never answered, a sandbox that would not start). It leaves nothing to inspect."""
+    return (outcome.status == "failed" and outcome.commit is None and outcome.inspection is None
+            and all(a.tool_calls == 0 and not a.report for a in outcome.attempts))
+
+
+def _free_agent_id(run: SpawnRun, outcome: Outcome) -> bool:
+    """Give the agent id back after a run that left nothing: its branch (still at the base) goes, and its
+    state says the id is free, so the same command runs again without `runtime prune --unmerged`. A run
+    that carries on interrupted work, or whose worktree was kept (--keep), keeps its claim."""
+    if run.resumed is not None or run.options.keep or outcome.commit or outcome.inspection:
+        return False
+    try:
+        if run.git.branch_exists(run.branch):
+            if run.git.resolve(run.branch) != run.base:
+                return False  # something is on it after all: kept, and the id with it
+            run.git.delete_branch(run.branch)
+    except GitError:
+        return False
+    run.audit.append("free", run.agent_id, label=outcome.label, branch=run.branch)
+    return True
 
 
 def _outcome(run: SpawnRun, verdict: Verdict, acceptance: Acceptance | None, inspection: str | None) -> Outcome:
@@ -337,7 +367,7 @@ def _keep_interrupted(run: SpawnRun) -> None:
 
 def _record_outcome(run: SpawnRun, outcome: Outcome) -> None:
     run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
-             merged=outcome.merged, attempts=outcome.to_dict()["attempts"])
+             merged=outcome.merged, attempts=outcome.to_dict()["attempts"], id_free=outcome.id_free)
     run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
                      commit=outcome.commit, merged=outcome.merged)
 

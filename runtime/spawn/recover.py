@@ -1,7 +1,9 @@
 """Re-running a task after its orchestrator died, without double commits.
 
 Holding the agent id's lock proves the earlier spawn is gone. A run that had
-finished is refused (its branch is kept for inspection: use a new agent id).
+finished is refused (its branch is kept for inspection: use a new agent id),
+unless it failed before its agent did anything and gave its id back
+(`id_free`): that one is started afresh.
 A run killed while committing or merging is finished from what git says: if
 its verified commit is on the branch, it is ok, and merged if the base
 contains it; if the base does not and the re-run asks to merge, the merge
@@ -115,7 +117,11 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
             run.git.remove_worktree(worktree)
         run.audit.append("recover", run.agent_id, finished=False, resumed="interrupted", work=previous.get("work"))
         return Resume(previous["base"], previous.get("base_branch"), previous.get("work"))
-    if status in FINAL:
+    if status in FINAL and previous.get("id_free"):
+        # It failed before its agent did anything and left nothing: started afresh, its old folder cleared.
+        with contextlib.suppress(OSError):
+            remove_tree(run.state.run(run.agent_id))
+    elif status in FINAL:
         raise FatalError(f"agent {run.agent_id} already ran ({previous.get('label', status)}); "
                          f"its branch {run.branch} is kept for inspection: use a new agent id")
     base = previous.get("base") or ""

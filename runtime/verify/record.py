@@ -37,3 +37,23 @@ class CheckRecord(Bounded):
     kind: str
     status: str  # passed | rejected | error
     feedback: str
+
+
+# Checks of the report's own form. A retry that gave up ends with an empty report, which fails them:
+# a symptom. What failed about the work (its tests, checks, scope) is the cause, and is said first.
+REPORT_KINDS = frozenset({"report-fields", "severity-grades", "report-file"})
+
+
+def by_cause(checks: list[CheckRecord]) -> list[CheckRecord]:
+    """Checks in the order a person reads why work failed: failing before passed, the work's before the
+    report's form, otherwise in the role's order."""
+    return sorted(checks, key=lambda c: (c.status == "passed", c.kind in REPORT_KINDS))
+
+
+def first_line(text: str) -> str:
+    """The first line of ``text`` that says something (Markdown heading marks dropped)."""
+    for raw in text.splitlines():
+        stripped = raw.strip().lstrip("#").strip()
+        if stripped:
+            return stripped
+    return ""

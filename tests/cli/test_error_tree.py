@@ -8,6 +8,7 @@ import subprocess
 from runtime.errors import AgentFailed, AgentRuntimeError, FatalError, RunFailure
 from runtime.models.types import ModelError
 from tests.conftest import run_cli
+from tests.fakes.openai_server import FakeOpenAIServer
 
 
 def test_every_error_has_one_root_and_a_model_error_is_a_failed_run():
@@ -24,14 +25,32 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_planner_whose_model_cannot_be_reached_is_failed_llm_and_exit_2(tmp_path):
+def _repo(tmp_path):
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "init"], check=True)
-    proc = run_cli("run", "--goal", "do x", "--planner-model", "openai/gpt-4.1", "--planner-api-base",
-                   f"http://127.0.0.1:{_closed_port()}/v1", "--planner-retries", "0", cwd=repo,
-                   env={"OPENAI_API_KEY": "not-a-key"})
+    return repo
+
+
+def test_a_planner_whose_model_fails_is_failed_llm_and_exit_2(tmp_path):
+    repo = _repo(tmp_path)
+    with FakeOpenAIServer() as server:
+        server.fail_next(5, status=500)  # the server is up, its model calls fail
+        proc = run_cli("run", "--goal", "do x", "--planner-model", "openai/gpt-4.1", "--planner-api-base",
+                       server.url + "/v1", "--planner-retries", "0", cwd=repo, env={"OPENAI_API_KEY": "not-a-key"})
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: failed(llm): openai/gpt-4.1: cannot connect to the model server")
+    assert len(lines) == 1 and lines[0].startswith("error: failed(llm): openai/gpt-4.1: InternalServerError (HTTP 500)")
     assert "internal error" not in proc.stderr
+
+
+def test_a_planner_whose_local_server_is_down_is_refused_before_anything_is_made(tmp_path):
+    repo = _repo(tmp_path)
+    state = tmp_path / "state"
+    proc = run_cli("run", "--goal", "do x", "--planner-model", "openai/gpt-4.1", "--planner-api-base",
+                   f"http://127.0.0.1:{_closed_port()}/v1", "--state-dir", str(state), cwd=repo,
+                   env={"OPENAI_API_KEY": "not-a-key"})
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --planner-model: cannot reach the model server at "), lines
+    assert not state.exists()

@@ -22,6 +22,8 @@ Faults, each consumed by the next chat requests and taking no turn:
   error body (429 and 5xx are what a client should retry; 400 is not).
 - ``hang_next(n)``: hold the next ``n`` requests without answering until the server closes (or
   ``hang_s`` passes), so the client's timeout fires.
+- ``fail_every(status=500)``: a broken server: from now on every request, of any path and method
+  (the model list too), is answered with ``status``.
 
 Every request is recorded (``requests``), failed and hung ones included (``outcome`` says which),
 with its ``response_format`` (None when the request had none) for structured-output tests::
@@ -65,6 +67,7 @@ class FakeOpenAIServer:
         self._turns = list(turns or [])
         self._next = 0
         self._faults: list[tuple[str, int]] = []  # ("fail", status) | ("hang", 0), in order
+        self._broken: int | None = None  # fail_every's status
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
         self._closing = threading.Event()
@@ -104,6 +107,10 @@ class FakeOpenAIServer:
     def hang_next(self, n: int = 1) -> None:
         with self._lock:
             self._faults.extend([("hang", 0)] * n)
+
+    def fail_every(self, status: int = 500) -> None:
+        with self._lock:
+            self._broken = status
 
     # -- inspection --------------------------------------------------------------------------
     def chat_requests(self) -> list[RecordedRequest]:
@@ -182,9 +189,20 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 server.requests.append(request)
             return request
 
+        def _broken(self, request: RecordedRequest) -> bool:
+            with server._lock:
+                status = server._broken
+            if status is None:
+                return False
+            request.outcome = f"failed:{status}"
+            self._send(status, {"error": {"message": f"fake server error {status}", "type": "server_error",
+                                          "param": None, "code": None}})
+            return True
+
         def do_GET(self) -> None:  # noqa: N802 - model lists and the like
-            self._record(None)
-            self._send(200, {"object": "list", "data": []})
+            request = self._record(None)
+            if not self._broken(request):
+                self._send(200, {"object": "list", "data": []})
 
         def do_POST(self) -> None:  # noqa: N802
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -193,6 +211,8 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode("utf-8", "replace")
             request = self._record(body)
+            if self._broken(request):
+                return
             if self.path.split("?", 1)[0] not in CHAT_PATHS:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
                 return

@@ -37,6 +37,32 @@ def test_judge_names_every_gap_and_asks_no_reviewer_then():
                            "plan check `pytest` fails (exit 1):\nline\n1 failed"]
 
 
+def test_judge_says_why_each_subtask_is_not_ok():
+    verdict = judge({"a": "rejected", "b": "failed(llm)", "c": "ok"}, {}, [],
+                    causes={"a": "quality::tests-green: The tests are not green", "b": ""})
+    assert verdict.gap == ["subtask a ended rejected: quality::tests-green: The tests are not green",
+                           "subtask b ended failed(llm)"]
+
+
+def test_an_outcome_s_cause_is_the_work_s_first_failing_check_else_its_message():
+    from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
+
+    checks = [CheckRecord("output::report-format", "report-fields", "rejected", "Your final report is missing"),
+              CheckRecord("scope::files-whitelist", "scope-whitelist", "passed", "fine"),
+              CheckRecord("quality::tests-green", "tests-green", "rejected", "\n## The tests are not green:\n  1 failed")]
+    rejected = Outcome("rejected", None, "ag", "edit-local", message="m", attempts=[Attempt(1, checks=checks)])
+    assert rejected.cause() == "quality::tests-green: The tests are not green:"
+    only_report = Outcome("rejected", None, "ag", "edit-local", attempts=[Attempt(1, checks=checks[:2])])
+    assert only_report.cause() == "output::report-format: Your final report is missing"
+    passed = [CheckRecord("quality::tests-green", "tests-green", "passed", "ok")]
+    refused = Outcome("rejected", None, "ag", "edit-local", message="\nthe merge conflicts in a.py\nmore",
+                      attempts=[Attempt(1, checks=passed)])
+    assert refused.cause() == "the merge conflicts in a.py"
+    failed = Outcome("failed", "llm", "ag", "edit-local", message="openai/x: HTTP 500 " + "y" * 400, attempts=[])
+    assert failed.cause().startswith("openai/x: HTTP 500") and len(failed.cause()) == 300
+    assert Outcome("ok", None, "ag", "edit-local").cause() == ""
+
+
 def test_judge_accepts_clean_work_and_defers_to_the_reviewer():
     assert judge({"a": "ok"}, {}, [("true", 0, "")]).status == "ok"
     ok = judge({"a": "ok"}, {}, [], review=lambda: _Verdict("ok", "fine", ["learned"]))

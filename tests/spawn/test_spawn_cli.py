@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -334,14 +335,26 @@ def test_no_survivors_helper_sees_live_processes():
         proc.wait()
 
 
-@pytest.mark.parametrize(("model", "says"), [
-    ("no-such-model-xyz", "cannot tell which provider serves `no-such-model-xyz`"),
-    ("cohere/command-r", "needs COHERE_API_KEY in the environment"),
-])
-def test_a_model_that_cannot_be_called_is_refused_before_anything_is_made(spawner, model, says):
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(("agent", "says"), [
+    ({"model": "no-such-model-xyz"}, "cannot tell which provider serves `no-such-model-xyz`"),
+    ({"model": "cohere/command-r"}, "needs COHERE_API_KEY in the environment"),
+    # A local server does not spare the key litellm's OpenAI client insists on (it used to fail as
+    # three "HTTP 500" retries that were never sent, after the worktree and branch were made).
+    ({"model": "openai/local", "api-base": "http://127.0.0.1:8000/v1"},
+     "needs OPENAI_API_KEY in the environment (even with `api-base`"),
+    ({"model": "hosted_vllm/local", "api-base": f"http://127.0.0.1:{_closed_port()}/v1"},
+     "cannot reach the model server at http://127.0.0.1:"),
+], ids=["unknown", "no-key", "no-key-local", "server-down"])
+def test_a_model_that_cannot_be_called_is_refused_before_anything_is_made(spawner, agent, says):
     s = spawner
-    assert "COHERE_API_KEY" not in os.environ
-    task = s.task(agent_id="ag-model", agent={"model": model})
+    assert "COHERE_API_KEY" not in os.environ and "OPENAI_API_KEY" not in os.environ
+    task = s.task(agent_id="ag-model", agent=agent)
     r = s.spawn(task)
     assert r.code == 1, r.describe()
     lines = r.stderr.strip().splitlines()

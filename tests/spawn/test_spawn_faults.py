@@ -241,22 +241,104 @@ def test_conftest_cannot_escape_the_scope(spawner: Spawner):
 
 # -- the model server --------------------------------------------------------------------------------
 
-def test_model_server_errors_end_as_failed_llm(spawner: Spawner):
+def assert_id_free(s: Spawner, agent_id: str) -> None:
+    """A run that failed before its agent did anything claims nothing: no branch, no worktree, and its
+    state says the id is free."""
+    assert s.git("branch", "--list", f"agent/{agent_id}") == ""
+    assert not s.worktree(agent_id).exists()
+    assert s.state_json(agent_id)["id_free"] is True
+    assert [r["data"]["branch"] for r in s.audit(kind="free", agent=agent_id)] == [f"agent/{agent_id}"]
+
+
+def test_model_server_errors_end_as_failed_llm_and_leave_the_agent_id_free(spawner: Spawner):
     s = spawner
     with FakeOpenAIServer([[FIX_TURN[0]], REPORT]) as server:
-        server.fail_next(100, status=500)
+        server.fail_next(3, status=500)  # up (its model list answers), but every chat of the first run fails
         task = s.task(agent_id="ag-llm-500", agent={"model": "openai/fake", "api-base": server.url + "/v1"})
         started = time.monotonic()
         r = s.spawn(task, env={"OPENAI_API_KEY": "sk-fake-orchestrator-key-0001"})
         elapsed = time.monotonic() - started
         requests = server.chat_requests()
-    assert_ended(s, r, "ag-llm-500", "failed(llm)")
-    assert "500" in r.outcome["message"]
-    # Bounded retries: the first call and two retries, then the run ends, in seconds.
-    assert len(requests) == 3 and all(req.outcome == "failed:500" for req in requests)
-    assert elapsed < 60
-    assert r.outcome["commit"] is None
+        assert_ended(s, r, "ag-llm-500", "failed(llm)")
+        assert "500" in r.outcome["message"] and r.outcome["id_free"] is True
+        # Bounded retries: the first call and two retries, then the run ends, in seconds.
+        assert len(requests) == 3 and all(req.outcome == "failed:500" for req in requests)
+        assert elapsed < 60
+        assert r.outcome["commit"] is None and r.outcome["inspection"] is None
+        assert_trunk_untouched(s)
+        assert_id_free(s, "ag-llm-500")
+        # The same command again, once the server answers: no `prune --unmerged` needed.
+        again = s.spawn(task, env={"OPENAI_API_KEY": "sk-fake-orchestrator-key-0001"})
+    assert_ended(s, again, "ag-llm-500", "ok")
+    assert FIXED in s.show(again.outcome["commit"], "src/calc/__init__.py")
+    assert "id_free" not in s.state_json("ag-llm-500") or s.state_json("ag-llm-500")["id_free"] is False
+    assert [r["data"]["label"] for r in s.audit(kind="outcome", agent="ag-llm-500")] == ["failed(llm)", "ok"]
+
+
+def test_a_model_server_failing_every_call_is_refused_before_anything_is_made(spawner: Spawner):
+    s = spawner
+    with FakeOpenAIServer([REPORT]) as server:
+        server.fail_every(500)
+        task = s.task(agent_id="ag-llm-down", agent={"model": "openai/fake", "api-base": server.url + "/v1"})
+        r = s.spawn(task, env={"OPENAI_API_KEY": "sk-fake-orchestrator-key-0004"})
+        chats = server.chat_requests()
+        asked = [req.path for req in server.requests]
+    assert r.code == 1, r.describe()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "[agent] model" in lines[0] and "answers HTTP 500" in lines[0], r.stderr
+    assert chats == [] and asked == ["/v1/models"]  # one look at its model list, no model call
+    assert s.git("branch", "--list", "agent/ag-llm-down") == ""
+    assert not s.run_dir("ag-llm-down").exists() and not s.worktree("ag-llm-down").exists()
     assert_trunk_untouched(s)
+
+
+def test_an_agent_that_never_started_leaves_its_id_free(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-no-start", command=["/nonexistent/agent-program"])
+    r = s.spawn(task)
+    assert_ended(s, r, "ag-no-start", "failed(agent)")
+    assert r.outcome["id_free"] is True and r.outcome["inspection"] is None
+    assert_id_free(s, "ag-no-start")
+    again = s.spawn(task)  # refused as "already ran" before; now it runs (and fails the same way)
+    assert_ended(s, again, "ag-no-start", "failed(agent)")
+    assert again.outcome["id_free"] is True
+
+
+def test_a_runtime_fault_before_the_agent_starts_leaves_its_id_free(spawner: Spawner, monkeypatch):
+    """The broker does not start (a fault of the runtime, raised as it is): nothing ran, so nothing claims
+    the id, and the same task then runs."""
+    import anyio
+
+    from runtime.spawn import attempts
+    from runtime.spawn.pipeline import SpawnOptions, spawn
+    from tests.conftest import REPO
+
+    s = spawner
+    task = s.task(agent_id="ag-no-broker")
+
+    def broken(run):
+        raise RuntimeError("the broker would not start")
+
+    monkeypatch.setattr(attempts, "_start_broker", broken)
+    options = SpawnOptions(repo=s.repo, state_dir=s.state, catalog=str(REPO))
+    with pytest.raises(RuntimeError, match="would not start"):
+        anyio.run(spawn, task, options)
+    assert s.state_json("ag-no-broker")["label"] == "failed(runtime)"
+    assert_id_free(s, "ag-no-broker")
+    monkeypatch.undo()
+    again = s.spawn(task)
+    assert_ended(s, again, "ag-no-broker", "ok")
+
+
+def test_an_agent_that_did_something_keeps_its_id(spawner: Spawner):
+    """The same failure after the agent worked: its work is kept for inspection, and the id with it."""
+    s = spawner
+    task = s.task(agent_id="ag-did-work", command=f"{SH_FIX}; exit 3")
+    r = s.spawn(task)
+    assert_ended(s, r, "ag-did-work", "failed(agent)")
+    assert r.outcome["id_free"] is False and r.outcome["inspection"]
+    again = s.spawn(task)
+    assert again.code == 1 and "already ran" in again.stderr, again.describe()
 
 
 def test_model_server_over_real_http(spawner: Spawner):

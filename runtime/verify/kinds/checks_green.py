@@ -46,6 +46,8 @@ def checks_green(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResu
         lines = tail(output, per_check)
         sections.append(f"- `{command}` exited with code {exit_code}" + (":\n" + quoted(lines) if lines else " and printed nothing"))
     return rejected(
-        f"{len(failing)} of {len(commands)} check(s) failed. Fix what they report and run them again:\n" + "\n".join(sections),
+        # The first line names them: it is what a run prints as the reason.
+        f"{len(failing)} of {len(commands)} check(s) failed: {', '.join(f'`{c}`' for c in failing)}. "
+        "Fix what they report and run them again:\n" + "\n".join(sections),
         {"checks": len(commands), "failing": failing},
     )
