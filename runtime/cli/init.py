@@ -89,7 +89,7 @@ def _task_column(o: Outcome) -> str:
 
 def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[Skipped], written: list[str],
             has_task: bool) -> None:
-    out = console(plain_width=200)
+    out = console()
     out.print(line("read: ", ", ".join(read) if read else "nothing that declares commands"))
     if sys.stdout.isatty():
         from rich.table import Table

@@ -208,8 +208,9 @@ PACKAGE_JSON = {
 
 def test_a_package_json_project(tmp_path):
     require(shutil.which("npm") is not None, "npm is not installed")
+    tools = {f"node_modules/.bin/{name}": "" for name in ("eslint", "prettier", "tsc")}
     repo = _repo(tmp_path, {"package.json": json.dumps(PACKAGE_JSON, indent=2), "src/index.js": "",
-                            "test/index.test.js": "", "node_modules/.bin/.keep": ""})
+                            "test/index.test.js": "", **tools})
     report = _init(repo)
     found = _by_command(report)
     assert found["npm run format:check"]["allowed"] == "rule"
@@ -224,19 +225,39 @@ def test_a_package_json_project(tmp_path):
     assert 'presets = ["node"]' in (repo / ".agent-runtime/toolchain.toml").read_text()
 
 
+def test_a_script_whose_tools_are_not_installed_is_left_out_of_the_task_saying_why(tmp_path):
+    require(shutil.which("npm") is not None, "npm is not installed")
+    repo = _repo(tmp_path, {"package.json": json.dumps(PACKAGE_JSON, indent=2), "src/index.js": "",
+                            "node_modules/.bin/tsc": ""})
+    found = _by_command(_init(repo))
+    assert found["npm test"]["task"] == "test"  # node is the system's
+    assert found["npm run typecheck"]["task"] == "check"
+    assert found["npm run lint"]["task"] is None
+    assert "the script `lint` runs `eslint`, which node_modules/.bin does not have" in found["npm run lint"]["reason"]
+
+
 def test_a_cargo_project(tmp_path):
     require(shutil.which("cargo") is not None, "cargo is not installed")
     repo = _repo(tmp_path, {"Cargo.toml": '[package]\nname = "probe"\nversion = "0.1.0"\nedition = "2021"\n',
-                            "src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 { a + b }\n", "tests/add.rs": ""})
+                            "src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 { a + b }\n", "tests/add.rs": "",
+                            "rustfmt.toml": "edition = \"2021\"\n"})
     report = _init(repo)
     assert [(c["command"], c["kind"], c["from"]) for c in report["commands"]] == [
         ("cargo test", "test", "Cargo.toml:1"), ("cargo clippy", "lint", "Cargo.toml:1"),
-        ("cargo fmt --check", "format", "Cargo.toml:1")]
+        ("cargo fmt --check", "format", "rustfmt.toml:1")]
     task = _works(repo, report)
     checks = [c for c, helper in (("cargo clippy", "cargo-clippy"), ("cargo fmt --check", "cargo-fmt")) if shutil.which(helper)]
     assert task == {"test-command": "cargo test", "check-commands": checks}
     assert 'presets = ["rust"]' in (repo / ".agent-runtime/toolchain.toml").read_text()
     assert _explain(repo, "cargo install ripgrep").returncode == 2
+
+
+def test_a_cargo_project_without_rustfmt_configuration_is_not_given_rustfmt_s_check(tmp_path):
+    # a crate never formatted by this rustfmt fails `cargo fmt --check` at its base: every change would fail
+    repo = _repo(tmp_path, {"Cargo.toml": '[package]\nname = "probe"\nversion = "0.1.0"\nedition = "2021"\n',
+                            "src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 {\n    a +\n        b\n}\n"})
+    report = _init(repo)
+    assert [c["command"] for c in report["commands"]] == ["cargo test", "cargo clippy"]
 
 
 def test_a_go_module(tmp_path):
@@ -245,7 +266,7 @@ def test_a_go_module(tmp_path):
                             "probe.go": "package probe\n\nfunc Add(a, b int) int { return a + b }\n"})
     report = _init(repo)
     task = _works(repo, report)
-    assert task == {"test-command": "go test ./...", "check-commands": ["go vet ./..."]}
+    assert task == {"test-command": "go test -v ./...", "check-commands": ["go vet ./..."]}  # -v: a count to read
     assert 'presets = ["go"]' in (repo / ".agent-runtime/toolchain.toml").read_text()
     assert (repo / ".agent-runtime/tasks/example.toml").read_text().count('files-whitelist = ["**/*.go"]') == 1
 

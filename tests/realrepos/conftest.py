@@ -26,7 +26,7 @@ import pytest
 import tomlkit
 
 from tests.conftest import RUNTIME, require
-from tests.realrepos.fetch import CACHE, FetchError, unpacked, wheels
+from tests.realrepos.fetch import CACHE, FetchError, npm_tools, unpacked, wheels
 from tests.realrepos.projects import BY_NAME, Change, Edit, Project
 from tests.support import git, have_bwrap
 
@@ -217,9 +217,12 @@ def _python_toolchain(project: Project, root: Path) -> None:
 
 def _npm_toolchain(project: Project, root: Path) -> None:
     """`node_modules` holding the project's dependencies, each at its pinned version from npm."""
+    if project.npm_tools:
+        # its test script's tools (devDependencies), as a developer's `npm install` leaves them
+        shutil.copytree(_fetched(lambda: npm_tools(project.npm_tools)), root / "node_modules", symlinks=True)
     for dep in project.npm_deps:
         package = _fetched(lambda dep=dep: unpacked(dep, "package"))
-        shutil.copytree(package, root / "node_modules" / dep.name)
+        shutil.copytree(package, root / "node_modules" / dep.name, dirs_exist_ok=True)
 
 
 def _rust_toolchain(project: Project, root: Path) -> None:
@@ -256,7 +259,8 @@ def make_real_repo(project: Project, tmp: Path) -> RealRepo:
     init = subprocess.run([RUNTIME, "init"], cwd=root, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "RUNTIME_STATE_DIR": str(state)})
     assert init.returncode == 0, init.stdout + init.stderr
-    wrote = [Path(line.removeprefix("wrote ").strip()) for line in init.stdout.splitlines() if line.startswith("wrote ")]
+    # init names what it wrote relative to the repository it ran in
+    wrote = [root / line.removeprefix("wrote ").strip() for line in init.stdout.splitlines() if line.startswith("wrote ")]
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "runtime init")
     initialised = git(root, "rev-parse", "HEAD")

@@ -174,6 +174,26 @@ def _run(argv: list[str], cwd: Path, *, what: str) -> None:
         raise FetchError(f"{what} failed ({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-800:]}")
 
 
+def npm_tools(specs: tuple[str, ...]) -> Path:
+    """A cached `node_modules` holding the dev tools ``specs`` (`c8@10.1.2`) with what they need, installed by
+    npm from its registry (lifecycle scripts off). The tools' own versions are pinned; npm resolves what they
+    depend on, and npm's cache checks every tarball against the registry's integrity hash."""
+    folder = CACHE / "npm-tools" / hashlib.sha256(" ".join(sorted(specs)).encode()).hexdigest()[:16]
+    if (folder / "node_modules").is_dir():
+        return folder / "node_modules"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / "node_modules").is_dir():
+            with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".part-") as tmp:
+                Path(tmp, "package.json").write_text("{}\n")
+                _run(["npm", "install", "--no-save", "--no-package-lock", "--ignore-scripts", "--no-audit", "--no-fund",
+                      "--loglevel=error", "--cache", str(CACHE / "npm-cache"), *specs], Path(tmp),
+                     what=f"npm install {' '.join(specs)}")
+                Path(tmp, "package.json").unlink()
+                Path(tmp).rename(folder)
+    return folder / "node_modules"
+
+
 if __name__ == "__main__":
     from tests.realrepos.projects import PROJECTS
 

@@ -73,6 +73,7 @@ class Project:
     feature: Change
     python_wheels: tuple[Download, ...] = ()
     python_install: tuple[str, ...] = ()  # what goes into its .venv (`-e .` for an editable install)
+    npm_tools: tuple[str, ...] = ()  # devDependencies its test script runs (`c8@10.1.2`), installed by npm
     npm_deps: tuple[Download, ...] = ()  # unpacked into node_modules/<name>
     drop: tuple[str, ...] = ()  # what the archive adds to the project's own tree (sdist metadata)
     ignore: tuple[str, ...] = ()  # lines the repository's .gitignore needs for its toolchain
@@ -213,8 +214,14 @@ CACHETOOLS = Project(
         ),
         scope=("src/cachetools/__init__.py", "tests/test_freesize.py"),
         summary="added Cache.freesize, maxsize less currsize, with its tests."),
-    python_wheels=PYTHON_WHEELS,
-    python_install=(*PYTHON_TOOLS, "-e", "."),
+    # tox.ini's deps: its test command is `py.test --cov=cachetools`, which needs pytest-cov (coverage is the
+    # CPython 3.11 x86-64 wheel pip picks here)
+    python_wheels=(*PYTHON_WHEELS,
+        Download("pypi", "pytest-cov", "6.0.0", "eee6f1b9e61008bd34975a4d5bab25801eb31898b032dd55addc93e96fcaaa35",
+                 wheel=True),
+        Download("pypi", "coverage", "7.6.12", "e695df2c58ce526eeab11a2e915448d3eb76f75dffe338ea613c1201b33bab2f",
+                 wheel=True)),
+    python_install=(*PYTHON_TOOLS, "pytest-cov==6.0.0", "-e", "."),
     drop=("PKG-INFO", "src/cachetools.egg-info"),
     ignore=("__pycache__/", "*.egg-info/", ".venv/"),
 )
@@ -262,13 +269,15 @@ PROXY_ADDR = Project(
     kind="npm",
     source=Download("npm", "@fastify/proxy-addr", "5.1.0", "da23aa2f3bd9b3e1f5881287ac3e46363055b63d1add4c059f88515b35d26856"),
     member="package",
-    # Its `test:unit` script is `c8 --100 node --test`: the runner is node's own, under a coverage tool.
-    # Its lint is eslint with neostandard, a TypeScript toolchain of some 400 packages: node's own
-    # syntax check stands in for it, to keep the fetch small.
+    # Its `test` script runs `test:unit` (`c8 --100 node --test`: node's own runner under a coverage tool)
+    # and `test:typescript` (tsd), whose tools are installed as its developers' `npm install` would. Its
+    # lint is eslint with neostandard, a TypeScript toolchain of some 400 packages, left out to keep the
+    # fetch small: `runtime init` sees eslint missing and leaves `npm run lint` out of the task it writes,
+    # and node's own syntax check stands in for it where the suite names the commands itself.
     test_command="node --test",
     check_commands=("node --check index.js",),
     test_count_min=60,
-    runner="node --test",
+    runner="npm test",
     bug=Edit("index.js", "  loopback: ['127.0.0.1/8', '::1/128'],\n", "  loopback: ['127.0.0.1/32', '::1/128'],\n"),
     feature=Change(
         goal="Add proxyaddr.isTrusted(addr, trust), with its tests.",
@@ -284,6 +293,7 @@ PROXY_ADDR = Project(
         Download("npm", "@fastify/forwarded", "3.0.0", "d70171ba1ea6a24ddfba81eb753c4bc758a396ceeb7ebc3b1e53b5d4f647b7c8"),
         Download("npm", "ipaddr.js", "2.2.0", "effc21a40acab3802e61b4a869821eef549d4d9bd5a6ad6f643bacaaf11aa71a"),
     ),
+    npm_tools=("c8@10.1.2", "tsd@0.32.0"),
     ignore=("node_modules/",),
     programs=("node",),
 )
@@ -392,5 +402,10 @@ UUID = Project(
     programs=("go",),
 )
 
-PROJECTS = (MORE_ITERTOOLS, CACHETOOLS, PROXY_ADDR, STRSIM, UUID)
+# Not run yet, for reasons still open: their own test commands write scratch files where the agent's
+# sandbox does not let them, or where scope judges them. cachetools' `pytest --cov=cachetools` (tox.ini's)
+# writes `.coverage` at the worktree's read-only top; proxy-addr's `npm test` has c8 write
+# `coverage/tmp/*.json` beside the scoped index.js (a folder the agent may write), and tsd wants @types/node.
+PROJECTS = (MORE_ITERTOOLS, STRSIM, UUID)
+PENDING = (CACHETOOLS, PROXY_ADDR)
 BY_NAME = {p.name: p for p in PROJECTS}

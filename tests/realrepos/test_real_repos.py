@@ -231,9 +231,10 @@ def _claude_spawn(repo: RealRepo, change: Change, agent_id: str, *flags: str) ->
 
 
 @pytest.mark.real_client
-@pytest.mark.parametrize("name,which", [("more-itertools", "fix"), ("cachetools", "feature")])
+@pytest.mark.parametrize("name,which", [("more-itertools", "fix"), ("more-itertools", "feature")])
 def test_claude_code_makes_the_change(real_repo, name, which):
-    """The real CLI: the one-line fix in more-itertools, the new function and its test file in cachetools."""
+    """The real CLI: the one-line fix in more-itertools, and a new function with its test (cachetools, which did
+    this, is pending: projects.py)."""
     repo = real_repo(name)
     change = repo.project.fix if which == "fix" else repo.project.feature
     base = repo.base if which == "fix" else repo.initialised

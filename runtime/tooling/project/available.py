@@ -9,6 +9,7 @@ standard library and the virtualenv's site-packages. Nothing is run to find out.
 from __future__ import annotations
 
 import glob
+import json
 import re
 import shlex
 import shutil
@@ -70,7 +71,7 @@ def missing(root: Path, command: str) -> str | None:
         if manifest.is_file() and '"devDependencies"' in manifest.read_text(errors="replace") \
                 and not (root / "node_modules").is_dir():
             return "node_modules is missing: install the packages (npm install), then run `runtime init` again"
-        return None
+        return _npm_script(root, args)
     if re.match(r"^python3?$", program) and args[:1] == ["-m"] and len(args) > 1:
         if not _program(root, program):
             return f"{program} is not installed"
@@ -81,4 +82,41 @@ def missing(root: Path, command: str) -> str | None:
     if not _program(root, program):
         where = ".venv/bin, node_modules/.bin" if (root / ".venv").is_dir() or (root / "node_modules").is_dir() else "no .venv or node_modules"
         return f"`{program}` is not installed here ({where}, {SYSTEM_PATH.replace(':', ', ')})"
+    return None
+
+
+_SCRIPT_SPLIT = re.compile(r"&&|\|\||[;|&]")
+_NPM_DEPTH = 8  # scripts calling scripts; deeper (or a cycle) is not followed
+
+
+def _npm_script(root: Path, args: list[str], depth: int = 0) -> str | None:
+    """Why the package.json script that ``npm ARGS`` runs cannot start: a program it runs that neither
+    node_modules/.bin nor the system has (`c8`, `eslint` of devDependencies never installed). The
+    script is read as text, never run; a segment that is not a plain command is left to the run."""
+    if args[:1] == ["test"] or args[:1] == ["t"]:
+        name = "test"
+    elif args[:1] in (["run"], ["run-script"]) and len(args) > 1:
+        name = args[1]
+    else:
+        return None
+    try:
+        scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    script = scripts.get(name) if isinstance(scripts, dict) else None
+    if not isinstance(script, str) or depth > _NPM_DEPTH:
+        return None
+    for segment in _SCRIPT_SPLIT.split(script):
+        try:
+            words = _words(segment)
+        except ValueError:
+            continue
+        if not words:
+            continue
+        if words[0] == "npm":
+            if why := _npm_script(root, words[1:], depth + 1):
+                return why
+        elif re.fullmatch(r"[A-Za-z0-9_.@-]+", words[0]) and not _program(root, words[0]):
+            return (f"the script `{name}` runs `{words[0]}`, which node_modules/.bin does not have: install the "
+                    "dev dependencies (npm install), then run `runtime init` again")
     return None

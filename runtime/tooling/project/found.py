@@ -82,7 +82,7 @@ PROGRAMS: dict[str, str | dict[str, str]] = {
 }
 
 _HINTS = (
-    ("type", re.compile(r"(^|[-_:])(types?|typing|typecheck|type-check|mypy|pyright|tsc)($|[-_:])")),
+    ("type", re.compile(r"(^|[-_:])(types?|typing|typecheck|type-check|typescript|tsd|mypy|pyright|tsc)($|[-_:])")),
     ("format", re.compile(r"(^|[-_:])(format|fmt|black|isort|prettier|style-check)($|[-_:])")),
     ("lint", re.compile(r"(^|[-_:])(lint|linters?|flake8|pylint|ruff|style|pep8|check|codespell|quality)($|[-_:])")),
     ("test", re.compile(r"(^|[-_:])(tests?|unit|unittests?|py\d*|pypy\d*|cov|coverage|integration)($|[-_:])")),

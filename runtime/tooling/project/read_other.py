@@ -64,7 +64,8 @@ def read_makefile(out: Scan) -> None:
 
 
 # package.json scripts and the kind each is, by name; `test` is `npm test`.
-NPM_SCRIPTS = ("test", "lint", "lint:check", "typecheck", "type-check", "types", "tsc", "check", "format:check",
+NPM_SCRIPTS = ("test", "lint", "lint:check", "typecheck", "type-check", "types", "tsc", "test:types", "test:typescript",
+               "test:tsd", "check", "format:check",
                "format-check", "check-format", "fmt:check", "prettier:check", "format", "fmt")
 _NO_TEST = "no test specified"  # npm init's placeholder, which only fails
 
@@ -100,8 +101,14 @@ def read_cargo(out: Scan) -> None:
     data = parse_toml(text, "Cargo.toml")
     line = line_of(text, "[package]") if "package" in data else line_of(text, "[workspace]")
     origin = Origin("Cargo.toml", line, "a cargo " + ("package" if "package" in data else "workspace"))
-    out.entries += [Raw("cargo test", origin, "test"), Raw("cargo clippy", origin, "lint"),
-                    Raw("cargo fmt --check", origin, "format")]
+    out.entries += [Raw("cargo test", origin, "test"), Raw("cargo clippy", origin, "lint")]
+    # rustfmt's check fails wherever the code was never formatted by this rustfmt (strsim's own tests are
+    # not): taken only from a repository that configures it, else every change would fail a check its base
+    # fails. clippy exits 0 on warnings unless told otherwise, so it stays.
+    for config in ("rustfmt.toml", ".rustfmt.toml"):
+        if (out.root / config).is_file():
+            out.entries.append(Raw("cargo fmt --check", Origin(config, 1, "rustfmt's configuration"), "format"))
+            break
 
 
 def read_go(out: Scan) -> None:

@@ -89,8 +89,12 @@ def choose(repo: Path, outcomes: list[Outcome]) -> None:
     check for each other tool (its lint, type and format checks, another ecosystem's tests), one per family."""
     families: set[str] = set()
     test = None
+    # A command the repository writes out (tox, the Makefile, CI) before one a tool's configuration section
+    # only implies: more-itertools' Makefile runs `flake8 --exclude .venv,venv,docs/conf.py .`, while its
+    # setup.cfg's [flake8] implies a bare `flake8`, which lints the virtualenv beside the sources.
+    ranked = sorted(outcomes, key=lambda o: o.found.origin.what.startswith("["))
     for kind in KINDS:  # tests first
-        for outcome in outcomes:
+        for outcome in ranked:
             f = outcome.found
             if f.kind != kind or outcome.status == "refused" or f.family in families:
                 continue

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from runtime.tooling.project.found import Found, Raw, Skipped, classify
 from runtime.tooling.project.scan import Scan
@@ -36,6 +37,7 @@ UTILITIES = frozenset({
     "cargo", "go", "conda", "mamba", "virtualenv", "env", "coverage", "twine", "sphinx-build", "mkdocs",
 })
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_TOX_SCRATCH = re.compile(r"(?:^|(?<=\s))(?:--?[\w-]+=)?\{(?:envtmpdir|env_tmp_dir|envlogdir|env_log_dir|temp_dir)\}\S*")
 _BIN_PREFIXES = (".venv/bin/", "venv/bin/", ".tox/bin/", "node_modules/.bin/", "./node_modules/.bin/", "bin/")
 
 
@@ -72,6 +74,10 @@ def _placeholders(text: str, dialect: str) -> str:
             return default.partition(":")[2]
         raise Untranslatable(f"holds `{m.group(0)}`, which only {dialect} fills in when it runs")
 
+    if dialect == "tox":
+        # A folder tox makes for its own environment (`--basetemp={envtmpdir}`) is scratch space a run
+        # outside tox does without: the option goes, and the tool keeps its default.
+        text = _TOX_SCRATCH.sub(" ", text)
     text = _PLACEHOLDER.sub(fill, text)
     if dialect == "tox":
         text = re.sub(r"(^|\s)\[\](?=\s|$)", " ", text)  # tox 3's old posargs
@@ -149,6 +155,20 @@ def checking_form(words: list[str]) -> tuple[list[str], bool]:
     if program == "gofmt" or (program == "go" and args[:1] == ["fmt"]) or program in ("autopep8", "yapf"):
         return words, False  # no form that fails on a difference: a formatter for the agent, not a check
     return words, True
+
+
+def layout_form(words: list[str], root: Path) -> list[str]:
+    """The command as it works in this checkout and as verify reads it: flake8 given the tree whole
+    (no paths) also lints a `.venv` the repository keeps at its top, which its own configuration did not
+    foresee (tox runs it from an environment elsewhere), so `.venv` is excluded; `go test` prints how many
+    tests passed only with `-v`, and tests-green needs that count."""
+    program, args = (words[0], words[1:]) if words else ("", [])
+    if program == "flake8" and (root / ".venv").is_dir() and [a for a in args if not a.startswith("-")] in ([], ["."]) \
+            and not any(a.startswith(("--exclude", "--extend-exclude")) for a in args):
+        return [program, "--extend-exclude", ".venv", *args]
+    if program == "go" and args[:1] == ["test"] and not {"-v", "-json"} & set(args):
+        return [program, "test", "-v", *args[1:]]
+    return words
 
 
 class Translator:
@@ -261,6 +281,7 @@ class Translator:
         if program in ("sh", "bash", "dash", "zsh"):
             raise Untranslatable(f"runs a script through `{program}`: give the commands it runs")
         checking, check = checking_form(words)
+        checking = layout_form(checking, scan.root)
         if program == "npm" and len(args) >= 2 and args[0] == "run":
             body = scan.npm_scripts.get(args[1], "")
             check = not re.search(r"(--write|\s-w\b|--fix\b)", body)
