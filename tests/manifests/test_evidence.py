@@ -32,9 +32,9 @@ default = 2
 
 [[examples]]
 expect = "rejected"
-says = "may not grow"
+says = "may be added to one file"
 [examples.evidence.files]
-"a.py" = "x = 1\\nx = 2\\nx = 3\\nx = 4\\nx = 5\\n"
+"a.py" = "x = 1\\nx = 2\\nx = 3\\nx = 4\\nx = 5\\nx = 6\\nx = 7\\nx = 8\\n"
 [examples.evidence.base-files]
 "a.py" = "x = 1\\nx = 2\\nx = 3\\nx = 4\\n"
 '''
@@ -79,9 +79,9 @@ def test_an_example_written_before_the_base_points_to_migrate(tmp_path):
 
 
 def test_lint_fails_an_example_whose_feedback_lacks_its_words(tmp_path):
-    atom = load(tmp_path, SIZES.replace('says = "may not grow"', 'says = "is a new file"'))
+    atom = load(tmp_path, SIZES.replace('says = "may be added to one file"', 'says = "is a new file"'))
     [error] = run_examples(atom, str(tmp_path))
-    assert error.line == 13 and "does not say 'is a new file'" in error.message and "may not grow" in error.message
+    assert error.line == 13 and "does not say 'is a new file'" in error.message and "may be added to one file" in error.message
 
 
 def test_lint_fails_an_example_with_the_wrong_verdict(tmp_path):
