@@ -29,6 +29,7 @@ import os
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 from runtime.gate.shell_types import Command, ShellDeny, Word
+from runtime.gate.shell_words import unescape_double
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -416,7 +417,7 @@ class _Reader:
             static = True
             for child in node.children:
                 if child.type == "string_content":
-                    parts.append(_dquoted(self.text(child)))
+                    parts.append(unescape_double(self.text(child)))
                 elif child.is_named:
                     part = self.word(child)
                     static = static and part.static
@@ -533,24 +534,6 @@ def _bare(text: str) -> Seen:
         out.append(ch)
         i += 1
     return Seen("".join(out), True, glob, text.startswith("~"))
-
-
-def _dquoted(text: str) -> str:
-    """The text between double quotes: a backslash escapes only $ ` " \\ and a newline."""
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v",

@@ -22,6 +22,14 @@ _RUNS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "
          "run": None, "run-script": None, "rum": None, "urn": None}
 
 
+def script_named(args: list[str]) -> str | None:
+    """The package.json script that `npm ARGS` runs, by npm's own command names; None when it runs none."""
+    name = _RUNS.get(args[0]) if args else None
+    if args and args[0] in _RUNS and name is None and len(args) > 1 and not args[1].startswith("-"):
+        name = args[1]
+    return name
+
+
 def script_call(cmd: Command, scripts: dict[str, str], root: str) -> tuple[Command, Script, str] | str:
     """The npm command without the words after `--`, what the script makes of them and its command line;
     or why not."""
@@ -29,11 +37,7 @@ def script_call(cmd: Command, scripts: dict[str, str], root: str) -> tuple[Comma
 
     args = cmd.args
     cut = args.index("--")
-    name = None
-    if args and args[0] in _RUNS:
-        name = _RUNS[args[0]]
-        if name is None and cut > 1 and not args[1].startswith("-"):
-            name = args[1]
+    name = script_named(args[:cut])
     if name is None:
         return (f"`npm {' '.join(args[:cut])} -- …`: only `npm test -- ARGS` and `npm run SCRIPT -- ARGS` pass "
                 "arguments on to a script")

@@ -144,7 +144,7 @@ class WordReader:
                     continue
                 if child.type != "string_content":
                     raise self.refuse(child)
-                out.append(_unescape_double(self.text(child)))
+                out.append(unescape_double(self.text(child)))
             body = "".join(out)
             return body, "q" * len(body)
         raise self.refuse(node)
@@ -174,7 +174,8 @@ def _expands_braces(mask: str) -> bool:
 _EXPANDS_AFTER_DOLLAR = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789{([@*#?$!-")
 
 
-def _unescape_double(text: str) -> str:
+def unescape_double(text: str) -> str:
+    """The text between double quotes: a backslash escapes only the dollar, backquote, quote, backslash and newline."""
     if "\\" not in text:
         return text
     out, i = [], 0

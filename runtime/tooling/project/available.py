@@ -16,6 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from runtime.gate.package_scripts import script_named
+
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -93,11 +95,8 @@ def _npm_script(root: Path, args: list[str], depth: int = 0) -> str | None:
     """Why the package.json script that ``npm ARGS`` runs cannot start: a program it runs that neither
     node_modules/.bin nor the system has (`c8`, `eslint` of devDependencies never installed). The
     script is read as text, never run; a segment that is not a plain command is left to the run."""
-    if args[:1] == ["test"] or args[:1] == ["t"]:
-        name = "test"
-    elif args[:1] in (["run"], ["run-script"]) and len(args) > 1:
-        name = args[1]
-    else:
+    name = script_named(args)
+    if name is None:
         return None
     try:
         scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
