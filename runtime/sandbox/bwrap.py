@@ -90,6 +90,10 @@ _SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 # set-up time grows with the square of its mounts (measured with 0.8: 50 binds 47 ms, 128 binds 166 ms,
 # 500 binds 1.3 s). A file folder whose folders do not fit stays writable whole; verify judges it.
 MAX_READ_ONLY_AGAIN = 64
+# The same for the existing files beside the scope's files (`README.md` beside `setup.py`), bound read-only
+# again so that a script can neither rewrite nor delete them (a mount point cannot be unlinked or renamed
+# over). Past the budget, the rest stay writable; verify rejects a change of any of them.
+MAX_READ_ONLY_FILES = 64
 
 
 class SandboxUnavailable(FatalError):
@@ -236,6 +240,12 @@ def _subfolders(folder: Path) -> list[Path]:
         return sorted(folder / e.name for e in entries if e.is_dir(follow_symlinks=False))
 
 
+def _files(folder: Path) -> list[Path]:
+    """The regular files directly inside ``folder`` (never a symlink: binding one would bind its target)."""
+    with os.scandir(folder) as entries:
+        return sorted(folder / e.name for e in entries if e.is_file(follow_symlinks=False))
+
+
 def _grant_entry(fd: int, name: str, gid: int, *, close: bool = False) -> None:
     try:
         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -308,8 +318,9 @@ class SandboxSpec:
     # existing folder of a path it names that does not exist yet. An atomic write (Claude Code's Edit and
     # Write) makes a temporary file beside its target and renames it over the target, so the folder itself
     # must take new names, and the target must not be a mount point of its own (a rename over one fails).
-    # The folders inside it are bound read-only again (see MAX_READ_ONLY_AGAIN); a file made there that the
-    # scope does not name is refused by the gate and rejected by verify. Granted: the folder and those names.
+    # The folders and the other files inside it are bound read-only again (see MAX_READ_ONLY_AGAIN and
+    # MAX_READ_ONLY_FILES); a file made there that the scope does not name is refused by the gate and thrown
+    # away before verify (runtime.spawn.scratch_writes). Granted: the folder and those names.
     file_folders: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
     readonly: list[Path] = field(default_factory=list)
     read_only_worktree: bool = False
@@ -488,7 +499,8 @@ class SandboxSpec:
 
     def _writable_binds(self, writable: list[Path], folders: list[Path], readonly: list[Path]) -> list[str]:
         """The file folders read-write (shallowest first), the writable paths read-write, then the folders
-        inside each file folder read-only again but those leading to something writable."""
+        inside each file folder read-only again but those leading to something writable, and the existing
+        files in each that the scope does not name."""
         folders = [f for f in folders if not any(_inside(f, w) for w in writable)]  # a writable path holds it
         out: list[str] = []
         for path in (*folders, *writable):
@@ -502,6 +514,13 @@ class SandboxSpec:
             budget -= len(inner)
             for path in inner:
                 out += ["--ro-bind", str(path), str(path)]
+        named = {self._resolve(f, "file folder"): set(names) for f, names in self.file_folders}
+        budget = MAX_READ_ONLY_FILES
+        for folder in folders:
+            others = [f for f in _files(folder) if f.name not in named.get(folder, ()) and f not in keep]
+            for path in others[:budget]:
+                out += ["--ro-bind", str(path), str(path)]
+            budget -= min(budget, len(others))
         return out
 
     @staticmethod

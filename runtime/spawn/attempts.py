@@ -22,6 +22,7 @@ from runtime.spawn.commands import scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
 from runtime.spawn.sandboxing import agent_sandbox
+from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.verify.gather import Workspace, verify
 from runtime.verify.record import by_cause
@@ -187,10 +188,16 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             progress.state = "verifying"
             progress.changed()
             run.save("verifying")
+            with run.timed("verify"):
+                thrown = throw_away_scratch(run.git, run.worktree, run.base, run.policy)
+            if thrown:
+                run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
             scratch = run.state.run(run.agent_id) / "scratch"
             with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain) as runner:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
                                                                    clear_nested=True))
+            if thrown:
+                attempt.checks.append(CheckRecord("runtime", "scratch", "passed", scratch_note(thrown)))
             if setup.report_problem:
                 attempt.checks.append(CheckRecord("runtime", "report-file", "rejected", setup.report_problem))
             for check in attempt.checks:

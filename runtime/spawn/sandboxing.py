@@ -8,7 +8,13 @@ atomically, writing `calc.py.tmp.<pid>.<hex>` beside it and renaming that over
 it, which neither a read-only folder nor a file bound on its own allows. A
 path that does not exist yet does the same to its nearest existing folder. The
 gate still refuses the file tools' writes to other files there, and verify
-rejects any file the globs do not hold. Read-only: the worktree's `.git`, its control files (`.claude`,
+rejects any file the globs do not hold. The worktree's top is such a folder
+whatever the scope says: a repository's own test and check commands write
+their scratch there as on their developers' machines (`.coverage`,
+`.pytest_cache`, c8's `coverage/`, a doctest's `file.txt.part` in the working
+folder), which the base's ignore rules keep out of the change
+(`runtime.workspace.changes`), and verify runs its own commands over a
+throwaway copy. Read-only: the worktree's `.git`, its control files (`.claude`,
 `.agent-runtime`, `.gitmodules`, `.mcp.json`: made for the sandbox's life when
 absent, so they cannot be created) and the base's submodule folders, and the
 run folder with the bundle, the policy and the broker socket. Everything else of the
@@ -108,6 +114,8 @@ def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: li
     kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
     protected = [p for p in (worktree / ".git",) if p.exists()]
     writable, file_folders = writable_paths(policy, worktree)
+    if not any(folder == worktree for folder, _ in file_folders) and worktree not in writable:
+        file_folders.insert(0, (worktree, ()))  # the top takes scratch; its folders stay read-only again
     spec = SandboxSpec(
         worktree=worktree,
         home=home,

@@ -223,7 +223,7 @@ CACHETOOLS = Project(
                  wheel=True)),
     python_install=(*PYTHON_TOOLS, "pytest-cov==6.0.0", "-e", "."),
     drop=("PKG-INFO", "src/cachetools.egg-info"),
-    ignore=("__pycache__/", "*.egg-info/", ".venv/"),
+    ignore=("__pycache__/", "*.egg-info/", ".venv/", ".coverage", ".pytest_cache/"),  # its repository's, and the venv
 )
 
 IS_TRUSTED = """/**
@@ -293,8 +293,8 @@ PROXY_ADDR = Project(
         Download("npm", "@fastify/forwarded", "3.0.0", "d70171ba1ea6a24ddfba81eb753c4bc758a396ceeb7ebc3b1e53b5d4f647b7c8"),
         Download("npm", "ipaddr.js", "2.2.0", "effc21a40acab3802e61b4a869821eef549d4d9bd5a6ad6f643bacaaf11aa71a"),
     ),
-    npm_tools=("c8@10.1.2", "tsd@0.32.0"),
-    ignore=("node_modules/",),
+    npm_tools=("c8@10.1.2", "tsd@0.32.0", "@types/node@22.10.2"),
+    ignore=("node_modules/", "coverage/"),  # c8's output, which fastify's repositories ignore
     programs=("node",),
 )
 
@@ -402,10 +402,5 @@ UUID = Project(
     programs=("go",),
 )
 
-# Not run yet, for reasons still open: their own test commands write scratch files where the agent's
-# sandbox does not let them, or where scope judges them. cachetools' `pytest --cov=cachetools` (tox.ini's)
-# writes `.coverage` at the worktree's read-only top; proxy-addr's `npm test` has c8 write
-# `coverage/tmp/*.json` beside the scoped index.js (a folder the agent may write), and tsd wants @types/node.
-PROJECTS = (MORE_ITERTOOLS, STRSIM, UUID)
-PENDING = (CACHETOOLS, PROXY_ADDR)
+PROJECTS = (MORE_ITERTOOLS, CACHETOOLS, PROXY_ADDR, STRSIM, UUID)
 BY_NAME = {p.name: p for p in PROJECTS}

@@ -10,8 +10,8 @@ role init wrote and the repository's own test and check commands,
 
 each by a scripted agent that also runs the repository's test and check commands in its shell, through
 the gate. Every one must be accepted on its first attempt (no retries are allowed), the agent's shell
-calls allowed and passing, and the commit holding exactly the change. Each Python project also has one
-of the changes made by the real Claude Code CLI (against the fake model server).
+calls allowed and passing, and the commit holding exactly the change. The real Claude Code CLI (against the
+fake model server) makes the fix in every project, and the new function in the Python and npm ones.
 """
 
 from __future__ import annotations
@@ -231,10 +231,12 @@ def _claude_spawn(repo: RealRepo, change: Change, agent_id: str, *flags: str) ->
 
 
 @pytest.mark.real_client
-@pytest.mark.parametrize("name,which", [("more-itertools", "fix"), ("more-itertools", "feature")])
+@pytest.mark.parametrize("name,which", [*((n, "fix") for n in ALL),
+                                        *((n, "feature") for n in ("more-itertools", "cachetools", "proxy-addr"))])
 def test_claude_code_makes_the_change(real_repo, name, which):
-    """The real CLI: the one-line fix in more-itertools, and a new function with its test (cachetools, which did
-    this, is pending: projects.py)."""
+    """The real CLI: the one-line fix in every project, a new function with its test in the Python projects
+    and the npm package (cachetools' `pytest --cov` writes `.coverage` at the worktree's top, proxy-addr's
+    `npm test` has c8 write `coverage/` beside its scoped index.js)."""
     repo = real_repo(name)
     change = repo.project.fix if which == "fix" else repo.project.feature
     base = repo.base if which == "fix" else repo.initialised

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.sandbox.bwrap import MAX_READ_ONLY_AGAIN
+from runtime.sandbox.bwrap import MAX_READ_ONLY_AGAIN, MAX_READ_ONLY_FILES
 from runtime.spawn.sandboxing import control_paths, writable_paths
 from tests.sandbox.test_bwrap import sh, spec
 
@@ -136,3 +136,37 @@ def test_a_writable_folder_inside_a_file_folder_stays_writable(bwrap, worktree, 
     result = sh(sandbox, bwrap, f"{REPLACE} && echo x > src/pkg/new.py && mkdir src/pkg/sub && echo y > src/pkg/sub/z")
     assert result.returncode == 0, result.stderr
     assert (worktree / "src" / "pkg" / "sub" / "z").read_text() == "y\n"
+
+
+def test_files_beside_the_scopes_file_can_be_neither_changed_nor_removed(bwrap, worktree, home):
+    """The other files of a file folder are bound read-only again: a script can make new files there (thrown
+    away before verify) but cannot rewrite, delete or rename over the ones already there."""
+    (worktree / "src" / "helpers.py").write_text("helpers\n")
+    sandbox = spec(worktree, home, file_folders=[(worktree / "src", ("calc.py",))])
+    for script in ("echo x > src/helpers.py", "rm src/helpers.py", "echo y > src/n && mv src/n src/helpers.py"):
+        result = sh(sandbox, bwrap, script)
+        assert refused(result), (script, result.stderr)
+    assert sh(sandbox, bwrap, f"{REPLACE} && echo z > src/scratch.txt").returncode == 0
+    assert (worktree / "src" / "helpers.py").read_text() == "helpers\n"
+    assert (worktree / "src" / "calc.py").read_text() == "new\n" and (worktree / "src" / "scratch.txt").exists()
+
+
+def test_past_the_file_budget_the_rest_of_the_files_stay_as_the_folder_is(bwrap, worktree, home):
+    for n in range(MAX_READ_ONLY_FILES + 5):
+        (worktree / "src" / f"m{n:03}.py").write_text("")
+    args = spec(worktree, home, file_folders=[(worktree / "src", ("calc.py",))]).args(bwrap)
+    again = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind" and args[i + 1].startswith(str(worktree / "src") + "/")]
+    assert sum(p.endswith(".py") for p in again) == MAX_READ_ONLY_FILES
+    assert str(worktree / "src" / "calc.py") not in again
+
+
+def test_the_agents_sandbox_lets_the_worktrees_top_take_new_files(bwrap, worktree, home):
+    """Whatever the scope, the top takes scratch (`.coverage`, `coverage/`), its files and folders read-only."""
+    from runtime.spawn.sandboxing import agent_sandbox
+    sandbox = agent_sandbox(_policy("src/calc.py"), worktree, home, [], {})
+    assert (worktree, ()) in sandbox.file_folders
+    result = sh(sandbox, bwrap, "echo c > .coverage && mkdir -p coverage/tmp && echo j > coverage/tmp/1.json")
+    assert result.returncode == 0, result.stderr
+    for script in ("echo x > README.md", "rm README.md", "echo x > docs/a.md"):
+        assert refused(sh(sandbox, bwrap, script)), script
+    assert (worktree / "README.md").read_text() == "readme\n" and (worktree / "coverage/tmp/1.json").exists()

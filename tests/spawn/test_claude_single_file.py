@@ -54,7 +54,7 @@ SCRATCH_TEST = ("import pathlib\n\n\ndef test_scratch_files_may_be_written_anywh
 # file beside the scope's file lands, the folders inside that folder and the rest of the tree stay read-only.
 PLANTER = ("import pathlib\n"
            "pathlib.Path('src/notes.txt').write_text('planted')\n"
-           "for p in ('src/sub/planted.py', 'README.md', 'planted-at-top.txt'):\n"
+           "for p in ('src/sub/planted.py', 'tests/planted.py', 'README.md', 'src/helpers.py', 'planted-at-top.txt'):\n"
            "    try:\n"
            "        pathlib.Path(p).write_text('x')\n"
            "        print('WROTE', p)\n"
@@ -114,7 +114,7 @@ def test_a_single_file_scope_takes_the_clis_atomic_edit_and_write(one_file_proje
     assert not (state / "runs" / agent_id / "scratch").exists()
 
 
-def test_other_files_beside_the_scopes_file_are_refused_or_rejected(one_file_project, tmp_path):
+def test_other_files_beside_the_scopes_file_are_refused_or_thrown_away(one_file_project, tmp_path):
     repo, base = one_file_project
     state, agent_id = tmp_path / "state", "ag-one-file-wider"
     worktree = state / "worktrees" / agent_id
@@ -132,28 +132,29 @@ def test_other_files_beside_the_scopes_file_are_refused_or_rejected(one_file_pro
         ids = [ids[0] for ids in server.scripted_tool_use_ids()[:4]]
         results = [server.tool_result_for(i) for i in ids]
     why = _describe(proc, state, agent_id)
-    assert proc.returncode == 2 and outcome.get("label") == "rejected", why
 
     # The gate refused the file tools' writes beside the scope's file; the Edit of that file went through.
     decisions = [(r["tool"], r["decision"]) for r in _gate_records(state, repo)]
     assert decisions == [("Edit", "allow"), ("Write", "deny"), ("Edit", "deny"), ("Bash", "allow")], decisions
     for result in results[1:3]:
         assert result["is_error"] is True and "outside your write scope" in str(result["content"]), result
-    # The sandbox let a new file beside it through, and kept the folder inside and the rest read-only.
+    # The sandbox let a new file beside it through, and one at the worktree's top (where a repository's own
+    # commands write their scratch), and kept the folders inside both, and the files already there, read-only.
     ran = str(results[3]["content"])
-    for path in ("src/sub/planted.py", "README.md", "planted-at-top.txt"):
+    for path in ("src/sub/planted.py", "tests/planted.py", "README.md", "src/helpers.py"):
         assert f"REFUSED {path} Read-only file system" in ran, ran
-    assert not (worktree / "src/sub/planted.py").exists() and not (worktree / "planted-at-top.txt").exists()
+    assert "WROTE planted-at-top.txt" in ran, ran
+    assert not (worktree / "src/sub/planted.py").exists() and not (worktree / "tests/planted.py").exists()
     assert (worktree / "README.md").read_text() == "original\n"
     assert (worktree / "src/helpers.py").read_text() == HELPERS and not (worktree / "src/other.py").exists()
-    # Verify rejected the file the scope does not hold.
+    # The new files a command made outside the scope were thrown away before verify, which said so; the
+    # change is the scope's one file.
+    assert proc.returncode == 0 and outcome.get("label") == "ok", why
     (attempt,) = outcome["attempts"]
-    rejected = [c for c in attempt["checks"] if c["status"] == "rejected"]
-    assert [c["atom"] for c in rejected] == ["scope::files-whitelist"], attempt["checks"]
-    assert "src/notes.txt" in rejected[0]["feedback"]
-    assert outcome["commit"] is None
-    assert sorted(_git(repo, "diff", "--name-only", base, outcome["inspection"]).splitlines()) == [
-        "src/calc.py", "src/notes.txt"]
+    (scratch,) = [c for c in attempt["checks"] if c["kind"] == "scratch"]
+    assert "`src/notes.txt`" in scratch["feedback"] and "`planted-at-top.txt`" in scratch["feedback"], scratch
+    assert not (worktree / "src/notes.txt").exists()
+    assert _git(repo, "diff", "--name-only", base, outcome["commit"]).splitlines() == ["src/calc.py"]
     assert _staging(worktree / "src") == []
 
 

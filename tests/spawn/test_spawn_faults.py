@@ -232,8 +232,13 @@ def test_conftest_cannot_escape_the_scope(spawner: Spawner):
             assert not os.path.exists(target), f"the conftest wrote into the {what}: {target}"
     # The conftest did run, sandboxed: in the agent's own pytest, in verify and on the simulated merge.
     assert (s.run_dir("ag-conftest") / "home" / "conftest-ran").read_text().count("ran") >= 3
-    # The sandbox stopped every effect, so the work itself is clean: ok, and nothing foreign committed.
+    # The sandbox stopped every effect but a new file at the worktree's top, where a repository's own commands
+    # write their scratch: thrown away before verify, and said so. The work itself is clean: ok, and nothing
+    # foreign committed.
     assert r.label == "ok", r.describe()
+    (attempt,) = r.outcome["attempts"]
+    (scratch,) = [c for c in attempt["checks"] if c["kind"] == "scratch"]
+    assert scratch["status"] == "passed" and "`PWNED-root`" in scratch["feedback"], scratch
     assert sorted(s.git("diff", "--name-only", s.base, r.outcome["commit"]).splitlines()) == [
         "src/calc/__init__.py", "tests/conftest.py"]
     assert not (s.repo / "PWNED-root").exists()

@@ -1,0 +1,81 @@
+"""New files outside the write scope, thrown away before verify: what the agent's commands wrote as scratch.
+
+A repository's own test and check commands write where its developers'
+machines let them: `.coverage` and `.pytest_cache` at the top, c8's
+`coverage/`, a doctest's `file.txt.part` in the working folder. The agent's
+sandbox lets new files be made at the worktree's top and beside the scope's
+files (`runtime.spawn.sandboxing`); those the base's ignore rules hold are no
+change at all (`runtime.workspace.changes`). The rest of what lands outside the
+scope cannot be part of the change either, and the file tools never wrote it
+(the gate refuses their writes outside the scope): a command did. So, before
+verify, every file *added* outside the scope is deleted from the worktree, and
+the attempt says which. Verify then judges the change as it would be committed,
+and its tests run without what was thrown away: work that needed such a file
+fails there, with feedback. Everything else outside the scope (a tracked file
+changed, deleted or renamed, a path into `.git`) stays for verify to reject.
+
+Deletion never follows a symlink: each path is reached folder by folder from
+the worktree, and a path whose folder is a symlink or gone is left alone.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import Any
+
+from runtime.verify.kinds.base import compile_globs, listing
+from runtime.verify.kinds.scope import unsafe_reason
+from runtime.workspace.changes import changed_paths
+from runtime.workspace.git import Git, GitError
+from runtime.workspace.safe_files import UnsafeFile, folder_under
+from runtime.workspace.tree import remove_below
+
+
+def write_globs(policy: dict[str, Any]) -> list[str] | None:
+    """The write scope's globs, or None when the policy has no write whitelist (nothing is outside)."""
+    gates = [g for g in policy.get("gates", []) if g.get("kind") == "write-whitelist"]
+    if not gates:
+        return None
+    return [glob for gate in gates for glob in gate["params"]["globs"]]
+
+
+def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, policy: dict[str, Any]) -> list[str]:
+    """Delete the files added outside the write scope since ``base``; return their paths."""
+    globs = write_globs(policy)
+    if globs is None:
+        return []
+    inside = compile_globs(globs)
+    try:
+        changes = changed_paths(git, worktree, base, clear_nested=True)
+    except GitError:
+        return []  # verify lists the changes again, and says why it cannot
+    doomed = [c.path for c in changes
+              if c.kind == "added" and c.old_path is None and unsafe_reason(c.path) is None
+              and not (inside is not None and inside.match(c.path))]
+    return [path for path in doomed if _delete(worktree, path)]
+
+
+def _delete(root: os.PathLike[str] | str, relative: str) -> bool:
+    folder, _, name = relative.rpartition("/")
+    try:
+        with folder_under(root, folder) as fd:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):  # a nested repository or a folder git cannot hold, reported whole
+                remove_below(fd, name)
+            else:
+                os.unlink(name, dir_fd=fd)
+    except (UnsafeFile, FileNotFoundError):
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return False
+        raise
+    return True
+
+
+def scratch_note(paths: list[str]) -> str:
+    """What the attempt's record says of them: a person or the agent can tell what did not land."""
+    return (f"Thrown away {len(paths)} new file(s) outside your write scope, written by the commands you ran "
+            f"(their scratch is not part of the change):\n{listing([f'`{p}`' for p in paths])}")
