@@ -57,7 +57,7 @@ def run(args) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     if args.role:
         role = load_role(catalog, args.role)
-        if not role.spawnable:
+        if not role.spawnable and not role.for_sessions:
             raise UsageError(f"role `{role.name}` is not spawnable and cannot gate a session")
     exe = _executable(args.command)
     if args.task:

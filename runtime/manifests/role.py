@@ -33,6 +33,9 @@ class RoleSection(Model):
     description: str
     use_cases: list[str] = Field(min_length=1)
     spawnable: bool = True
+    # A role for a person's own Claude Code session (`runtime hook install`'s main session): it has a
+    # policy, but no task names it and no agent is spawned under it (it may run git, which agents never do).
+    for_sessions: bool = False
 
     @field_validator("name")
     @classmethod
@@ -80,6 +83,7 @@ class ResolvedRole:
     src: TomlSource = field(repr=False, compare=False)
     # `[tools] session`: the harness's session tools (kinds.SESSION_TOOLS) pass too, with the fields they take.
     session: bool = False
+    for_sessions: bool = False  # `[role] for-sessions`: gates a person's own session, never spawned
 
     def atom_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.atoms)
@@ -190,8 +194,10 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
                 mine = {r["program"] for r in value}
                 value = [r for r in inherited if r["program"] not in mine] + value
             params.setdefault(atom_name, {})[pname] = value
+    if role.role.for_sessions and role.role.spawnable:
+        raise src.error(("role", "for-sessions"), "a role for sessions is never spawned: set `spawnable = false`")
     return ResolvedRole(
         role.role.name, role.role.display_name, role.role.description, tuple(role.role.use_cases),
         role.role.spawnable, escalation, tools, atoms, params,
-        (*(parent.chain if parent else ()), role.role.name), path, src, session,
+        (*(parent.chain if parent else ()), role.role.name), path, src, session, role.role.for_sessions,
     )

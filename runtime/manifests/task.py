@@ -153,6 +153,9 @@ def task_from_data(
     parsed = parse_model(TaskFile, data, src, tuple(loc_prefix))
     digest = digest or hashlib.sha256(src.text.encode()).hexdigest()
     role = load_role(catalog, parsed.task.role, where, view.line_of(("task", "role")))
+    if role.for_sessions:
+        raise view.error(("task", "role"), f"role `{role.name}` gates a person's own Claude Code session and is never "
+                         "spawned: give the task a spawnable role (`runtime roles`)")
     if not role.spawnable:
         raise view.error(("task", "role"), f"role `{role.name}` is not spawnable: only the orchestrator holds git; give this work to the orchestrator")
     agent_id = parsed.task.agent_id or generated_agent_id(role.name, digest)

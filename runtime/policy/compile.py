@@ -117,7 +117,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     sandbox (shell commands judged by their effects; the policy decides nothing outside that sandbox)."""
     if mode not in MODES:
         raise ValueError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
-    if not role.spawnable:
+    if not role.spawnable and not role.for_sessions:
         raise _role_error(role, ("role", "spawnable"), f"role `{role.name}` is not spawnable: no agent ever runs under it, so it has no policy")
     values = param_values(role, task)
     check_role_coherent(role, values)

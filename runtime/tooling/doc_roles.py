@@ -53,14 +53,21 @@ def _tool_note(role: ResolvedRole, tool: str) -> str:
 
 
 def _role_section(n: int, role: ResolvedRole, atoms_dir: str) -> list[str]:
-    out = [f"## {n}. {role.name}" + ("" if role.spawnable else " — not spawnable (orchestrator only)"), ""]
+    out = [f"## {n}. {role.name}" + ("" if role.spawnable else " — a person's own session (`runtime hook install`)"
+                                     if role.for_sessions else " — not spawnable (orchestrator only)"), ""]
     parent = f"`{role.chain[-2]}`" if len(role.chain) > 1 else "—"
     out.append(f"- **Display name:** {role.display_name}")
     out.append(f"- **Spawnable:** {'yes' if role.spawnable else 'no'}")
     out.append(f"- **Escalation:** {role.escalation}")
     out.append(f"- **Extends:** {parent}")
     out += ["", role.description, ""]
-    if not role.spawnable:
+    if role.for_sessions:
+        out += [
+            "> **For sessions.** This role gates a person's own Claude Code session (`runtime hook install`);",
+            "> no task names it and no agent is spawned under it.",
+            "",
+        ]
+    elif not role.spawnable:
         out += [
             "> **Non-spawnable.** This role documents a boundary; no agent runs under it.",
             "> Only the orchestrator holds git: a task naming this role is refused by",
