@@ -144,6 +144,16 @@ def decide(policy: Policy, tool_name: object, tool_input: object, cwd: object) -
         return deny(f"the gate could not judge this call ({type(exc).__name__}: {exc}); it is denied", None, "gate-error")
 
 
+def leaves_sandbox(inp: object) -> GateDecision | None:
+    """The deny of a call that asks to run outside the OS sandbox (Claude Code's `dangerouslyDisableSandbox` on
+    Bash), in every mode and whatever the policy: any value but false asks for it (a string "false" is truthy
+    to JavaScript). None for any other call."""
+    if isinstance(inp, dict) and "dangerouslyDisableSandbox" in inp and inp["dangerouslyDisableSandbox"] is not False:
+        return deny("commands run only inside the sandbox: run this one without `dangerouslyDisableSandbox`, and if it "
+                    "cannot work inside the sandbox, say what it needs instead of running it", None, "leave-sandbox")
+    return None
+
+
 def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecision:
     if not isinstance(tool, str) or not tool:
         return deny("the hook input names no tool (`tool_name` must be a non-empty string)", None, "input")
@@ -151,6 +161,9 @@ def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecis
         return deny(f"the input of `{tool}` is not an object (`tool_input` must be a JSON object)", None, "input")
     if not isinstance(cwd, str) or not cwd.startswith("/") or "\x00" in cwd:
         return deny("the hook input has no absolute cwd (`cwd` must be an absolute path)", None, "input")
+    leaving = leaves_sandbox(inp)
+    if leaving is not None:
+        return leaving
     if policy.mode == SANDBOXED:
         outside = policy.outside_sandbox()
         if outside is not None:
@@ -227,8 +240,6 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     bad = _unknown_keys("Bash", inp, _BASH_KEYS)
     if bad:
         return bad
-    if inp.get("dangerouslyDisableSandbox"):
-        return deny("Bash calls may not disable the sandbox; run the command without `dangerouslyDisableSandbox`", None, "input")
     command = inp.get("command")
     if ctx.policy.mode == SANDBOXED:
         from runtime.gate.sandboxed import judge_bash  # what the sandbox would let the command do

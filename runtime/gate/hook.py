@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 
 from runtime.gate import deadline
 from runtime.gate.decision import ALLOW, ASK, DENY, GateDecision, deny
-from runtime.gate.engine import decide
+from runtime.gate.engine import decide, leaves_sandbox
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,6 +67,9 @@ def run_hook(raw: bytes, select_policy: Callable[[dict[str, Any]], Policy | None
             return answer(deny("the hook input is not a JSON object; the call is denied", None, "input"))
         if data.get("hook_event_name") != "PreToolUse":
             return answer(deny("this hook only answers PreToolUse events; the call is denied", None, "input"))
+        leaving = leaves_sandbox(data.get("tool_input"))
+        if leaving is not None:
+            return answer(leaving)  # before any policy: also where the main session is left to Claude Code (defer)
         try:
             policy = select_policy(data)
         except Exception as exc:  # noqa: BLE001 - no policy means no allow
