@@ -4,7 +4,8 @@ Claude Code runs a tool call whose hook cannot start, crashes or times out, unle
 `"onFailure": "block"`. Each test installs the hook with the real `runtime hook install` into a
 project whose settings allow Bash and Write (as a teammate's might: with the hook gone, nothing but
 the hook stands between the model and those calls), breaks the hook one way, and has the fake model
-ask for a Bash command that creates a marker file and a Write outside the project:
+ask for a Bash command that creates a marker file in the project (the sandbox the install also sets
+refuses one outside) and a Write outside the project:
 
 - `runtime` missing from PATH (the venv not activated: exit 127);
 - the command crashing: exit 1 (a stale `runtime` earlier on PATH), or a Python traceback (the real
@@ -94,7 +95,7 @@ def installed(tmp_path):
 
 def _run(project: Path, settings: dict, env: dict[str, str]):
     outside = project.parent / "outside.txt"
-    marker = project.parent / "marker"
+    marker = project / "marker"  # inside: the sandbox the install also sets keeps commands from writing elsewhere
     turns = [
         [{"name": "Bash", "input": {"command": f"touch {shlex.quote(str(marker))}"}}],
         [{"name": "Write", "input": {"file_path": str(outside), "content": "written outside the project\n"}}],

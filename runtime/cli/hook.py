@@ -1,4 +1,7 @@
-"""runtime hook install: merge the PreToolUse hook into .claude/settings.json.
+"""runtime hook install: merge the PreToolUse hook and Claude Code's sandbox settings into .claude/settings.json.
+
+The sandbox block is the role's (`runtime.tooling.claude_sandbox`, which also says why the hook keeps
+judging Bash in strict mode beside it).
 
 The hook carries `onFailure: block`, which Claude Code honours from 2.1.295 on: the CLI a session
 would start (RUNTIME_CLAUDE_BIN, else `claude` on PATH: where the claude-code backend looks first)
@@ -23,6 +26,7 @@ from runtime.manifests.locate import find_catalog
 from runtime.manifests.role import load_role
 from runtime.spawn.claude_cli import FAIL_CLOSED_SINCE, locate_claude, require_fail_closed
 from runtime.tooling.claude import has_hook, hook_command, merge_hook, read_settings, write_atomic
+from runtime.tooling.claude_sandbox import merge_sandbox, role_sandbox, strict_reason, unavailable_note
 
 DEFAULT_SETTINGS = ".claude/settings.json"
 LOCAL_SETTINGS = ".claude/settings.local.json"
@@ -60,6 +64,7 @@ def run(args) -> int:
         if not role.spawnable and not role.for_sessions:
             raise UsageError(f"role `{role.name}` is not spawnable and cannot gate a session")
     exe = _executable(args.command)
+    task = None
     if args.task:
         from runtime.manifests.task import load_task
 
@@ -81,18 +86,25 @@ def run(args) -> int:
     before = read_settings(path)
     cli, version, version_note = _claude()  # refused before anything is written
     after = merge_hook(json.loads(json.dumps(before)), command, exe)
+    # The subagent of a task without --role runs in the main session's sandbox: the task narrows only its gate.
+    sandbox = role_sandbox(catalog, args.role, task if args.role else None, Path.cwd(), path)
+    kept = merge_sandbox(after, sandbox)
+    kept_note = (f"kept the sandbox settings of your own ({', '.join(kept)}); some widen what the sandbox allows"
+                 if kept else None)
+    strict, unavailable = strict_reason(os.geteuid() == 0), unavailable_note()
     changed = not (after == before and path.exists())
     if changed:
         write_atomic(path, json.dumps(after, indent=2) + "\n")
     if args.json:
         print(json.dumps({"settings": str(path), "command": command, "portable": portable, "changed": changed,
                           "claude": str(cli) if cli else None, "claude_version": version,
-                          "notes": [n for n in (local_note, version_note, builtin_note) if n]}))
+                          "sandbox": after["sandbox"], "gate_mode": "strict", "strict_because": strict,
+                          "notes": [n for n in (local_note, version_note, builtin_note, kept_note, unavailable) if n]}))
         return 0
     closed = "a call it cannot answer is blocked " + (
         f"(Claude Code {version})" if version else f"by Claude Code {FAIL_CLOSED_SINCE} and later")
     if not changed:
-        print(f"{path}: hook already installed; {closed}")
+        print(f"{path}: hook and sandbox already installed; {closed}")
     else:
         if local_note:
             print(local_note)
@@ -101,6 +113,7 @@ def run(args) -> int:
               f"{closed}")
         if builtin_note:
             print(builtin_note)
-    if version_note:
-        print(version_note)
+    for line in (sandbox.summary(), kept_note, strict, version_note, unavailable):
+        if line:
+            print(line)
     return 0

@@ -99,10 +99,10 @@ def build_parser():
                    "sandboxed (a spawned agent inside the OS sandbox)")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("hook", help="install the PreToolUse hook into Claude Code settings")
+    p = sub.add_parser("hook", help="install the PreToolUse hook and the role's sandbox into Claude Code settings")
     hook_sub = p.add_subparsers(dest="action", metavar="ACTION")
     hook_sub.required = True
-    h = hook_sub.add_parser("install", parents=[common], help="merge the hook into .claude/settings.json (idempotent)")
+    h = hook_sub.add_parser("install", parents=[common], help="merge the hook and the role's sandbox settings into .claude/settings.json (idempotent)")
     h.add_argument("--settings", metavar="FILE", help="the settings file (default .claude/settings.json, or "
                    ".claude/settings.local.json when the command names this machine's paths)")
     h.add_argument("--role", help="gate the main session with this role (default: leave it to Claude Code; gate subagents by their role)")

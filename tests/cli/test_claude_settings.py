@@ -191,8 +191,8 @@ def test_an_install_without_on_failure_is_upgraded_in_place(tmp_path):
     pre = data["hooks"]["PreToolUse"]
     assert pre[1] == {"matcher": "*", "hooks": [{**old, "onFailure": "block"}]}  # where it stood
     assert pre[0] == mine["hooks"]["PreToolUse"][0] and pre[2] == mine["hooks"]["PreToolUse"][2]
-    assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in mine.items() if k != "hooks"}
-    assert data["hooks"]["Stop"] == mine["hooks"]["Stop"]
+    assert {k: v for k, v in data.items() if k not in ("hooks", "sandbox")} == {k: v for k, v in mine.items() if k != "hooks"}
+    assert data["hooks"]["Stop"] == mine["hooks"]["Stop"] and data["sandbox"]["enabled"] is True
     text = settings.read_text()
     again = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path, env=env)
     assert again.returncode == 0 and "already installed" in again.stdout and settings.read_text() == text
