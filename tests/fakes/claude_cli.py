@@ -144,35 +144,41 @@ def _parse_result(stdout: str) -> dict[str, Any] | None:
     return None
 
 
-def run_claude(prompt: str, cwd: str | os.PathLike[str], settings: dict[str, Any], server_url: str,
+def run_claude(prompt: str, cwd: str | os.PathLike[str], settings: dict[str, Any] | None, server_url: str,
                tools: list[str] | None, extra_args: Sequence[str] = (), timeout: float = 120,
-               *, binary: Path | None = None, env: dict[str, str] | None = None) -> ClaudeRun:
+               *, binary: Path | None = None, env: dict[str, str] | None = None,
+               home: Path | None = None, prefix: Sequence[str] = ()) -> ClaudeRun:
     """Run ``claude -p PROMPT`` in ``cwd`` with ``settings`` (hooks etc.) passed by --settings.
 
     ``tools`` None keeps the CLI's default tool set; a list offers exactly those built-in tools.
     ``extra_args`` go last (e.g. ``["--allowedTools", "Read"]``); ``env`` adds variables.
+    ``settings`` None passes none: the CLI reads the project's own settings files, as a person's
+    session does, with ``home`` (prepared by the caller, kept) as HOME and no proxy trap (the CLI's
+    own sandbox proxy would send its traffic there). ``prefix`` goes before the CLI
+    (``setpriv ...`` to run it as another user).
     """
     binary = binary or find_cli()
     if binary is None:
         raise RuntimeError(missing_cli_reason())
-    with tempfile.TemporaryDirectory(prefix="claude-home-") as home:
-        settings_file = Path(home) / "runtime-settings.json"
-        settings_file.write_text(json.dumps(settings))
-        args = [str(binary), "-p", prompt, "--output-format", "json",
-                "--settings", str(settings_file), "--setting-sources", "user",
-                "--permission-mode", "dontAsk"]
+    with tempfile.TemporaryDirectory(prefix="claude-home-") as temp:
+        home_dir = str(home) if home is not None else temp
+        args = [*prefix, str(binary), "-p", prompt, "--output-format", "json", "--permission-mode", "dontAsk"]
+        trap: dict[str, str] = {}
+        if settings is not None:
+            settings_file = Path(temp) / "runtime-settings.json"
+            settings_file.write_text(json.dumps(settings))
+            args += ["--settings", str(settings_file), "--setting-sources", "user"]
+            trap = {"HTTPS_PROXY": server_url, "HTTP_PROXY": server_url, "NO_PROXY": "127.0.0.1,localhost"}
         if tools is not None:
             args += ["--tools", ",".join(tools)]
         args += list(extra_args)
-        child_env = _base_env(home) | {
+        child_env = _base_env(home_dir) | {
             "ANTHROPIC_BASE_URL": server_url,
             "ANTHROPIC_API_KEY": "test",
             "DISABLE_TELEMETRY": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "HTTPS_PROXY": server_url, "HTTP_PROXY": server_url,
-            "NO_PROXY": "127.0.0.1,localhost",
-        } | (env or {})
-        out_path, err_path = Path(home) / "stdout", Path(home) / "stderr"
+        } | trap | (env or {})
+        out_path, err_path = Path(temp) / "stdout", Path(temp) / "stderr"
         # Output goes to files, not pipes: a background command the agent started may keep a
         # pipe open long after the CLI exits.
         with out_path.open("w") as out, err_path.open("w") as err:
