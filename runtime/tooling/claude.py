@@ -51,8 +51,21 @@ def hook_command(executable: str, catalog_root: str, role: str | None, project: 
         words += ["--task", inside or shlex.quote(os.path.realpath(task))]
         portable = portable and inside is not None
     words += ["--on-allow", "defer"]
-    words += ["--role", shlex.quote(role)] if role else ["--main-session", "defer"]
+    words += ["--role", shlex.quote(role)] if role else ["--main-session", SESSION_ROLE]
     return " ".join(words), portable
+
+
+# The role `runtime hook install` gates a person's own main session with, when no --role is given.
+SESSION_ROLE = "session"
+
+
+def needs_task_scope(role: ResolvedRole) -> bool:
+    """Whether ``role`` writes only inside a task's scope and sets none of its own: without a task,
+    a session gated by it could write nothing."""
+    atoms = {a.name for a in role.atoms}
+    globs = role.params.get("scope::files-whitelist", {}).get("globs")
+    writes = {"Write", "Edit", "MultiEdit", "NotebookEdit"} & set(role.tools)
+    return bool(writes) and "scope::files-whitelist" in atoms and not globs
 
 
 def _is_ours(entry: Any, executable: str) -> bool:
