@@ -4,7 +4,7 @@ Claude Code runs a tool call whose hook cannot start, crashes or times out, unle
 `"onFailure": "block"`. Each test installs the hook with the real `runtime hook install` into a
 project whose settings allow Bash and Write (as a teammate's might: with the hook gone, nothing but
 the hook stands between the model and those calls), breaks the hook one way, and has the fake model
-ask for a Bash command that creates a marker file and a Write outside the project:
+ask for a Bash command that creates a marker file in the project and a Write outside it:
 
 - `runtime` missing from PATH (the venv not activated: exit 127);
 - the command crashing: exit 1 (a stale `runtime` earlier on PATH), or a Python traceback (the real
@@ -94,7 +94,7 @@ def installed(tmp_path):
 
 def _run(project: Path, settings: dict, env: dict[str, str]):
     outside = project.parent / "outside.txt"
-    marker = project.parent / "marker"
+    marker = project / "marker"
     turns = [
         [{"name": "Bash", "input": {"command": f"touch {shlex.quote(str(marker))}"}}],
         [{"name": "Write", "input": {"file_path": str(outside), "content": "written outside the project\n"}}],
@@ -147,9 +147,12 @@ def test_without_on_failure_the_same_calls_run(installed, tmp_path, kind):
 
 
 def test_a_working_hook_still_decides(installed, tmp_path):
-    """With `runtime` on PATH the installed hook answers itself: the calls run (the main session is
-    left to Claude Code's own rules, which allow them here), and no hook error comes back."""
+    """With `runtime` on PATH the installed hook answers itself, and gates the main session as `session`:
+    the command inside the project runs (left to Claude Code's own rules, which allow it here), the write
+    outside the project is denied with the gate's reason, and no hook error comes back."""
     project, settings = installed
     run, results, marker, outside = _run(project, settings, {"PATH": f"{VENV_BIN}:{SYSTEM_PATH}"})
-    assert marker.exists() and outside.exists(), run.describe()
-    assert run.permission_denials == [] and not any(result.get("is_error") for result in results.values()), results
+    assert marker.exists() and not outside.exists(), run.describe()
+    assert [d["tool_name"] for d in run.permission_denials] == ["Write"], run.describe()
+    denied = [r for r in results.values() if r.get("is_error")]
+    assert len(denied) == 1 and "outside the worktree" in str(denied[0].get("content")), results
