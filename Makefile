@@ -57,6 +57,7 @@ lint: $(VENV)/.dev
 	$(BIN)/runtime doc-roles --check
 	$(BIN)/runtime migrate --check
 	$(BIN)/runtime schema --check
+	$(BIN)/python scripts/claude_plugin.py --check
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/gate.py

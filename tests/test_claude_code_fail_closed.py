@@ -148,9 +148,12 @@ def test_without_on_failure_the_same_calls_run(installed, tmp_path, kind):
 
 
 def test_a_working_hook_still_decides(installed, tmp_path):
-    """With `runtime` on PATH the installed hook answers itself: the calls run (the main session is
-    left to Claude Code's own rules, which allow them here), and no hook error comes back."""
+    """With `runtime` on PATH the installed hook answers itself, and gates the main session as `session`:
+    the command inside the project runs (left to Claude Code's own rules, which allow it here), the write
+    outside the project is denied with the gate's reason, and no hook error comes back."""
     project, settings = installed
     run, results, marker, outside = _run(project, settings, {"PATH": f"{VENV_BIN}:{SYSTEM_PATH}"})
-    assert marker.exists() and outside.exists(), run.describe()
-    assert run.permission_denials == [] and not any(result.get("is_error") for result in results.values()), results
+    assert marker.exists() and not outside.exists(), run.describe()
+    assert [d["tool_name"] for d in run.permission_denials] == ["Write"], run.describe()
+    denied = [r for r in results.values() if r.get("is_error")]
+    assert len(denied) == 1 and "outside the worktree" in str(denied[0].get("content")), results

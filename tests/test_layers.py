@@ -28,7 +28,7 @@ ABOVE = {
 
 # Leaf modules any layer may use: they import nothing of the runtime but each other. Manifest
 # validation reads grammars and domain patterns with the very code the gate and the proxy use.
-LEAVES = {"runtime.gate.grammar", "runtime.gate.lazy_re", "runtime.gate.shell_types", "runtime.sandbox.domains"}
+LEAVES = {"runtime.gate.audience", "runtime.gate.grammar", "runtime.gate.lazy_re", "runtime.gate.shell_types", "runtime.sandbox.domains"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -30,7 +30,7 @@ from runtime.manifests.locate import role_file
 
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
-    " [--main-session gate|defer] [--on-allow allow|defer] [--approvals SOCK [--approval-wait SECONDS]]"
+    " [--main-session ROLE|defer|gate] [--on-allow allow|defer] [--approvals SOCK [--approval-wait SECONDS]]"
 )
 _OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait",
             "--on-allow"}
@@ -60,8 +60,9 @@ def parse(argv: list[str]) -> dict[str, str]:
         i += 1
     if "--policy" in opts and ({"--role", "--task"} & set(opts)):
         raise ValueError("--policy cannot be combined with --role or --task")
-    if opts.get("--main-session", "gate") not in ("gate", "defer"):
-        raise ValueError("--main-session must be gate or defer")
+    main = opts.get("--main-session", "gate")
+    if main not in ("gate", "defer") and not _ROLE.match(main):
+        raise ValueError("--main-session must be a role name (`session`), defer or gate")
     if opts.get("--on-allow", "allow") not in ("allow", "defer"):
         raise ValueError("--on-allow must be allow or defer")
     if "--approval-wait" in opts:
@@ -187,9 +188,14 @@ def policy_selector(opts: dict[str, str]):
                     return narrower
                 return session
         if role is None:
-            if opts.get("--main-session") == "defer":
+            main = opts.get("--main-session", "gate")
+            if main == "defer":
                 return None
-            raise ValueError("no role for this call: pass --policy FILE or --role NAME (or --main-session defer)")
+            if main == "gate":
+                raise ValueError("no role for this call: pass --policy FILE or --role NAME (or --main-session ROLE)")
+            # The main session of a person's own Claude Code (no agent_type): judged by its own role,
+            # `session` as `runtime hook install` writes it, over the whole project (no task scope).
+            return compiled(catalog, main, None, data)
         return compiled(catalog, role, task, data)
 
     return select

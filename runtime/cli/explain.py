@@ -20,9 +20,12 @@ import sys
 from pathlib import Path
 
 from runtime.errors import UsageError
+from runtime.gate.audience import AGENT, SESSION
 from runtime.gate.engine import decide
 from runtime.gate.policy import MODES, SANDBOXED, STRICT, Policy
+from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
+from runtime.manifests.role import load_role
 from runtime.policy.build import build_policy
 
 _PATH_KEYS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
@@ -69,8 +72,13 @@ def run(args) -> int:
     mode = args.mode or STRICT
     if mode not in MODES:
         raise UsageError(f"--mode {mode}: give {' or '.join(MODES)}")
+    # A role for a person's own session is never an agent's: its answer is worded for the session, as
+    # the hook compiles it (runtime.policy.cache), so a person asking hears what the session is told.
+    audience = AGENT
+    if args.role and not args.task and load_role(Catalog(Path(catalog)), args.role).for_sessions:
+        audience = SESSION
     # A sandboxed policy decides only inside its sandbox; asked here, it answers as it would there.
-    policy = Policy(build_policy(catalog, args.role, args.task, root, mode=mode), assume_sandbox=True)
+    policy = Policy(build_policy(catalog, args.role, args.task, root, mode=mode, audience=audience), assume_sandbox=True)
     cwd = str(Path(args.cwd).resolve()) if args.cwd else str(root)
     inp = tool_input(args.tool, args.subject)
     d = decide(policy, args.tool, inp, cwd)

@@ -25,7 +25,15 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.role import load_role
 from runtime.spawn.claude_cli import FAIL_CLOSED_SINCE, locate_claude, require_fail_closed
-from runtime.tooling.claude import has_hook, hook_command, merge_hook, read_settings, write_atomic
+from runtime.tooling.claude import (
+    SESSION_ROLE,
+    has_hook,
+    hook_command,
+    merge_hook,
+    needs_task_scope,
+    read_settings,
+    write_atomic,
+)
 from runtime.tooling.claude_sandbox import merge_sandbox, role_sandbox, strict_reason, unavailable_note
 
 DEFAULT_SETTINGS = ".claude/settings.json"
@@ -63,6 +71,10 @@ def run(args) -> int:
         role = load_role(catalog, args.role)
         if not role.spawnable and not role.for_sessions:
             raise UsageError(f"role `{role.name}` is not spawnable and cannot gate a session")
+    if args.role and not args.task and needs_task_scope(role):
+        raise UsageError(f"role `{role.name}` writes only inside a task's scope: pass --task FILE (a task manifest of "
+                         f"this role), or leave out --role for the `{SESSION_ROLE}` role, which writes anywhere in the "
+                         "repository but its control files")
     exe = _executable(args.command)
     task = None
     if args.task:
@@ -80,9 +92,11 @@ def run(args) -> int:
         local_note = (f"the hook command names paths of this machine ({exe}), so it goes to {path}, which Claude "
                       "Code reads but git should not track; put `runtime` on PATH for a command that works on every clone")
     if not args.role:
-        builtin_note = ("Claude Code's built-in subagents: Explore is gated as `explorer`, Plan as `read-only`, and "
-                        "general-purpose is denied (no role grants what it may do); `runtime export claude-agents` "
-                        "writes the roles as subagents")
+        builtin_note = (f"the main session is gated as `{SESSION_ROLE}` (writes anywhere in the repository but its "
+                        "control files; its toolchain; git to look, stage and commit, never to push or rewrite "
+                        "history; no network programs); Claude Code's built-in subagents: Explore is gated as "
+                        "`explorer`, Plan as `read-only`, and general-purpose is denied (no role grants what it may "
+                        "do); `runtime export claude-agents` writes the roles as subagents")
     before = read_settings(path)
     cli, version, version_note = _claude()  # refused before anything is written
     after = merge_hook(json.loads(json.dumps(before)), command, exe)
@@ -109,7 +123,7 @@ def run(args) -> int:
         if local_note:
             print(local_note)
         what = "updated" if has_hook(before, exe) else "installed"
-        print(f"{path}: PreToolUse hook {what} ({'role ' + args.role if args.role else 'subagents gated by role'}); "
+        print(f"{path}: PreToolUse hook {what} ({'role ' + args.role if args.role else f'main session as `{SESSION_ROLE}`, subagents by their types'}); "
               f"{closed}")
         if builtin_note:
             print(builtin_note)

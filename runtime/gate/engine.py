@@ -99,7 +99,7 @@ class Context:
             resolved = resolve(target, cwd)
         except PathError as exc:
             return deny(f"{source}: {exc}; name the file by a plain path", None, "path")
-        why = protected_reason(resolved, policy.protected, policy.exempt, policy.root)
+        why = protected_reason(resolved, policy.protected, policy.exempt, policy.root, policy.audience)
         rel = relative_to(resolved, policy.root)
         if why is None and rel is not None and not self.folder:
             # Outside the worktree the scope refuses anyway; making a folder that exists changes nothing in it.
@@ -349,7 +349,7 @@ def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:
         bad = _unknown_keys("WebFetch", inp, {"url", "prompt"})
         if bad:
             return bad
-        why = url_refusal(domains, inp.get("url"), ports)
+        why = url_refusal(domains, inp.get("url"), ports, ctx.policy.audience)
         if why:
             return deny(f"`WebFetch` refused: {why}", atom, "egress")
         return allow("the URL's host is in the domains this agent may reach", atom, "egress")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import stat
 
+from runtime.gate.audience import AGENT, phrase
 from runtime.manifests.control import CONTROL, NEVER_EXEMPT, control_name, exempted
 
 _O_PATH = getattr(os, "O_PATH", 0)
@@ -141,18 +142,17 @@ def relative_to(resolved: str, root: str) -> str | None:
 
 
 def protected_reason(resolved: str, protected: tuple[str, ...], exempt: tuple[str, ...] = (),
-                     root: str | None = None) -> str | None:
+                     root: str | None = None, audience: str = AGENT) -> str | None:
     """Why a write to ``resolved`` is never allowed, or None. ``exempt``: control files this task may change
     (never `.git`). Inside ``root`` only the components below it are control names: a worktree that itself
     lives in a `.claude` folder (Claude Code's own worktrees) is not all control files."""
     inside = relative_to(resolved, root) if root is not None else None
     name = control_name(inside if inside is not None else resolved)
     if name is not None and (name in NEVER_EXEMPT or not exempted(resolved, exempt)):
-        return (f"`{name}` holds {CONTROL[name]}, which agents never change; leave it, and say in your report what "
-                "should change (only a task file given to `runtime spawn` may allow it, in `[scope] control-files`)")
+        return f"`{name}` holds {CONTROL[name]}, {phrase(audience, 'control-file')}"
     for p in protected:
         if resolved == p or resolved.startswith(p + "/"):
-            return "this path holds the runtime's own policy or catalog files, which agents never write"
+            return "this path holds the runtime's own policy or catalog files, which are never written from here"
     if resolved.lower().startswith(("/dev/", "/proc/", "/sys/")) and resolved not in _DEV_WRITABLE:
         return "writing to device, /proc or /sys files is not allowed"
     return None
@@ -166,7 +166,7 @@ def holder_reason(resolved: str, protected: tuple[str, ...], root: str) -> str |
         return "this is the worktree itself (or a folder holding it), with git's data and the control files in it"
     for p in protected:
         if holds(resolved, p):
-            return "this folder holds the runtime's own policy or catalog files, which agents never remove or move"
+            return "this folder holds the runtime's own policy or catalog files, which are never removed or moved from here"
     return None
 
 

@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 if TYPE_CHECKING:
     from typing import Any
 
+from runtime.gate.audience import AGENT, AUDIENCES, SESSION
 from runtime.gate.kinds import GATES, PolicyError
 
 FORMAT = "agent-runtime-policy"
@@ -57,7 +58,7 @@ class Policy:
     """A loaded policy: the gate objects, ready to decide."""
 
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
-                 "tool_path", "exempt", "mode", "_outside", "package_scripts")
+                 "tool_path", "exempt", "mode", "audience", "_outside", "package_scripts")
 
     def __init__(self, doc: dict[str, Any], extra_protected: tuple[str, ...] = (), *, assume_sandbox: bool = False) -> None:
         """``assume_sandbox``: judge a sandboxed policy as if inside its sandbox, without looking
@@ -82,6 +83,11 @@ class Policy:
         if mode not in MODES:
             raise PolicyError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
         self.mode = mode
+        # Who reads the reasons (runtime.gate.audience): optional in version 2, `agent` when absent.
+        audience = doc.get("audience", AGENT)
+        if audience not in AUDIENCES:
+            raise PolicyError(f"unknown policy audience {audience!r}: a policy is for an {AGENT} or a {SESSION}")
+        self.audience = audience
         # Why this sandboxed policy must not decide here (None: it may), found on the first decision.
         self._outside: str | None | bool = None if assume_sandbox or mode == STRICT else False
         self.hash = doc["hash"]

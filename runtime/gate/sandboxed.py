@@ -174,7 +174,7 @@ def _one(ctx: Context, target: Target, path: str, cwd: str) -> GateDecision | No
     if target.kind == "remove" and (rel == "" or (rel is None and relative_to(policy.root, resolved) is not None)):
         return deny(f"{target.source} would remove the worktree (its .git and every file in it); remove only the "
                     "files you mean to", None, "remove-worktree")
-    why = protected_reason(resolved, policy.protected, policy.exempt, policy.root)
+    why = protected_reason(resolved, policy.protected, policy.exempt, policy.root, policy.audience)
     if why:
         return deny(f"{target.source}: writing `{resolved}` is not allowed: {why}", None, "protected")
     if target.kind == "inside":

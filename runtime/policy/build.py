@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import UsageError
+from runtime.gate.audience import AGENT
 from runtime.gate.policy import STRICT
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
@@ -14,12 +15,12 @@ from runtime.policy.compile import compile_policy
 
 
 def build_policy(catalog_root: str | Path, role: str | None, task_path: str | Path | None, root: str | Path,
-                 mode: str = STRICT) -> dict[str, Any]:
+                 mode: str = STRICT, audience: str = AGENT) -> dict[str, Any]:
     catalog = Catalog(Path(catalog_root))
     if task_path:
         task = load_task(catalog, task_path)
         if role and role != task.role.name:
             raise UsageError(f"--role {role} does not match the task's role `{task.role.name}`")
-        return compile_policy(task.role, task, root, catalog, mode=mode)
+        return compile_policy(task.role, task, root, catalog, mode=mode, audience=audience)
     resolved = load_role(catalog, role or "")
-    return compile_policy(resolved, None, root, catalog, mode=mode)
+    return compile_policy(resolved, None, root, catalog, mode=mode, audience=audience)

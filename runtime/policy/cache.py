@@ -23,6 +23,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook reads the 
 if TYPE_CHECKING:
     from typing import Any
 
+from runtime.gate.audience import SESSION
 from runtime.gate.policy import VERSION, Policy, load_policy, new_sha256
 
 
@@ -64,7 +65,7 @@ def _stamp(path: str) -> list[int] | None:
 
 
 def _index_path(folder: str, catalog_root: str, role: str, task_path: str | None, root: str) -> str:
-    h = new_sha256(f"v{VERSION}\0{catalog_root}\0{role}\0{task_path or ''}\0{root}".encode())
+    h = new_sha256(f"v{VERSION}\0{SESSION}\0{catalog_root}\0{role}\0{task_path or ''}\0{root}".encode())
     return os.path.join(folder, f"index-{role}-{h.hexdigest()[:32]}.json")
 
 
@@ -93,7 +94,7 @@ def _root_inputs(root: str) -> list[str]:
 
 def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:
     h = new_sha256()
-    h.update(f"v{VERSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
+    h.update(f"v{VERSION}\0{SESSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
     for path in catalog_files(catalog_root) + ([task_path] if task_path else []) + _root_inputs(root):
         try:
             with open(path, "rb") as fh:
@@ -120,7 +121,8 @@ def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str
     if not os.path.exists(path):
         from runtime.policy.build import build_policy  # pydantic: only on a cache miss
 
-        _write_json(folder, path, build_policy(catalog_root, role, task_path, root))
+        # The hook of a person's Claude Code session compiles here: its reasons speak to that session.
+        _write_json(folder, path, build_policy(catalog_root, role, task_path, root, audience=SESSION))
     _write_json(folder, index, {"policy": os.path.basename(path), "stamps": stamps})
     return _load(folder, path)
 

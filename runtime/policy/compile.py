@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import ManifestError
+from runtime.gate.audience import AGENT, AUDIENCES
 from runtime.gate.policy import FORMAT, MODES, STRICT, VERSION, content_hash
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
@@ -110,11 +111,14 @@ def _gate(role: ResolvedRole, atom_name: str) -> str | None:
 
 
 def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog, *,
-                   submodules: Sequence[str] = (), mode: str = STRICT) -> dict[str, Any]:
+                   submodules: Sequence[str] = (), mode: str = STRICT, audience: str = AGENT) -> dict[str, Any]:
     """The compiled policy for ``role`` (and ``task``) anchored at worktree ``root``. ``submodules``: the
     base's gitlink folders (relative), which no agent writes: their files are another repository's.
     ``mode``: `strict` (typed shell rules), or `sandboxed` for an agent the runtime runs inside its OS
-    sandbox (shell commands judged by their effects; the policy decides nothing outside that sandbox)."""
+    sandbox (shell commands judged by their effects; the policy decides nothing outside that sandbox).
+    ``audience``: who reads the reasons (`runtime.gate.audience`): a spawned `agent`, or a person's `session`."""
+    if audience not in AUDIENCES:
+        raise ValueError(f"unknown policy audience {audience!r}")
     if mode not in MODES:
         raise ValueError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
     if not role.spawnable and not role.for_sessions:
@@ -145,6 +149,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "format": FORMAT,
         "version": VERSION,
         "mode": mode,
+        "audience": audience,
         "role": role.name,
         "escalation": role.escalation,
         "task": None if task is None else {

@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from runtime.gate.audience import AGENT, phrase
+
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 WEB_PORTS = (80, 443)
 
@@ -69,7 +71,7 @@ def domain_allowed(patterns: Sequence[str], host: str) -> bool:
     return False
 
 
-def url_refusal(patterns: Sequence[str], url: object, ports: Sequence[int] = WEB_PORTS) -> str | None:
+def url_refusal(patterns: Sequence[str], url: object, ports: Sequence[int] = WEB_PORTS, audience: str = AGENT) -> str | None:
     """Why the agent may not fetch ``url``, or None when the allowlist covers it."""
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return "only http(s) URLs can be fetched"
@@ -84,8 +86,8 @@ def url_refusal(patterns: Sequence[str], url: object, ports: Sequence[int] = WEB
         return f"only ports {', '.join(map(str, ports))} are reachable"
     host = parts.hostname or ""
     if not patterns:
-        return ("this role declares no domains it may reach (the task's `network.allowed-domains`); work with what "
-                "the worktree holds, and say in your report what you needed")
+        return ("this role declares no domains it may reach (the task's `network.allowed-domains`); "
+                f"{phrase(audience, 'network')}")
     if not domain_allowed(patterns, host):
         return (f"`{host}` is not in the domains this agent may reach ({', '.join(patterns)}); an address or a "
                 "name off the list is never fetched: use one of those")

@@ -33,8 +33,6 @@ def hook_command(executable: str, catalog_root: str, role: str | None, project: 
     when it is the one shipped with the package, and given as ``"$CLAUDE_PROJECT_DIR"/...`` (Claude
     Code runs hook commands through a shell and sets that variable) when it lies in the project.
     """
-    # An interactive session: a call the gate allows gets no decision, so Claude Code's own rules and
-    # prompts still apply to it (an `allow` would skip them: every gate miss would run unasked).
     from runtime.manifests.locate import shipped_catalog
 
     on_path = shutil.which("runtime")
@@ -50,9 +48,32 @@ def hook_command(executable: str, catalog_root: str, role: str | None, project: 
         inside = _in_project(task, project)
         words += ["--task", inside or shlex.quote(os.path.realpath(task))]
         portable = portable and inside is not None
-    words += ["--on-allow", "defer"]
-    words += ["--role", shlex.quote(role)] if role else ["--main-session", "defer"]
-    return " ".join(words), portable
+    return " ".join(words + session_options(role)), portable
+
+
+def session_options(role: str | None) -> list[str]:
+    """The options of `runtime check` that gate a person's own session, shell-quoted: allowed calls
+    deferred to Claude Code's own rules, the main session judged by ``role`` (else `SESSION_ROLE`).
+
+    `hook install` and the plugin's hooks file (``runtime.tooling.claude_plugin``) both end their
+    command with these, so the two ways in gate alike.
+    """
+    # An interactive session: a call the gate allows gets no decision, so Claude Code's own rules and
+    # prompts still apply to it (an `allow` would skip them: every gate miss would run unasked).
+    return ["--on-allow", "defer", *(["--role", shlex.quote(role)] if role else ["--main-session", SESSION_ROLE])]
+
+
+# The role `runtime hook install` gates a person's own main session with, when no --role is given.
+SESSION_ROLE = "session"
+
+
+def needs_task_scope(role: ResolvedRole) -> bool:
+    """Whether ``role`` writes only inside a task's scope and sets none of its own: without a task,
+    a session gated by it could write nothing."""
+    atoms = {a.name for a in role.atoms}
+    globs = role.params.get("scope::files-whitelist", {}).get("globs")
+    writes = {"Write", "Edit", "MultiEdit", "NotebookEdit"} & set(role.tools)
+    return bool(writes) and "scope::files-whitelist" in atoms and not globs
 
 
 def _is_ours(entry: Any, executable: str) -> bool:

@@ -62,6 +62,7 @@ from runtime.manifests.globs import check_glob, literal_parts
 from runtime.manifests.role import load_role
 from runtime.manifests.task import Task
 from runtime.policy.compile import compile_policy
+from runtime.tooling.claude import SESSION_ROLE
 
 # What of `.git` makes git run code (hooks, configuration naming programs, submodules' and linked
 # worktrees' own copies of both): read-only even for a role that commits.
@@ -242,9 +243,6 @@ def unavailable_note() -> str | None:
         return (f"{' and '.join(missing)} not found: Claude Code refuses to start here until they are installed "
                 f"(apt-get install {' '.join(missing)}), rather than run commands outside its sandbox")
     return None
-
-
-SESSION_ROLE = "session"  # the role of a person's own main session when `hook install` names none
 
 
 def role_sandbox(catalog: Catalog, role: str | None, task: Task | None, root: Path, settings_file: Path) -> SandboxBlock:

@@ -1,8 +1,9 @@
 """`runtime explain`, `--version`, `check --help`: answers for a person, from the real gate."""
 
 import json
+import os
 
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli
 
 
 def test_explain_gives_the_gates_decision_atom_and_reason(tmp_path):
@@ -51,3 +52,17 @@ def test_json_on_the_maintenance_commands(tmp_path):
     migrate = run_cli("migrate", "--check", "--json", "--catalog", str(REPO), cwd=REPO)
     assert migrate.returncode == 0 and json.loads(migrate.stdout) == {"names": [], "rules": [], "examples": [], "renamed": [],
                                                                       "written": False}
+
+
+def test_explain_words_a_session_role_as_its_hook_does(tmp_path):
+    """A role for a person's own session answers with the words that session hears from the hook."""
+    call = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path),
+            "tool_input": {"file_path": str(tmp_path / ".claude/settings.json"), "content": "{}"}}
+    hook = run_cli("check", "--catalog", str(REPO), "--main-session", "session", input=json.dumps(call),
+                   env={"CLAUDE_PROJECT_DIR": str(tmp_path), "RUNTIME_CACHE_DIR": str(tmp_path / "cache")})
+    told = json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    asked = run_cli("explain", "--role", "session", "--tool", "Write", "--json", ".claude/settings.json", cwd=tmp_path)
+    reason = json.loads(asked.stdout)["reason"]
+    assert hook.returncode == 2 and asked.returncode == 2 and told.startswith(reason), (told, reason)
+    assert "tell the person" in reason and "report" not in reason and "orchestrator" not in reason, reason
+    assert os.listdir(tmp_path) == ["cache"]  # nothing written but the hook's policy cache

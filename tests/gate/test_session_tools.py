@@ -108,4 +108,4 @@ def test_a_role_that_is_not_a_boolean_is_refused(catalog_copy):
 def test_doc_roles_shows_which_roles_have_them(catalog_copy):
     text = render(Catalog(catalog_copy))
     row = next(line for line in text.splitlines() if line.startswith("| Session tools (TodoWrite") and "✓" in line)
-    assert row.count("✓") == 4 and row.count("✗") == 1  # every spawnable role; git-ops shows none
+    assert row.count("✓") == 5 and row.count("✗") == 1  # every spawnable role and the session role; git-ops shows none

@@ -23,6 +23,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 import os
 import re
 
+from runtime.gate.audience import phrase
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
 from runtime.gate.grammar import (
@@ -193,10 +194,8 @@ class BashAllowlist(Gate):
         if rules is None:
             instead = _INSTEAD.get(name)
             step = f"; {instead}" if instead else ""
-            return deny(f"`{name}` is not an allowed program for this role (allowed: {self.programs}){step}; if the "
-                        "task needs it, say so in your report: a person can allow it for this repository with a rule "
-                        "in its project catalog (`runtime init`, then `.agent-runtime/roles/project.toml`)",
-                        self.atom, name)
+            return deny(f"`{name}` is not an allowed program for this role (allowed: {self.programs}){step}; "
+                        f"{phrase(ctx.policy.audience, 'unlisted-program')}", self.atom, name)
         if len(rules) == 1:
             return self._judge(rules[0], cmd, ctx)[0]
         refusal: GateDecision | None = None
@@ -567,7 +566,7 @@ class BashAllowlist(Gate):
             if relative_to(resolved, ctx.policy.root) is None:
                 return deny(f"`{what} {value}` is outside the worktree; this program loads code from the paths it is given, "
                             "so keep them inside", self.atom, what)
-            why = protected_reason(resolved, ctx.policy.protected, ctx.policy.exempt, ctx.policy.root)
+            why = protected_reason(resolved, ctx.policy.protected, ctx.policy.exempt, ctx.policy.root, ctx.policy.audience)
             if why is not None:
                 # It loads code from there and writes its caches there (pytest's .pytest_cache in `.git`).
                 return deny(f"`{what} {value}`: {why}", self.atom, what)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+from runtime.gate.audience import phrase
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
 from runtime.gate.kinds.write_scope import GlobMatch, holds_any, literal_prefixes
@@ -30,7 +31,8 @@ class DepFiles(Gate):
 
     def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision | None:
         if rel is not None and self.globs and (self.match.match(rel) or (not ctx.folder and holds_any(rel, self.prefixes))):
-            return deny(f"`{rel}` declares or locks dependencies; this task may not change them (say in your report what you need)", self.atom, "dep-files")
+            return deny(f"`{rel}` declares or locks dependencies; this task may not change them "
+                        f"({phrase(ctx.policy.audience, 'dependencies')})", self.atom, "dep-files")
         return None
 
     def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
@@ -40,5 +42,6 @@ class DepFiles(Gate):
         words = (cmd.name, *[a for a in cmd.args if not a.startswith("-")])
         for prefix in prefixes:
             if words[: len(prefix)] == prefix:
-                return deny(f"`{' '.join(prefix)}` changes dependencies; this task may not (say in your report what you need)", self.atom, " ".join(prefix))
+                return deny(f"`{' '.join(prefix)}` changes dependencies; this task may not "
+                            f"({phrase(ctx.policy.audience, 'dependencies')})", self.atom, " ".join(prefix))
         return None

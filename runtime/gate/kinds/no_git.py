@@ -4,6 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+from runtime.gate.audience import phrase
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
 
@@ -24,11 +25,12 @@ class NoGit(Gate):
         name = cmd.name.lower()
         if name in self.programs or name.startswith("git-"):
             return deny(
-                f"`{cmd.name}` is a git tool{f' (run through `{cmd.via.strip()}`)' if cmd.via else ''}: agents never run git; "
-                "the orchestrator commits your verified work, so just edit files and report",
+                f"`{cmd.name}` is a git tool{f' (run through `{cmd.via.strip()}`)' if cmd.via else ''}: "
+                f"{phrase(ctx.policy.audience, 'git')}",
                 self.atom, cmd.name,
             )
         for key, _ in cmd.assigns:
             if key.upper().startswith("GIT_"):
-                return deny(f"`{key}` configures git; agents never run git: run the command without it", self.atom, key)
+                return deny(f"`{key}` configures git; {phrase(ctx.policy.audience, 'git-variable')}: run the command "
+                            "without it", self.atom, key)
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+from runtime.gate.audience import phrase
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
 
@@ -25,12 +26,12 @@ class NoNetwork(Gate):
 
     def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
         if tool in self.tools:
-            return deny(f"`{tool}` needs the network, which this role does not have; work with what the worktree "
-                        "holds, and say in your report what you needed from the network", self.atom, tool)
+            return deny(f"`{tool}` needs the network, which this role does not have; "
+                        f"{phrase(ctx.policy.audience, 'network')}", self.atom, tool)
         return None
 
     def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         if cmd.name in self.programs:
-            return deny(f"`{cmd.name}` uses the network, which this role does not have; work with what the worktree holds, "
-                        "and say in your report what you needed from the network", self.atom, cmd.name)
+            return deny(f"`{cmd.name}` uses the network, which this role does not have; "
+                        f"{phrase(ctx.policy.audience, 'network')}", self.atom, cmd.name)
         return None

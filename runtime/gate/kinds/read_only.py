@@ -4,6 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+from runtime.gate.audience import phrase
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate
 
@@ -24,11 +25,13 @@ class ReadOnly(Gate):
     kind = "read-only"
 
     def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision | None:
-        return deny(f"this role is read-only: it may not write `{rel if rel is not None else resolved}`; report what should change instead", self.atom, "read-only")
+        return deny(f"this role is read-only: it may not write `{rel if rel is not None else resolved}`; "
+                    f"{phrase(ctx.policy.audience, 'read-only')}", self.atom, "read-only")
 
     def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         if cmd.name in WRITERS:
-            return deny(f"this role is read-only: `{cmd.name}` changes files; report what should change instead", self.atom, cmd.name)
+            return deny(f"this role is read-only: `{cmd.name}` changes files; "
+                        f"{phrase(ctx.policy.audience, 'read-only')}", self.atom, cmd.name)
         if cmd.name in ("sed", "perl", "ruby") and any(a == "-i" or a.startswith(("-i", "--in-place")) for a in cmd.args):
             return deny(f"this role is read-only: `{cmd.name} -i` edits files in place", self.atom, cmd.name)
         return None
