@@ -14,7 +14,7 @@ def test_the_ci_checks_pass_on_a_wheel_install(tmp_path):
     out = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(REPO)],
                    check=True, capture_output=True, timeout=600)
-    wheel = next(out.glob("agent_runtime-*.whl"))
+    wheel = next(out.glob("agent_role_runtime-*.whl"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = Path(subprocess.run([str(venv / "bin/python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
