@@ -113,7 +113,7 @@ def _install(form: str, wheel: Path, root: Path) -> Install:
     _run([tool("uv"), "venv", "--quiet", "--python", _interpreter(), str(project / ".venv")], env)
     venv = project / ".agent-runtime/venv"
     _run([tool("uv"), "venv", "--quiet", "--python", _interpreter(), str(venv)], env)
-    _run([tool("uv"), "pip", "install", "--quiet", "--python", str(venv / "bin/python"), str(wheel)], env)
+    _run([tool("uv"), "pip", "install", "--quiet", "--python", str(venv), str(wheel)], env)  # as the README says
     return Install(form, venv / "bin/runtime", venv / "bin/python", {}, project)
 
 
