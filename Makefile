@@ -6,7 +6,7 @@ CLAUDE_VERSION := 2.1.332
 CLAUDE_DIR := .cache/claude-code
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 
-.PHONY: demo test test-fast lint bench fuzz-gate clean
+.PHONY: demo test test-fast lint bench fuzz-gate clean system-deps
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +42,14 @@ demo: $(VENV)/.demo
 # workers finish in about two thirds of the time on two cores. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 
-test: $(VENV)/.dev $(CLAUDE_STAMP)
-	@RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest -n $(TEST_WORKERS); rc=$$?; \
+# The system packages the suite needs (bubblewrap, strace, setpriv, libseccomp, socat, cargo, go, ...):
+# installed with apt-get when missing and root, else named in one line.
+system-deps:
+	@bash scripts/system-deps.sh
+
+# rustup's cargo, where it is installed, for the toolchain tests.
+test: system-deps $(VENV)/.dev $(CLAUDE_STAMP)
+	@PATH="$$HOME/.cargo/bin:$$PATH" RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest -n $(TEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests; the suite is missing" >&2; fi; exit $$rc
 
 # Everything but the suites that start real agents, sandboxes or the Claude Code CLI: a minute or so.
@@ -66,6 +72,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/workspace.py
 	$(BIN)/python bench/scratch.py
 	$(BIN)/python bench/sandbox_start.py
+	$(BIN)/python bench/install.py
 
 # A long random run of the gate's differential tests (commands the gate allows, run for real).
 fuzz-gate: $(VENV)/.dev

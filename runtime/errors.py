@@ -32,6 +32,22 @@ class UsageError(FatalError):
     """The command line itself is wrong."""
 
 
+class MissingExtra(FatalError):
+    """An optional part of the installation is missing: one line naming the extra that brings it.
+
+    The core install carries no model SDK and no cluster client (a hook in a project's own
+    environment should not pull either); what needs one says which extra to add.
+    """
+
+    def __init__(self, what: str, extra: str) -> None:
+        from runtime import DISTRIBUTION
+
+        self.extra = extra
+        super().__init__(f"{what} needs the `{extra}` extra, which this installation lacks: "
+                         f"pip install '{DISTRIBUTION}[{extra}]' (for a uv tool: uv tool install "
+                         f"'{DISTRIBUTION}[{extra}]')")
+
+
 class ManifestError(FatalError):
     """A manifest file is wrong: reported as ``file:line: message``."""
 

@@ -78,7 +78,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 # Suites that start real agents, sandboxes, git repositories of plans or the Claude Code CLI.
-_SLOW_FOLDERS = ("spawn", "orchestration", "sandbox", "approvals", "realrepos")
+_SLOW_FOLDERS = ("spawn", "orchestration", "sandbox", "approvals", "realrepos", "dist")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -233,8 +233,10 @@ def build_parser():
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
+    from runtime import DISTRIBUTION
+
     try:
-        return version("agent-runtime")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
         return "unknown"
 

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from runtime.errors import UsageError
+from runtime.errors import MissingExtra, UsageError
 from runtime.printable import printable
 
 
@@ -42,6 +42,17 @@ def _check_models(args) -> None:
             problem = model_problem(model, api_base)
             if problem is not None:
                 raise UsageError(f"{flag}: {problem}")
+
+
+def _check_plan_models(args, plan) -> None:
+    """A plan's own planner and reviewer are called through litellm like an agent's model: without the
+    `models` extra, one line now rather than a failed call once agents have run."""
+    from runtime.models.llm import get_litellm, is_scripted
+
+    specs = [plan.reviewer] + ([] if args.planner_model else [plan.planner])
+    for spec in specs:
+        if spec is not None and not is_scripted(spec.model):
+            get_litellm(spec.model)
 
 
 def _planner_config(args, plan=None):
@@ -153,7 +164,7 @@ def _executor(args, plan):
     except ImportError as exc:
         if exc.name != "ray":
             raise
-        raise UsageError("--executor ray needs Ray: pip install 'agent-runtime[ray]'") from None
+        raise MissingExtra("--executor ray", "ray") from None
     return ray_executor(args.ray_address or plan.ray_address)
 
 
@@ -191,6 +202,7 @@ def run(args) -> int:
             print("The planner produced no valid plan:", *[f"- {printable(e)}" for e in errors], sep="\n",
                   file=sys.stderr)
             return 2
+    _check_plan_models(args, plan)
     executor = _executor(args, plan)
     if args.save_plan:
         print(f"plan saved to {save_plan(Path(args.save_plan), plan.data)}", file=sys.stderr)

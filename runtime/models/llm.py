@@ -29,10 +29,10 @@ the error lines, the raw content and the reply, so that the caller can send the 
 model in its own conversation. A content wrapped in one Markdown code fence is unwrapped first.
 pydantic is imported only by that call, like litellm.
 
-Models named ``scripted/<anything>`` go to the scripted provider (``runtime.models.scripted``),
-registered once in ``litellm.custom_provider_map``. It takes the script and the agent id from
-``metadata={"script": path, "agent_id": id}`` (``complete`` fills them from the request), so
-``litellm.completion(model="scripted/x", messages=..., metadata=...)`` works directly too.
+Models named ``scripted/<anything>`` are played by ``runtime.models.scripted`` in this process,
+never through litellm: litellm is the optional ``models`` extra, and scripted runs (the demo, the
+tests, a first spawn) work on the core install. Without litellm, any other model is one line naming
+the extra to install (``MissingExtra``), from ``model_problem`` before a run creates anything.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from runtime.errors import ManifestError
+from runtime.errors import ManifestError, MissingExtra
 from runtime.models import scripted
 from runtime.models.types import ModelError, ModelReply, ModelRequest, ToolCall, one_line
 
@@ -61,16 +61,22 @@ _LOCK = threading.Lock()
 _LITELLM: Any = None
 
 
-def get_litellm() -> Any:
-    """The litellm module, imported once (offline cost map, quiet, scripted provider registered)."""
+def get_litellm(model: str | None = None) -> Any:
+    """The litellm module, imported once (offline cost map, quiet); ``MissingExtra`` when it is not
+    installed (``model`` names what needed it)."""
     global _LITELLM
     with _LOCK:
         if _LITELLM is None:
             os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-            import litellm
+            try:
+                import litellm
+            except ImportError as exc:
+                if exc.name != "litellm":
+                    raise  # litellm is there and broken: its own error says more than a hint would
+                what = f"`{model}` (a model called through litellm)" if model else "a model call through litellm"
+                raise MissingExtra(what, "models") from None
 
             litellm.suppress_debug_info = True  # else unknown models print "Provider List: ..." to stdout
-            _register_scripted(litellm)
             _LITELLM = litellm
     return _LITELLM
 
@@ -88,7 +94,10 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
     """
     if is_scripted(model):
         return None
-    litellm = get_litellm()
+    try:
+        litellm = get_litellm(model)
+    except MissingExtra as exc:
+        return str(exc)
     try:
         provider = litellm.get_llm_provider(model, api_base=api_base)[1]
     except Exception:  # noqa: BLE001 - litellm raises its own BadRequestError family here
@@ -104,55 +113,6 @@ def model_problem(model: str, api_base: str | None = None) -> str | None:
 
         return local_server_problem(api_base)
     return None
-
-
-def _register_scripted(litellm: Any) -> None:
-    if any(item.get("provider") == SCRIPTED_PROVIDER for item in litellm.custom_provider_map):
-        return
-    litellm.custom_provider_map = [
-        *litellm.custom_provider_map,
-        {"provider": SCRIPTED_PROVIDER, "custom_handler": _scripted_provider_class(litellm)()},
-    ]
-
-
-def _scripted_provider_class(litellm: Any) -> type:
-    """The litellm ``CustomLLM`` serving scripted models (defined here: subclassing needs litellm)."""
-    from litellm import CustomLLM
-    from litellm.llms.custom_llm import CustomLLMError
-
-    class ScriptedLLM(CustomLLM):
-        def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
-                       model_response: Any, print_verbose: Callable, encoding: Any, api_key: Any,
-                       logging_obj: Any, optional_params: dict, acompletion: Any = None,
-                       litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
-                       timeout: Any = None, client: Any = None) -> Any:
-            metadata = (litellm_params or {}).get("metadata") or {}
-            script = metadata.get("script")
-            if not script:
-                raise CustomLLMError(400, f"scripted/{model}: no script (pass metadata={{'script': PATH}})")
-            agent_id = str(metadata.get("agent_id") or "default")
-            try:
-                played = scripted.play(script, agent_id, messages, optional_params.get("tools"))
-            except ManifestError as exc:
-                raise CustomLLMError(400, str(exc)) from None
-            message: dict[str, Any] = {"role": "assistant", "content": played.content}
-            if played.tool_calls:
-                message["tool_calls"] = [
-                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                    for c in played.tool_calls
-                ]
-            return litellm.ModelResponse(
-                model=f"{SCRIPTED_PROVIDER}/{model}",
-                choices=[{"index": 0, "message": message,
-                          "finish_reason": "tool_calls" if played.tool_calls else "stop"}],
-                usage={"prompt_tokens": played.prompt_tokens, "completion_tokens": played.completion_tokens,
-                       "total_tokens": played.prompt_tokens + played.completion_tokens},
-            )
-
-        async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
-            return self.completion(*args, **kwargs)
-
-    return ScriptedLLM
 
 
 def is_scripted(model: str) -> bool:
@@ -243,6 +203,8 @@ def _validation_lines(exc: Any, limit: int = 20) -> list[str]:
 
 def _complete(request: ModelRequest, extra: dict[str, Any], *, api_key: str | None, backoff_s: float,
               sleep: Callable[[float], None]) -> ModelReply:
+    if is_scripted(request.model):
+        return _play(request)
     kwargs: dict[str, Any] = {
         "model": request.model,
         "messages": copy.deepcopy(request.messages),
@@ -256,16 +218,10 @@ def _complete(request: ModelRequest, extra: dict[str, Any], *, api_key: str | No
     if api_key is not None:
         kwargs["api_key"] = api_key
     kwargs.update(extra)
-    if is_scripted(request.model):
-        if not request.script:
-            raise ModelError(f"{request.model}: a scripted model needs a script file")
-        try:
-            scripted.load_script(request.script)  # a bad script is not worth retrying
-        except ManifestError as exc:
-            raise ModelError(f"{request.model}: bad script: {exc}") from None
-        kwargs["metadata"] = {"script": request.script, "agent_id": request.agent_id}
-
-    litellm = get_litellm()
+    try:
+        litellm = get_litellm(request.model)
+    except MissingExtra as exc:  # model_problem said so before the run; a call still ends as a model failure
+        raise ModelError(str(exc)) from None
     attempts = 1 + max(0, request.max_retries)
     for attempt in range(1, attempts + 1):
         try:
@@ -277,6 +233,18 @@ def _complete(request: ModelRequest, extra: dict[str, Any], *, api_key: str | No
             raise ModelError(f"{request.model}: {_describe(exc)} (attempt {attempt} of {attempts})") from None
         return _to_reply(litellm, response, request.model)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _play(request: ModelRequest) -> ModelReply:
+    """The scripted model's next turn, in this process: no retries (a script does not fail in passing)."""
+    if not request.script:
+        raise ModelError(f"{request.model}: a scripted model needs a script file")
+    try:
+        played = scripted.play(request.script, request.agent_id or "default", request.messages, request.tools or None)
+    except ManifestError as exc:
+        raise ModelError(f"{request.model}: bad script: {exc}") from None
+    calls = [_tool_call(c["id"], c["name"], c["arguments"]) for c in played.tool_calls]
+    return ModelReply(played.content, calls, played.prompt_tokens, played.completion_tokens, 0.0)
 
 
 def _retryable(litellm: Any, exc: BaseException) -> bool:
@@ -330,8 +298,6 @@ def _tool_call(call_id: str, name: str, raw: Any) -> ToolCall:
 
 
 def _cost(litellm: Any, response: Any, model: str) -> float:
-    if is_scripted(model):
-        return 0.0
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     if isinstance(cost, (int, float)) and not isinstance(cost, bool):

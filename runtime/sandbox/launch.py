@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -22,8 +23,13 @@ from runtime.sandbox.seccomp import filter_program, program_fd
 
 
 def preflight() -> None:
-    """Everything a sandbox needs, checked before a spawn creates anything: bubblewrap, libseccomp,
-    setpriv for a root orchestrator, user namespaces for any other. One line when something is missing."""
+    """Everything a sandbox needs, checked before a spawn creates anything: Linux, bubblewrap,
+    libseccomp, setpriv for a root orchestrator, user namespaces for any other. One line when
+    something is missing."""
+    if not sys.platform.startswith("linux"):
+        # bubblewrap, seccomp and the namespaces are Linux's (WSL2 runs a Linux kernel): "install
+        # bubblewrap" would send a macOS or Windows user after a package their system does not have.
+        raise SandboxUnavailable(platform_line())
     exe = bwrap_path()
     if exe is None:
         raise SandboxUnavailable()
@@ -32,6 +38,11 @@ def preflight() -> None:
         setpriv_path()
     else:
         check_user_namespaces(exe)
+
+
+def platform_line() -> str:
+    return (f"the OS sandbox runs on Linux only (WSL2 included), not on {sys.platform}: pass --no-os-sandbox to run "
+            "the agent under the gate alone, in its strict mode")
 
 
 # Run by setpriv once the parent-death signal is armed: if the orchestrator died before that, the

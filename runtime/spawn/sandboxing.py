@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +81,27 @@ def runtime_binds() -> list[Path]:
     return sorted(p for p in paths if p.exists())
 
 
+def runtime_in_checkout(mounts: ToolchainMounts) -> ToolchainMounts:
+    """``mounts`` with the runtime's own folders that lie inside the main checkout added as toolchain
+    folders. Where the toolchain shows the worktree at the main checkout's path, that mirror covers
+    them: a project-local install (`.agent-runtime/venv`) would lose the agent its interpreter. As
+    toolchain folders they are bound again over the mirror (and on an empty mount point in the
+    worktree, which git does not see), read-only like the rest."""
+    repo = mounts.repo.resolve()
+    held = [repo / rel for _, rel in mounts.folders]
+    extra: list[tuple[Path, str]] = []
+    for path in sorted(runtime_binds(), key=lambda p: len(p.parts)):  # a venv before its site-packages
+        if path.is_relative_to(repo) and path != repo and not any(path.is_relative_to(h) for h in held):
+            extra.append((path, str(path.relative_to(repo))))
+            held.append(path)
+    return replace(mounts, folders=(*mounts.folders, *extra)) if extra else mounts
+
+
 def with_toolchain(spec: SandboxSpec, mounts: ToolchainMounts | None) -> SandboxSpec:
     """``spec`` showing the repository's toolchain read-only, its folders first on PATH."""
     if mounts is None:
         return spec
+    mounts = runtime_in_checkout(mounts)
     make_mount_points(mounts, spec.worktree)
     spec.toolchain_binds = mounts.binds(spec.worktree)
     spec.expose(mounts.expose)

@@ -14,7 +14,9 @@ and its tests run without what was thrown away: work that needed such a file
 fails there, with feedback. Everything else outside the scope (a tracked file
 changed, deleted or renamed, a path into `.git`) stays for verify to reject.
 
-Deletion never follows a symlink: each path is reached folder by folder from
+When the tree holds a hazard (`runtime.workspace.hazards`: a nested repository,
+a folder git cannot hold), nothing is thrown away: verify rejects the work and
+says why. Deletion never follows a symlink: each path is reached folder by folder from
 the worktree, and a path whose folder is a symlink or gone is left alone.
 """
 
@@ -27,6 +29,7 @@ from typing import Any
 
 from runtime.verify.kinds.base import compile_globs, listing
 from runtime.verify.kinds.scope import unsafe_reason
+from runtime.workspace import hazards
 from runtime.workspace.changes import changed_paths
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, folder_under
@@ -47,9 +50,13 @@ def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, po
     if globs is None:
         return []
     inside = compile_globs(globs)
+    if hazards.survey(os.path.realpath(worktree)):
+        # A nested repository or a folder git cannot hold: verify reports it, with its reason, and rejects the
+        # work; listing the changes here would clear it first and leave verify nothing to see.
+        return []
     try:
-        changes = changed_paths(git, worktree, base, clear_nested=True)
-    except GitError:
+        changes = changed_paths(git, worktree, base)
+    except (GitError, hazards.NestedRepositories):
         return []  # verify lists the changes again, and says why it cannot
     doomed = [c.path for c in changes
               if c.kind == "added" and c.old_path is None and unsafe_reason(c.path) is None

@@ -271,6 +271,15 @@ def test_a_go_module(tmp_path):
     assert (repo / ".agent-runtime/tasks/example.toml").read_text().count('files-whitelist = ["**/*.go"]') == 1
 
 
+def test_a_project_with_a_test_command_and_no_checks_gets_a_template_that_lints(tmp_path):
+    """The first spawn starts from the template: with no check found it still names the key its role needs."""
+    repo = _repo(tmp_path, {"Makefile": "test:\n\tpython3 -m unittest discover -s tests -v\n",
+                            "tests/test_probe.py": "import unittest\n"})
+    report = _init(repo)
+    task = _works(repo, report)
+    assert task == {"test-command": "python3 -m unittest discover -s tests -v", "check-commands": []}
+
+
 PRE_COMMIT = """repos:
   - repo: https://github.com/astral-sh/ruff-pre-commit
     rev: v0.4.4

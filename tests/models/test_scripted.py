@@ -1,9 +1,10 @@
-"""The scripted model: file format, validation with line numbers, playback, the litellm provider."""
+"""The scripted model: file format, validation with line numbers, playback (without litellm)."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,30 +120,24 @@ def test_missing_script_is_a_manifest_error(tmp_path):
         scripted.load_script(tmp_path / "nope.toml")
 
 
-# -- through litellm ----------------------------------------------------------------------------------
+# -- without litellm ----------------------------------------------------------------------------------
 
-def test_litellm_completion_with_the_scripted_provider(script):
-    litellm = llm.get_litellm()
-    meta = {"script": str(script), "agent_id": "ag-lite"}
-    first = litellm.completion(model="scripted/x", messages=MESSAGES, metadata=meta)
-    message = first.choices[0].message
-    assert [(tc.id, tc.function.name, json.loads(tc.function.arguments)) for tc in message.tool_calls] == [
+def test_a_scripted_model_is_played_without_litellm(script, monkeypatch):
+    """litellm is the optional `models` extra: a scripted call must work where importing it fails."""
+    monkeypatch.setitem(sys.modules, "litellm", None)  # `import litellm` raises ImportError
+    monkeypatch.setattr(llm, "_LITELLM", None)
+    request = ModelRequest(model="scripted/x", messages=MESSAGES, tools=[], script=str(script), agent_id="ag-lite")
+    first = llm.complete(request)
+    assert [(c.id, c.name, c.arguments) for c in first.tool_calls] == [
         ("call_1", "Bash", {"command": "git push"}),
         ("call_2", "Write", {"file_path": "../outside.txt", "content": "x"}),
     ]
-    assert first.choices[0].finish_reason == "tool_calls"
-    assert first.usage.prompt_tokens > 0 and first.usage.completion_tokens > 0
+    assert first.prompt_tokens > 0 and first.completion_tokens > 0 and first.cost_usd == 0.0
     for _ in range(2):
-        litellm.completion(model="scripted/other-name", messages=MESSAGES, metadata=meta)
-    last = litellm.completion(model="scripted/x", messages=MESSAGES, metadata=meta)
-    assert last.choices[0].message.content == "Fixed it."
-    assert not last.choices[0].message.tool_calls
-
-
-def test_litellm_completion_without_a_script_fails_cleanly():
-    litellm = llm.get_litellm()
-    with pytest.raises(Exception, match="no script"):
-        litellm.completion(model="scripted/x", messages=MESSAGES)
+        llm.complete(request)
+    last = llm.complete(request)
+    assert last.content == "Fixed it." and last.tool_calls == []
+    assert llm.model_problem("scripted/x") is None
 
 
 def test_complete_plays_the_script_and_persists_across_attempts(script):

@@ -39,7 +39,7 @@ def _need_cluster_tools() -> None:
     try:
         import ray  # noqa: F401
     except ImportError:
-        missing.append("ray (pip install 'agent-runtime[ray]')")
+        missing.append("ray (pip install 'agent-role-runtime[ray]')")
     if missing:
         if os.environ.get("CI"):
             pytest.fail(f"the Ray tests need {', '.join(missing)}")

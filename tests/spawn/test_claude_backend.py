@@ -273,8 +273,9 @@ def test_gated_keyless_agent_commits_only_verified_work(project, tmp_path):
             assert SECRET.encode() not in path.read_bytes(), path
 
 
-def test_verify_rejects_an_out_of_scope_write_the_gate_allowed(project, tmp_path):
-    """The gate allowed every call; the sandbox let the effect through; verify caught it."""
+def test_an_out_of_scope_file_the_gate_allowed_never_lands(project, tmp_path):
+    """The gate allowed every call; the sandbox let the effect through (a new file beside the scope); it was
+    thrown away before verify, said so, and is in no commit."""
     repo, base = project
     state, agent_id = tmp_path / "state", "ag-claude-planter"
     worktree = state / "worktrees" / agent_id
@@ -290,17 +291,15 @@ def test_verify_rejects_an_out_of_scope_write_the_gate_allowed(project, tmp_path
         task = _task(tmp_path, agent_id, server.url, ["src/**", "tests/new/**"], retries=0)
         proc, outcome = _spawn(repo, state, task)
     why = _describe(proc, state, agent_id)
-    assert proc.returncode == 2 and outcome.get("label") == "rejected", why
+    assert proc.returncode == 0 and outcome.get("label") == "ok", why
     (attempt,) = outcome["attempts"]
     assert (attempt["denials"], attempt["tool_calls"]) == (0, 3), why
     assert [r["decision"] for r in _gate_records(state, repo)] == ["allow"] * 3
-    rejected = [c for c in attempt["checks"] if c["status"] == "rejected"]
-    assert [c["atom"] for c in rejected] == ["scope::files-whitelist"], attempt["checks"]
-    assert "tests/planted.py" in rejected[0]["feedback"]
-    # Unverified work is never committed as verified: the branch holds an inspection commit only.
-    assert outcome["commit"] is None and outcome["inspection"]
-    assert "tests/planted.py" in _git(repo, "diff", "--name-only", base, outcome["inspection"]).splitlines()
-    assert _git(repo, "rev-parse", "trunk") == base
+    (scratch,) = [c for c in attempt["checks"] if c["kind"] == "scratch"]
+    assert "`tests/planted.py`" in scratch["feedback"], attempt["checks"]
+    changed = _git(repo, "diff", "--name-only", base, outcome["commit"]).splitlines()
+    assert sorted(changed) == ["src/calc.py", "tests/new/conftest.py"], changed
+    assert not (worktree / "tests/planted.py").exists()
     assert all(r.headers.get("x-api-key") == SECRET for r in server.requests)
 
 

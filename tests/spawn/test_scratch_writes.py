@@ -71,3 +71,14 @@ def test_a_scope_of_nothing_throws_every_new_file_away(agent):
     git, wt, base = agent
     (wt / "new.txt").write_text("x")
     assert throw_away_scratch(git, wt, base, _policy()) == ["new.txt"]
+
+
+def test_a_tree_with_a_nested_repository_is_left_for_verify_to_reject(agent):
+    """Listing the changes would clear the nested repository first, and verify would no longer see it."""
+    import subprocess
+    git, wt, base = agent
+    (wt / "vendor").mkdir()
+    subprocess.run(["git", "init", "-q", str(wt / "vendor")], check=True)
+    (wt / "scratch.txt").write_text("x")
+    assert throw_away_scratch(git, wt, base, _policy("src/**")) == []
+    assert (wt / "vendor" / ".git").is_dir() and (wt / "scratch.txt").exists()

@@ -149,6 +149,9 @@ def task_text(repo: Path, outcomes: list[Outcome]) -> str | None:
         lines.append("check-commands = [")
         lines += [f"    {json.dumps(o.found.command)},  # {o.found.origin.describe()}" for o in checks]
         lines.append("]")
+    else:
+        # quality::check-green takes its commands from the task: without the key the template fails lint.
+        lines.append("check-commands = []  # none found: the repository's lint or type checks go here")
     lines += [
         "",
         "[agent]",

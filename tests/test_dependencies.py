@@ -1,0 +1,66 @@
+"""What the runtime imports is what it declares: the core install carries every module the core
+imports, and the optional parts (litellm for model calls, Ray for clusters) are imported by one module
+each, behind their extra. `bench/install.py` measures what the core install weighs."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+
+from runtime import DISTRIBUTION
+from tests.conftest import REPO
+
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+# Extra -> the one module that may import it (lazily, turning its absence into one line).
+OPTIONAL = {"litellm": ("models", "runtime/models/llm.py"), "ray": ("ray", "runtime/orchestration/ray_executor.py")}
+
+
+def _name(requirement: str) -> str:
+    match = re.match(r"[A-Za-z0-9._-]+", requirement)
+    assert match, requirement
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower()
+
+
+def _third_party(path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return {m for m in found if m != "runtime" and m not in sys.stdlib_module_names}
+
+
+def test_the_distribution_is_named_in_one_place():
+    assert PROJECT["name"] == DISTRIBUTION == "agent-role-runtime"
+    assert PROJECT["scripts"] == {"runtime": "runtime.cli.main:main"}
+
+
+def test_the_core_declares_no_model_sdk_and_the_extras_hold_them():
+    core = {_name(r) for r in PROJECT["dependencies"]}
+    assert not core & {"litellm", "openai", "anthropic", "mcp", "tokenizers", "huggingface-hub", "boto3"}
+    extras = PROJECT["optional-dependencies"]
+    assert [_name(r) for r in extras["models"]] == ["litellm"]
+    assert f"{DISTRIBUTION}[models]" in extras["dev"]  # the suite exercises model calls through litellm
+
+
+def test_every_module_the_runtime_imports_is_a_declared_dependency_or_behind_its_extra():
+    core = {_name(r) for r in PROJECT["dependencies"]}
+    providers = packages_distributions()
+    wrong = []
+    for path in sorted((REPO / "runtime").rglob("*.py")):
+        where = str(path.relative_to(REPO))
+        for module in sorted(_third_party(path)):
+            if module in OPTIONAL:
+                extra, allowed = OPTIONAL[module]
+                if where != allowed:
+                    wrong.append(f"{where} imports {module}, which only {allowed} may (the `{extra}` extra)")
+                continue
+            dists = {_name(d) for d in providers.get(module, [])}
+            if not dists & core:
+                wrong.append(f"{where} imports {module} ({', '.join(sorted(dists)) or 'not installed'}), "
+                             "which the core dependencies do not declare")
+    assert wrong == []
