@@ -84,6 +84,19 @@ def _check_toolchain_scope(toolchain: Toolchain, values: dict[str, dict[str, Any
                                 f"write scope: the agent could put any program there; narrow the scope or deny `{folder}/**`")
 
 
+def _keep_sessions_off_the_toolchain(toolchain: Toolchain, values: dict[str, dict[str, Any]], role: ResolvedRole) -> None:
+    """A person's session (`for-sessions`), whose scope is the whole repository, writes none of the toolchain's
+    folders: they join its denylist. A task's role must leave them out of its scope itself (the check above
+    refuses it); a session's has no task to narrow, and refusing it left every call of a session in a
+    repository with a `.venv` denied (its policy could not compile)."""
+    if not role.for_sessions or not toolchain.folders:
+        return
+    for name, have in values.items():
+        if _gate(role, name) == "write-denylist":
+            have["globs"] = [*have["globs"], *(f for f in toolchain.folders if f not in have["globs"])]
+            return
+
+
 _MAX_PACKAGE_JSON = 1 << 20
 
 
@@ -126,6 +139,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     values = param_values(role, task)
     check_role_coherent(role, values)
     toolchain = catalog.toolchain
+    _keep_sessions_off_the_toolchain(toolchain, values, role)
     _check_toolchain_scope(toolchain, values, role)
     gates: list[dict[str, Any]] = []
     verify: list[dict[str, Any]] = []

@@ -176,3 +176,25 @@ def test_the_gate_stays_strict_and_says_why_for_the_user_it_runs_as(project):
     assert out["gate_mode"] == "strict" and out["strict_because"] == strict_reason(os.geteuid() == 0)
     assert "runs commands as host root" in strict_reason(True) and "kernel.core_pattern" in strict_reason(True)
     assert "cannot tell whether Claude Code sandboxes a given call" in strict_reason(False)
+
+
+def test_a_sessions_toolchain_is_kept_read_only_and_its_policy_compiles(project):
+    """A repository's toolchain (its venv) is no part of a person's session scope: the gate and the sandbox keep
+    it, and the session's other calls are judged (a policy refused for it would deny every call)."""
+    (project / "tools/venv/bin").mkdir(parents=True)
+    (project / ".agent-runtime").mkdir()
+    (project / ".agent-runtime/toolchain.toml").write_text('[toolchain]\nfolders = ["tools/venv"]\n')
+    proc = run_cli("hook", "install", "--json", cwd=project, env=ON_PATH)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert "./tools/venv" in out["sandbox"]["filesystem"]["denyWrite"]
+
+    def judge(tool: str, tool_input: dict) -> subprocess.CompletedProcess:
+        call = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "cwd": str(project)}
+        return subprocess.run(out["command"], shell=True, input=json.dumps(call), capture_output=True, text=True,
+                              env={**os.environ, **ON_PATH, "CLAUDE_PROJECT_DIR": str(project)}, timeout=60)
+
+    assert judge("Read", {"file_path": str(project / "src/app.py")}).returncode == 0
+    assert judge("Write", {"file_path": str(project / "src/new.py"), "content": "x"}).returncode == 0
+    planted = judge("Write", {"file_path": str(project / "tools/venv/bin/pytest"), "content": "#!/bin/sh\n"})
+    assert planted.returncode == 2 and "denylist (tools/venv)" in planted.stderr, planted.stderr

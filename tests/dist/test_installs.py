@@ -75,6 +75,7 @@ def test_init_hook_install_and_a_first_spawn(installed, project, tmp_path):
     assert command.split()[:2] == ["runtime" if on_path else str(installed.runtime), "check"]
     settings = json.loads((project / report["settings"]).read_text())
     assert [h["command"] for e in settings["hooks"]["PreToolUse"] for h in e["hooks"]] == [command]
+    assert settings["sandbox"] == report["sandbox"] and report["sandbox"]["enabled"] is True  # Claude Code's own, too
     push = _as_claude_code_runs_it(installed, project, command, _hook_call(project, "Bash", {"command": "git push"}))
     assert push.returncode == 2, push.stdout + push.stderr
     assert json.loads(push.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
