@@ -7,8 +7,9 @@ by side for
 
 1. the core install, `agent-role-runtime` alone: the gate, the hook, spawn and run with scripted
    models and the claude-code backend;
-2. with the `models` extra (litellm, for the builtin backend's real models);
-3. the all-in install it was before litellm and mcp left the core (`[models]` plus `mcp>=1.0`).
+2. with the `models` extra (litellm, for the builtin backend's real models, and mcp, which litellm
+   imports without declaring it);
+3. the all-in install it was before litellm and mcp left the core (the same packages as 2).
 
 The goal for the core is checked here: under 40 MB and under 20 packages, or the script exits 1.
 Downloads come from the package index uv is configured with and are cached by uv, so a second run
