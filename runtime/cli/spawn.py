@@ -110,7 +110,7 @@ def run(args) -> int:
     # SIGTERM stops a spawn the way Ctrl-C does: the agent is stopped and its work kept to resume.
     previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: signal.raise_signal(signal.SIGINT))
     try:
-        outcome = anyio.run(spawn, args.task, options)
+        outcome = anyio.run(_interruptible, spawn, args.task, options)
     except KeyboardInterrupt:
         if live is not None and live.is_started:
             live.stop()
@@ -125,6 +125,43 @@ def run(args) -> int:
     else:
         _shown(outcome)
     return outcome.exit_code
+
+
+async def _interruptible(func, *args):
+    """``func(*args)``, cancelled through anyio when SIGINT or SIGTERM arrives, then KeyboardInterrupt.
+
+    Left to asyncio, the first Ctrl-C cancels the main task natively; a cancellation that lands while
+    the task waits inside a shielded scope (a process being started, a stop under way) can be absorbed
+    there, and the spawn then waits on its agent for good. A cancel scope's cancellation is never lost:
+    shielded work finishes, and the spawn's own handler then keeps the work to resume."""
+    import signal
+
+    import anyio
+
+    interrupted = False
+    results: list = []
+    errors: list[Exception] = []
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                nonlocal interrupted
+                async for _ in signals:
+                    interrupted = True
+                    tg.cancel_scope.cancel()
+                    return
+
+            tg.start_soon(watch)
+            try:
+                results.append(await func(*args))
+            except Exception as exc:  # raised as itself below, not wrapped in the task group's ExceptionGroup
+                errors.append(exc)
+            finally:
+                tg.cancel_scope.cancel()  # the watcher ends with the spawn
+    if interrupted:
+        raise KeyboardInterrupt
+    if errors:
+        raise errors[0]
+    return results[0]
 
 
 def _shown(outcome: Outcome) -> None:
