@@ -13,6 +13,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from runtime.errors import AgentFailed, LimitExhausted, RunFailure
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
@@ -189,13 +191,16 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             progress.changed()
             run.save("verifying")
             with run.timed("verify"):
-                thrown = throw_away_scratch(run.git, run.worktree, run.base, run.policy)
+                # git over the whole tree: in a worker thread, as every git call of a spawn (plans share one loop)
+                scratch_pass = await anyio.to_thread.run_sync(throw_away_scratch, run.git, run.worktree, run.base,
+                                                             run.policy)
+            thrown = scratch_pass.thrown
             if thrown:
                 run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
             scratch = run.state.run(run.agent_id) / "scratch"
             with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain) as runner:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
-                                                                   clear_nested=True))
+                                                                   clear_nested=True, changes=scratch_pass.changes))
             if thrown:
                 attempt.checks.append(CheckRecord("runtime", "scratch", "passed", scratch_note(thrown)))
             if setup.report_problem:

@@ -32,30 +32,29 @@ from pathlib import Path
 from typing import Any
 
 import runtime
+from runtime.manifests.globs import literal_parts
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.toolchain import ToolchainMounts, make_mount_points
 from runtime.verify.gather import control_files
 
-_WILD = set("*?[")
+
+def write_globs(policy: dict[str, Any]) -> list[str] | None:
+    """The write scope's globs, or None when the policy has no write whitelist (nothing is outside)."""
+    gates = [g for g in policy.get("gates", []) if g.get("kind") == "write-whitelist"]
+    if not gates:
+        return None
+    return [glob for gate in gates for glob in gate["params"]["globs"]]
 
 
 def writable_paths(policy: dict[str, Any], worktree: Path) -> tuple[list[Path], list[tuple[Path, tuple[str, ...]]]]:
     """The folders the whitelist makes writable whole, and its file folders (`SandboxSpec.file_folders`):
     each a folder with the names in it that the globs lead to."""
-    globs: list[str] = []
-    for gate in policy["gates"]:
-        if gate["kind"] == "write-whitelist":
-            globs += gate["params"]["globs"]
+    globs = write_globs(policy) or []
     whole: list[Path] = []
     files: dict[Path, list[str]] = {}
     for glob in globs:
-        parts = []
-        for part in glob.split("/"):
-            if _WILD & set(part):
-                break
-            parts.append(part)
-        path = worktree.joinpath(*parts)
+        path = worktree.joinpath(*literal_parts(glob))
         if path.is_dir() and not path.is_symlink():
             if path.resolve().is_relative_to(worktree.resolve()) and path not in whole:
                 whole.append(path)

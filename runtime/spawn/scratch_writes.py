@@ -25,43 +25,49 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import dataclass, field
 from typing import Any
 
+from runtime.spawn.sandboxing import write_globs
 from runtime.verify.kinds.base import compile_globs, listing
 from runtime.verify.kinds.scope import unsafe_reason
 from runtime.workspace import hazards
-from runtime.workspace.changes import changed_paths
+from runtime.workspace.changes import Change, changed_paths
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, folder_under
 from runtime.workspace.tree import remove_below
 
 
-def write_globs(policy: dict[str, Any]) -> list[str] | None:
-    """The write scope's globs, or None when the policy has no write whitelist (nothing is outside)."""
-    gates = [g for g in policy.get("gates", []) if g.get("kind") == "write-whitelist"]
-    if not gates:
-        return None
-    return [glob for gate in gates for glob in gate["params"]["globs"]]
+@dataclass(frozen=True)
+class Scratch:
+    """What was thrown away, and the change listing verify may take as it is (None: list them again)."""
+
+    thrown: list[str] = field(default_factory=list)
+    changes: list[Change] | None = None
 
 
-def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, policy: dict[str, Any]) -> list[str]:
-    """Delete the files added outside the write scope since ``base``; return their paths."""
+def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, policy: dict[str, Any]) -> Scratch:
+    """Delete the files added outside the write scope since ``base``.
+
+    The listing this makes is the one verify would make (the tree is the same), so it is handed on when
+    nothing was deleted: one pass over the tree instead of two for the usual attempt."""
     globs = write_globs(policy)
     if globs is None:
-        return []
-    inside = compile_globs(globs)
-    if hazards.survey(os.path.realpath(worktree)):
-        # A nested repository or a folder git cannot hold: verify reports it, with its reason, and rejects the
-        # work; listing the changes here would clear it first and leave verify nothing to see.
-        return []
+        return Scratch()
     try:
         changes = changed_paths(git, worktree, base)
     except (GitError, hazards.NestedRepositories):
-        return []  # verify lists the changes again, and says why it cannot
+        # A nested repository: verify reports it, with its reason, and rejects the work (clearing it here
+        # would leave verify nothing to see). An unreadable tree: verify says why.
+        return Scratch()
+    if any(c.reason for c in changes):
+        return Scratch(changes=changes)  # a folder git cannot hold: verify rejects the work, saying why
+    inside = compile_globs(globs)
     doomed = [c.path for c in changes
               if c.kind == "added" and c.old_path is None and unsafe_reason(c.path) is None
               and not (inside is not None and inside.match(c.path))]
-    return [path for path in doomed if _delete(worktree, path)]
+    thrown = [path for path in doomed if _delete(worktree, path)]
+    return Scratch(thrown, None if thrown else changes)
 
 
 def _delete(root: os.PathLike[str] | str, relative: str) -> bool:
@@ -69,7 +75,7 @@ def _delete(root: os.PathLike[str] | str, relative: str) -> bool:
     try:
         with folder_under(root, folder) as fd:
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):  # a nested repository or a folder git cannot hold, reported whole
+            if stat.S_ISDIR(st.st_mode):  # never listed by git, which lists files: removed whole all the same
                 remove_below(fd, name)
             else:
                 os.unlink(name, dir_fd=fd)

@@ -47,6 +47,9 @@ class Workspace:
     # The spawn pipeline's own worktree: a nested repository found there has its `.git` deleted before git
     # reads the tree (and is a rejection). Anywhere else (a user's checkout) it is refused instead.
     clear_nested: bool = False
+    # The change listing, when the caller has just made it over the same tree (the spawn pipeline's scratch
+    # pass): listed once, not twice.
+    changes: list[Change] | None = None
 
 
 def _text(data: bytes | None) -> str | None:
@@ -225,6 +228,8 @@ def _unreadable(exc: GitError) -> CheckRecord:
 
 
 def _changes(ws: Workspace) -> list[Change]:
+    if ws.changes is not None:
+        return ws.changes
     return changed_paths(ws.git, ws.worktree, ws.base, clear_nested=ws.clear_nested)
 
 

@@ -36,14 +36,12 @@ def _parts(relative: str | os.PathLike[str]) -> list[str]:
     return parts
 
 
-@contextmanager
-def open_under(root: str | os.PathLike[str], relative: str | os.PathLike[str]) -> Iterator[int]:
-    """A read-only descriptor of the regular file ``root/relative``; UnsafeFile on any symlink or
-    non-regular file on the way, FileNotFoundError when it does not exist."""
-    parts = _parts(relative)
+def _descend(root: str | os.PathLike[str], names: list[str], relative: str | os.PathLike[str]) -> int:
+    """A descriptor of the folder ``root/names...`` (the caller closes it), reached one folder at a time
+    without following a symlink; UnsafeFile on a symlink or non-folder on the way."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for name in parts[:-1]:
+        for name in names:
             try:
                 nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             except OSError as exc:
@@ -52,6 +50,19 @@ def open_under(root: str | os.PathLike[str], relative: str | os.PathLike[str]) -
                 raise
             os.close(fd)
             fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def open_under(root: str | os.PathLike[str], relative: str | os.PathLike[str]) -> Iterator[int]:
+    """A read-only descriptor of the regular file ``root/relative``; UnsafeFile on any symlink or
+    non-regular file on the way, FileNotFoundError when it does not exist."""
+    parts = _parts(relative)
+    fd = _descend(root, parts[:-1], relative)
+    try:
         try:
             leaf = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
         except OSError as exc:
@@ -73,17 +84,8 @@ def folder_under(root: str | os.PathLike[str], relative: str | os.PathLike[str])
     """A descriptor of the folder ``root/relative`` (``""`` for ``root``); UnsafeFile on any symlink or
     non-folder on the way, FileNotFoundError when it does not exist."""
     parts = _parts(relative) if PurePosixPath(os.fspath(relative)).parts else []
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = _descend(root, parts, relative)
     try:
-        for name in parts:
-            try:
-                nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise UnsafeFile(f"{relative}: {name} is a symlink or not a folder") from None
-                raise
-            os.close(fd)
-            fd = nxt
         yield fd
     finally:
         os.close(fd)

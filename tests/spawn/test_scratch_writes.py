@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch, write_globs
+from runtime.spawn.sandboxing import write_globs
+from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.workspace.git import Git
 from tests.support import user_repo
 
@@ -38,7 +39,7 @@ def test_new_files_outside_the_scope_are_deleted_and_named(agent, tmp_path):
     (wt / "tests" / "test_app.py").unlink()  # deleted outside the scope: verify rejects it
     (tmp_path / "outside").mkdir()
     (wt / "link").symlink_to(tmp_path / "outside")  # a new symlink: deleted, never followed
-    thrown = throw_away_scratch(git, wt, base, _policy("src/**"))
+    thrown = throw_away_scratch(git, wt, base, _policy("src/**")).thrown
     assert sorted(thrown) == ["coverage/tmp/c8.json", "file.txt.part", "link"]
     assert not (wt / "file.txt.part").exists() and not (wt / "coverage/tmp/c8.json").exists()
     assert not os.path.lexists(wt / "link") and (tmp_path / "outside").is_dir()
@@ -63,14 +64,14 @@ def test_nothing_is_outside_without_a_write_whitelist(agent):
     git, wt, base = agent
     (wt / "anything.txt").write_text("x")
     assert write_globs({"gates": []}) is None
-    assert throw_away_scratch(git, wt, base, {"gates": []}) == []
+    assert throw_away_scratch(git, wt, base, {"gates": []}).thrown == []
     assert (wt / "anything.txt").exists()
 
 
 def test_a_scope_of_nothing_throws_every_new_file_away(agent):
     git, wt, base = agent
     (wt / "new.txt").write_text("x")
-    assert throw_away_scratch(git, wt, base, _policy()) == ["new.txt"]
+    assert throw_away_scratch(git, wt, base, _policy()).thrown == ["new.txt"]
 
 
 def test_a_tree_with_a_nested_repository_is_left_for_verify_to_reject(agent):
@@ -80,5 +81,17 @@ def test_a_tree_with_a_nested_repository_is_left_for_verify_to_reject(agent):
     (wt / "vendor").mkdir()
     subprocess.run(["git", "init", "-q", str(wt / "vendor")], check=True)
     (wt / "scratch.txt").write_text("x")
-    assert throw_away_scratch(git, wt, base, _policy("src/**")) == []
+    assert throw_away_scratch(git, wt, base, _policy("src/**")).thrown == []
     assert (wt / "vendor" / ".git").is_dir() and (wt / "scratch.txt").exists()
+
+
+def test_the_listing_is_handed_to_verify_only_when_nothing_was_deleted(agent):
+    """Verify takes the scratch pass's listing instead of walking the tree again, but never a stale one."""
+    from runtime.workspace.changes import changed_paths
+    git, wt, base = agent
+    (wt / "src/app.py").write_text("x = 2\n")
+    kept = throw_away_scratch(git, wt, base, _policy("src/**"))
+    assert kept.thrown == [] and kept.changes == changed_paths(git, wt, base)
+    (wt / "scratch.txt").write_text("x")
+    thrown = throw_away_scratch(git, wt, base, _policy("src/**"))
+    assert thrown.thrown == ["scratch.txt"] and thrown.changes is None
