@@ -173,7 +173,9 @@ class Oracle:
                     continue
                 elif not rel.startswith(self.scope) or rel.startswith(self.out_of_scope):
                     out.append(f"wrote outside the write scope: {rel}")
-            elif not path.startswith(self.incidental) and "/__pycache__/" not in path:
+            # (path + "/"): an incidental folder itself counts too, which a tool makes on a fresh machine
+            # (pip list makes /root/.cache for its version check where there was no cache yet).
+            elif not (path + "/").startswith(self.incidental) and "/__pycache__/" not in path:
                 out.append(f"wrote outside the worktree: {path}")
         for program in touched.execs[1:]:  # the first is the harness's own `bash -c`
             if os.path.basename(program) not in self.programs | self.incidental_programs:
