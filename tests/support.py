@@ -61,6 +61,20 @@ def processes_with(text: str) -> list[psutil.Process]:
     return out
 
 
+def running(*argv: str) -> list[psutil.Process]:
+    """Live processes whose command line is exactly ``argv`` (the agent's own `sleep N`, say, and not the
+    sandbox's or the cgroup's launchers, whose command lines quote the whole agent command before it runs)."""
+    want = list(argv)
+    out = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and proc.info["cmdline"] == want:
+                out.append(proc)
+        except psutil.Error:
+            pass
+    return out
+
+
 def wait_for(predicate, timeout: float, step: float = 0.05, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -34,6 +34,7 @@ VERBS = {
     "verify": "runtime.cli.verify",
     "audit": "runtime.cli.audit",
     "status": "runtime.cli.status",
+    "doctor": "runtime.cli.doctor",
     "prune": "runtime.cli.prune",
     "approve": "runtime.cli.approve",
     "deny": "runtime.cli.approve",
@@ -130,6 +131,9 @@ def build_parser():
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 listing each deprecated use")
     p.add_argument("--diff", action="store_true", help="show the change as a diff (nothing written)")
     p.add_argument("--json", action="store_true", help="what changed (or would), as JSON")
+    p = add("doctor", help="what this machine gives a spawned agent: the OS sandbox, and which limits the kernel holds")
+    p.add_argument("--json", action="store_true")
+
     p = verb("spawn", help="run one agent on a task: sandbox, gate, verify, retry, commit")
     p.add_argument("task", metavar="TASK")
     p.add_argument("--base", metavar="REV", help="the revision to branch from (default: HEAD)")

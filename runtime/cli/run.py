@@ -227,6 +227,10 @@ def run(args) -> int:
                          reviewer=reviewer, remember=meta.remember, executor=executor)
     if args.no_os_sandbox:
         print("WARNING: --no-os-sandbox: agents run WITHOUT an OS sandbox", file=sys.stderr)
+    from runtime.sandbox.limits import fallback_note
+
+    if note := fallback_note():
+        print(note, file=sys.stderr)
     import signal
 
     previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: signal.raise_signal(signal.SIGINT))

@@ -101,6 +101,10 @@ def run(args) -> int:
     if args.no_os_sandbox:
         print("WARNING: --no-os-sandbox: the agent runs WITHOUT an OS sandbox; only the gate stands between it "
               "and your machine (no file-system or network isolation)", file=sys.stderr)
+    from runtime.sandbox.limits import fallback_note
+
+    if note := fallback_note():
+        print(note, file=sys.stderr)
     live, listener = (None, None) if args.json else _live()
     options = SpawnOptions(repo=Path.cwd(), base=args.base, merge=args.merge, keep=args.keep,
                            use_sandbox=not args.no_os_sandbox, state_dir=Path(args.state_dir) if args.state_dir else None,

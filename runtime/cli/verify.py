@@ -23,6 +23,7 @@ from runtime.workspace.git import Git
 def run(args) -> int:
     import anyio
 
+    from runtime.spawn.budget import check_limits
     from runtime.spawn.commands import scratch_runner
     from runtime.spawn.sandboxing import agent_sandbox
     from runtime.verify.gather import Workspace, verify
@@ -43,7 +44,8 @@ def run(args) -> int:
         home_path.mkdir()
         toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
         sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {}, toolchain=toolchain)
-        with scratch_runner(worktree, sandbox, home_path, Path(tmp) / "scratch", toolchain) as runner:
+        with scratch_runner(worktree, sandbox, home_path, Path(tmp) / "scratch", toolchain,
+                            check_limits(task.agent.limits, policy)) as runner:
             checks = anyio.run(verify, policy, Workspace(git, worktree, base, report, runner))
     statuses = {c.status for c in checks}
     result = {

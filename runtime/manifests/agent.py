@@ -5,7 +5,7 @@ agent process is launched, `model`, `script` and `api-base` configure the
 model broker (builtin) or the CLI (claude-code), `command` is the program of
 the command backend, `env` names the only variables passed in from the
 orchestrator's environment, `retries` is the budget of attempts after a
-rejection, and every limit is enforced by the parent from what it observes.
+rejection, and every limit is held by the kernel where the machine lets it (runtime.spawn.supervise).
 Fields that make no sense for the chosen backend are errors.
 """
 
@@ -36,7 +36,10 @@ class LimitsSection(Model):
     memory_mb: int = Field(default=4096, gt=0)
     # The agent runs pinned to this many CPUs (runtime.sandbox.cpus); a cluster reserves them. None: not pinned.
     cpus: int | None = Field(default=None, gt=0, le=1024)
-    max_processes: int = Field(default=512, gt=0)
+    max_processes: int = Field(default=512, gt=0)  # tasks, threads included (each takes a pid)
+    # Bytes the agent and its checks may write to disk while they run; unset: the change the role
+    # allows plus a slack (runtime.spawn.budget).
+    disk_mb: int | None = Field(default=None, gt=0)
     model_timeout_s: int = Field(default=120, gt=0)  # one model call (builtin: the broker's deadline)
     # How long a call the gate answers `ask` waits for a person's decision before it is denied.
     # claude-code: at most HOOK_WAIT_MAX_S (25), and that is its default (see check_agent).

@@ -9,7 +9,7 @@ whole: the system folders programs need (`/usr`, `/etc`, `/opt` and the
 merged-usr links) read-only, a fresh `/dev`, a `/proc` of the sandbox's own
 PID namespace with the kernel's knobs (`/proc/sys`, `/proc/sysrq-trigger`,
 `/proc/irq`, `/proc/bus`) bound read-only over it, private tmpfs on `/tmp`,
-`/var/tmp`, `/dev/shm` and `/run`. Nothing else of the host exists inside: no
+`/var/tmp`, `/dev/shm` and `/run`, each sized from the run's memory limit. Nothing else of the host exists inside: no
 `/home`, `/root`, `/srv`, `/mnt`, `/var/run`, so no pathname socket of the host
 (Docker, containerd, D-Bus, a test server's) can be reached; every sandbox has
 its own network namespace, so neither can an abstract or TCP one.
@@ -84,6 +84,12 @@ SYSTEM_FOLDERS = ("/usr", "/etc", "/opt")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 KERNEL_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm", "/run")
+# What each private tmpfs may hold, as a share of the run's memory limit (`SandboxSpec.tmpfs_mb`): /tmp
+# takes builds (cargo's target folder) and test files, the others little. Their pages are memory, charged
+# to the run's cgroup with the rest; where there is none, these sizes are the only bound on them, and
+# together they hold at most 1.5 times the memory limit plus TMPFS_SMALL_MB for each small mount.
+TMPFS_SHARE = {"/tmp": 1.0, "/var/tmp": 0.25, "/dev/shm": 0.25}
+TMPFS_SMALL_MB = 16  # /run and the empty tmpfs over masked folders
 # The capabilities setpriv needs to drop to the agent's uid; it leaves none.
 _SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 # The folders inside the scope's file folders bound read-only again, at most, in one sandbox: bubblewrap's
@@ -148,7 +154,15 @@ def _overlaps(a: Path, b: Path) -> bool:
     return _inside(a, b) or _inside(b, a)
 
 
-def _system_mounts() -> list[str]:
+def _tmpfs(name: str, memory_mb: int | None) -> list[str]:
+    """bubblewrap's options for a private tmpfs at ``name``, sized from the run's memory limit."""
+    if memory_mb is None:
+        return ["--tmpfs", name]
+    size = max(1, int(memory_mb * TMPFS_SHARE[name])) if name in TMPFS_SHARE else min(TMPFS_SMALL_MB, memory_mb)
+    return ["--size", str(size * 1024 * 1024), "--tmpfs", name]
+
+
+def _system_mounts(tmpfs_mb: int | None = None) -> list[str]:
     out: list[str] = []
     for name in SYSTEM_LINKS:
         if os.path.islink(name):
@@ -162,7 +176,7 @@ def _system_mounts() -> list[str]:
     for name in KERNEL_KNOBS:
         out += ["--ro-bind-try", name, name]
     for name in PRIVATE_TMPFS:
-        out += ["--perms", "1777", "--tmpfs", name]
+        out += ["--perms", "1777", *_tmpfs(name, tmpfs_mb)]
     return out
 
 
@@ -344,6 +358,8 @@ class SandboxSpec:
     # placeholder for the sandbox's life; a symlink is bound at its target, or left out when dangling.
     control: list[tuple[Path, bool]] = field(default_factory=list)
     user: AgentUser | None = field(default_factory=agent_user)
+    # The run's memory limit, in MiB, which sizes the private tmpfs mounts (TMPFS_SHARE); None: unsized.
+    tmpfs_mb: int | None = None
 
     def expose(self, paths: Iterable[Path]) -> None:
         """Bind read-only whichever of ``paths`` the sandbox would not show: anything outside the
@@ -444,7 +460,7 @@ class SandboxSpec:
         else:
             check_user_namespaces(exe)
             out += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
-        out += _system_mounts()
+        out += _system_mounts(self.tmpfs_mb)
         masked = [self._resolve(p, "masked folder") for p in self.masked]
         # bubblewrap makes the folders leading to a bind point 0700, which the agent's uid could not
         # traverse: create them first, world-traversable (they hold nothing but the mount points).
@@ -452,7 +468,7 @@ class SandboxSpec:
         for parent in _parents([*masked, home, *extra_rw, *extra_ro, *(p for _, p in late), worktree, *outside]):
             out += ["--perms", "0755", "--dir", str(parent)]
         for path in masked:
-            out += ["--tmpfs", str(path)]
+            out += _tmpfs(str(path), self.tmpfs_mb)
         out += ["--bind", str(home), str(home)]
         for path in extra_rw:
             out += ["--bind", str(path), str(path)]

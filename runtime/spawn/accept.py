@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from runtime.errors import LimitExhausted
 from runtime.manifests.control import control_name
+from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import tree_runner
 from runtime.spawn.outcome import Acceptance, Verdict
 from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
@@ -82,9 +84,14 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
     failures: list[str] = []
     if not entries:
         return failures
-    with tree_runner(run.git, tree, run.home, run.options.use_sandbox, (base, commit), run.toolchain) as run_command:
+    with tree_runner(run.git, tree, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
+                     check_limits(run.agent.limits, run.policy)) as run_command:
         for entry in entries:
-            evidence = await command_evidence(entry["kind"], entry["params"], run_command)
+            try:
+                evidence = await command_evidence(entry["kind"], entry["params"], run_command)
+            except LimitExhausted as exc:
+                failures.append(f"{entry['atom']}: {exc.outcome}({exc.detail}): {exc.message}")
+                continue
             result = evaluate(entry["kind"], entry["params"], evidence)
             if not result.ok:
                 failures.append(f"{entry['atom']}: {result.feedback}")

@@ -29,8 +29,9 @@ from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
+from runtime.spawn.budget import agent_limits
 from runtime.spawn.progress import Progress
-from runtime.spawn.supervise import Limits, ProcessResult, supervise
+from runtime.spawn.supervise import ProcessResult, supervise
 from runtime.workspace.safe_files import UnsafeFile, read_under
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.
@@ -119,14 +120,14 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
         with contextlib.ExitStack() as stack:
             fds: tuple[int, ...] = ()
             if setup.sandbox is not None:
+                setup.sandbox.tmpfs_mb = limits.memory_mb
                 argv, fds = stack.enter_context(sandboxed(setup.sandbox, argv))
             if limits.cpus is not None:
                 argv = [*stack.enter_context(pinned(limits.cpus)), *argv]
             outcome = await supervise(
                 argv, cwd=setup.worktree, env=env, stdin=stdin,
                 stdout_path=setup.attempt_dir / "stdout.log", stderr_path=setup.attempt_dir / "stderr.log",
-                limits=Limits(timeout_s=limits.timeout_s, memory_mb=limits.memory_mb,
-                              max_processes=limits.max_processes, output_bytes=limits.max_output_bytes),
+                limits=agent_limits(limits, setup.policy),
                 on_stdout_line=on_line, check=limit_check(setup), pass_fds=fds,
             )
     finally:

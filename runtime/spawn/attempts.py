@@ -20,6 +20,7 @@ from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
 from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
+from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
@@ -198,7 +199,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             if thrown:
                 run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
             scratch = run.state.run(run.agent_id) / "scratch"
-            with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain) as runner:
+            with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain,
+                                                          check_limits(agent.limits, run.policy)) as runner:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
                                                                    clear_nested=True, changes=scratch_pass.changes))
             if thrown:

@@ -17,10 +17,13 @@ from pathlib import Path
 
 import anyio
 
+from runtime.errors import LimitExhausted
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
+from runtime.sandbox.limits import RESOURCE_BREACHES
 from runtime.sandbox.scratch import Copied, scratch_copy
+from runtime.spawn.budget import default_check_limits
 from runtime.spawn.supervise import Limits, supervise
 from runtime.verify.gather import RunCommand
 from runtime.workspace.tree import remove_tree
@@ -31,10 +34,12 @@ NOT_RUN = 125
 
 
 def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain=None,
-                   scratch: Path | None = None) -> RunCommand:
+                   scratch: Path | None = None, limits: Limits | None = None) -> RunCommand:
     """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`, running in
     ``worktree``; with ``scratch`` (a copy of it), over the copy: shown at the worktree's path in the
-    sandbox, or its working folder without one."""
+    sandbox, or its working folder without one. Each command is held to ``limits`` (the task's, from
+    `runtime.spawn.budget`; by default a task's defaults), with its own clock."""
+    limits = limits if limits is not None else default_check_limits()
 
     async def run(command: str, timeout_s: float) -> tuple[int, str]:
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
@@ -42,7 +47,8 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
         with contextlib.ExitStack() as stack:
             fds: tuple[int, ...] = ()
             if sandbox is not None:
-                spec = replace(sandbox, env=dict(sandbox.env), scratch=scratch)
+                spec = replace(sandbox, env=dict(sandbox.env), scratch=scratch,
+                               tmpfs_mb=None if limits.memory_mb is None else int(limits.memory_mb))
                 argv, fds = stack.enter_context(sandboxed(spec, argv))
                 env = spec.env
             else:
@@ -52,18 +58,34 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
             out, err = Path(tmp) / "out", Path(tmp) / "err"
             result = await supervise(argv, cwd=cwd, env=env, stdin=None, stdout_path=out, stderr_path=err,
-                                     limits=Limits(timeout_s=timeout_s, output_bytes=2 * MAX_OUTPUT), pass_fds=fds)
+                                     limits=replace(limits, timeout_s=timeout_s, output_bytes=2 * MAX_OUTPUT),
+                                     pass_fds=fds)
             text = out.read_text(encoding="utf-8", errors="replace")[-MAX_OUTPUT:]
+        if result.breach in RESOURCE_BREACHES:
+            # The agent's code ran its checks past what the run may spend: the run is exhausted, as it
+            # would be had the agent run the same command itself.
+            raise LimitExhausted(result.breach, f"`{command}` was stopped: "
+                                 f"{_stopped(result.breach, limits, timeout_s, result.duration_s)}")
         if result.breach:
-            return 124, f"{text}\n[stopped: {result.breach} after {timeout_s:.0f} s]"
+            return 124, f"{text}\n[stopped: {_stopped(result.breach, limits, timeout_s, result.duration_s)}]"
         return (result.exit_code if result.exit_code is not None else 1), text
 
     return run
 
 
+def _stopped(breach: str, limits: Limits, timeout_s: float, duration_s: float) -> str:
+    """Why a command was stopped, in words a person or a model can act on."""
+    if breach == "timeout":
+        return f"timeout after {timeout_s:.0f} s"
+    bound: str = {"processes": f"{limits.max_processes} processes and threads",
+             "memory": f"{limits.memory_mb:.0f} MiB of memory (tmpfs included)" if limits.memory_mb else "its memory",
+             "disk": f"{limits.disk_mb:.0f} MiB written to disk" if limits.disk_mb else "its disk"}.get(breach, breach)
+    return f"it went past the limit of {bound} after {duration_s:.1f} s"
+
+
 @contextlib.contextmanager
 def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
-                   toolchain=None) -> Iterator[RunCommand]:
+                   toolchain=None, limits: Limits | None = None) -> Iterator[RunCommand]:
     """A runner of verify's commands over a throwaway copy of ``worktree``, made in ``folder`` (removed
     first if an orchestrator that died left it) at the first command and removed when the block ends.
 
@@ -85,7 +107,7 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             return NOT_RUN, (f"`{command}` was not run: the worktree could not be copied for the checks to run over: "
                              f"{path}: {why}{more}")
-        return await command_runner(worktree, sandbox, home, toolchain, scratch=copy)(command, timeout_s)
+        return await command_runner(worktree, sandbox, home, toolchain, scratch=copy, limits=limits)(command, timeout_s)
 
     try:
         yield run
@@ -104,7 +126,7 @@ def _fresh_copy(worktree: Path, folder: Path, copy: Path, user) -> Copied:
 
 @contextlib.contextmanager
 def tree_runner(git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
-                toolchain=None) -> Iterator[RunCommand]:
+                toolchain=None, limits: Limits | None = None) -> Iterator[RunCommand]:
     """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox.
 
     The checkout is a throwaway folder: it is writable, nothing else is, and it
@@ -121,15 +143,19 @@ def tree_runner(git, tree: str, home: Path, use_sandbox: bool, parents: tuple[st
                                       readonly=[path / ".git"], control=control_paths(path))
                 sandbox.expose(runtime_binds())
                 sandbox = with_toolchain(sandbox, toolchain)
-            yield command_runner(path, sandbox, home, toolchain)
+            yield command_runner(path, sandbox, home, toolchain, limits=limits)
 
 
 async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
                            parents: tuple[str, ...] = (), toolchain=None) -> list[tuple[str, int, str]]:
-    """Run ``commands`` on a checkout of ``tree``; (command, exit code, output) for each."""
+    """Run ``commands`` on a checkout of ``tree``; (command, exit code, output) for each, each held to the
+    limits a task gets by default (a plan's checks belong to no one task)."""
     results = []
     with tree_runner(git, tree, home, use_sandbox, parents, toolchain) as run:
         for command in commands:
-            code, output = await run(command, 900.0)
+            try:
+                code, output = await run(command, 900.0)
+            except LimitExhausted as exc:
+                code, output = 124, exc.message
             results.append((command, code, output))
     return results

@@ -11,16 +11,24 @@ than `MAX_LINE` is not handed on. When the tree has been stopped the pipes
 reach end of file (every writer is dead); a writer that escaped anyway only
 costs a bounded wait.
 
-Each poll snapshots the tree with psutil (the descendants of every process
-ever seen, so a re-parented child stays known, plus every member of the
-agent's session) and checks the wall clock, summed RSS, process count and the
-caller's `check()` hook (turns, tool calls, tokens, cost). When the main
-process exits, a limit is breached or the caller is cancelled, the tree is
-stopped in stages: close stdin, bounded wait, SIGTERM to the group, bounded
-wait, SIGKILL to the group, then SIGKILL to every remembered process still
-alive until none remains. A process that calls `setsid` and whose parent exits
-between two polls is invisible to the parent: the sandbox's PID namespace
-(`bwrap --unshare-pid`) ends that one.
+The kernel holds the run first (`runtime.sandbox.limits.Hold`): a cgroup of its own bounds its
+processes (threads included), its memory (tmpfs and page cache included) and its CPU, rlimits stand
+in where the machine has no cgroup, every file is capped at the disk budget, and the disk the tree
+writes is counted by the kernel per process. Every `Limits.look_s` (10 ms) the parent reads the
+kernel's counters: a fork refused, a process killed for memory, the disk over budget, and the first
+breach ends the tree at once. Every `Limits.poll_s` it also snapshots the tree with psutil (the
+descendants of every process ever seen, so a re-parented child stays known, plus every member of
+the agent's session) for what no counter gives: the figures where there is no cgroup, the limits
+there, and the caller's `check()` hook (turns, tool calls, tokens, cost); and checks the wall clock.
+
+How the tree is stopped depends on why. When a limit is breached, the tree gets SIGKILL at once
+(its cgroup, its group, every process seen): a fork bomb or an allocator given a grace uses it.
+When the caller is cancelled or a budget of the caller's runs out (time, turns), SIGTERM at once,
+then SIGKILL after a short grace. When the main process exits on its own, stdin is closed and what
+it left behind gets SIGTERM, then SIGKILL after `Limits.grace_s`: the only grace is for a
+well-behaved end. Then SIGKILL goes to every remembered process still alive until none remains. A
+process that calls `setsid` and whose parent exits between two polls is invisible to the parent
+but not to its cgroup, and the sandbox's PID namespace (`bwrap --unshare-pid`) ends it anyway.
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ import anyio
 import psutil
 from anyio.abc import Process
 
+from runtime.sandbox.limits import RESOURCE_BREACHES, Hold, Spend
+
 log = logging.getLogger(__name__)
 _STEP_S = 0.02  # how often the bounded waits look again
 MAX_LINE = 1024 * 1024  # a stdout line longer than this is not handed to the caller
@@ -54,11 +64,18 @@ class Limits:
     """What the parent enforces. None disables a limit; `grace_s` bounds each stop stage."""
 
     timeout_s: float
-    memory_mb: float | None = None  # sum of RSS over the whole process tree
-    max_processes: int | None = None  # live processes in the tree, the main one included
-    poll_s: float = 0.1
-    grace_s: float = 2.0
+    memory_mb: float | None = None  # the cgroup's charged memory; sampled: the sum of RSS over the tree
+    max_processes: int | None = None  # the cgroup's tasks (threads too); sampled: live processes in the tree
+    disk_mb: float | None = None  # written to disk by the tree, as the kernel counts it per process
+    cpus: float | None = None  # CPU time, in CPUs' worth (the cgroup's quota)
+    poll_s: float = 0.1  # the tree's snapshot, the caller's check, the clock
+    look_s: float = 0.01  # the kernel's counters
+    grace_s: float = 2.0  # for what a main process that exited on its own left behind
+    term_grace_s: float = 0.5  # between SIGTERM and SIGKILL, when the run is cut short
     output_bytes: int = DEFAULT_OUTPUT_BYTES  # stored per stream: head and tail, the rest counted
+
+    def spend(self) -> Spend:
+        return Spend.of(processes=self.max_processes, memory_mb=self.memory_mb, disk_mb=self.disk_mb, cpus=self.cpus)
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,7 @@ class ProcessResult:
     peak_processes: int
     leftovers_killed: int
     output_dropped: int = 0  # bytes of stdout and stderr beyond the cap, not stored
+    disk_mb: float = 0.0  # written to disk by the tree, as far as the meter saw
 
 
 def _alive(proc: psutil.Process) -> bool:
@@ -156,7 +174,8 @@ class _Tree:
         # bomb would outrun the supervisor.
         children: dict[int, list[int]] = {}
         roots = {self.pid}
-        for pid, ppid, sid in _proc_table(max_age_s):
+        # A tree not yet seen is looked for afresh: a shared scan taken before it started would miss it.
+        for pid, ppid, sid in _proc_table(max_age_s if self.known else 0.0):
             children.setdefault(ppid, []).append(pid)
             if sid == self.pid:  # a session id cannot be reused while a member lives
                 roots.add(pid)
@@ -183,8 +202,7 @@ class _Tree:
         self.known.update(found)
         return [proc for proc in found.values() if _alive(proc)]
 
-    def measure(self) -> tuple[float, int]:
-        procs = self.live(SHARED_SCAN_S)  # limits are sampled; stopping always looks afresh
+    def measure(self, procs: list[psutil.Process]) -> tuple[float, int]:
         memory_mb = sum(_rss(proc) for proc in procs) / (1024 * 1024)
         self.peak_memory_mb = max(self.peak_memory_mb, memory_mb)
         self.peak_processes = max(self.peak_processes, len(procs))
@@ -299,23 +317,36 @@ async def _close_stdin(stream: Any, data: bytes = b"") -> None:
         pass  # the agent exited or closed its stdin without reading everything
 
 
-async def _monitor(proc: Process, tree: _Tree, limits: Limits, check: Check | None,
+async def _monitor(proc: Process, tree: _Tree, hold: Hold, limits: Limits, check: Check | None,
                    started: float) -> str | None:
-    """Poll until the main process exits (None) or a limit is breached (its name)."""
+    """Look until the main process exits (None) or a limit is breached (its name)."""
+    sample = not (hold.kernel_holds("processes") and hold.kernel_holds("memory"))
+    pids: list[int] = []
+    next_poll, memory_mb, count = 0.0, 0.0, 0
     while True:
-        memory_mb, count = tree.measure()
-        remaining = limits.timeout_s - (time.monotonic() - started)
+        now = time.monotonic()
+        due = now >= next_poll
+        if due and (sample or hold.cgroup is None):
+            procs = tree.live(SHARED_SCAN_S)
+            pids = [p.pid for p in procs]
+            memory_mb, count = tree.measure(procs)
         if proc.returncode is not None:
-            return None
+            return hold.breach()  # the kernel's counters outlive the tree: a kill for memory ends the main one
+        remaining = limits.timeout_s - (now - started)
         if remaining <= 0:
             return "timeout"
-        if limits.memory_mb is not None and memory_mb > limits.memory_mb:
-            return "memory"
-        if limits.max_processes is not None and count > limits.max_processes:
-            return "processes"
-        if check is not None and (breach := await _maybe_await(check())):
-            return str(breach)
-        with anyio.move_on_after(min(limits.poll_s, remaining)):
+        if due:
+            next_poll = now + limits.poll_s
+            if sample or hold.cgroup is None:
+                if not hold.kernel_holds("memory") and limits.memory_mb is not None and memory_mb > limits.memory_mb:
+                    return "memory"
+                if not hold.kernel_holds("processes") and limits.max_processes is not None and count > limits.max_processes:
+                    return "processes"
+            if check is not None and (breach := await _maybe_await(check())):
+                return str(breach)
+        if breach := hold.breach(pids):
+            return breach
+        with anyio.move_on_after(min(limits.look_s, remaining)):
             await proc.wait()
 
 
@@ -325,25 +356,39 @@ async def _wait_until(done: Callable[[], bool], limit_s: float) -> None:
         await anyio.sleep(_STEP_S)
 
 
-async def _stop(proc: Process, tree: _Tree, grace_s: float) -> int:
-    """Stop the whole tree in stages; return how many processes besides the main one it ended."""
+async def _stop(proc: Process, tree: _Tree, hold: Hold, limits: Limits, breach: str | None) -> int:
+    """Stop the whole tree; return how many processes besides the main one it ended.
+
+    A resource breach: SIGKILL at once. A run cut short otherwise (a budget of the caller's, the
+    clock, a cancellation): SIGTERM at once, SIGKILL after `Limits.term_grace_s`. A main process
+    that exited on its own: stdin closed, SIGTERM to what is left, SIGKILL after `Limits.grace_s`.
+    """
     first = tree.live()
     leftovers = {p.pid: p for p in first if p.pid != proc.pid}
+    ended = proc.returncode is not None and breach is None
+    if breach in RESOURCE_BREACHES:
+        signals: tuple[tuple[signal.Signals, float], ...] = ((signal.SIGKILL, 0.0),)
+    elif ended:
+        signals = ((signal.SIGTERM, limits.grace_s), (signal.SIGKILL, 0.0))
+    else:
+        signals = ((signal.SIGTERM, limits.term_grace_s), (signal.SIGKILL, 0.0))
     if proc.stdin is not None:
         await _close_stdin(proc.stdin)
-    await _wait_until(lambda: proc.returncode is not None, grace_s)
-    if not first:
+    if not first and not hold.cgroup_members():
         # Nothing of the tree lived at the first look, the main process included: nothing can have
         # started since (the usual end of a check command), so there is nothing to stop.
         return 0
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if not tree.live():
+    for sig, wait_s in signals:
+        if not tree.live() and not hold.cgroup_members():
             break
+        hold.signal(sig)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)  # the group outlives its leader while a member lives
-        if sig == signal.SIGTERM:
-            await _wait_until(lambda: not tree.live(), grace_s)
-    deadline = time.monotonic() + max(grace_s, 1.0)
+        if sig == signal.SIGKILL:
+            await anyio.to_thread.run_sync(hold.kill)
+        elif wait_s:
+            await _wait_until(lambda: not tree.live() and not hold.cgroup_members(), wait_s)
+    deadline = time.monotonic() + max(limits.grace_s, 1.0)
     while rest := tree.live():  # members that left the group, or that a dying parent started
         for p in rest:
             if p.pid != proc.pid:
@@ -354,7 +399,7 @@ async def _stop(proc: Process, tree: _Tree, grace_s: float) -> int:
             log.error("agent processes survived SIGKILL: %s", sorted(p.pid for p in rest))
             break
         await anyio.sleep(_STEP_S)
-    with anyio.move_on_after(max(grace_s, 1.0)):
+    with anyio.move_on_after(max(limits.grace_s, 1.0)):
         await proc.wait()  # reaps the main process (its pipes are closed once they are drained)
     return len(leftovers)
 
@@ -372,11 +417,24 @@ async def supervise(
     `on_stdout_line` may be plain functions or coroutine functions.
     """
     started = time.monotonic()
+    hold = await anyio.to_thread.run_sync(Hold.open, limits.spend())
+    try:
+        return await _supervise(hold, argv, cwd, env, stdin, stdout_path, stderr_path, limits, on_stdout_line,
+                                check, pass_fds, started)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(hold.close)
+
+
+async def _supervise(hold: Hold, argv: Sequence[str], cwd: Path | str, env: Mapping[str, str], stdin: bytes | None,
+                     stdout_path: Path | str, stderr_path: Path | str, limits: Limits,
+                     on_stdout_line: Callable[[str], Any] | None, check: Check | None, pass_fds: Sequence[int],
+                     started: float) -> ProcessResult:
     out, err = CappedLog(stdout_path, limits.output_bytes), CappedLog(stderr_path, limits.output_bytes)
     try:
         with anyio.CancelScope(shield=True):
             proc = await anyio.open_process(  # shielded: a started process is always tracked
-                list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                [*hold.prefix(), *argv], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
                 pass_fds=tuple(pass_fds),
             )
@@ -404,13 +462,13 @@ async def supervise(
                         if stdin is not None and proc.stdin is not None:
                             tg.start_soon(_close_stdin, proc.stdin, stdin)
                         try:
-                            breach = await _monitor(proc, tree, limits, check, started)
+                            breach = await _monitor(proc, tree, hold, limits, check, started)
                         except Exception as exc:  # re-raised below as itself, not wrapped in an ExceptionGroup
                             failures.append(exc)
                         tg.cancel_scope.cancel()
             finally:
                 with anyio.CancelScope(shield=True):
-                    leftovers = await _stop(proc, tree, limits.grace_s)
+                    leftovers = await _stop(proc, tree, hold, limits, breach)
                     # Every writer is dead, so the pipes end; a writer that escaped costs a bounded wait.
                     with anyio.move_on_after(max(limits.grace_s, 1.0)):
                         for event in drained:
@@ -423,5 +481,8 @@ async def supervise(
     finally:
         out.close()
         err.close()
-    return ProcessResult(proc.returncode, breach, time.monotonic() - started, round(tree.peak_memory_mb, 1),
-                   tree.peak_processes, leftovers, out.dropped + err.dropped)
+    memory_mb, processes = hold.peaks()
+    return ProcessResult(proc.returncode, breach, time.monotonic() - started,
+                         memory_mb if memory_mb is not None else round(tree.peak_memory_mb, 1),
+                         processes if processes is not None else tree.peak_processes, leftovers,
+                         out.dropped + err.dropped, round(hold.disk_peak / (1024 * 1024), 1))

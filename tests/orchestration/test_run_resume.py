@@ -15,7 +15,7 @@ from tests.orchestration.conftest import (
     Orchestra,
     parse_events,
 )
-from tests.support import kill_group, processes_with, wait_for
+from tests.support import kill_group, processes_with, running, wait_for
 
 
 def test_killed_run_resumes_without_rerunning_or_double_merging(orchestra: Orchestra):
@@ -36,7 +36,7 @@ def test_killed_run_resumes_without_rerunning_or_double_merging(orchestra: Orche
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
     try:
-        wait_for(lambda: processes_with(f"sleep {n}") or proc.poll() is not None, 120,
+        wait_for(lambda: running("sleep", n) or proc.poll() is not None, 120,
                  what="the second group's agent to start")
         assert proc.poll() is None, (lines, proc.stderr.read())
         os.kill(proc.pid, signal.SIGKILL)  # the orchestrator alone; the sandbox dies with it

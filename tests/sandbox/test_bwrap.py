@@ -266,3 +266,29 @@ def test_expose_binds_back_what_tmp_or_a_mask_would_hide(worktree, home, tmp_pat
     sandbox = SandboxSpec(worktree=worktree, home=home, masked=[masked])
     sandbox.expose([masked / "tools", worktree / "src", system, tmp_path / "missing", outside, outside / "bin"])
     assert sandbox.extra_binds_ro == [(masked / "tools").resolve(), outside.resolve()]
+
+
+@pytest.mark.parametrize("mount, share", [("/tmp", 1.0), ("/var/tmp", 0.25), ("/dev/shm", 0.25), ("/run", None)])
+def test_each_private_tmpfs_holds_its_share_of_the_memory_limit(bwrap, worktree, home, mount, share):
+    """Sized from the run's memory limit (64 MiB here): a writer that fills one gets ENOSPC at its size,
+    whatever the host's free memory; the host's own folder of that name is untouched."""
+    size_mb = 16 if share is None else int(64 * share)
+    marker = secrets.token_hex(6)
+    script = (f"dd if=/dev/zero of={mount}/fill-{marker} bs=1M count={size_mb + 8} 2>&1; "
+              f"echo size=$(stat -c %s {mount}/fill-{marker})")
+    result = sh(spec(worktree, home, tmpfs_mb=64), bwrap, script)
+    assert "No space left on device" in result.stdout, result.stdout + result.stderr
+    written = int(result.stdout.rsplit("size=", 1)[1])
+    assert written <= size_mb << 20
+    assert not Path(f"{mount}/fill-{marker}").exists()
+
+
+def test_without_a_memory_limit_the_tmpfs_mounts_are_unsized(worktree, home):
+    args = spec(worktree, home).args("/usr/bin/bwrap")
+    assert "--size" not in args
+    sized = spec(worktree, home, tmpfs_mb=1024, masked=[home.parent / "masked"])
+    (home.parent / "masked").mkdir()
+    args = sized.args("/usr/bin/bwrap")
+    sizes = {args[i + 3]: int(args[i + 1]) for i, a in enumerate(args) if a == "--size"}
+    assert sizes == {"/tmp": 1 << 30, "/var/tmp": 256 << 20, "/dev/shm": 256 << 20, "/run": 16 << 20,
+                     str((home.parent / "masked").resolve()): 16 << 20}

@@ -31,7 +31,7 @@ from tests.spawn.conftest import (
     marker,
     no_survivors,
 )
-from tests.support import kill_group, processes_with, wait_for
+from tests.support import kill_group, running, wait_for
 
 
 def assert_trunk_untouched(s: Spawner) -> None:
@@ -392,7 +392,7 @@ def test_orchestrator_killed_mid_run_then_rerun(spawner: Spawner):
     task = s.task(agent_id="ag-killed", command=agent, agent={"env": ["SLOW_AGENT"]})
     proc = s.start(task, env={"SLOW_AGENT": "yes"})
     try:
-        wait_for(lambda: processes_with(f"sleep {n}") or proc.poll() is not None, 60, what="the agent to start")
+        wait_for(lambda: running("sleep", n) or proc.poll() is not None, 60, what="the agent to start")
         assert proc.poll() is None, proc.communicate()
         os.kill(proc.pid, signal.SIGKILL)  # the orchestrator alone; the sandbox dies with it
         proc.wait(timeout=10)
@@ -431,7 +431,7 @@ def test_interrupt_mid_spawn_keeps_the_work_and_a_rerun_resumes_it(spawner: Spaw
     task = s.task(agent_id=agent_id, command=agent, agent={"env": ["SLOW_AGENT"]})
     proc = s.start(task, env={"SLOW_AGENT": "yes"})
     try:
-        wait_for(lambda: processes_with(f"sleep {n}") or proc.poll() is not None, 60, what="the agent to start")
+        wait_for(lambda: running("sleep", n) or proc.poll() is not None, 60, what="the agent to start")
         assert proc.poll() is None, proc.communicate()
         os.kill(proc.pid, sig)  # what a terminal's Ctrl-C, or a service manager's stop, sends
         out, err = proc.communicate(timeout=60)

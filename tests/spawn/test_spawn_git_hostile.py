@@ -17,7 +17,7 @@ import signal
 import subprocess
 
 from tests.spawn.conftest import BASE_BRANCH, SH_FIX, SH_REPORT, Spawner, marker
-from tests.support import git, kill_group, processes_with, wait_for
+from tests.support import git, kill_group, running, wait_for
 
 # A commit anyone can re-make byte for byte: fixed names, dates and content. The agent re-makes the commit a
 # base's gitlink records (or its own earlier one), so git sees the nested repository at the recorded commit
@@ -120,7 +120,7 @@ def test_nested_repository_kept_by_an_interrupted_run_never_runs_on_resume(spawn
     task = s.task(agent_id=agent_id, command=agent, agent={"env": ["SLOW_AGENT"]})
     proc = s.start(task, env={"SLOW_AGENT": "yes"})
     try:
-        wait_for(lambda: processes_with(f"sleep {n}") or proc.poll() is not None, 60, what="the agent to start")
+        wait_for(lambda: running("sleep", n) or proc.poll() is not None, 60, what="the agent to start")
         assert proc.poll() is None, proc.communicate()
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)

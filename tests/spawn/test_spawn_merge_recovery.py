@@ -17,7 +17,7 @@ import signal
 from pathlib import Path
 
 from tests.spawn.conftest import BASE_BRANCH, SH_FIX, SH_REPORT, Spawner, marker, no_survivors
-from tests.support import kill_group, processes_with, wait_for
+from tests.support import kill_group, running, wait_for
 
 # Blocks once, only on the simulated merge's checkout (a folder named `tree`), after leaving a mark.
 HOLD_ON_MERGE = ("n=$(basename \"$PWD\"); touch \"$HOME/check-$n\"; "
@@ -107,7 +107,7 @@ def test_leftovers_of_a_killed_run_are_cleaned_on_the_next_start(spawner: Spawne
     slow = s.task(agent_id="ag-left", command=f"{SH_FIX}; sleep {n}; {SH_REPORT}")
     proc = s.start(slow)
     try:
-        wait_for(lambda: processes_with(f"sleep {n}") or proc.poll() is not None, 60, what="the agent to start")
+        wait_for(lambda: running("sleep", n) or proc.poll() is not None, 60, what="the agent to start")
         assert proc.poll() is None, proc.communicate()
         registry = s.state / "sockets"
         folders = [Path(record.read_text().split("\n")[1]) for record in registry.iterdir()]

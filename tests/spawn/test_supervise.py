@@ -119,25 +119,111 @@ def test_sandboxed_agent_tree_is_stopped(tmp_path):
     assert marked(marker) == []
 
 
-def test_fork_bomb_is_bounded(tmp_path):
+@pytest.fixture(params=["kernel", "sampled"])
+def holder(request, monkeypatch):
+    """Each limit test twice: held by the run's cgroup (which CI's machine has, as root), and by the
+    fallback where the machine has none (rlimits and the sampled tree)."""
+    from runtime.sandbox import cgroups, limits
+
+    if request.param == "sampled":
+        monkeypatch.setattr(limits, "support", lambda: cgroups.Support({}, {c: "off" for c in cgroups.CONTROLLERS}))
+    else:
+        from tests.conftest import require
+
+        found = cgroups.support()
+        require({"pids", "memory"} <= set(found.places), f"no cgroup for pids and memory here: {found.missing}")
+    return request.param
+
+
+def test_fork_bomb_is_bounded(tmp_path, holder):
     marker = f"777.{secrets.randbelow(10**6):06d}"
     # At most 60 sleeping children, so a supervisor bug cannot take the machine down.
     code = (f"import subprocess, time\nfor _ in range(60):\n    subprocess.Popen(['sleep', '{marker}'])\n"
             "    time.sleep(0.01)\ntime.sleep(30)")
     outcome = run(tmp_path, [PY, "-c", code], max_processes=10)
     assert outcome.breach == "processes"
-    assert outcome.peak_processes > 10
-    assert outcome.leftovers_killed >= 10
+    if holder == "kernel":
+        assert outcome.peak_processes == 10  # the kernel refused the eleventh fork
+        assert outcome.leftovers_killed >= 8
+    else:
+        assert outcome.peak_processes > 10  # seen past the limit, then stopped
+        assert outcome.leftovers_killed >= 10
     assert marked(marker) == []
 
 
-def test_memory_growth_is_bounded(tmp_path):
+def test_thread_bomb_is_bounded_like_a_fork_bomb(tmp_path):
+    """Threads take pids too: one process starting threads is held by the same limit as a fork bomb (the
+    run's cgroup; the sampled fallback counts processes, and RLIMIT_NPROC holds threads for it)."""
+    from runtime.sandbox import cgroups
+    from tests.conftest import require
+
+    require("pids" in cgroups.support().places, f"no pids cgroup here: {cgroups.support().missing}")
+    code = ("import threading, time\nfor _ in range(300):\n"
+            "    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\ntime.sleep(30)")
+    started = time.monotonic()
+    outcome = run(tmp_path, [PY, "-c", code], max_processes=20)
+    assert outcome.breach == "processes"
+    assert outcome.peak_processes == 20
+    assert time.monotonic() - started < 3
+
+
+def test_memory_growth_is_bounded(tmp_path, holder):
     # At most 400 MB, touched so that it is resident.
     code = "import time\nkeep = []\nfor _ in range(40):\n    keep.append(b'x' * (10 << 20))\n    time.sleep(0.02)\ntime.sleep(30)"
     outcome = run(tmp_path, [PY, "-c", code], memory_mb=100)
+    assert outcome.peak_memory_mb <= 100  # charged memory (kernel), or each process's data (RLIMIT_DATA)
+    if holder == "kernel":
+        assert outcome.breach == "memory"  # the kernel's kill, counted
+        assert outcome.exit_code is not None and outcome.exit_code < 0
+    else:
+        # One process over RLIMIT_DATA has its allocation refused: Python raises MemoryError.
+        assert outcome.exit_code == 1 and "MemoryError" in (tmp_path / "err.log").read_text()
+
+
+def test_a_tree_of_processes_over_the_memory_limit_is_stopped(tmp_path, holder):
+    """Four processes of 40 MB each under 100 MB: each within RLIMIT_DATA, the tree over the limit (the
+    cgroup charges them all; the fallback's sample sums them)."""
+    code = ("import subprocess, sys, time\nchild = \"import time\\nx = b'x' * (40 << 20)\\ntime.sleep(30)\"\n"
+            "kids = [subprocess.Popen([sys.executable, '-c', child]) for _ in range(4)]\ntime.sleep(30)")
+    outcome = run(tmp_path, [PY, "-c", code], memory_mb=100, timeout_s=20)
     assert outcome.breach == "memory"
-    assert outcome.peak_memory_mb > 100
-    assert outcome.exit_code is not None and outcome.exit_code < 0
+    if holder == "kernel":
+        assert outcome.peak_memory_mb <= 100
+
+
+def test_a_breach_ends_the_tree_at_once_without_a_grace(tmp_path, holder):
+    """A resource breach is SIGKILL at once, even for a tree that ignores SIGTERM and holds stdin open,
+    where the grace of a well-behaved end (grace_s) would have let it run on."""
+    code = ("import signal, subprocess, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "for _ in range(12):\n    try:\n        subprocess.Popen(['sleep', '30'])\n    except OSError:\n"
+            "        pass\n    time.sleep(0.02)\ntime.sleep(30)")
+    started = time.monotonic()
+    outcome = run(tmp_path, [PY, "-c", code], stdin=b"", max_processes=8, grace_s=5.0)
+    assert outcome.breach == "processes"
+    assert outcome.exit_code == -9
+    assert time.monotonic() - started < 3  # no 5 s grace before the kill
+
+
+def test_disk_written_past_the_budget_is_a_breach(tmp_path, holder):
+    """Many files, none large: the kernel's per-process write figures, read while the tree runs."""
+    code = ("import os, time\nfor i in range(200):\n    with open(f'f{i}', 'wb') as fh:\n"
+            "        fh.write(os.urandom(1 << 20))\ntime.sleep(30)")
+    started = time.monotonic()
+    outcome = run(tmp_path, [PY, "-c", code], disk_mb=20, timeout_s=20)
+    assert outcome.breach == "disk"
+    written = sum(f.stat().st_size for f in tmp_path.glob("f*"))
+    assert written < 60 << 20, f"{written >> 20} MiB written under a 20 MiB budget"
+    assert time.monotonic() - started < 10
+
+
+def test_one_file_stops_at_the_disk_budget(tmp_path, holder):
+    """RLIMIT_FSIZE holds a single file at the budget, faster than any look of the meter; the writer that
+    goes on (here: waits) has broken the limit."""
+    code = ("import os, time\ntry:\n    with open('big', 'wb', buffering=0) as fh:\n        while True:\n"
+            "            fh.write(b'x' * (1 << 20))\nexcept OSError:\n    time.sleep(30)")
+    outcome = run(tmp_path, [PY, "-c", code], disk_mb=10, timeout_s=20)
+    assert outcome.breach == "disk"
+    assert (tmp_path / "big").stat().st_size == 10 << 20
 
 
 def test_check_hook_breach(tmp_path):

@@ -1,0 +1,96 @@
+"""runtime doctor: what this machine gives a spawned agent, checked, and what is missing, in one line each.
+
+The OS sandbox (platform, bubblewrap, setpriv or user namespaces, libseccomp) and the limits the
+kernel holds for each run (`runtime.sandbox.limits.describe`: each cgroup controller where it is
+attached, or why not, and what stands in for it). Exit 0 when a spawn can run its agents in the OS
+sandbox here, 1 when it cannot (the first failing line says why, as the spawn's preflight would).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Finding:
+    what: str
+    ok: bool
+    detail: str
+
+
+def _sandbox() -> list[Finding]:
+    from runtime.errors import FatalError
+    from runtime.sandbox.bwrap import bwrap_path, check_user_namespaces, setpriv_path
+    from runtime.sandbox.launch import platform_line
+    from runtime.sandbox.seccomp import filter_program
+
+    if not sys.platform.startswith("linux"):
+        return [Finding("OS sandbox", False, platform_line())]
+    out = []
+    exe = bwrap_path()
+    out.append(Finding("bubblewrap", exe is not None, exe or "not installed (apt-get install bubblewrap)"))
+    try:
+        filter_program()
+        out.append(Finding("seccomp", True, "libseccomp and its Python bindings"))
+    except FatalError as exc:
+        out.append(Finding("seccomp", False, str(exc)))
+    if os.geteuid() == 0:
+        try:
+            out.append(Finding("agent user", True, f"root: agents run as an unprivileged uid through {setpriv_path()}"))
+        except FatalError as exc:
+            out.append(Finding("agent user", False, str(exc)))
+    elif exe is not None:
+        try:
+            check_user_namespaces(exe)
+            out.append(Finding("user namespaces", True, "an unprivileged bubblewrap can start"))
+        except FatalError as exc:
+            out.append(Finding("user namespaces", False, str(exc)))
+    return out
+
+
+def _limits() -> list[Finding]:
+    from runtime.sandbox import disk
+    from runtime.sandbox.cgroups import CONTROLLERS, support
+    from runtime.sandbox.limits import describe
+    from runtime.sandbox.rlimits import have_prlimit
+
+    found = support()
+    out = [Finding("limits", True, describe(found).removeprefix("limits: "))]
+    for controller in CONTROLLERS:
+        place = found.places.get(controller)
+        if place is not None:
+            out.append(Finding(f"cgroup {controller}", True, f"v{place.version}, runs' cgroups under {place.parent}"))
+        else:
+            out.append(Finding(f"cgroup {controller}", False, found.missing.get(controller, "not found")))
+    out.append(Finding("prlimit", have_prlimit(), "util-linux's prlimit sets each run's rlimits" if have_prlimit()
+                       else "not installed: no rlimits (file size, and processes or memory where no cgroup holds them)"))
+    out.append(Finding("disk meter", disk.readable(), "per-process I/O figures (/proc/PID/io)" if disk.readable()
+                       else "this kernel keeps no per-process I/O figures: only each file is capped"))
+    return out
+
+
+def run(args) -> int:
+    sandbox, limits = _sandbox(), _limits()
+    can_spawn = all(f.ok for f in sandbox)
+    if args.json:
+        print(json.dumps({"sandbox": [asdict(f) for f in sandbox], "limits": [asdict(f) for f in limits],
+                          "spawn_in_os_sandbox": can_spawn}, indent=2))
+        return 0 if can_spawn else 1
+    from rich.table import Table
+
+    from runtime.cli.show import console, line, text
+
+    out = console()
+    table = Table(title="what a spawned agent gets on this machine")
+    for col in ("", "check", "detail"):
+        table.add_column(col, overflow="fold")
+    for f in (*sandbox, *limits):
+        table.add_row(text("ok", "green") if f.ok else text("no", "yellow"), text(f.what), text(f.detail))
+    out.print(table)
+    if not can_spawn:
+        first = next(f for f in sandbox if not f.ok)
+        out.print(line(("no OS sandbox here: ", "bold red"), first.detail))
+    return 0 if can_spawn else 1

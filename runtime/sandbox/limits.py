@@ -1,0 +1,151 @@
+"""The kernel's hold on one run of an agent's code: what it may spend, and who counts it.
+
+`Hold.open(budget)` gives a run its cgroup (`runtime.sandbox.cgroups`: processes, memory, CPU),
+its rlimits (`runtime.sandbox.rlimits`: every file capped at the disk budget, and in place of a
+controller the machine lacks, processes per uid and memory per process) and its disk meter
+(`runtime.sandbox.disk`). The caller prefixes the run's command with `prefix()`, looks at
+`breach()` often (a few small reads: the kernel's event counters and, for the disk, each process's
+I/O figures) and ends the tree with `kill()` on the first breach. The observed sampling of the
+process tree (`runtime.spawn.supervise`) remains for what no kernel counter holds here.
+
+`describe()` is the one line a spawn prints and `runtime doctor` shows: which limits the kernel
+holds on this machine, and which are left to rlimits and sampling, and why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+
+from runtime.sandbox import disk
+from runtime.sandbox.cgroups import Budget, CgroupError, RunCgroup, Support, support
+from runtime.sandbox.identity import agent_user
+from runtime.sandbox.rlimits import Rlimits, have_prlimit, nproc_for
+
+log = logging.getLogger(__name__)
+MIB = 1024 * 1024
+# The breaches a run's resources make: the tree is ended at once, with no grace.
+RESOURCE_BREACHES = ("processes", "memory", "disk")
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What one run may spend (None: not limited)."""
+
+    processes: int | None = None  # tasks, threads included
+    memory_bytes: int | None = None  # charged memory: the processes', their page cache and tmpfs
+    disk_bytes: int | None = None  # written to disk by the tree
+    cpus: float | None = None  # CPU time, in CPUs' worth
+
+    @classmethod
+    def of(cls, *, processes: int | None = None, memory_mb: float | None = None, disk_mb: float | None = None,
+           cpus: float | None = None) -> Spend:
+        return cls(processes, None if memory_mb is None else int(memory_mb * MIB),
+                   None if disk_mb is None else int(disk_mb * MIB), cpus)
+
+
+class Hold:
+    """One run's cgroup, rlimits and disk meter."""
+
+    def __init__(self, spend: Spend, cgroup: RunCgroup | None, rlimits: Rlimits) -> None:
+        self.spend, self.cgroup, self.rlimits = spend, cgroup, rlimits
+        self.disk_peak = 0
+
+    @classmethod
+    def open(cls, spend: Spend, found: Support | None = None) -> Hold:
+        found = support() if found is None else found
+        cgroup = None
+        try:
+            cgroup = RunCgroup.make(Budget(spend.processes, spend.memory_bytes, spend.cpus), found)
+        except CgroupError as exc:  # the machine said yes, the write said no: rlimits stand in
+            log.warning("no cgroup for this run (%s): rlimits stand in", exc)
+        held = set(cgroup.controllers) if cgroup is not None else set()
+        user = agent_user()
+        rlimits = Rlimits(
+            processes=None if "pids" in held or spend.processes is None else nproc_for(
+                spend.processes, user.uid if user is not None else None),
+            data_bytes=None if "memory" in held else spend.memory_bytes,
+            file_bytes=spend.disk_bytes,
+        )
+        if not have_prlimit():
+            rlimits = Rlimits()
+        return cls(spend, cgroup, rlimits)
+
+    def kernel_holds(self, limit: str) -> bool:
+        """Whether the kernel bounds ``limit`` ("processes", "memory") for the whole tree."""
+        controller = {"processes": "pids", "memory": "memory"}[limit]
+        return self.cgroup is not None and controller in self.cgroup.controllers
+
+    def prefix(self) -> list[str]:
+        return [*(self.cgroup.join_prefix() if self.cgroup is not None else []), *self.rlimits.prefix()]
+
+    def breach(self, pids: list[int] | None = None) -> str | None:
+        """The first limit the run has broken: the kernel's counters, then the disk meter over ``pids``
+        (the cgroup's members where there is one). The disk is broken when the tree has written its whole
+        budget (RLIMIT_FSIZE stops a single file right there). A reading at the budget is read again
+        before it counts: a child read just before its parent reaped it is in both figures for that look."""
+        if self.cgroup is not None and (found := self.cgroup.breach()):
+            return found
+        budget = self.spend.disk_bytes
+        if budget is None:
+            return None
+        if self.disk_peak >= budget:
+            return "disk"  # seen at a look before the tree ended
+        members = self.cgroup.members() if self.cgroup is not None else (pids or [])
+        used = disk.written(members)
+        if used >= budget:
+            used = min(used, disk.written(self.cgroup.members() if self.cgroup is not None else members))
+        self.disk_peak = max(self.disk_peak, used)
+        return "disk" if used >= budget else None
+
+    def peaks(self) -> tuple[float | None, int | None]:
+        return self.cgroup.peaks() if self.cgroup is not None else (None, None)
+
+    def cgroup_members(self) -> list[int]:
+        return self.cgroup.members() if self.cgroup is not None else []
+
+    def signal(self, sig: int) -> None:
+        if self.cgroup is not None:
+            self.cgroup.signal_all(sig)
+
+    def kill(self) -> bool:
+        """End every process of the run at once (True: none is left)."""
+        return self.cgroup.kill() if self.cgroup is not None else True
+
+    def close(self) -> None:
+        if self.cgroup is not None:
+            with contextlib.suppress(OSError):
+                self.cgroup.kill(wait_s=1.0)
+            self.cgroup.remove()
+
+
+def describe(found: Support | None = None) -> str:
+    """One line: which of a run's limits the kernel holds here, and what stands in for the rest."""
+    found = support() if found is None else found
+    held = set(found.places)
+    parts = []
+    if held:
+        names = {"pids": "processes", "memory": "memory (tmpfs included)", "cpu": "CPU"}
+        parts.append(f"{', '.join(names[c] for c in ('pids', 'memory', 'cpu') if c in held)} by {found.describe()}")
+    if "pids" not in held:
+        parts.append("processes by RLIMIT_NPROC" + (", shared by every agent of the agent uid" if agent_user() else
+                                                       " over this user's processes"))
+    if "memory" not in held:
+        parts.append("memory by RLIMIT_DATA per process and the tree sampled every 0.1 s (tmpfs by its size alone)")
+    parts.append("tmpfs sized")
+    parts.append("disk counted per process every 10 ms" if disk.readable() else "disk per file only (no I/O figures)")
+    parts.append("each file capped at the disk limit" if have_prlimit() else "no prlimit: rlimits unset")
+    line = "limits: " + "; ".join(parts)
+    if found.missing:
+        line += " (" + "; ".join(found.missing[c] for c in sorted(found.missing)) + ")"
+    return line
+
+
+def fallback_note(found: Support | None = None) -> str | None:
+    """The line a spawn or run prints before it starts where the kernel does not hold a run's processes
+    and memory whole (no cgroup for them here); None where it does."""
+    found = support() if found is None else found
+    if {"pids", "memory"} <= set(found.places):
+        return None
+    return f"note: {describe(found)}; `runtime doctor` says more"

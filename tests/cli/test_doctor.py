@@ -1,0 +1,40 @@
+"""runtime doctor: what this machine gives a spawned agent, as a person and a program read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from tests.conftest import RUNTIME
+
+
+def _doctor(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([RUNTIME, "doctor", *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **env})
+
+
+def test_json_names_each_controller_and_the_limits_line():
+    result = _doctor("--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == (0 if report["spawn_in_os_sandbox"] else 1)
+    names = [f["what"] for f in report["limits"]]
+    assert names[:4] == ["limits", "cgroup pids", "cgroup memory", "cgroup cpu"]
+    line = report["limits"][0]["detail"]
+    assert "tmpfs sized" in line and "disk" in line
+
+
+def test_without_cgroups_the_fallbacks_are_named_with_why():
+    report = json.loads(_doctor("--json", RUNTIME_NO_CGROUPS="1").stdout)
+    line = report["limits"][0]["detail"]
+    assert "processes by RLIMIT_NPROC" in line and "memory by RLIMIT_DATA" in line
+    assert "pids: RUNTIME_NO_CGROUPS=1" in line
+    assert not any(f["ok"] for f in report["limits"] if f["what"].startswith("cgroup "))
+
+
+def test_plain_output_without_a_terminal_is_one_row_per_check():
+    result = _doctor()
+    assert result.returncode in (0, 1)
+    for what in ("bubblewrap", "limits", "cgroup pids", "prlimit", "disk meter"):
+        assert what in result.stdout
+    assert "\x1b[" not in result.stdout
