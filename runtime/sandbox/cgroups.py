@@ -52,8 +52,11 @@ from pathlib import Path
 from runtime.pids import alive
 
 CONTROLLERS = ("pids", "memory", "cpu")
-PREFIX = "agent-runtime-"  # agent-runtime-<orchestrator pid>-<hex>: the owner is known, so leftovers can go
-_NAME = re.compile(r"^agent-runtime-(\d+)-[0-9a-f]+$")
+# agent-runtime-<pid namespace>-<orchestrator pid>-<hex>: the owner is known, so its leftovers can go. A pid
+# means something only in its own pid namespace (a container's, a cluster node's), and orchestrators of
+# several namespaces can share a hierarchy: each clears only the leftovers of its own namespace.
+PREFIX = "agent-runtime-"
+_NAME = re.compile(r"^agent-runtime-(\d+)-(\d+)-[0-9a-f]+$")
 CPU_PERIOD_US = 100_000
 
 
@@ -285,7 +288,7 @@ class RunCgroup:
         wanted = [c for c in budget.wanted() if c in found.places]
         if not wanted:
             return None
-        name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"{PREFIX}{_pid_namespace()}-{os.getpid()}-{secrets.token_hex(4)}"
         folders: dict[str, tuple[int, Path]] = {}
         made: list[Path] = []
         try:
@@ -409,17 +412,26 @@ class RunCgroup:
                     time.sleep(0.01)
 
 
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
 def _clear_leftovers(parent: Path) -> None:
-    """Remove the run cgroups of orchestrators that are gone (a SIGKILLed one could not)."""
+    """Remove the run cgroups of orchestrators of this pid namespace that are gone (a SIGKILLed one could
+    not); what is still inside is killed first (the sandbox's parent-death signal has usually done it)."""
+    namespace = _pid_namespace()
     try:
         names = os.listdir(parent)
     except OSError:
         return
     for name in names:
         match = _NAME.match(name)
-        if match and not alive(int(match.group(1))):
+        if match and int(match.group(1)) == namespace and not alive(int(match.group(2))):
             folder = parent / name
-            leftover = RunCgroup({"pids": (1, folder)})
+            leftover = RunCgroup({"pids": (1, folder)})  # any controller's folder lists its members
             if leftover.kill(wait_s=0.5):
                 with contextlib.suppress(OSError):
                     folder.rmdir()

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
+import threading
 from dataclasses import dataclass
 
 from runtime.sandbox import disk
@@ -27,6 +29,8 @@ log = logging.getLogger(__name__)
 MIB = 1024 * 1024
 # The breaches a run's resources make: the tree is ended at once, with no grace.
 RESOURCE_BREACHES = ("processes", "memory", "disk")
+LOOK_S = 0.005  # how often the watcher reads the counters (a few small files: ~50 µs a look)
+CLOSE_LOOK_S = 0.001  # once the disk is past half its budget
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,10 @@ class Hold:
     def __init__(self, spend: Spend, cgroup: RunCgroup | None, rlimits: Rlimits) -> None:
         self.spend, self.cgroup, self.rlimits = spend, cgroup, rlimits
         self.disk_peak = 0
+        self.breached: str | None = None  # set by the watcher, once
+        self.pids: list[int] = []  # the tree as the caller last sampled it (where there is no cgroup)
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     @classmethod
     def open(cls, spend: Spend, found: Support | None = None) -> Hold:
@@ -91,13 +99,34 @@ class Hold:
         if budget is None:
             return None
         if self.disk_peak >= budget:
-            return "disk"  # seen at a look before the tree ended
+            return "disk"  # seen at an earlier look, before the tree ended
         members = self.cgroup.members() if self.cgroup is not None else (pids or [])
         used = disk.written(members)
         if used >= budget:
             used = min(used, disk.written(self.cgroup.members() if self.cgroup is not None else members))
         self.disk_peak = max(self.disk_peak, used)
         return "disk" if used >= budget else None
+
+    def watch(self) -> None:
+        """Start the watcher (once the run's first process exists)."""
+        if self._watcher is None and (self.cgroup is not None or self.spend.disk_bytes is not None):
+            self._watcher = threading.Thread(target=self._watch, name="limits-watcher", daemon=True)
+            self._watcher.start()
+
+    def _watch(self) -> None:
+        budget = self.spend.disk_bytes
+        while not self._stop.is_set():
+            try:
+                found = self.breach(self.pids)
+            except Exception:  # the run's own monitor still looks, and its stop still kills
+                log.exception("the limits watcher failed")
+                return
+            if found is not None:
+                self.breached = found
+                self.signal(signal.SIGKILL)  # there and then: the caller's stop kills whatever is left
+                return
+            close = budget is not None and self.disk_peak * 2 >= budget
+            self._stop.wait(CLOSE_LOOK_S if close else LOOK_S)
 
     def peaks(self) -> tuple[float | None, int | None]:
         return self.cgroup.peaks() if self.cgroup is not None else (None, None)
@@ -114,6 +143,9 @@ class Hold:
         return self.cgroup.kill() if self.cgroup is not None else True
 
     def close(self) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 self.cgroup.kill(wait_s=1.0)

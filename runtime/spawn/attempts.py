@@ -173,7 +173,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             tokens, cost = progress.tokens - spent[0], progress.cost_usd - spent[1]
             spent = (progress.tokens, progress.cost_usd)
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
-                              progress.tool_calls, progress.denials, tokens, cost, result.peak_memory_mb, progress.report)
+                              progress.tool_calls, progress.denials, tokens, cost, result.peak_memory_mb, progress.report,
+                              peak_processes=result.peak_processes, disk_mb=result.disk_mb)
             attempts.append(attempt)
             run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in attempts])
             if breach == "loop":

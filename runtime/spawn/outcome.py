@@ -29,10 +29,12 @@ class Attempt(_Bounded):
     denials: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
-    peak_memory_mb: float = 0.0  # resident memory of the agent's whole process tree
+    peak_memory_mb: float = 0.0  # the run's cgroup's peak charge (else the tree's summed RSS, sampled)
     report: str | None = None
     checks: list[CheckRecord] = field(default_factory=list)
     feedback: str | None = None  # what was sent to the next attempt
+    peak_processes: int = 0  # the cgroup's peak task count, threads included (else processes, sampled)
+    disk_mb: float = 0.0  # written to disk by the agent's tree, as far as the meter saw
 
 
 @dataclass(frozen=True)

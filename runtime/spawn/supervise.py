@@ -14,9 +14,10 @@ costs a bounded wait.
 The kernel holds the run first (`runtime.sandbox.limits.Hold`): a cgroup of its own bounds its
 processes (threads included), its memory (tmpfs and page cache included) and its CPU, rlimits stand
 in where the machine has no cgroup, every file is capped at the disk budget, and the disk the tree
-writes is counted by the kernel per process. Every `Limits.look_s` (10 ms) the parent reads the
-kernel's counters: a fork refused, a process killed for memory, the disk over budget, and the first
-breach ends the tree at once. Every `Limits.poll_s` it also snapshots the tree with psutil (the
+writes is counted by the kernel per process. A watcher thread reads the kernel's counters every few
+milliseconds (a fork refused, a process killed for memory, the disk over budget) and SIGKILLs the
+run's cgroup on the first breach; every `Limits.look_s` (10 ms) the event loop sees it and stops the
+rest. Every `Limits.poll_s` it also snapshots the tree with psutil (the
 descendants of every process ever seen, so a re-parented child stays known, plus every member of
 the agent's session) for what no counter gives: the figures where there is no cgroup, the limits
 there, and the caller's `check()` hook (turns, tool calls, tokens, cost); and checks the wall clock.
@@ -331,7 +332,7 @@ async def _monitor(proc: Process, tree: _Tree, hold: Hold, limits: Limits, check
             pids = [p.pid for p in procs]
             memory_mb, count = tree.measure(procs)
         if proc.returncode is not None:
-            return hold.breach()  # the kernel's counters outlive the tree: a kill for memory ends the main one
+            return hold.breached or hold.breach()  # the kernel's counters outlive the tree: a kill for memory ends the main one
         remaining = limits.timeout_s - (now - started)
         if remaining <= 0:
             return "timeout"
@@ -344,8 +345,9 @@ async def _monitor(proc: Process, tree: _Tree, hold: Hold, limits: Limits, check
                     return "processes"
             if check is not None and (breach := await _maybe_await(check())):
                 return str(breach)
-        if breach := hold.breach(pids):
-            return breach
+        hold.pids = pids
+        if hold.breached:
+            return hold.breached
         with anyio.move_on_after(min(limits.look_s, remaining)):
             await proc.wait()
 
@@ -443,6 +445,7 @@ async def _supervise(hold: Hold, argv: Sequence[str], cwd: Path | str, env: Mapp
         err.close()
         raise
     tree = _Tree(proc.pid)
+    hold.watch()
     breach: str | None = None
     failures: list[Exception] = []
     drained = (anyio.Event(), anyio.Event())

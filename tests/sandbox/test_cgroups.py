@@ -180,12 +180,22 @@ def test_kill_ends_a_forking_tree_at_once_and_remove_leaves_nothing():
 def test_a_dead_orchestrators_cgroups_are_removed_by_the_next_run():
     found = _real("pids")
     parent = found.places["pids"].parent
-    stale = parent / f"{cgroups.PREFIX}{_dead_pid()}-0badc0de"
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    stale = parent / f"{cgroups.PREFIX}{namespace}-{_dead_pid()}-0badc0de"
+    # Another pid namespace's (a container's, a cluster node's): its pids mean nothing here, so it stays.
+    foreign = parent / f"{cgroups.PREFIX}{namespace + 1}-{_dead_pid()}-0badc0de"
     stale.mkdir()
-    group = RunCgroup.make(Budget(processes=10), found)
-    assert group is not None
-    group.remove()
-    assert not stale.exists()
+    foreign.mkdir()
+    try:
+        group = RunCgroup.make(Budget(processes=10), found)
+        assert group is not None
+        group.remove()
+        assert not stale.exists()
+        assert foreign.exists()
+    finally:
+        for folder in (stale, foreign):
+            if folder.exists():
+                folder.rmdir()
 
 
 def _dead_pid() -> int:
