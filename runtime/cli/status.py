@@ -3,7 +3,8 @@
 A run whose state is not final and whose agent-id lock has no live holder was
 interrupted (its orchestrator died); re-running the task recovers it. Plan runs
 come from the orchestrator's state (`orchestrator.sqlite`), with their
-subtasks' outcomes. With `--json`, one list: every entry has `kind`, `agent`
+subtasks' outcomes; one still `running` whose lock has no holder was
+interrupted too, and `runtime run --resume ID` carries it on. With `--json`, one list: every entry has `kind`, `agent`
 (the spawn's state record as written) or `plan`.
 """
 
@@ -66,6 +67,11 @@ def run(args) -> int:
     for r in agents:
         if r.get("status") not in FINAL and holder(state.locks, r["agent_id"]) is None:
             r["status"] = "interrupted"
+    from runtime.orchestration.state import plan_lock_name
+
+    for p in plans:
+        if p["status"] == "running" and holder(state.locks, plan_lock_name(p["run_id"])) is None:
+            p["status"] = "interrupted"  # its orchestrator died: `runtime run --resume` carries it on
     if args.json:
         print(json.dumps([{"kind": "agent", **r} for r in agents] + plans, indent=2))
         return 0

@@ -27,12 +27,13 @@ from runtime.orchestration.judge import judge
 from runtime.orchestration.recheck import recheck_imported
 from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
-from runtime.orchestration.state import OrchestratorState
+from runtime.orchestration.state import OrchestratorState, plan_lock_name
 from runtime.sandbox.toolchain import toolchain_mounts
 from runtime.spawn.commands import commands_on_tree
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.spawn.state import default_state_dir
 from runtime.workspace.git import Git, GitError
+from runtime.workspace.locks import acquire
 
 
 @dataclass
@@ -245,6 +246,10 @@ def _start(plan, options: RunOptions) -> PlanRun:
 async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
     """Run a validated plan to an accepted, rejected or failed end; the report says which and why."""
     run = _start(plan, options)
+    # Held while the run goes on: the kernel drops it when the orchestrator dies however it dies, so
+    # `runtime status` tells a running plan from one whose orchestrator is gone (and a second
+    # `--resume` of a live run is refused).
+    lock = acquire(run.state_dir, plan_lock_name(run.run_id))
     run.emit("run-start", goal=plan.goal, base=run.base, integration=run.integration)
     # A resumed run continues with the latest plan (the replanned one, if any) and its replan count.
     subtasks, number = list(plan.subtasks), options.resume.replans if options.resume else 0
@@ -290,7 +295,9 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
         run.state.update_run(run.run_id, status=run.report.status, detail=run.report.reason[:2000])
         run.emit("run-end", status=run.report.status, report=str(path))
         run.state.close()
+        lock.release()
     return run.report
+
 
 
 def _accept(run: PlanRun, verdict) -> None:

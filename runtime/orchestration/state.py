@@ -158,3 +158,8 @@ class OrchestratorState:
     def event(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
         self.conn.execute("insert into events (run_id, time, kind, data) values (?, ?, ?, ?)",
                           (run_id, time.time(), kind, json.dumps(data)))
+
+
+def plan_lock_name(run_id: str) -> str:
+    """The lock a live plan run holds (`runtime.workspace.locks`), among the agent-id locks of its state folder."""
+    return f"plan-run-{run_id}"

@@ -4,11 +4,14 @@ without merging anything twice."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
+import subprocess
 import threading
 
+from tests.conftest import RUNTIME
 from tests.orchestration.conftest import (
     BASE_BRANCH,
     FIXED,
@@ -59,6 +62,12 @@ def test_killed_run_resumes_without_rerunning_or_double_merging(orchestra: Orche
     assert rows["slow"]["status"] == "running"
     assert [m["subtask_id"] for m in o.merges(run_id)] == ["fix-mean"]
     assert o.sha(BASE_BRANCH) == o.base
+    # What a person sees: the plan is interrupted, not running (its orchestrator's lock went with it).
+    status = subprocess.run([RUNTIME, "status", "--json"], cwd=o.repo, capture_output=True, text=True,
+                            env=o.full_env(), timeout=60)
+    assert status.returncode == 0, status.stderr
+    plans = [r for r in json.loads(status.stdout) if r["kind"] == "plan"]
+    assert [(p["run_id"], p["status"]) for p in plans] == [(run_id, "interrupted")]
     fix_agent = rows["fix-mean"]["agent_id"]
     slow_agent_id = rows["slow"]["agent_id"]
 
