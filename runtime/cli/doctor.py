@@ -12,6 +12,10 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def _limits() -> list[Finding]:
     return out
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     sandbox, limits = _sandbox(), _limits()
     can_spawn = all(f.ok for f in sandbox)
     if args.json:

@@ -20,12 +20,15 @@ import anyio
 from runtime.errors import LimitExhausted
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
+from runtime.sandbox.identity import AgentUser
 from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.limits import RESOURCE_BREACHES
 from runtime.sandbox.scratch import Copied, scratch_copy
+from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.budget import default_check_limits
 from runtime.spawn.supervise import Limits, supervise
 from runtime.verify.gather import RunCommand
+from runtime.workspace.git import Git
 from runtime.workspace.tree import remove_tree
 
 MAX_OUTPUT = 200_000
@@ -33,7 +36,7 @@ MAX_OUTPUT = 200_000
 NOT_RUN = 125
 
 
-def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain=None,
+def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain: ToolchainMounts | None = None,
                    scratch: Path | None = None, limits: Limits | None = None) -> RunCommand:
     """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`, running in
     ``worktree``; with ``scratch`` (a copy of it), over the copy: shown at the worktree's path in the
@@ -85,7 +88,7 @@ def _stopped(breach: str, limits: Limits, timeout_s: float, duration_s: float) -
 
 @contextlib.contextmanager
 def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
-                   toolchain=None, limits: Limits | None = None) -> Iterator[RunCommand]:
+                   toolchain: ToolchainMounts | None = None, limits: Limits | None = None) -> Iterator[RunCommand]:
     """A runner of verify's commands over a throwaway copy of ``worktree``, made in ``folder`` (removed
     first if an orchestrator that died left it) at the first command and removed when the block ends.
 
@@ -115,7 +118,7 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
         remove_tree(folder)
 
 
-def _fresh_copy(worktree: Path, folder: Path, copy: Path, user) -> Copied:
+def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None) -> Copied:
     try:
         remove_tree(folder)
         folder.mkdir(mode=0o700, parents=True)
@@ -125,8 +128,8 @@ def _fresh_copy(worktree: Path, folder: Path, copy: Path, user) -> Copied:
 
 
 @contextlib.contextmanager
-def tree_runner(git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
-                toolchain=None, limits: Limits | None = None) -> Iterator[RunCommand]:
+def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
+                toolchain: ToolchainMounts | None = None, limits: Limits | None = None) -> Iterator[RunCommand]:
     """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox.
 
     The checkout is a throwaway folder: it is writable, nothing else is, and it
@@ -146,8 +149,9 @@ def tree_runner(git, tree: str, home: Path, use_sandbox: bool, parents: tuple[st
             yield command_runner(path, sandbox, home, toolchain, limits=limits)
 
 
-async def commands_on_tree(git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
-                           parents: tuple[str, ...] = (), toolchain=None) -> list[tuple[str, int, str]]:
+async def commands_on_tree(git: Git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
+                           parents: tuple[str, ...] = (), toolchain: ToolchainMounts | None = None,
+                           ) -> list[tuple[str, int, str]]:
     """Run ``commands`` on a checkout of ``tree``; (command, exit code, output) for each, each held to the
     limits a task gets by default (a plan's checks belong to no one task)."""
     results = []

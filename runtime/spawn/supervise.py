@@ -100,14 +100,14 @@ class ProcessResult:
 
 def _alive(proc: psutil.Process) -> bool:
     try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 
 
 def _rss(proc: psutil.Process) -> int:
     try:
-        return proc.memory_info().rss
+        return int(proc.memory_info().rss)
     except psutil.Error:
         return 0
 
