@@ -62,8 +62,11 @@ PRESETS = {
                       ("UV_NO_CONFIG", "1"))),
     "node": Preset(folders=("node_modules",), path=("node_modules/.bin",)),
     # Modules come from the host's module cache, read-only; nothing is downloaded, no other Go toolchain.
+    # The build cache goes to the sandbox's private /tmp, as cargo's builds do: memory the run's cgroup
+    # counts, not the host's disk under the run's disk budget.
     "go": Preset(programs=("go",), probe="go",
-                 env=(("GOPROXY", "off"), ("GOFLAGS", "-mod=readonly"), ("GOTOOLCHAIN", "local"))),
+                 env=(("GOPROXY", "off"), ("GOFLAGS", "-mod=readonly"), ("GOTOOLCHAIN", "local"),
+                      ("GOCACHE", "/tmp/go-build"))),
     # Crates come from the host's cargo home, read-only (build once on the host so they are unpacked);
     # builds go to the sandbox's private /tmp, not into the worktree.
     "rust": Preset(programs=("cargo",), probe="rust",

@@ -277,9 +277,11 @@ class CgroupError(Exception):
 class RunCgroup:
     """One run's cgroup in each hierarchy that carries a wanted controller."""
 
-    def __init__(self, folders: dict[str, tuple[int, Path]]) -> None:
+    def __init__(self, folders: dict[str, tuple[int, Path]], memory_bytes: int | None = None) -> None:
         self.folders = folders  # controller -> (version, folder)
         self.distinct = sorted({f for _, f in folders.values()})
+        self.memory_bytes = memory_bytes
+        self._hits = 0  # how many times the memory limit was hit, as last read
 
     @classmethod
     def make(cls, budget: Budget, found: Support | None = None) -> RunCgroup | None:
@@ -300,7 +302,7 @@ class RunCgroup:
                     folder.mkdir(mode=0o755)
                     made.append(folder)
                 folders[controller] = (place.version, folder)
-            group = cls(folders)
+            group = cls(folders, budget.memory_bytes)
             group._set(budget)
         except OSError as exc:
             for folder in made:
@@ -345,7 +347,13 @@ class RunCgroup:
         return ["/bin/sh", "-c", script, "sh", *(str(f / "cgroup.procs") for f in self.distinct), "--"]
 
     def breach(self) -> str | None:
-        """The limit the kernel has enforced so far: "processes" (a fork refused), "memory" (a kill)."""
+        """The limit the kernel has enforced so far: "processes" (a fork refused), "memory" (a kill, or the
+        limit hit with all but a tenth of it memory that cannot be reclaimed).
+
+        A write into tmpfs past the limit is not a page fault, so the kernel refuses it (ENOMEM) rather
+        than kill: a filler that ignores the error would sit at the limit until its clock ran out. So a
+        hit of the limit (``memory.failcnt``, v2's ``max`` event) is looked into: page cache the kernel
+        can drop is no breach, anonymous memory and tmpfs pages filling the limit are."""
         if "pids" in self.folders and _int_field(self.folders["pids"][1] / "pids.events", "max") > 0:
             return "processes"
         if "memory" in self.folders:
@@ -353,7 +361,21 @@ class RunCgroup:
             events = folder / ("memory.events" if version == 2 else "memory.oom_control")
             if _int_field(events, "oom_kill") > 0:
                 return "memory"
+            # v1 counts a hit of memory and swap together where that limit is the one reached first.
+            hits = _int_field(folder / "memory.events", "max") if version == 2 else (
+                (_int_file(folder / "memory.failcnt") or 0) + (_int_file(folder / "memory.memsw.failcnt") or 0))
+            if hits > self._hits:
+                self._hits = hits
+                if self.memory_bytes is not None and self.unreclaimable() >= 0.9 * self.memory_bytes:
+                    return "memory"
         return None
+
+    def unreclaimable(self) -> int:
+        """Bytes of the cgroup's memory the kernel cannot drop without swap: anonymous memory and tmpfs."""
+        version, folder = self.folders["memory"]
+        stat = folder / "memory.stat"
+        anon = _int_field(stat, "anon" if version == 2 else "rss")
+        return anon + _int_field(stat, "shmem")
 
     def peaks(self) -> tuple[float | None, int | None]:
         """(peak memory in MiB, peak task count) as the kernel recorded them, where it does."""

@@ -4,8 +4,8 @@ simulated merge, of a plan), so a test suite that imports the agent's code is he
 
 The disk budget, unless `disk-mb` sets it, is the change the role allows (`scope::change-size`'s
 `max-change-bytes`, or that atom's default where the role lacks it) plus `DISK_SLACK_MB` for what
-runs write besides their change: a CLI's transcripts, a test run's caches and coverage data, Go's
-build cache in the agent's home. Writing past it ends the run as `exhausted(disk)` while it runs,
+runs write besides their change: a CLI's transcripts, a test run's caches and coverage data (builds
+go to the sandbox's private /tmp, which is memory: cargo's target folder, Go's build cache). Writing past it ends the run as `exhausted(disk)` while it runs,
 not after the fact (`runtime.sandbox.disk`).
 """
 
@@ -18,7 +18,7 @@ from runtime.manifests.agent import LimitsSection
 from runtime.spawn.supervise import Limits
 from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES
 
-DISK_SLACK_MB = 256
+DISK_SLACK_MB = 64
 MIB = 1024 * 1024
 
 

@@ -34,7 +34,7 @@ def _mounts(text: str, root: Path) -> str:
 def _folder(path: Path, **files: str) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
-        (path / name.replace("cgroup_", "cgroup.")).write_text(content)
+        (path / name.replace("_", ".", 1)).write_text(content)  # cgroup_controllers: cgroup.controllers
     return path
 
 
@@ -216,3 +216,19 @@ def test_the_cpu_quota_is_set_from_cpus():
             assert (folder / "cpu.cfs_quota_us").read_text().strip() == "150000"
     finally:
         group.remove()
+
+
+def test_the_limit_hit_and_held_full_of_memory_the_kernel_cannot_drop_is_a_breach(tmp_path):
+    """A write into tmpfs past the limit may be refused (ENOMEM) rather than killed for: then no oom_kill is
+    counted, and the limit hit with all but a tenth of it anonymous or tmpfs memory is the breach. Page cache
+    filling the limit is not (the kernel drops it). Read from cgroup files as v1 and v2 write them."""
+    for version, hits_file, stat_anon in ((1, "memory.memsw.failcnt", "rss"), (2, "memory.events", "anon")):
+        folder = _folder(tmp_path / f"v{version}", memory_oom_control="oom_kill 0\n", memory_events="max 0\noom_kill 0\n")
+        group = RunCgroup({"memory": (version, folder)}, memory_bytes=100 << 20)
+        (folder / "memory.stat").write_text(f"{stat_anon} {20 << 20}\nshmem {20 << 20}\nfile {60 << 20}\n")
+        (folder / hits_file).write_text("max 3\n" if version == 2 else "3\n")
+        assert group.breach() is None  # hit, but most of it is page cache
+        (folder / "memory.stat").write_text(f"{stat_anon} {10 << 20}\nshmem {85 << 20}\nfile {5 << 20}\n")
+        assert group.breach() is None  # full of tmpfs now, but no new hit since the last look
+        (folder / hits_file).write_text("max 4\n" if version == 2 else "4\n")
+        assert group.breach() == "memory"

@@ -48,11 +48,11 @@ def test_a_300_mb_flood_is_stored_within_the_cap(spawner: Spawner):
     assert peak_mb < 150, f"the orchestrator peaked at {peak_mb:.0f} MiB"  # ~45 MiB here; the flood is 600 MB
 
 
-def test_a_200_mb_file_is_rejected_and_committed_nowhere_and_600_mb_cannot_be_written(spawner: Spawner):
-    """Past the change limit (100 MiB) but within the disk budget (the limit plus 256 MiB), a file is written
+def test_a_120_mb_file_is_rejected_and_committed_nowhere_and_600_mb_cannot_be_written(spawner: Spawner):
+    """Past the change limit (100 MiB) but within the disk budget (the limit plus 64 MiB), a file is written
     and verify rejects it; past the disk budget the kernel refuses to make it (RLIMIT_FSIZE), sparse or not."""
     s = spawner
-    plant = (f"{SH_FIX}; truncate -s 200M src/calc/dump.bin; {SH_REPORT}; "
+    plant = (f"{SH_FIX}; truncate -s 120M src/calc/dump.bin; {SH_REPORT}; "
              "truncate -s 600M src/calc/huge.bin 2>> \"$RUNTIME_REPORT_FILE\"; true")
     r = s.spawn(s.task(agent_id="ag-big", command=plant), "--merge")
     assert r.outcome is not None, r.describe()
