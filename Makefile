@@ -72,6 +72,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/workspace.py
 	$(BIN)/python bench/scratch.py
 	$(BIN)/python bench/sandbox_start.py
+	$(BIN)/python bench/limits.py
 	$(BIN)/python bench/install.py
 
 # A long random run of the gate's differential tests (commands the gate allows, run for real).

@@ -39,10 +39,14 @@ every process), the outcome label the spawn printed and what ended the attack
 timeout). A table on a terminal, aligned text otherwise, `--json` for
 machines. Afterwards every process seen in a tree, or holding the run's
 marker in its command line, that is still alive is killed, and the output
-says so. The goal: every attack stopped within one poll of crossing its
-limit, whichever way it runs. A runtime that only samples the tree every
-0.1 s and checks no limit on test commands (this project's before its limits
-were held by the kernel) lets every attack far past them.
+says so. The goal: whichever way it runs, no attack gets more than 10% past
+its limit, and a tree over it is gone within 100 ms. A runtime that only
+samples the tree every 0.1 s and checks no limit on test commands (this
+project's before its limits were held by the kernel) lets every attack far
+past them; one that holds them (a cgroup per run, a sized tmpfs, the disk
+meter) keeps the process and tmpfs attacks under their limits, where the
+runs end by the limit's breach or, for a filler the sized tmpfs refused and
+that then waits, by their clock.
 
 `--repo PATH` runs the `runtime` of another checkout (PATH/.venv/bin/runtime,
 else `python -m runtime.cli.main` with PYTHONPATH=PATH) to compare two
