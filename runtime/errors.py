@@ -8,12 +8,18 @@
   meets one outside a spawn (a planner whose model cannot be reached) prints
   it as that outcome. A model call that fails is one (``ModelError``).
 
+Anything else that escapes a command is the runtime's own bug: an internal error, exit
+``INTERNAL_ERROR`` (70, sysexits' EX_SOFTWARE; 3 is taken by a plan's questions and by
+`runtime explain`'s ask), with one line naming a log file that holds the traceback.
+
 ``runtime.cli.main`` maps them to exit codes in one place. Gate denials are
 not exceptions: they are values (``runtime.gate.decision.GateDecision``)
 because a denial is an ordinary answer.
 """
 
 from __future__ import annotations
+
+INTERNAL_ERROR = 70
 
 
 class AgentRuntimeError(Exception):

@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 
-from runtime.errors import FatalError, ManifestErrors, RunFailure
+from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailure
 from runtime.manifests.kinds import AGENT_BACKENDS
 from runtime.printable import printable
 
@@ -269,12 +269,27 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - one line for the user; the traceback on request
+    except Exception as exc:  # noqa: BLE001 - one line for the user; the traceback in a file
         if os.environ.get("RUNTIME_DEBUG"):
             raise
-        print(printable(f"error: internal error ({type(exc).__name__}: {exc}); set RUNTIME_DEBUG=1 for the traceback"),
-              file=sys.stderr)
-        return 1
+        log = _crash_log(argv)
+        where = f"the traceback is in {log}" if log else "set RUNTIME_DEBUG=1 for the traceback"
+        print(printable(f"error: internal error ({type(exc).__name__}: {exc}); {where}"), file=sys.stderr)
+        return INTERNAL_ERROR
+
+
+def _crash_log(argv: list[str]) -> str | None:
+    """Write the traceback being handled to a new file of this user's (0600), for a bug report."""
+    import tempfile
+    import traceback
+
+    try:
+        fd, path = tempfile.mkstemp(prefix="runtime-internal-error-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"runtime {_version()}: {' '.join(argv)}\n\n{traceback.format_exc()}")
+    except OSError:
+        return None
+    return path
 
 
 if __name__ == "__main__":

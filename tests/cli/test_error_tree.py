@@ -54,3 +54,21 @@ def test_a_planner_whose_local_server_is_down_is_refused_before_anything_is_made
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --planner-model: cannot reach the model server at "), lines
     assert not state.exists()
+
+
+def test_an_internal_error_exits_70_with_the_traceback_in_a_file(tmp_path):
+    """The runtime's own bug is neither bad input (1) nor a failed run (2), nor a plan's questions or an ask (3)."""
+    import sys
+
+    code = ("import sys, runtime.cli.roles as roles, runtime.cli.main as main\n"
+            "def broken(args):\n    raise KeyError('the bug')\n"
+            "roles.run = broken\nsys.exit(main.main(['roles']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 70, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("error: internal error (KeyError: 'the bug'); the traceback is in ")
+    log = line.rsplit(" ", 1)[1]
+    assert log.startswith(str(tmp_path))
+    text = open(log, encoding="utf-8").read()
+    assert text.startswith("runtime ") and "Traceback" in text and 'in broken' in text and "KeyError: 'the bug'" in text
