@@ -32,8 +32,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from runtime.gate.engine import decide  # noqa: E402
-from runtime.gate.policy import MODES, SANDBOXED, Policy  # noqa: E402
+from runtime.gate.policy import Policy  # noqa: E402
 from runtime.policy.build import build_policy  # noqa: E402
+from runtime.policy.document import MODES, SANDBOXED  # noqa: E402
 
 CORPUS = Path(__file__).with_name("agent_calls.jsonl")
 GOALS = {"strict": 0.90, "sandboxed": 0.97}

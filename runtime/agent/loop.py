@@ -22,9 +22,10 @@ from runtime.approvals import DEFAULT_TIMEOUT_S
 from runtime.approvals.service import ask_orchestrator
 from runtime.gate.decision import ALLOW, ASK
 from runtime.gate.engine import decide
-from runtime.gate.policy import PolicyError, load_policy
+from runtime.gate.policy import load_policy
 from runtime.models.broker import BrokerClient
 from runtime.models.types import ModelError
+from runtime.policy.document import PolicyError
 
 KICKOFF = "Begin the task. Work in {root}. When you are done, answer with your final report and no tool calls."
 RETRY = ("Your previous attempt was rejected when it was verified:\n\n{feedback}\n\n"

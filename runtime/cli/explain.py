@@ -22,11 +22,12 @@ from pathlib import Path
 from runtime.errors import UsageError
 from runtime.gate.audience import AGENT, SESSION
 from runtime.gate.engine import decide
-from runtime.gate.policy import MODES, SANDBOXED, STRICT, Policy
+from runtime.gate.policy import Policy
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.role import load_role
 from runtime.policy.build import build_policy
+from runtime.policy.document import MODES, SANDBOXED, STRICT
 
 _PATH_KEYS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path"}

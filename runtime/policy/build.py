@@ -7,11 +7,11 @@ from typing import Any
 
 from runtime.errors import UsageError
 from runtime.gate.audience import AGENT
-from runtime.gate.policy import STRICT
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
 from runtime.manifests.task import load_task
 from runtime.policy.compile import compile_policy
+from runtime.policy.document import STRICT
 
 
 def build_policy(catalog_root: str | Path, role: str | None, task_path: str | Path | None, root: str | Path,

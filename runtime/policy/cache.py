@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 from runtime.gate.audience import SESSION
-from runtime.gate.policy import VERSION, Policy, load_policy, new_sha256
+from runtime.gate.policy import Policy, load_policy
+from runtime.policy.document import VERSION, new_sha256
 
 
 def cache_dir() -> str:

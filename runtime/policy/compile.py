@@ -16,7 +16,6 @@ from typing import Any
 
 from runtime.errors import ManifestError
 from runtime.gate.audience import AGENT, AUDIENCES
-from runtime.gate.policy import FORMAT, MODES, STRICT, VERSION, content_hash
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
@@ -26,6 +25,7 @@ from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
+from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, content_hash
 
 
 def _role_error(role: ResolvedRole, loc: tuple[str, ...], message: str) -> ManifestError:

@@ -25,13 +25,13 @@ import anyio
 from runtime.audit.log import AuditLog
 from runtime.audit.redact import Redactor, secrets_from_env
 from runtime.errors import FatalError, ManifestError, RunFailure, UsageError
-from runtime.gate.policy import SANDBOXED, STRICT
 from runtime.manifests.agent import AgentSpec
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
 from runtime.policy.compile import compile_policy
+from runtime.policy.document import SANDBOXED, STRICT
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified

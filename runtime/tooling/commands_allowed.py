@@ -16,11 +16,12 @@ from pathlib import Path
 
 from runtime.errors import ManifestError
 from runtime.gate.engine import decide
-from runtime.gate.policy import STRICT, Policy
+from runtime.gate.policy import Policy
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.manifests.task import Task
 from runtime.policy.compile import compile_policy
+from runtime.policy.document import STRICT
 
 
 @dataclass(frozen=True)

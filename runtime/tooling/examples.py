@@ -16,12 +16,13 @@ from runtime.errors import ManifestError
 from runtime.gate.decision import allow
 from runtime.gate.engine import decide
 from runtime.gate.kinds.base import Gate
-from runtime.gate.policy import FORMAT, STRICT, VERSION, Policy, content_hash
+from runtime.gate.policy import Policy
 from runtime.manifests.atom import Atom, GateExample
 from runtime.manifests.catalog import display_path
 from runtime.manifests.kinds import GATE_KINDS, TOOLS, VERIFY_KINDS
 from runtime.manifests.params import check_value
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
+from runtime.policy.document import FORMAT, STRICT, VERSION, content_hash
 from runtime.verify.kinds import evaluate
 
 

@@ -17,7 +17,7 @@ from runtime.approvals import ANSWER_GRACE_S, HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
 from runtime.approvals.service import ApprovalService, ask_orchestrator, console_notifier
 from runtime.approvals.store import APPROVED, DENIED, EXPIRED, PENDING, ApprovalStore
 from runtime.audit.log import AuditLog, records, verify
-from runtime.gate.policy import content_hash
+from runtime.policy.document import content_hash
 from tests.conftest import REPO, run_cli
 
 CALL = {"command": "npm install left-pad"}

@@ -14,7 +14,8 @@ import subprocess
 import pytest
 
 from runtime.gate.audience import AGENT, SESSION, phrase
-from runtime.gate.policy import Policy, PolicyError, content_hash
+from runtime.gate.policy import Policy
+from runtime.policy.document import PolicyError, content_hash
 from tests.conftest import RUNTIME
 from tests.gate.test_refusals_say_what_to_do import NEXT_STEP, _atom_and_grammar_refusals  # noqa: F401
 

@@ -7,7 +7,8 @@ import pytest
 
 from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
-from runtime.gate.policy import Policy, content_hash
+from runtime.gate.policy import Policy
+from runtime.policy.document import content_hash
 
 
 def test_tools_the_role_does_not_show_are_denied_with_the_list(policy_for, worktree):

@@ -12,8 +12,9 @@ import pytest
 from runtime.gate.decision import ALLOW, DENY
 from runtime.gate.engine import decide
 from runtime.gate.hook import run_hook
-from runtime.gate.policy import SANDBOXED, STRICT, Policy
+from runtime.gate.policy import Policy
 from runtime.policy.build import build_policy
+from runtime.policy.document import SANDBOXED, STRICT
 from tests.conftest import REPO, RUNTIME
 from tests.gate.conftest import EDIT_SCOPE, TASK
 

@@ -15,9 +15,10 @@ from runtime.gate.confinement import sandbox_refusal
 from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
 from runtime.gate.kinds import PolicyError
-from runtime.gate.policy import SANDBOXED, STRICT, Policy, content_hash, load_policy
+from runtime.gate.policy import Policy, load_policy
 from runtime.gate.sandboxed import EARLY
 from runtime.policy.build import build_policy
+from runtime.policy.document import SANDBOXED, STRICT, content_hash
 from tests.conftest import REPO, RUNTIME, require, run_cli
 from tests.gate.conftest import EDIT_SCOPE, TASK
 

@@ -5,11 +5,12 @@ import pytest
 from runtime.errors import ManifestError
 from runtime.gate.decision import ALLOW, DENY
 from runtime.gate.engine import decide
-from runtime.gate.policy import Policy, content_hash
+from runtime.gate.policy import Policy
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.params import check_value
 from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
+from runtime.policy.document import content_hash
 from tests.conftest import REPO
 
 BASE = {"program": "python", "option-style": "gnu", "trailing": None, "env": [], "cwd": "any",

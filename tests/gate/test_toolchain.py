@@ -172,6 +172,6 @@ def test_the_go_preset_binds_what_the_hosts_go_reports(tmp_path, monkeypatch):
     preset = PRESETS["go"]
     mounts = toolchain_mounts(Toolchain(programs=preset.programs, env=preset.env, probes=("go",), source="t"), tmp_path)
     assert {bin_dir, goroot, modcache} <= set(mounts.expose) and modcache.is_dir()
-    assert mounts.env == {"GOPROXY": "off", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local",
+    assert mounts.env == {"GOPROXY": "off", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local", "GOCACHE": "/tmp/go-build",
                           "GOROOT": str(goroot), "GOMODCACHE": str(modcache)}
     assert mounts.host_path == (str(bin_dir),)

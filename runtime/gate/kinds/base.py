@@ -25,9 +25,9 @@ if TYPE_CHECKING:  # annotations only: the hook imports nothing it does not run
     from runtime.gate.engine import Context
     from runtime.gate.shell_types import Command
 
+from runtime.policy.document import PolicyError  # noqa: F401 - the kinds raise it from here
 
-class PolicyError(ValueError):
-    """The compiled policy is missing, corrupt or not understood: the gate denies."""
+__all__ = ["Gate", "PolicyError", "no_more", "take_list"]
 
 
 class Gate:

@@ -34,13 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.gate.policy import STRICT, Policy
+from runtime.gate.policy import Policy
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.manifests.params import PROGRAM_NAME
 from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
+from runtime.policy.document import STRICT
 from runtime.tooling.commands_allowed import Verdict, judge
 from runtime.tooling.project.found import Found, Outcome
 

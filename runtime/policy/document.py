@@ -1,0 +1,272 @@
+"""The compiled policy as a typed, versioned document: the one reader every layer uses.
+
+`runtime.policy.compile` writes the document (a JSON object sealed by its content hash);
+`PolicyDocument.read` checks and types it; everything else asks the document, never the JSON:
+the gate (`runtime.gate.policy` builds its gate objects from `gates`), the sandbox (the write
+scope, the egress rules, the control files a task may change), the spawn (the verify entries, the
+change limit, the tools shown) and verify. A question two layers ask is answered here once, so the
+sandbox never works out the write scope or the domains again apart from the gate.
+
+Standard library only, and nothing heavier than `json`: the hook is a fresh process per tool call
+and reads a policy on every one (``python -X importtime`` shows this module in the hook's imports).
+
+Versions: 2 added `mode`; a version 1 document predates it and was always judged strictly, so it
+is read as strict. Any other version is refused in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+    from typing import Any
+
+from runtime.gate.audience import AGENT, AUDIENCES, SESSION
+
+FORMAT = "agent-runtime-policy"
+VERSION = 2
+VERSIONS = (1, 2)
+# `strict`: shell commands need a typed rule (the drop-in hook, `--no-os-sandbox`). `sandboxed`: the
+# policy of an agent the runtime runs inside its OS sandbox, where shell commands are judged by the
+# effects the gate can see (runtime.gate.sandboxed); it decides nothing outside that sandbox.
+STRICT = "strict"
+SANDBOXED = "sandboxed"
+MODES = (STRICT, SANDBOXED)
+WEB_TOOLS = frozenset({"WebFetch", "WebSearch"})
+
+
+class PolicyError(ValueError):
+    """The compiled policy is missing, corrupt or not understood: the gate denies, a spawn stops."""
+
+
+def new_sha256(data: bytes = b"") -> Any:
+    """A sha256 hasher without importing hashlib.
+
+    _sha256 is built into CPython and imports in microseconds; hashlib pulls
+    in the OpenSSL bindings, which the per-call hook process would pay for.
+    """
+    try:
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - other interpreters
+        from hashlib import sha256
+    return sha256(data)
+
+
+def canonical(doc: Mapping[str, Any]) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def content_hash(doc: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in doc.items() if k != "hash"}
+    digest: str = new_sha256(canonical(body)).hexdigest()
+    return "sha256:" + digest
+
+
+class Entry:
+    """One atom's contribution: a gate kind, a verify kind or a sandbox kind, with its parameter values."""
+
+    __slots__ = ("atom", "kind", "params")
+
+    def __init__(self, atom: str, kind: str, params: dict[str, Any]) -> None:
+        self.atom, self.kind, self.params = atom, kind, params
+
+    def __repr__(self) -> str:
+        return f"Entry({self.atom!r}, {self.kind!r})"
+
+
+class TaskRef:
+    """The task a policy was compiled for."""
+
+    __slots__ = ("path", "sha256", "agent_id", "parent_agent")
+
+    def __init__(self, path: str, sha256: str, agent_id: str, parent_agent: str | None) -> None:
+        self.path, self.sha256, self.agent_id, self.parent_agent = path, sha256, agent_id, parent_agent
+
+
+class PolicyDocument:
+    """A checked compiled policy. `raw` is the document exactly as compiled and sealed (what is written
+    to disk and hashed); every other attribute is typed. Gate parameters are checked by each gate kind
+    when the gate is built (`runtime.gate.policy`); here, the document's shape."""
+
+    __slots__ = ("raw", "version", "mode", "audience", "role", "escalation", "task", "root", "tools", "gates",
+                 "verify", "sandbox", "toolchain_path", "package_scripts", "protected", "hash")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        version = raw.get("version")
+        if raw.get("format") != FORMAT or type(version) is not int or version not in VERSIONS:
+            raise PolicyError(f"not a {FORMAT} document of a version this runtime reads "
+                              f"({', '.join(map(str, VERSIONS))}; version {version!r} given): compile it again")
+        if raw.get("hash") != content_hash(raw):
+            raise PolicyError("the policy's content hash does not match: it was edited or corrupted")
+        self.version: int = version
+        self.hash: str = raw["hash"]
+        if version == 1:
+            if "mode" in raw:
+                raise PolicyError("`mode` is not a field of a version 1 policy")
+            mode = STRICT
+        elif "mode" not in raw:
+            raise PolicyError("the policy states no `mode` (strict or sandboxed)")
+        else:
+            mode = raw["mode"]
+        if mode not in MODES:
+            raise PolicyError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
+        self.mode: str = mode
+        # Who reads the reasons (runtime.gate.audience): optional in version 2, `agent` when absent.
+        audience = raw.get("audience", AGENT)
+        if audience not in AUDIENCES:
+            raise PolicyError(f"unknown policy audience {audience!r}: a policy is for an {AGENT} or a {SESSION}")
+        self.audience: str = audience
+        self.role = _str(raw, "role")
+        escalation = raw.get("escalation")
+        if escalation is not None and not isinstance(escalation, str):
+            raise PolicyError("`escalation` must be a string")
+        self.escalation: str | None = escalation
+        self.task = _task(raw.get("task"))
+        root = _str(raw, "root")
+        if not root.startswith("/") or "\x00" in root:
+            raise PolicyError("the policy's root is not an absolute path")
+        self.root = root
+        tools = raw.get("tools")
+        if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+            raise PolicyError("`tools` must be a list of tool names")
+        self.tools: tuple[str, ...] = tuple(tools)
+        protected = raw.get("protected")
+        if not isinstance(protected, list) or not all(isinstance(p, str) and p.startswith("/") for p in protected):
+            raise PolicyError("`protected` must be a list of absolute paths")
+        self.protected: tuple[str, ...] = tuple(protected)
+        # Folders of the repository's toolchain whose programs may be called by path (`.venv/bin`).
+        toolchain = raw.get("toolchain", {"path": []})
+        if not isinstance(toolchain, dict) or not isinstance(toolchain.get("path"), list) or not all(
+                isinstance(p, str) and p and not p.startswith("/") and ".." not in p.split("/")
+                for p in toolchain["path"]):
+            raise PolicyError("`toolchain.path` must be a list of relative folders")
+        self.toolchain_path: tuple[str, ...] = tuple(toolchain["path"])
+        # The worktree's package.json scripts when the policy was compiled (runtime.gate.package_scripts).
+        scripts = raw.get("package-scripts", {})
+        if not isinstance(scripts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in scripts.items()):
+            raise PolicyError("`package-scripts` must map script names to commands")
+        self.package_scripts: dict[str, str] = scripts
+        self.gates = _entries(raw, "gates", params=True)
+        self.verify = _entries(raw, "verify", params=True, optional=True)
+        self.sandbox = _entries(raw, "sandbox", params=False, optional=True)
+
+    @classmethod
+    def read(cls, doc: object) -> PolicyDocument:
+        """``doc`` checked, or PolicyError; a document read already is returned as it is."""
+        if isinstance(doc, PolicyDocument):
+            return doc
+        if not isinstance(doc, dict):
+            raise PolicyError("the policy is not a JSON object")
+        return cls(doc)
+
+    @classmethod
+    def load(cls, path: str) -> PolicyDocument:
+        """Read and check a compiled policy file."""
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raise PolicyError(f"cannot read the policy {path}: {exc.strerror or exc}") from None
+        try:
+            doc = json.loads(raw)
+        except ValueError as exc:
+            raise PolicyError(f"the policy {path} is not valid JSON: {exc}") from None
+        return cls.read(doc)
+
+    def to_json(self) -> str:
+        return json.dumps(self.raw, indent=2)
+
+    # -- what the layers ask -----------------------------------------------------------------------
+
+    def gate_params(self, kind: str) -> list[dict[str, Any]]:
+        """The parameter values of every gate of ``kind``, in the role's order."""
+        return [entry.params for entry in self.gates if entry.kind == kind]
+
+    def has_gate(self, kind: str) -> bool:
+        return any(entry.kind == kind for entry in self.gates)
+
+    def verify_entries(self, kinds: Collection[str] | None = None) -> list[Entry]:
+        """The verify entries (of ``kinds``), in the role's order."""
+        return [entry for entry in self.verify if kinds is None or entry.kind in kinds]
+
+    def sandbox_kinds(self) -> frozenset[str]:
+        return frozenset(entry.kind for entry in self.sandbox)
+
+    def write_globs(self) -> list[str] | None:
+        """The write scope's globs, or None when the policy has no write whitelist (nothing is outside)."""
+        gates = self.gate_params("write-whitelist")
+        if not gates:
+            return None
+        return [glob for params in gates for glob in params["globs"]]
+
+    def control_files(self) -> list[str]:
+        """The control files the policy's task may change (`[scope] control-files`), relative to the root."""
+        return [path for params in self.gate_params("write-whitelist") for path in params.get("control-files", [])]
+
+    def egress(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]] | None:
+        """(domains, addresses, ports) the role may reach through the egress proxy; None when it shows no
+        web tool or declares no domain (its sandbox has no way out)."""
+        if not WEB_TOOLS & set(self.tools):
+            return None
+        domains: list[str] = []
+        addresses: list[str] = []
+        ports: list[int] = []
+        for params in self.gate_params("egress-allowlist"):
+            domains += params["domains"]
+            addresses += params["addresses"]
+            ports += params["ports"]
+        if not domains:
+            return None
+        return tuple(dict.fromkeys(domains)), tuple(dict.fromkeys(addresses)), tuple(dict.fromkeys(ports))
+
+    def egress_domains(self) -> tuple[str, ...]:
+        rules = self.egress()
+        return rules[0] if rules is not None else ()
+
+    def change_limit(self) -> int | None:
+        """The bytes a change may add (`scope::change-size`'s `max-change-bytes`); None without that check."""
+        for entry in self.verify_entries(("change-size",)):
+            return int(entry.params["max-change-bytes"])
+        return None
+
+    def real_root(self) -> str:
+        return os.path.realpath(self.root)
+
+
+def _str(doc: Mapping[str, Any], key: str) -> str:
+    value = doc.get(key)
+    if not isinstance(value, str) or not value:
+        raise PolicyError(f"`{key}` must be a non-empty string")
+    return value
+
+
+def _task(value: object) -> TaskRef | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("path", "sha256", "agent_id")):
+        raise PolicyError("`task` must name the task's path, sha256 and agent_id")
+    parent = value.get("parent_agent")
+    if parent is not None and not isinstance(parent, str):
+        raise PolicyError("`task.parent_agent` must be a string")
+    return TaskRef(value["path"], value["sha256"], value["agent_id"], parent)
+
+
+def _entries(doc: Mapping[str, Any], key: str, *, params: bool, optional: bool = False) -> tuple[Entry, ...]:
+    raw = doc.get(key, [] if optional else None)
+    if not isinstance(raw, list):
+        raise PolicyError(f"`{key}` must be a list")
+    want = {"atom", "kind", "params"} if params else {"atom", "kind"}
+    out = []
+    for entry in raw:
+        if not isinstance(entry, dict) or set(entry) != want:
+            raise PolicyError(f"a `{key}` entry must have exactly {', '.join(sorted(want))}")
+        if not isinstance(entry["atom"], str) or not isinstance(entry["kind"], str):
+            raise PolicyError(f"a `{key}` entry's atom and kind must be strings")
+        if params and not isinstance(entry["params"], dict):
+            raise PolicyError(f"`{key}` params must be an object")
+        out.append(Entry(entry["atom"], entry["kind"], entry["params"] if params else {}))
+    return tuple(out)
