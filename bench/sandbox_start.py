@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from runtime.policy.document import seal  # noqa: E402
 from runtime.sandbox.launch import sandboxed  # noqa: E402
 from runtime.spawn.sandboxing import agent_sandbox  # noqa: E402
 
@@ -57,7 +58,7 @@ def main() -> None:
         worktree, home = Path(tmp) / "worktree", Path(tmp) / "home"
         populate(worktree)
         home.mkdir()
-        policy = {"gates": [{"kind": "write-whitelist", "params": {"globs": ["src/m0.py"]}}]}
+        policy = seal(role="bench", root=str(worktree), gates=[{"kind": "write-whitelist", "params": {"globs": ["src/m0.py"]}}])
         now = agent_sandbox(policy, worktree, home, [], {})
         before = agent_sandbox(policy, worktree, home, [], {})
         before.file_folders = [f for f in before.file_folders if f[0] != worktree]

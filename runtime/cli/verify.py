@@ -14,7 +14,7 @@ from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import load_task
-from runtime.policy.compile import compile_policy
+from runtime.policy.compile import compile_document
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import toolchain_mounts
 from runtime.workspace.git import Git
@@ -33,7 +33,7 @@ def run(args) -> int:
     worktree = Path(args.worktree).resolve()
     git = Git(worktree)
     base = git.resolve(args.base)
-    policy = compile_policy(task.role, task, worktree, catalog)
+    policy = compile_document(task.role, task, worktree, catalog)
     if args.report and not Path(args.report).is_file():
         raise UsageError(f"{args.report}: no such report file")
     report = Path(args.report).read_text(encoding="utf-8") if args.report else None

@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from runtime.policy.compile import compile_policy
-from runtime.verify.gather import COMMAND_KINDS, Workspace, verify
+from runtime.policy.compile import compile_document
+from runtime.verify.gather import Workspace, verify
 from runtime.verify.record import CheckRecord
 from runtime.workspace.git import Git
 from runtime.workspace.tree import remove_tree
@@ -36,9 +36,8 @@ async def recheck_imported(git: Git, task: Any, catalog: Any, base: str, commit:
     worktree = folder / "tree"
     try:
         git.run("worktree", "add", "--quiet", "--detach", str(worktree), commit)
-        policy = compile_policy(task.role, task, worktree, catalog)
-        entries = [e for e in policy.get("verify", []) if e["kind"] not in COMMAND_KINDS]
-        records = await verify({"verify": entries}, Workspace(git, worktree, base, report, _no_commands))
+        policy = compile_document(task.role, task, worktree, catalog)
+        records = await verify(policy, Workspace(git, worktree, base, report, _no_commands), commands=False)
     finally:
         with contextlib.suppress(OSError):
             remove_tree(folder)

@@ -143,11 +143,11 @@ class JobService:
             # Never started: no socket, it answers the lines a worker relays (`handle_line`).
             self._broker = Broker("/nonexistent/model.sock", task.agent_id, config)
         elif agent.backend == "claude-code":
-            from runtime.policy.compile import compile_policy
+            from runtime.policy.compile import compile_document
             from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
             from runtime.spawn.claude import egress_domains
 
-            policy = compile_policy(task.role, task, Path(task.path).parent, catalog)
+            policy = compile_document(task.role, task, Path(task.path).parent, catalog)
             self._proxy = AnthropicProxy("/nonexistent/api.sock", agent.api_base or DEFAULT_UPSTREAM,
                                          upstream_credentials(os.environ), egress=egress_domains(policy))
 

@@ -25,7 +25,7 @@ from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
-from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, content_hash
+from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, PolicyDocument, content_hash
 
 
 def _role_error(role: ResolvedRole, loc: tuple[str, ...], message: str) -> ManifestError:
@@ -187,3 +187,10 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     }
     doc["hash"] = content_hash(doc)
     return doc
+
+
+def compile_document(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog, *,
+                     submodules: Sequence[str] = (), mode: str = STRICT, audience: str = AGENT) -> PolicyDocument:
+    """`compile_policy`, read as the typed document every layer asks (`runtime.policy.document`)."""
+    return PolicyDocument.read(compile_policy(role, task, root, catalog, submodules=submodules, mode=mode,
+                                              audience=audience))

@@ -65,6 +65,24 @@ def content_hash(doc: Mapping[str, Any]) -> str:
     return "sha256:" + digest
 
 
+def seal(*, role: str, root: str, tools: Collection[str] = (), gates: Collection[Mapping[str, Any]] = (),
+         verify: Collection[Mapping[str, Any]] = (), sandbox: Collection[Mapping[str, Any]] = (),
+         protected: Collection[str] = (), mode: str = STRICT, **fields: Any) -> PolicyDocument:
+    """A document made from its parts, sealed and read: for what makes one without a role (an atom's or a
+    grammar's examples in `runtime lint`, tests, benchmarks). Gate entries without an `atom` are named
+    after their kind."""
+    doc: dict[str, Any] = {
+        "format": FORMAT, "version": VERSION, "mode": mode, "role": role, "root": root, "tools": list(tools),
+        "protected": list(protected),
+        "gates": [{"atom": g.get("atom", g["kind"]), "kind": g["kind"], "params": dict(g["params"])} for g in gates],
+        "verify": [{"atom": v.get("atom", v["kind"]), "kind": v["kind"], "params": dict(v["params"])} for v in verify],
+        "sandbox": [{"atom": e.get("atom", e["kind"]), "kind": e["kind"]} for e in sandbox],
+        **fields,
+    }
+    doc["hash"] = content_hash(doc)
+    return PolicyDocument(doc)
+
+
 class Entry:
     """One atom's contribution: a gate kind, a verify kind or a sandbox kind, with its parameter values."""
 

@@ -61,6 +61,7 @@ from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
 from runtime.models.unix_service import SUN_PATH_MAX, bind_private, remove_if_ours
+from runtime.policy.document import PolicyDocument
 from runtime.sandbox.addresses import address_refusal, parse
 from runtime.sandbox.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
 
@@ -136,21 +137,10 @@ class EgressRules:
         return address_refusal(ip)
 
 
-def egress_rules(policy: dict[str, Any]) -> EgressRules | None:
+def egress_rules(policy: PolicyDocument) -> EgressRules | None:
     """The rules of a compiled policy: None when the role shows no web tool or declares no domain."""
-    if not {"WebFetch", "WebSearch"} & set(policy.get("tools", [])):
-        return None
-    domains: list[str] = []
-    addresses: list[str] = []
-    ports: list[int] = []
-    for gate in policy.get("gates", []):
-        if gate.get("kind") == "egress-allowlist":
-            domains += gate["params"]["domains"]
-            addresses += gate["params"]["addresses"]
-            ports += gate["params"]["ports"]
-    if not domains:
-        return None
-    return EgressRules(tuple(dict.fromkeys(domains)), tuple(dict.fromkeys(addresses)), tuple(dict.fromkeys(ports)))
+    rules = policy.egress()
+    return None if rules is None else EgressRules(*rules)
 
 
 def system_resolver(host: str, port: int) -> list[str]:

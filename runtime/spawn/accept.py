@@ -80,7 +80,7 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
 
 async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) -> list[str]:
     """The task's test and check commands again, on the simulated merge: gathered and judged as verify does."""
-    entries = [e for e in run.policy.get("verify", []) if e["kind"] in COMMAND_KINDS]
+    entries = run.policy.verify_entries(COMMAND_KINDS)
     failures: list[str] = []
     if not entries:
         return failures
@@ -88,13 +88,13 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
                      check_limits(run.agent.limits, run.policy)) as run_command:
         for entry in entries:
             try:
-                evidence = await command_evidence(entry["kind"], entry["params"], run_command)
+                evidence = await command_evidence(entry.kind, entry.params, run_command)
             except LimitExhausted as exc:
-                failures.append(f"{entry['atom']}: {exc.outcome}({exc.detail}): {exc.message}")
+                failures.append(f"{entry.atom}: {exc.outcome}({exc.detail}): {exc.message}")
                 continue
-            result = evaluate(entry["kind"], entry["params"], evidence)
+            result = evaluate(entry.kind, entry.params, evidence)
             if not result.ok:
-                failures.append(f"{entry['atom']}: {result.feedback}")
+                failures.append(f"{entry.atom}: {result.feedback}")
     return failures
 
 
@@ -166,8 +166,7 @@ def _left_out(run: SpawnRun, fenced: list[str]) -> list[tuple[str, str]]:
     """(path, why) of what an unaccepted run's inspection commit leaves out: nested repositories and
     folders git cannot hold (``fenced``), files over the per-file limit, and, past the change limit, the
     rest in path order. The commit stores at most the change limit; what it leaves out is listed."""
-    params = next((e["params"] for e in run.policy.get("verify", []) if e["kind"] == "change-size"),
-                  DEFAULT_CHANGE_SIZE)
+    params = next((e.params for e in run.policy.verify_entries(("change-size",))), DEFAULT_CHANGE_SIZE)
     out = [(path, "nested repository or unreadable folder") for path in fenced]
     try:
         candidates = run.git.unstaged_files(run.worktree)

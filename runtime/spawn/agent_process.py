@@ -22,6 +22,7 @@ from typing import Any
 
 from runtime.errors import FatalError
 from runtime.manifests.task import Task
+from runtime.policy.document import PolicyDocument
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.cpus import pinned
 from runtime.sandbox.env import agent_env
@@ -43,7 +44,7 @@ REPORT_MAX_BYTES = 256 * 1024
 @dataclass
 class AttemptSetup:
     task: Task
-    policy: dict[str, Any]
+    policy: PolicyDocument
     worktree: Path
     run_ro: Path  # bundle.md, policy.json, feedback-N.md: read-only inside the sandbox
     home: Path  # the agent's private home

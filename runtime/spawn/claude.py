@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from runtime.policy.document import PolicyDocument
 from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
 from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
 from runtime.spawn.claude_cli import cli_launch, find_claude, gate_hook
@@ -50,12 +51,9 @@ CLI_ENV = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC":
            "CLAUDE_CODE_MAX_RETRIES": "2"}  # a broken model API ends the run (failed(llm)), as in the broker
 
 
-def egress_domains(policy: dict[str, Any]) -> tuple[str, ...]:
+def egress_domains(policy: PolicyDocument) -> tuple[str, ...]:
     """The domains the role may reach: all that server-side web tools in a model call may cover."""
-    from runtime.sandbox.egress import egress_rules
-
-    rules = egress_rules(policy)
-    return rules.domains if rules is not None else ()
+    return policy.egress_domains()
 
 
 def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
@@ -102,7 +100,7 @@ def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes,
     prefix, folders = cli_launch(find_claude())
     if setup.sandbox is not None:
         setup.sandbox.expose(folders)
-    tools = [t for t in setup.policy.get("tools", []) if t in CLI_TOOLS]
+    tools = [t for t in setup.policy.tools if t in CLI_TOOLS]
     # No setting source at all: the user-level settings live in the agent's home, which code the agent
     # runs can write, and they can switch hooks off or run an apiKeyHelper. Only the orchestrator's
     # --settings file (read-only, rewritten each attempt) and the host's managed policy apply.

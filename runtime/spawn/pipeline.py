@@ -30,8 +30,8 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
-from runtime.policy.compile import compile_policy
-from runtime.policy.document import SANDBOXED, STRICT
+from runtime.policy.compile import compile_document, compile_policy
+from runtime.policy.document import SANDBOXED, STRICT, PolicyDocument
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
@@ -137,7 +137,7 @@ class SpawnRun(SpawnSetup):
     worktree: Path
     run_ro: Path  # bundle and compiled policy, bound read-only into the sandbox
     home: Path
-    policy: dict[str, Any]
+    policy: PolicyDocument
     resumed: str | None  # the commit an interrupted run had reached, when this run carries it on
     journal: Journal
     submodules: tuple[str, ...] = ()  # the base's gitlink folders: read-only to the agent, refused by the gate
@@ -241,8 +241,8 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     run_ro.mkdir(parents=True, exist_ok=True)
     home.mkdir(parents=True, exist_ok=True)
     submodules = tuple(git.gitlinks(base))
-    policy = compile_policy(task.role, task, worktree, setup.catalog, submodules=submodules, mode=policy_mode(options))
-    (run_ro / "policy.json").write_text(json.dumps(policy, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    policy = compile_document(task.role, task, worktree, setup.catalog, submodules=submodules, mode=policy_mode(options))
+    (run_ro / "policy.json").write_text(json.dumps(policy.raw, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (run_ro / "bundle.md").write_text(compose_bundle(task.role, task, options.context), encoding="utf-8")
     record: dict[str, Any] = {
         "agent_id": setup.agent_id, "role": task.role.name, "task": str(task.path.resolve()),
@@ -380,7 +380,7 @@ async def _resume_merge(setup: SpawnSetup, resume: ResumeMerge) -> Outcome:
     (folder / "home").mkdir(parents=True, exist_ok=True)
     run = SpawnRun(**_fields(setup), base=previous.get("base") or "", base_branch=previous.get("base_branch"),
                    worktree=worktree, run_ro=folder / "agent-ro", home=folder / "home",
-                   policy=compile_policy(setup.task.role, setup.task, worktree, setup.catalog,
+                   policy=compile_document(setup.task.role, setup.task, worktree, setup.catalog,
                                          mode=policy_mode(setup.options)),
                    resumed=previous.get("resumed"), journal=Journal(setup.state, setup.agent_id, previous))
     attempts = tuple(Attempt(**{k: v for k, v in a.items() if k != "checks"}) for a in previous.get("attempts", []))

@@ -29,28 +29,19 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import runtime
 from runtime.manifests.globs import literal_parts
+from runtime.policy.document import PolicyDocument
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.toolchain import ToolchainMounts, make_mount_points
-from runtime.verify.gather import control_files
 
 
-def write_globs(policy: dict[str, Any]) -> list[str] | None:
-    """The write scope's globs, or None when the policy has no write whitelist (nothing is outside)."""
-    gates = [g for g in policy.get("gates", []) if g.get("kind") == "write-whitelist"]
-    if not gates:
-        return None
-    return [glob for gate in gates for glob in gate["params"]["globs"]]
-
-
-def writable_paths(policy: dict[str, Any], worktree: Path) -> tuple[list[Path], list[tuple[Path, tuple[str, ...]]]]:
+def writable_paths(policy: PolicyDocument, worktree: Path) -> tuple[list[Path], list[tuple[Path, tuple[str, ...]]]]:
     """The folders the whitelist makes writable whole, and its file folders (`SandboxSpec.file_folders`):
     each a folder with the names in it that the globs lead to."""
-    globs = write_globs(policy) or []
+    globs = policy.write_globs() or []
     whole: list[Path] = []
     files: dict[Path, list[str]] = {}
     for glob in globs:
@@ -125,10 +116,10 @@ def control_paths(worktree: Path, exempt: Sequence[str] = (), submodules: Sequen
     return out + [(worktree / path, True) for path in submodules]
 
 
-def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: list[Path],
+def agent_sandbox(policy: PolicyDocument, worktree: Path, home: Path, run_ro: list[Path],
                   declared_env: dict[str, str], extra_ro: list[Path] = (),
                   toolchain: ToolchainMounts | None = None, submodules: Sequence[str] = ()) -> SandboxSpec:
-    kinds = {entry["kind"] for entry in policy.get("sandbox", [])}
+    kinds = policy.sandbox_kinds()
     protected = [p for p in (worktree / ".git",) if p.exists()]
     writable, file_folders = writable_paths(policy, worktree)
     if not any(folder == worktree for folder, _ in file_folders) and worktree not in writable:
@@ -142,7 +133,7 @@ def agent_sandbox(policy: dict[str, Any], worktree: Path, home: Path, run_ro: li
         read_only_worktree="read-only-worktree" in kinds,
         extra_binds_ro=list(run_ro),
         env=agent_env(home, declared_env),
-        control=control_paths(worktree, control_files(policy), submodules),
+        control=control_paths(worktree, policy.control_files(), submodules),
     )
     # The interpreter and the runtime must stay visible, wherever they are installed.
     spec.expose([*runtime_binds(), *extra_ro])

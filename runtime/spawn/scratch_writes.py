@@ -26,9 +26,8 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any
 
-from runtime.spawn.sandboxing import write_globs
+from runtime.policy.document import PolicyDocument
 from runtime.verify.kinds.base import compile_globs, listing
 from runtime.verify.kinds.scope import unsafe_reason
 from runtime.workspace import hazards
@@ -46,12 +45,12 @@ class Scratch:
     changes: list[Change] | None = None
 
 
-def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, policy: dict[str, Any]) -> Scratch:
+def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, policy: PolicyDocument) -> Scratch:
     """Delete the files added outside the write scope since ``base``.
 
     The listing this makes is the one verify would make (the tree is the same), so it is handed on when
     nothing was deleted: one pass over the tree instead of two for the usual attempt."""
-    globs = write_globs(policy)
+    globs = policy.write_globs()
     if globs is None:
         return Scratch()
     try:

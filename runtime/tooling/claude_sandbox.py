@@ -61,7 +61,8 @@ from runtime.manifests.control import CONTROL, control_name
 from runtime.manifests.globs import check_glob, literal_parts
 from runtime.manifests.role import load_role
 from runtime.manifests.task import Task
-from runtime.policy.compile import compile_policy
+from runtime.policy.compile import compile_document
+from runtime.policy.document import PolicyDocument
 from runtime.tooling.claude import SESSION_ROLE
 
 # What of `.git` makes git run code (hooks, configuration naming programs, submodules' and linked
@@ -104,24 +105,20 @@ class SandboxBlock:
                 "a call asking to leave the sandbox is refused")
 
 
-def _gates(policy: dict[str, Any], kind: str) -> list[dict[str, Any]]:
-    return [g["params"] for g in policy["gates"] if g["kind"] == kind]
-
-
-def _scope(policy: dict[str, Any]) -> set[str]:
+def _scope(policy: PolicyDocument) -> set[str]:
     """The write scope as worktree-relative paths (`""`: the whole worktree); empty for no writes."""
-    if _gates(policy, "read-only"):
+    if policy.has_gate("read-only"):
         return set()
     out = set()
-    for params in _gates(policy, "write-whitelist"):
+    for params in policy.gate_params("write-whitelist"):
         for glob in params["globs"]:
             out.add("/".join(literal_parts(glob)))
     return out
 
 
-def _git_writes(policy: dict[str, Any]) -> bool:
+def _git_writes(policy: PolicyDocument) -> bool:
     """Whether a shell rule of the role runs git beyond reading (a rule with no subcommands allows all)."""
-    for params in _gates(policy, "bash-allowlist"):
+    for params in policy.gate_params("bash-allowlist"):
         for rule in params["rules"]:
             if rule["program"] == "git" and (not rule["subcommands"]
                                              or any((s.split() or [""])[0] not in _GIT_READS for s in rule["subcommands"])):
@@ -161,17 +158,17 @@ def _through_link(root: Path, rel: str) -> bool:
     return any((root.joinpath(*parts[:i])).is_symlink() for i in range(1, len(parts) + 1))
 
 
-def _protected(policy: dict[str, Any], root: Path) -> list[str]:
+def _protected(policy: PolicyDocument, root: Path) -> list[str]:
     """The policy's protected paths (catalog files, submodule folders) that lie in the worktree."""
     out = []
-    for path in policy["protected"]:
+    for path in policy.protected:
         rel = os.path.relpath(path, root)
         if rel != "." and not rel.startswith("..") and control_name(rel) is None:
             out.append(rel)
     return out
 
 
-def sandbox_block(policy: dict[str, Any], root: Path, relative: bool) -> SandboxBlock:
+def sandbox_block(policy: PolicyDocument, root: Path, relative: bool) -> SandboxBlock:
     """The sandbox settings for a compiled ``policy`` anchored at ``root``; ``relative``: paths as `./x`."""
     root = Path(os.path.realpath(root))
 
@@ -186,17 +183,17 @@ def sandbox_block(policy: dict[str, Any], root: Path, relative: bool) -> Sandbox
     else:
         control = [".git"]
     control += [name for name in CONTROL if name != ".git"]
-    denylist = [g for params in _gates(policy, "write-denylist") for g in params["globs"]
+    denylist = [g for params in policy.gate_params("write-denylist") for g in params["globs"]
                 if "/".join(literal_parts(g)) == check_glob(g)]
     outside = _outside_scope(root, scope)
     deny = list(dict.fromkeys(control + _protected(policy, root) + denylist + outside))
     # A folder reached through a symlink is never allowed: the CLI would follow it out of the repository.
     allow = sorted(p for p in scope if not _through_link(root, p))
     domains: list[str] = []
-    if not _gates(policy, "no-network"):
-        for params in _gates(policy, "egress-allowlist"):
+    if not policy.has_gate("no-network"):
+        for params in policy.gate_params("egress-allowlist"):
             domains += [d for d in params["domains"] if d not in domains]
-    return SandboxBlock(role=policy["role"], allow=tuple(spell(p) for p in allow), deny=tuple(spell(p) for p in deny),
+    return SandboxBlock(role=policy.role, allow=tuple(spell(p) for p in allow), deny=tuple(spell(p) for p in deny),
                         domains=tuple(domains), outside=len(outside))
 
 
@@ -249,7 +246,7 @@ def role_sandbox(catalog: Catalog, role: str | None, task: Task | None, root: Pa
     """The sandbox of the role whose Bash commands the session runs: ``role`` (with ``task``), else the main
     session's role. Subagents share the CLI's one sandbox, and their roles only narrow the session's."""
     resolved = task.role if task is not None else load_role(catalog, role or SESSION_ROLE)
-    policy = compile_policy(resolved, task, root, catalog)
+    policy = compile_document(resolved, task, root, catalog)
     project = Path(os.path.realpath(root)) / ".claude"
     relative = Path(os.path.realpath(settings_file.parent)) == project and settings_file.name in (
         "settings.json", "settings.local.json")

@@ -22,7 +22,7 @@ from runtime.manifests.catalog import display_path
 from runtime.manifests.kinds import GATE_KINDS, TOOLS, VERIFY_KINDS
 from runtime.manifests.params import check_value
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
-from runtime.policy.document import FORMAT, STRICT, VERSION, content_hash
+from runtime.policy.document import seal
 from runtime.verify.kinds import evaluate
 
 
@@ -44,13 +44,8 @@ def _values(atom: Atom, overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def example_policy(atom: Atom, values: dict[str, Any], root: str) -> Policy:
-    doc = {
-        "format": FORMAT, "version": VERSION, "mode": STRICT, "role": f"example of {atom.name}", "root": root,
-        "tools": list(TOOLS), "protected": [],
-        "gates": [{"atom": atom.name, "kind": atom.gate, "params": {p: values[p] for p in GATE_KINDS[atom.gate]}}],
-    }
-    doc["hash"] = content_hash(doc)
-    policy = Policy(doc)
+    policy = Policy(seal(role=f"example of {atom.name}", root=root, tools=TOOLS, gates=[
+        {"atom": atom.name, "kind": atom.gate, "params": {p: values[p] for p in GATE_KINDS[atom.gate]}}]))
     scaffold = _Scaffold("example-scaffold", {})
     if atom.gate != "write-whitelist":
         policy.write_gates.append(scaffold)
@@ -107,13 +102,7 @@ def run_program_examples(grammar: ProgramGrammar, root: str) -> list[ManifestErr
 def _program_policy(grammar: ProgramGrammar, program: str, subcommands: list[str], root: str) -> Policy:
     rule = {"program": program, "subcommands": subcommands, **grammar.grammar,
             "inline-code": False, "arg-files": False, "ask": False}
-    doc = {
-        "format": FORMAT, "version": VERSION, "mode": STRICT, "role": f"example of programs/{grammar.path.name}", "root": root,
-        "tools": ["Bash"], "protected": [],
-        "gates": [
-            {"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [rule]}},
-            {"atom": "scope::files-whitelist", "kind": "write-whitelist", "params": {"globs": [EXAMPLE_SCOPE]}},
-        ],
-    }
-    doc["hash"] = content_hash(doc)
-    return Policy(doc)
+    return Policy(seal(role=f"example of programs/{grammar.path.name}", root=root, tools=["Bash"], gates=[
+        {"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [rule]}},
+        {"atom": "scope::files-whitelist", "kind": "write-whitelist", "params": {"globs": [EXAMPLE_SCOPE]}},
+    ]))

@@ -22,6 +22,7 @@ import anyio
 
 from runtime.manifests.control import CONTROL, control_name, exempted
 from runtime.manifests.globs import globs_to_regex
+from runtime.policy.document import PolicyDocument
 from runtime.verify.kinds import evaluate
 from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
 from runtime.verify.record import CheckRecord
@@ -107,12 +108,6 @@ def _at_base(ws: Workspace, changes: list[Change], paths: Iterable[str]) -> dict
 def _change_sizes(ws: Workspace, changes: list[Change]) -> dict[str, Any]:
     sizes = _sizes(ws, changes)
     return {"sizes": sizes, "base-sizes": {path: blob.size for path, blob in _at_base(ws, changes, sizes).items()}}
-
-
-def control_files(policy: dict[str, Any]) -> list[str]:
-    """The control files the policy's task may change (`[scope] control-files`), relative to the worktree."""
-    return [path for gate in policy.get("gates", []) if gate["kind"] == "write-whitelist"
-            for path in gate["params"].get("control-files", [])]
 
 
 def control_changes(changes: list[Change], exempt: list[str]) -> list[tuple[str, str]]:
@@ -233,19 +228,21 @@ def _changes(ws: Workspace) -> list[Change]:
     return changed_paths(ws.git, ws.worktree, ws.base, clear_nested=ws.clear_nested)
 
 
-async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
-    """Every verify entry of the policy, judged; structural violations fail the scope check."""
+async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True) -> list[CheckRecord]:
+    """Every verify entry of the policy, judged; structural violations fail the scope check. Without
+    ``commands``, the test and check commands are left out (a re-check of imported work runs none)."""
     try:
         changes = await anyio.to_thread.run_sync(_changes, ws)
     except GitError as exc:
         return [_unreadable(exc)]
     records: list[CheckRecord] = []
-    structural = _structural(changes, control_files(policy))
-    commands = []
-    for entry in policy.get("verify", []):
-        atom, kind, params = entry["atom"], entry["kind"], entry["params"]
+    structural = _structural(changes, policy.control_files())
+    to_run = []
+    for entry in policy.verify_entries():
+        atom, kind, params = entry.atom, entry.kind, entry.params
         if kind in COMMAND_KINDS:
-            commands.append(entry)
+            if commands:
+                to_run.append(entry)
             continue
         gather = GATHERERS.get(kind)
         result = evaluate(kind, params, gather(params, ws, changes) if gather is not None else None)
@@ -255,16 +252,16 @@ async def verify(policy: dict[str, Any], ws: Workspace) -> list[CheckRecord]:
         records.append(CheckRecord(atom, kind, status, feedback))
     if structural and not any(r.kind in ("scope-whitelist", "no-changes") for r in records):
         records.append(CheckRecord("runtime", "structure", "rejected", structural))
-    if not any(entry["kind"] == "change-size" for entry in policy.get("verify", [])):
+    if not policy.verify_entries(("change-size",)):
         # A role without the atom still gets its defaults: no change is ever unbounded.
         result = evaluate("change-size", DEFAULT_CHANGE_SIZE, _change_sizes(ws, changes))
         records.append(CheckRecord("runtime", "change-size", result.status, result.feedback))
-    if commands:
+    if to_run:
         before = _fingerprint(ws, changes)
-        for entry in commands:
-            evidence = await command_evidence(entry["kind"], entry["params"], ws.run_command)
-            result = evaluate(entry["kind"], entry["params"], evidence)
-            records.append(CheckRecord(entry["atom"], entry["kind"], result.status, result.feedback))
+        for entry in to_run:
+            evidence = await command_evidence(entry.kind, entry.params, ws.run_command)
+            result = evaluate(entry.kind, entry.params, evidence)
+            records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback))
         try:
             later = await anyio.to_thread.run_sync(_changes, ws)
         except GitError as exc:

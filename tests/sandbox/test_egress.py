@@ -24,6 +24,7 @@ import pytest
 
 from runtime.audit.log import AuditLog, verify
 from runtime.audit.log import records as audit_records
+from runtime.policy.document import seal
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.domains import domain_allowed, pattern_error, url_refusal
 from runtime.sandbox.egress import EgressConfigError, EgressProxy, EgressRules, Limits, egress_rules, system_resolver
@@ -172,10 +173,13 @@ def test_urls_for_web_fetch():
 def test_rules_come_from_the_compiled_policy():
     gate = {"kind": "egress-allowlist", "atom": "net::egress-allowlist",
             "params": {"domains": ["pypi.org"], "addresses": [], "ports": [443]}}
-    assert egress_rules({"tools": ["Read", "WebFetch"], "gates": [gate]}) == EgressRules(("pypi.org",), (), (443,))
-    assert egress_rules({"tools": ["Read", "Bash"], "gates": [gate]}) is None  # no web tool: no way out
+    def doc(tools, gates):
+        return seal(role="test", root="/", tools=tools, gates=gates)
+
+    assert egress_rules(doc(["Read", "WebFetch"], [gate])) == EgressRules(("pypi.org",), (), (443,))
+    assert egress_rules(doc(["Read", "Bash"], [gate])) is None  # no web tool: no way out
     empty = {**gate, "params": {**gate["params"], "domains": []}}
-    assert egress_rules({"tools": ["WebFetch"], "gates": [empty]}) is None
+    assert egress_rules(doc(["WebFetch"], [empty])) is None
 
 
 # -- the proxy ---------------------------------------------------------------------------------------

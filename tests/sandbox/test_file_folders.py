@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from runtime.policy.document import PolicyDocument, seal
 from runtime.sandbox.bwrap import MAX_READ_ONLY_AGAIN, MAX_READ_ONLY_FILES
 from runtime.spawn.sandboxing import control_paths, writable_paths
 from tests.sandbox.test_bwrap import sh, spec
@@ -47,8 +48,8 @@ def home(tmp_path) -> Path:
     return path
 
 
-def _policy(*globs: str) -> dict:
-    return {"gates": [{"kind": "write-whitelist", "params": {"globs": list(globs)}}]}
+def _policy(*globs: str) -> PolicyDocument:
+    return seal(role="test", root="/", gates=[{"kind": "write-whitelist", "params": {"globs": list(globs)}}])
 
 
 def test_the_scope_maps_files_to_their_folders(worktree):

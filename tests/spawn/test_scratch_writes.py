@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from runtime.spawn.sandboxing import write_globs
+from runtime.policy.document import PolicyDocument, seal
 from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.workspace.git import Git
 from tests.support import user_repo
 
 
-def _policy(*globs: str) -> dict:
-    return {"gates": [{"kind": "write-whitelist", "params": {"globs": list(globs)}}]}
+def _policy(*globs: str) -> PolicyDocument:
+    return seal(role="test", root="/", gates=[{"kind": "write-whitelist", "params": {"globs": list(globs)}}])
 
 
 @pytest.fixture
@@ -63,8 +63,8 @@ def test_a_file_reached_through_a_symlinked_folder_is_left_alone(agent, tmp_path
 def test_nothing_is_outside_without_a_write_whitelist(agent):
     git, wt, base = agent
     (wt / "anything.txt").write_text("x")
-    assert write_globs({"gates": []}) is None
-    assert throw_away_scratch(git, wt, base, {"gates": []}).thrown == []
+    assert seal(role="test", root="/").write_globs() is None
+    assert throw_away_scratch(git, wt, base, seal(role="test", root="/")).thrown == []
     assert (wt / "anything.txt").exists()
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from runtime.policy.document import seal
 from runtime.spawn.commands import NOT_RUN, scratch_runner
 from runtime.spawn.sandboxing import agent_sandbox
 from runtime.workspace.hazards import MAX_PATH_BYTES
@@ -89,7 +90,7 @@ def _runner_setup(s: Spawner, use_sandbox: bool):
     s.git("worktree", "add", "-q", "-b", "agent/by-hand", str(wt), s.base)
     home = s.tmp / "home"
     home.mkdir()
-    policy = {"gates": [{"kind": "write-whitelist", "params": {"globs": ["src/calc/__init__.py"]}}], "sandbox": []}
+    policy = seal(role="test", root=str(wt), gates=[{"kind": "write-whitelist", "params": {"globs": ["src/calc/__init__.py"]}}])
     sandbox = agent_sandbox(policy, wt, home, [], {}) if use_sandbox else None
     return wt, home, sandbox
 

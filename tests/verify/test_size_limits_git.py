@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from runtime.policy.document import seal
 from runtime.verify.gather import Workspace, verify
 from runtime.verify.record import CheckRecord
 from runtime.workspace.base_files import Blob, base_blobs, read_blob
@@ -34,7 +35,8 @@ def agent(tmp_path: Path, files: dict[str, str]) -> tuple[Git, Path, str]:
 
 
 def checks(git: Git, worktree: Path, base: str, *entries: dict) -> dict[str, CheckRecord]:
-    records = anyio.run(verify, {"verify": list(entries)}, Workspace(git, worktree, base, None, _no_commands))
+    policy = seal(role="test", root=str(worktree), verify=entries)
+    records = anyio.run(verify, policy, Workspace(git, worktree, base, None, _no_commands))
     return {r.kind: r for r in records}
 
 
