@@ -28,7 +28,7 @@ Timeouts: a request expires after the task's ``[agent.limits] approval-timeout-s
 waits longer than ``HOOK_WAIT_MAX_S`` plus ``ANSWER_GRACE_S`` (27 s): ``runtime check`` asks for
 at most 25 s, and for the claude-code backend ``approval-timeout-s`` is capped at 25 s.
 
-This package imports only the standard library (and ``runtime.models.unix_service``): its client
+This package imports only the standard library (and ``runtime.ipc.unix_service``): its client
 runs inside the sandbox.
 """
 

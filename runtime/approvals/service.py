@@ -43,7 +43,7 @@ from typing import Any, TextIO
 
 from runtime.approvals import ANSWER_GRACE_S
 from runtime.approvals.store import APPROVED, DENIED, PENDING, Approval, ApprovalError, ApprovalStore, iso
-from runtime.models.unix_service import JsonLinesHandler, TrackedServer, UnixService
+from runtime.ipc.unix_service import JsonLinesHandler, TrackedServer, UnixService
 from runtime.printable import printable
 
 MAX_LINE_BYTES = 4 * 1024 * 1024

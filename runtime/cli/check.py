@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import sys
 
-from runtime.gate.lazy_re import LazyPattern
+from runtime.lang.lazy_re import LazyPattern
 from runtime.manifests.locate import role_file
 
 USAGE = (

@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 
 from runtime.errors import UsageError
-from runtime.gate.audience import AGENT, SESSION
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
+from runtime.lang.audience import AGENT, SESSION
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.role import load_role

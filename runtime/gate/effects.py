@@ -28,8 +28,8 @@ import os
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.gate.shell_types import Command, ShellDeny, Word
 from runtime.gate.shell_words import unescape_double
+from runtime.lang.shell_types import Command, ShellDeny, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 if TYPE_CHECKING:
     from typing import Any
 
-    from runtime.gate.shell_types import Command
+    from runtime.lang.shell_types import Command
 
 _WRITE_KEYS = {
     "Write": ("file_path", {"file_path", "content"}),
@@ -235,7 +235,7 @@ def _write(ctx: Context, inp: dict[str, Any]) -> GateDecision:
 
 def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     from runtime.gate.shell import analyze
-    from runtime.gate.shell_types import ShellDeny
+    from runtime.lang.shell_types import ShellDeny
 
     bad = _unknown_keys("Bash", inp, _BASH_KEYS)
     if bad:
@@ -338,7 +338,7 @@ def _by_path(ctx: Context, cmd: Command, path: str) -> GateDecision | None:
 
 
 def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:
-    from runtime.sandbox.domains import domain_allowed, url_refusal  # only web calls pay for it
+    from runtime.lang.domains import domain_allowed, url_refusal  # only web calls pay for it
 
     # Allowlisted: a web tool reaches only the domains an egress-allowlist atom declares (none without it).
     gates = [g for g in ctx.policy.gates if isinstance(g, EgressAllowlist)]

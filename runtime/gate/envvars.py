@@ -11,8 +11,8 @@ time zone, terminal, colour); everything else is per program, in the
 
 from __future__ import annotations
 
-from runtime.gate.lazy_re import LazyPattern
-from runtime.gate.shell_types import ShellDeny, Word
+from runtime.lang.lazy_re import LazyPattern
+from runtime.lang.shell_types import ShellDeny, Word
 
 _ASSIGN_NAME = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*$")
 BASE = frozenset({

@@ -20,7 +20,7 @@ from runtime.gate.effects import Seen, Target, is_static
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from runtime.gate.shell_types import Command, Word
+    from runtime.lang.shell_types import Command, Word
 
 
 def _options(args: list[Word], short: str, long: frozenset[str]) -> tuple[list[Word], dict[str, list[Word]]]:
@@ -238,7 +238,7 @@ def written_by(cmd: Command, rule_sets: list[object]) -> list[Target]:
 
 
 def _by_grammar(cmd: Command, rule_sets: list[object]) -> list[Target]:
-    from runtime.gate.grammar import FOLDER, SCOPE, ArgDeny
+    from runtime.lang.grammar import FOLDER, SCOPE, ArgDeny
 
     words = cmd.words
     if not all(is_static(w) for w in words):

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
-    from runtime.gate.shell_types import Command
+    from runtime.lang.shell_types import Command
 
 MAX_ENTRIES = 50_000
 _TESTS = frozenset({"-name", "-iname", "-type", "-maxdepth", "-mindepth"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from runtime.gate.shell_types import Command, Script, ShellDeny
+from runtime.lang.shell_types import Command, Script, ShellDeny
 
 # npm options that run the script of another package than the worktree's top one.
 _ELSEWHERE = frozenset({"--workspace", "--workspaces", "--ws", "--prefix", "-C", "--include-workspace-root"})

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import stat
 
-from runtime.gate.audience import AGENT, phrase
+from runtime.lang.audience import AGENT, phrase
 from runtime.manifests.control import CONTROL, NEVER_EXEMPT, control_name, exempted
 
 _O_PATH = getattr(os, "O_PATH", 0)

@@ -38,12 +38,12 @@ from runtime.gate.decision import ASK, DENY, GateDecision, allow, ask, deny
 from runtime.gate.effects import is_static, read_effects
 from runtime.gate.file_writes import written_by
 from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
-from runtime.gate.shell_types import ShellDeny
+from runtime.lang.shell_types import ShellDeny
 
 if TYPE_CHECKING:
     from runtime.gate.effects import Target
     from runtime.gate.engine import Context
-    from runtime.gate.shell_types import Command
+    from runtime.lang.shell_types import Command
 
 EARLY = (" (refused before it runs: inside this sandbox it would fail, or the final checks would reject "
          "its result, so this saves you a turn)")

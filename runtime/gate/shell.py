@@ -34,7 +34,7 @@ from runtime.gate import wrappers
 from runtime.gate.envvars import BASE, check_assignment
 from runtime.gate.paths import PATH_MAX, PathError, collapse
 from runtime.gate.shell_redirects import STATEMENTS, WORD_NODES, RedirectReader
-from runtime.gate.shell_types import Command, Input, Script, ShellDeny, Word
+from runtime.lang.shell_types import Command, Input, Script, ShellDeny, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Tree

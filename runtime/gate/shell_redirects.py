@@ -10,8 +10,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.gate.shell_types import Input, Script, ShellDeny, Word, Write
 from runtime.gate.shell_words import WordReader
+from runtime.lang.shell_types import Input, Script, ShellDeny, Word, Write
 
 if TYPE_CHECKING:
     from tree_sitter import Node

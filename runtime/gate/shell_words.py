@@ -11,7 +11,7 @@ import re
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.gate.shell_types import ShellDeny, Word
+from runtime.lang.shell_types import ShellDeny, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node

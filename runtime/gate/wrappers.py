@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from runtime.gate.shell_types import ShellDeny, Word
+from runtime.lang.shell_types import ShellDeny, Word
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:

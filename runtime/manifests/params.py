@@ -27,7 +27,7 @@ class Trailing(Model):
 
 
 class GrammarFields(Model):
-    """An argument grammar (see ``runtime.gate.grammar``): options by spelling, positionals, variables."""
+    """An argument grammar (see ``runtime.lang.grammar``): options by spelling, positionals, variables."""
 
     option_style: Literal["gnu", "go", "none"] = "gnu"
     # A type name, an enum, or `{ assignments = { KEY = TYPE } }` (`-o KEY=VALUE`).
@@ -106,7 +106,7 @@ _NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-sc
 
 def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
     """A grammar as the policy holds it: one entry per option spelling, every type checked."""
-    from runtime.gate.grammar import Grammar, GrammarError
+    from runtime.lang.grammar import Grammar, GrammarError
 
     def spellings(options: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -228,7 +228,7 @@ def _tool_list(v: Any) -> list[str]:
 
 
 def _domain_list(v: Any) -> list[str]:
-    from runtime.sandbox.domains import pattern_error
+    from runtime.lang.domains import pattern_error
 
     out = _str_list(v)
     for pattern in out:

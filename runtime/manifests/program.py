@@ -2,7 +2,7 @@
 program itself may read as its configuration: ``runtime.manifests.locate.GRAMMAR_SUFFIX``).
 
 A grammar states, as data, every option and positional a program may be given
-and the type of each (``runtime.gate.grammar``); role rules of
+and the type of each (``runtime.lang.grammar``); role rules of
 ``tools::bash-allowlist`` name it (``grammar = "pytest"``) so that one
 description of pytest serves ``pytest``, ``python -m pytest`` and every role.
 Its examples are commands lint runs through the real gate, with writes

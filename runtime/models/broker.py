@@ -46,8 +46,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from runtime.ipc.unix_service import JsonLinesHandler, TrackedServer, UnixService
 from runtime.models.types import ModelError, ModelReply, ModelRequest, check_messages, check_tools, one_line
-from runtime.models.unix_service import JsonLinesHandler, TrackedServer, UnixService
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import UsageError
-from runtime.gate.audience import AGENT
+from runtime.lang.audience import AGENT
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
 from runtime.manifests.task import load_task

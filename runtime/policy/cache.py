@@ -23,8 +23,8 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook reads the 
 if TYPE_CHECKING:
     from typing import Any
 
-from runtime.gate.audience import SESSION
 from runtime.gate.policy import Policy, load_policy
+from runtime.lang.audience import SESSION
 from runtime.policy.document import VERSION, new_sha256
 
 

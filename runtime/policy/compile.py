@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import ManifestError
-from runtime.gate.audience import AGENT, AUDIENCES
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
+from runtime.lang.audience import AGENT, AUDIENCES
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
@@ -129,7 +129,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     base's gitlink folders (relative), which no agent writes: their files are another repository's.
     ``mode``: `strict` (typed shell rules), or `sandboxed` for an agent the runtime runs inside its OS
     sandbox (shell commands judged by their effects; the policy decides nothing outside that sandbox).
-    ``audience``: who reads the reasons (`runtime.gate.audience`): a spawned `agent`, or a person's `session`."""
+    ``audience``: who reads the reasons (`runtime.lang.audience`): a spawned `agent`, or a person's `session`."""
     if audience not in AUDIENCES:
         raise ValueError(f"unknown policy audience {audience!r}")
     if mode not in MODES:

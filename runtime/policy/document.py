@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
     from typing import Any
 
-from runtime.gate.audience import AGENT, AUDIENCES, SESSION
+from runtime.lang.audience import AGENT, AUDIENCES, SESSION
 
 FORMAT = "agent-runtime-policy"
 VERSION = 2
@@ -133,7 +133,7 @@ class PolicyDocument:
         if mode not in MODES:
             raise PolicyError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
         self.mode: str = mode
-        # Who reads the reasons (runtime.gate.audience): optional in version 2, `agent` when absent.
+        # Who reads the reasons (runtime.lang.audience): optional in version 2, `agent` when absent.
         audience = raw.get("audience", AGENT)
         if audience not in AUDIENCES:
             raise PolicyError(f"unknown policy audience {audience!r}: a policy is for an {AGENT} or a {SESSION}")

@@ -60,10 +60,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
-from runtime.models.unix_service import SUN_PATH_MAX, bind_private, remove_if_ours
+from runtime.ipc.unix_service import SUN_PATH_MAX, bind_private, remove_if_ours
+from runtime.lang.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
 from runtime.policy.document import PolicyDocument
 from runtime.sandbox.addresses import address_refusal, parse
-from runtime.sandbox.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
 
 # Timeouts are `asyncio.timeout` blocks, never `asyncio.wait_for`: on Python 3.11 a wait_for whose
 # awaitable completes just as its task is cancelled returns the result and drops the cancellation, which

@@ -42,9 +42,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
+from runtime.ipc.unix_service import TrackedServer, UnixService
+from runtime.lang.domains import domain_allowed
 from runtime.models.broker import Usage
-from runtime.models.unix_service import TrackedServer, UnixService
-from runtime.sandbox.domains import domain_allowed
 from runtime.spawn.remote import Forwarded
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"

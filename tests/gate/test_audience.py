@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from runtime.gate.audience import AGENT, SESSION, phrase
 from runtime.gate.policy import Policy
+from runtime.lang.audience import AGENT, SESSION, phrase
 from runtime.policy.document import PolicyError, content_hash
 from tests.conftest import RUNTIME
 from tests.gate.test_refusals_say_what_to_do import NEXT_STEP, _atom_and_grammar_refusals  # noqa: F401
@@ -29,7 +29,7 @@ def _as(policy: Policy, audience: str) -> Policy:
 
 
 def test_every_phrase_has_a_session_form_without_the_orchestrator():
-    from runtime.gate.audience import _PHRASES
+    from runtime.lang.audience import _PHRASES
     for key in _PHRASES:
         assert not AGENT_ONLY.search(phrase(SESSION, key)), key
         assert phrase(SESSION, key) != phrase(AGENT, key), key

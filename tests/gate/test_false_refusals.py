@@ -7,7 +7,7 @@ import pytest
 from runtime.gate.decision import ALLOW, DENY
 from runtime.gate.engine import decide
 from runtime.gate.shell import analyze
-from runtime.gate.shell_types import ShellDeny
+from runtime.lang.shell_types import ShellDeny
 
 
 def _bash(policy, command, cwd):

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from runtime.gate.kinds.bash_allowlist import into_folder
 from runtime.gate.paths import PathError, resolve
 from runtime.gate.shell import ShellDeny, analyze
-from runtime.gate.shell_types import Word
 from runtime.gate.wrappers import unwrap
+from runtime.lang.shell_types import Word
 from tests.conftest import require
 
 PROBES = ("first", "second", "third")

@@ -24,9 +24,9 @@ import pytest
 
 from runtime.audit.log import AuditLog, verify
 from runtime.audit.log import records as audit_records
+from runtime.lang.domains import domain_allowed, pattern_error, url_refusal
 from runtime.policy.document import seal
 from runtime.sandbox.bwrap import SandboxSpec
-from runtime.sandbox.domains import domain_allowed, pattern_error, url_refusal
 from runtime.sandbox.egress import EgressConfigError, EgressProxy, EgressRules, Limits, egress_rules, system_resolver
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.identity import agent_user

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: the hook imports nothing it does not run
 
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
-    from runtime.gate.shell_types import Command
+    from runtime.lang.shell_types import Command
 
 from runtime.policy.document import PolicyError  # noqa: F401 - the kinds raise it from here
 

@@ -1,7 +1,7 @@
 """tools::bash-allowlist: every simple command must match a per-program rule.
 
 A rule names a program, the subcommands it may run, and its argument grammar
-(``runtime.gate.grammar``): every option and positional it may take, typed.
+(``runtime.lang.grammar``): every option and positional it may take, typed.
 Anything the grammar does not declare is a deny; path-typed words go through
 the same checks as the Write tool (``path-in-scope``) or must stay inside the
 worktree (``path-in-root``). A rule also lists the variables the program may
@@ -23,10 +23,13 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 import os
 import re
 
-from runtime.gate.audience import phrase
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
-from runtime.gate.grammar import (
+from runtime.gate.interpreters import inline_code
+from runtime.gate.kinds.base import Gate, PolicyError, no_more
+from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
+from runtime.lang.audience import phrase
+from runtime.lang.grammar import (
     COPY,
     COPY_TO,
     DIFF,
@@ -41,17 +44,14 @@ from runtime.gate.grammar import (
     GrammarError,
     expands,
 )
-from runtime.gate.interpreters import inline_code
-from runtime.gate.kinds.base import Gate, PolicyError, no_more
-from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
 
 if TYPE_CHECKING:
     from typing import Any
 
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
-    from runtime.gate.grammar import Use
-    from runtime.gate.shell_types import Command
+    from runtime.lang.grammar import Use
+    from runtime.lang.shell_types import Command
 
 _RULE_KEYS = {
     "program", "subcommands", "option-style", "options", "positionals", "trailing", "env", "cwd",

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.gate.audience import phrase
 from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
 from runtime.gate.kinds.write_scope import GlobMatch, holds_any, literal_prefixes
+from runtime.lang.audience import phrase
 
 if TYPE_CHECKING:
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
-    from runtime.gate.shell_types import Command
+    from runtime.lang.shell_types import Command
 
 
 class DepFiles(Gate):

@@ -1,7 +1,7 @@
 """net::egress-allowlist: the hosts an agent may reach, for WebFetch here and the egress proxy outside.
 
 The gate only holds the list: `WebFetch` and `WebSearch` are judged in the
-engine's web handler against it (`runtime.sandbox.domains`), and a role that
+engine's web handler against it (`runtime.lang.domains`), and a role that
 shows a web tool without this atom reaches nothing. The `addresses` ranges
 matter to the proxy only (the gate never resolves a name).
 """
@@ -15,7 +15,7 @@ class EgressAllowlist(Gate):
     kind = "egress-allowlist"
 
     def configure(self, params: dict[str, object]) -> None:
-        from runtime.sandbox.domains import pattern_error  # only policies with this atom pay for it
+        from runtime.lang.domains import pattern_error  # only policies with this atom pay for it
 
         self.domains = tuple(take_list(params, "domains"))
         self.addresses = tuple(take_list(params, "addresses"))

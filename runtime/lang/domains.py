@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from runtime.gate.audience import AGENT, phrase
+from runtime.lang.audience import AGENT, phrase
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 WEB_PORTS = (80, 443)

@@ -18,7 +18,7 @@ import socketserver
 import stat
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 SUN_PATH_MAX = 107  # bytes of a Unix socket path, without the trailing NUL (Linux)
 
@@ -161,7 +161,7 @@ class UnixService:
     def make_server(self) -> TrackedServer:
         raise NotImplementedError
 
-    def start(self):
+    def start(self) -> Self:
         if self._server is not None:
             return self
         server = self.make_server()
@@ -199,7 +199,7 @@ class UnixService:
             self._thread.join(timeout=5)
         remove_if_ours(self.socket_path, self._inode)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.gate.grammar import ArgDeny, Grammar, GrammarError
-from runtime.gate.shell_types import Word
+from runtime.lang.grammar import ArgDeny, Grammar, GrammarError
+from runtime.lang.shell_types import Word
 
 SORTISH = {
     "options": {"-n": "flag", "-r": "flag", "-k": "free", "--key": "free", "-o": "path-in-scope", "--output": "path-in-scope",

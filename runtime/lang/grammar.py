@@ -60,8 +60,8 @@ from __future__ import annotations
 
 import re
 
-from runtime.gate.lazy_re import LazyPattern
-from runtime.gate.shell_types import Word
+from runtime.lang.lazy_re import LazyPattern
+from runtime.lang.shell_types import Word
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
