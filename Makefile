@@ -52,7 +52,7 @@ test: system-deps $(VENV)/.dev $(CLAUDE_STAMP)
 	@PATH="$$HOME/.cargo/bin:$$PATH" RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest -n $(TEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests; the suite is missing" >&2; fi; exit $$rc
 
-# Everything but the suites that start real agents, sandboxes or the Claude Code CLI: a minute or so.
+# Every test that starts no real sandbox, agent, plan, toolchain, model client or Claude Code CLI.
 test-fast: $(VENV)/.dev
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow" -q
 

@@ -77,13 +77,19 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-# Suites that start real agents, sandboxes, git repositories of plans or the Claude Code CLI.
-_SLOW_FOLDERS = ("spawn", "orchestration", "sandbox", "approvals", "realrepos", "dist")
+# What makes a test slow is what it starts, which its fixtures say: a real sandbox (`bwrap`), a spawned
+# agent in a real repository (`spawner`), a plan of several (`orchestra`), a real open-source project
+# (`real_repo`), the built wheel and its installs; and the tests that drive the real Claude Code CLI
+# (`real_client`) or run commands for real to check the gate (`differential`). Anything else is fast,
+# wherever it lives, and `make test-fast` runs it. A test that starts such a component without one of
+# these fixtures says so itself with `@pytest.mark.slow`.
+SLOW_FIXTURES = frozenset({"bwrap", "spawner", "orchestra", "real_repo", "wheel", "installs", "installed", "uv_tool",
+                           "project"})
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow suites, so `make test-fast` can leave them out (`make test` runs everything)."""
+    """Mark the slow tests, so `make test-fast` can leave them out (`make test` runs everything)."""
     for item in items:
-        parts = Path(str(item.fspath)).relative_to(REPO / "tests").parts
-        if parts[0] in _SLOW_FOLDERS or item.get_closest_marker("real_client") or item.get_closest_marker("differential"):
+        if (SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("real_client")
+                or item.get_closest_marker("differential")):
             item.add_marker(pytest.mark.slow)

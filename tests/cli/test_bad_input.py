@@ -88,6 +88,7 @@ def test_relaxing_an_absent_atom_is_a_printed_warning(catalog_copy):
     assert "warning: roles/edit-shared.toml:15: relaxes `output::severity-grade`, which the role does not have" in proc.stderr
 
 
+@pytest.mark.slow  # litellm, imported and asked
 def test_run_refuses_a_model_that_cannot_be_called_before_anything_is_made(tmp_path):
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import subprocess
 
+import pytest
+
 from runtime.errors import AgentFailed, AgentRuntimeError, FatalError, RunFailure
 from runtime.models.types import ModelError
 from tests.conftest import run_cli
@@ -32,6 +34,7 @@ def _repo(tmp_path):
     return repo
 
 
+@pytest.mark.slow  # litellm over real HTTP, with its retries
 def test_a_planner_whose_model_fails_is_failed_llm_and_exit_2(tmp_path):
     repo = _repo(tmp_path)
     with FakeOpenAIServer() as server:
@@ -44,6 +47,7 @@ def test_a_planner_whose_model_fails_is_failed_llm_and_exit_2(tmp_path):
     assert "internal error" not in proc.stderr
 
 
+@pytest.mark.slow  # litellm, imported and asked
 def test_a_planner_whose_local_server_is_down_is_refused_before_anything_is_made(tmp_path):
     repo = _repo(tmp_path)
     state = tmp_path / "state"

@@ -21,7 +21,12 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import require, run_cli
+
+# Each test builds a real project with its own toolchain (uv, npm, cargo, go) before runtime init reads it.
+pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 

@@ -102,6 +102,7 @@ def test_round_trip_with_the_client_in_a_separate_process(script, sock):
     assert not sock.exists()  # removed on close
 
 
+@pytest.mark.slow  # litellm over real HTTP to the fake server
 def test_round_trip_over_http_and_the_agent_cannot_choose_model_server_or_script(sock, tmp_path, script):
     turns = [[{"name": "Bash", "input": {"command": "ls"}}], "done", "and again"]
     with FakeOpenAIServer(turns, prompt_tokens=11, completion_tokens=7) as server:
