@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 import sys
 
+TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
+if TYPE_CHECKING:
+    from typing import Any
 
-def emit(event: str, **data) -> None:
+
+def emit(event: str, **data: Any) -> None:
     sys.stdout.write(json.dumps({"event": event, **data}) + "\n")
     sys.stdout.flush()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
+if TYPE_CHECKING:
+    from typing import Any
+
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
 _BOOL = {"type": "boolean"}
 
 
-def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
+def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "function", "function": {
         "name": name, "description": description,
         "parameters": {"type": "object", "properties": properties, "required": required, "additionalProperties": False},
@@ -34,6 +38,6 @@ SCHEMAS = {
 }
 
 
-def tool_schemas(shown: list[str]) -> list[dict]:
+def tool_schemas(shown: list[str]) -> list[dict[str, Any]]:
     """The schemas of the tools a role shows that this agent implements, in the role's order."""
     return [SCHEMAS[name] for name in shown if name in SCHEMAS]

@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 from runtime.approvals import ANSWER_GRACE_S
 from runtime.approvals.store import APPROVED, DENIED, PENDING, Approval, ApprovalError, ApprovalStore, iso
@@ -100,7 +100,7 @@ class ApprovalService(UnixService):
     def make_server(self) -> TrackedServer:
         return TrackedServer(self.socket_path, _Handler, self)
 
-    def start(self):
+    def start(self) -> Self:
         self._stop.clear()
         return super().start()
 
@@ -221,7 +221,8 @@ class ApprovalService(UnixService):
 
 class _Handler(JsonLinesHandler):
     def answer(self, line: bytes) -> dict[str, Any]:
-        return self.server.owner.handle_line(line, self._gone)
+        owner: ApprovalService = self.server.owner  # the server's owner is typed Any in runtime.ipc
+        return owner.handle_line(line, self._gone)
 
     def too_long(self, limit: int) -> dict[str, Any]:
         return _deny(f"the approval request is longer than {limit} bytes; the call is denied")
@@ -232,7 +233,8 @@ class _Handler(JsonLinesHandler):
             readable, _, _ = select.select([self.connection], [], [], 0)
             if not readable:
                 return False
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)  # a socket, typed Any by socketserver
+            return peeked == b""
         except (OSError, ValueError):
             return True
 

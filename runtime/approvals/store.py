@@ -164,7 +164,7 @@ class Approval:
         return out
 
 
-def _row(row: tuple) -> Approval:
+def _row(row: tuple[Any, ...]) -> Approval:
     return Approval(*row)
 
 
@@ -226,7 +226,7 @@ class ApprovalStore:
         return _row(row) if row else None
 
     @staticmethod
-    def _expire(conn: sqlite3.Connection, now: float, where: str = "", args: tuple = ()) -> list[Approval]:
+    def _expire(conn: sqlite3.Connection, now: float, where: str = "", args: tuple[object, ...] = ()) -> list[Approval]:
         rows = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM requests WHERE status = 'pending' AND expires <= ?"
                             f"{where}", (now, *args)).fetchall()
         for row in rows:
@@ -331,7 +331,7 @@ class ApprovalStore:
         conn = self._open()
         try:
             sql = f"SELECT {', '.join(_COLUMNS)} FROM requests"
-            args: tuple = ()
+            args: tuple[object, ...] = ()
             if agent is not None:
                 sql, args = sql + " WHERE agent = ?", (agent,)
             sql += " ORDER BY created DESC, rowid DESC"

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from runtime.cli.status import state_dir
 from runtime.printable import printable
 
+if TYPE_CHECKING:
+    import argparse
 
-def _store(args, create: bool = False):
+    from runtime.approvals.store import ApprovalStore
+    from runtime.spawn.state import StateDir
+
+
+def _store(args: argparse.Namespace, create: bool = False) -> tuple[ApprovalStore | None, StateDir]:
     from runtime.approvals.store import ApprovalStore, store_path
 
     state = state_dir(args)
@@ -26,7 +33,7 @@ def _store(args, create: bool = False):
     return ApprovalStore.for_state(state.root), state
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.verb == "approvals":
         return _list(args)
     from runtime.approvals.service import decided_by
@@ -45,7 +52,7 @@ def run(args) -> int:
     return 0
 
 
-def _list(args) -> int:
+def _list(args: argparse.Namespace) -> int:
     store, state = _store(args)
     if store is None:
         rows = []

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from runtime.audit.log import records, verify
 from runtime.cli.status import state_dir
 from runtime.printable import printable
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     path = state_dir(args).audit
     if args.action == "verify":
         problems = verify(path)

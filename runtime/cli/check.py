@@ -28,6 +28,14 @@ import sys
 from runtime.lang.lazy_re import LazyPattern
 from runtime.manifests.locate import role_file
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.policy import Policy
+
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
     " [--main-session ROLE|defer|gate] [--on-allow allow|defer] [--approvals SOCK [--approval-wait SECONDS]]"
@@ -82,20 +90,22 @@ def parse(argv: list[str]) -> dict[str, str]:
     return opts
 
 
-def approval_asker(opts: dict[str, str]):
+def approval_asker(opts: dict[str, str]) -> Callable[[dict[str, Any], GateDecision], GateDecision] | None:
     """``on_ask`` for ``run_hook``: ask the orchestrator, answer what a person decided (None without --approvals)."""
     socket_path = opts.get("--approvals")
     if socket_path is None:
         return None
 
-    def on_ask(data: dict, decision):
+    def on_ask(data: dict[str, Any], decision: GateDecision) -> GateDecision:
         from runtime.approvals import HOOK_WAIT_MAX_S
         from runtime.approvals.service import ask_orchestrator
         from runtime.gate.decision import allow, deny
 
         wait = float(opts.get("--approval-wait", HOOK_WAIT_MAX_S))
-        verdict, why = ask_orchestrator(socket_path, data.get("tool_name"), data.get("tool_input"),
-                                        decision.reason, wait)
+        tool = data.get("tool_name")
+        if not isinstance(tool, str):  # always a str: the gate asks only about a call that names its tool
+            return decision  # not an allow or a deny: run_hook denies the call
+        verdict, why = ask_orchestrator(socket_path, tool, data.get("tool_input"), decision.reason, wait)
         if verdict == "allow":
             return allow(f"{why}; the gate had asked: {decision.reason}", decision.atom, decision.rule)
         return deny(why, decision.atom, decision.rule)
@@ -138,7 +148,7 @@ def _task_role(task: str) -> str | None:
     return role if isinstance(role, str) else None
 
 
-def policy_selector(opts: dict[str, str]):
+def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy | None]:
     """A function from hook input to the Policy that judges it (None = defer)."""
     if "--policy" in opts:
         from runtime.gate.policy import load_policy
@@ -146,7 +156,7 @@ def policy_selector(opts: dict[str, str]):
         policy = load_policy(opts["--policy"])
         return lambda data: policy
 
-    def compiled(catalog: str, role: str, task: str | None, data: dict):
+    def compiled(catalog: str, role: str, task: str | None, data: dict[str, Any]) -> Policy:
         from runtime.policy.cache import cached_policy
 
         if not os.path.isfile(role_file(catalog, role)):
@@ -156,7 +166,7 @@ def policy_selector(opts: dict[str, str]):
             raise ValueError("no absolute worktree root (pass --root, or set CLAUDE_PROJECT_DIR)")
         return cached_policy(catalog, role, os.path.realpath(task) if task else None, os.path.realpath(root))
 
-    def select(data: dict):
+    def select(data: dict[str, Any]) -> Policy | None:
         from runtime.manifests.locate import find_catalog
 
         agent_type = data.get("agent_type")

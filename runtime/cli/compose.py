@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
@@ -14,8 +15,11 @@ from runtime.manifests.role import load_role
 from runtime.manifests.task import load_task
 from runtime.policy.compile import compile_policy
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     if bool(args.task) == bool(args.role):
         raise UsageError("give a task manifest, or --role NAME, but not both")
     catalog = Catalog(Path(find_catalog(args.catalog)))

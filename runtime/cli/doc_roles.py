@@ -5,14 +5,18 @@ from __future__ import annotations
 import difflib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.tooling.claude import write_atomic
 from runtime.tooling.doc_roles import render
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     path = Path(args.out) if args.out else catalog.root / "docs" / "AGENT-ROLES.md"
     text = render(catalog)

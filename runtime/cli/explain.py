@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import UsageError
 from runtime.gate.engine import decide
@@ -29,11 +30,14 @@ from runtime.manifests.role import load_role
 from runtime.policy.build import build_policy
 from runtime.policy.document import MODES, SANDBOXED, STRICT
 
+if TYPE_CHECKING:
+    import argparse
+
 _PATH_KEYS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path"}
 
 
-def tool_input(tool: str, subject: str) -> dict:
+def tool_input(tool: str, subject: str) -> dict[str, object]:
     if tool == "Bash":
         return {"command": subject}
     if tool in ("Write",):
@@ -63,7 +67,7 @@ _MODE_NOTE = {
 }
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if bool(args.task) == bool(args.role):
         raise UsageError("give --role NAME or --task FILE (the policy to ask), not both")
     catalog = find_catalog(args.catalog)

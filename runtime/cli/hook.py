@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
@@ -35,6 +36,9 @@ from runtime.tooling.claude import (
     write_atomic,
 )
 from runtime.tooling.claude_sandbox import merge_sandbox, role_sandbox, strict_reason, unavailable_note
+
+if TYPE_CHECKING:
+    import argparse
 
 DEFAULT_SETTINGS = ".claude/settings.json"
 LOCAL_SETTINGS = ".claude/settings.local.json"
@@ -65,7 +69,7 @@ def _claude() -> tuple[Path | None, str | None, str | None]:
     return cli, require_fail_closed(cli), None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     if args.role:
         role = load_role(catalog, args.role)

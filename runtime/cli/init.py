@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.cli.show import console, line, text
 from runtime.errors import UsageError
@@ -28,11 +28,14 @@ from runtime.tooling.project.rules import project_rules
 from runtime.tooling.project.scan import scan
 from runtime.tooling.project.translate import translate
 
+if TYPE_CHECKING:
+    import argparse
+
 TASK = Path("tasks") / "example.toml"
 _ALLOWED = {"edit-local": "edit-local allows it", "rule": "a new rule of the role allows it", "refused": "refused"}
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     repo = Path(args.path or ".").resolve()
     if not repo.is_dir():
         raise UsageError(f"{args.path}: not a folder")

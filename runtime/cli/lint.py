@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.tooling.lint import lint
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     # A project catalog keeps its task templates in tasks/ (`runtime init` writes one there).
     paths = [Path(p) for p in args.paths] or [p for p in [catalog.root / "manifests", catalog.root / "tasks"] if p.is_dir()]

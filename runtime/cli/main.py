@@ -17,6 +17,12 @@ from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailur
 from runtime.manifests.kinds import AGENT_BACKENDS
 from runtime.printable import printable
 
+TYPE_CHECKING = False  # typing's, without importing typing: `runtime check` is a fresh process per call
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any, NoReturn
+
 VERBS = {
     "lint": "runtime.cli.lint",
     "schema": "runtime.cli.schema",
@@ -42,11 +48,11 @@ VERBS = {
 }
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     import argparse  # not at module level: `runtime check` never needs it
 
     class Parser(argparse.ArgumentParser):
-        def error(self, message: str):  # usage errors exit 1, like every other user error
+        def error(self, message: str) -> NoReturn:  # usage errors exit 1, like every other user error
             self.print_usage(sys.stderr)
             self.exit(1, f"{self.prog}: error: {message}\n")
 
@@ -61,7 +67,7 @@ def build_parser():
     sub.required = True
     add = sub.add_parser
 
-    def verb(name: str, **kw):
+    def verb(name: str, **kw: Any) -> argparse.ArgumentParser:
         return add(name, parents=[common], **kw)
 
     p = verb("lint", help="validate atoms, roles and task manifests; run every atom example")
@@ -254,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         module = importlib.import_module(VERBS[args.verb])
-        return module.run(args)
+        run: Callable[[argparse.Namespace], int] = module.run  # every verb module's `run(args) -> int`
+        return run(args)
     except ManifestErrors as exc:
         for err in exc.errors:
             print(printable(f"error: {err}"), file=sys.stderr)

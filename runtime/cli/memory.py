@@ -9,13 +9,17 @@ from __future__ import annotations
 import getpass
 import json
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from runtime.cli.status import state_dir
 from runtime.errors import UsageError
 from runtime.printable import printable
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     from runtime.memory.reader import open_memory
     from runtime.orchestration.meta import curate_learnings, memory_path
 

@@ -8,6 +8,7 @@ import difflib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog, display_path
@@ -17,6 +18,9 @@ from runtime.tooling.migrate import Use, rewrite
 from runtime.tooling.migrate_evidence import EvidenceChange, migrate_evidence
 from runtime.tooling.migrate_grammars import Rename, apply, grammar_renames
 from runtime.tooling.migrate_rules import RuleChange, migrate_rules
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -70,7 +74,7 @@ def _rename_line(rename: Rename) -> str:
             f"`{rename.old.name}` as its configuration); rename it to `{rename.new.name}`")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     # The atoms this rewrites may not load as they are: their errors are what it fixes.
     _, entries = catalog.load_entries(collect=[])

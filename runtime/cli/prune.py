@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.printable import printable
 from runtime.spawn.state import FINAL, StateDir
@@ -26,10 +26,13 @@ from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
 from runtime.workspace.tree import remove_tree
 
+if TYPE_CHECKING:
+    import argparse
+
 PLAN_FINAL = ("accepted", "rejected", "questions")  # what `runtime run --resume` refuses to continue
 
 
-def _age_days(record: dict) -> float:
+def _age_days(record: dict[str, Any]) -> float:
     try:
         updated = time.mktime(time.strptime(record.get("updated", ""), "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
     except ValueError:
@@ -95,7 +98,7 @@ class _Judge:
         return self.git.run("merge-base", "--is-ancestor", head, f"refs/heads/{target}", ok=(0, 1)).returncode == 0
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from runtime.audit.log import AuditLog
     from runtime.cli.status import state_dir
 

@@ -9,19 +9,34 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import MissingExtra, UsageError
 from runtime.printable import printable
 
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
-def _defaults(args, plan=None):
+    from rich.live import Live
+    from rich.table import Table
+
+    from runtime.manifests.catalog import Catalog
+    from runtime.orchestration.advisors.asking import AgentDefaults
+    from runtime.orchestration.advisors.planner import ModelConfig
+    from runtime.orchestration.executor import ExecutorFactory
+    from runtime.orchestration.plans.load import Plan
+    from runtime.workspace.git import Git
+
+
+def _defaults(args: argparse.Namespace, plan: Plan | None = None) -> AgentDefaults:
     from runtime.orchestration.advisors.asking import agent_defaults
 
     return agent_defaults(plan, args.agent_backend, args.agent_model, args.agent_api_base,
                           Path(args.agent_scripts).resolve() if args.agent_scripts else None)
 
 
-def _note_agent_ids(plan) -> None:
+def _note_agent_ids(plan: Plan) -> None:
     """A plan's own agent ids are not the ones its agents run under: say so rather than replace them silently."""
     from runtime.orchestration.plans.load import explicit_agent_id
 
@@ -32,7 +47,7 @@ def _note_agent_ids(plan) -> None:
                         f"earlier one); the agent-id given for {shown} is not used"), file=sys.stderr)
 
 
-def _check_models(args) -> None:
+def _check_models(args: argparse.Namespace) -> None:
     """Models named on the command line are checked before the run creates anything."""
     from runtime.models.llm import model_problem
 
@@ -44,7 +59,7 @@ def _check_models(args) -> None:
                 raise UsageError(f"{flag}: {problem}")
 
 
-def _check_plan_models(args, plan) -> None:
+def _check_plan_models(args: argparse.Namespace, plan: Plan) -> None:
     """A plan's own planner and reviewer are called through litellm like an agent's model: without the
     `models` extra, one line now rather than a failed call once agents have run."""
     from runtime.models.llm import get_litellm, is_scripted
@@ -55,7 +70,7 @@ def _check_plan_models(args, plan) -> None:
             get_litellm(spec.model)
 
 
-def _planner_config(args, plan=None):
+def _planner_config(args: argparse.Namespace, plan: Plan | None = None) -> ModelConfig | None:
     from runtime.orchestration.advisors.asking import model_config
     from runtime.orchestration.advisors.planner import ModelConfig
 
@@ -68,7 +83,8 @@ def _planner_config(args, plan=None):
     return None
 
 
-def _first_plan(args, catalog, git, state_dir):
+def _first_plan(args: argparse.Namespace, catalog: Catalog, git: Git,
+                state_dir: Path) -> tuple[Plan | None, list[str], list[str]]:
     from runtime.orchestration.advisors.asking import roles_info, validator
     from runtime.orchestration.advisors.planner import PlannerContext, propose_plan
 
@@ -95,18 +111,18 @@ def relevant_memory(state_dir: Path, goal: str) -> list[str]:
             for e in open_memory(memory_path(state_dir)).search(goal, limit=8)]
 
 
-def _plain(value) -> str:
+def _plain(value: object) -> str:
     """A value as a person reads it in an event line (no Python reprs)."""
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) or "-"
     return str(value)
 
 
-def _printer(args):
+def _printer(args: argparse.Namespace) -> tuple[Callable[[str, dict[str, Any]], None], Live | None]:
     if args.json:
-        def emit(kind, data):
+        def emit_json(kind: str, data: dict[str, Any]) -> None:
             print(json.dumps({"event": kind, **data}), flush=True)
-        return emit, None
+        return emit_json, None
     from rich.live import Live
     from rich.table import Table
 
@@ -114,10 +130,10 @@ def _printer(args):
     from runtime.cli.show import guarded, line, text
 
     console = make_console(stderr=True)
-    rows: dict[str, dict] = {}
+    rows: dict[str, dict[str, Any]] = {}
     live = Live(console=console, refresh_per_second=6, transient=False)
 
-    def table():
+    def table() -> Table:
         t = Table(title="agents")
         for col in ("subtask", "agent", "state", "attempt", "turns", "tool calls", "denials", "seconds", "cost"):
             # ids are what a person copies into `runtime status` and git: never cut them
@@ -130,7 +146,7 @@ def _printer(args):
                                           f"{cost:.4f}" if isinstance(cost, int | float) else cost)))
         return t
 
-    def emit(kind, data):
+    def emit(kind: str, data: dict[str, Any]) -> None:
         if not live.is_started:
             live.start()
         if kind == "progress":
@@ -145,7 +161,7 @@ def _printer(args):
     return guarded(emit, live.stop, console), live
 
 
-def _executor(args, plan):
+def _executor(args: argparse.Namespace, plan: Plan) -> ExecutorFactory:
     """The executor factory the run asks for (the command line's, else the plan's); joining a Ray
     cluster is checked here, before anything is made."""
     from runtime.orchestration.executor import LocalExecutor
@@ -168,7 +184,7 @@ def _executor(args, plan):
     return ray_executor(args.ray_address or plan.ray_address)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     import anyio
 
     from runtime.manifests.catalog import Catalog
@@ -189,6 +205,7 @@ def run(args) -> int:
     _check_models(args)
     state_dir = Path(args.state_dir or default_state_dir(git.root)).resolve()
     resume = resumed_run(state_dir, args.resume) if args.resume else None
+    plan: Plan | None
     if resume is not None:
         plan = resume.plan(catalog, git.root)
     elif args.plan:
@@ -213,11 +230,16 @@ def run(args) -> int:
         files = [p for p in git.text("ls-files", "-z").split("\0") if p]
         replanner = Replanner(catalog, plan.base_dir, planner, _defaults(args, plan), roles_info(catalog), files,
                               relevant_memory(state_dir, plan.goal))
-    reviewer = reviewer_for(model_config(plan.reviewer, ReviewerConfig)) if plan.reviewer else None
+    reviewer = None
+    if plan.reviewer:
+        config = model_config(plan.reviewer, ReviewerConfig)
+        # model_config makes the class it is given, but says ModelConfig (runtime.orchestration.advisors.asking)
+        assert isinstance(config, ReviewerConfig)
+        reviewer = reviewer_for(config)
     show, live = _printer(args)
     seen: dict[str, str] = {}
 
-    def emit(kind, data):
+    def emit(kind: str, data: dict[str, Any]) -> None:
         if isinstance(data.get("run"), str):
             seen["run"] = data["run"]  # the id a person needs to resume after an interrupt
         show(kind, data)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.manifests.locate import find_catalog
 from runtime.tooling.schemas import manifest_schemas, render
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(find_catalog(args.catalog)) / "schemas"
-    stale = []
+    stale: list[str] = []
     for name, schema in manifest_schemas().items():
         path = out / name
         text = render(schema)
@@ -21,6 +25,6 @@ def run(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")
-    for path in stale:
-        print(f"{path}: stale; run `runtime schema` to regenerate")
+    for stale_path in stale:
+        print(f"{stale_path}: stale; run `runtime schema` to regenerate")
     return 1 if stale else 0

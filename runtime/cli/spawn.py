@@ -6,9 +6,22 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
 from runtime.printable import printable
 from runtime.spawn.outcome import Outcome
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Awaitable, Callable
+
+    from rich.live import Live
+
+    from runtime.spawn.pipeline import SpawnOptions
+    from runtime.spawn.progress import Progress
+
+_T = TypeVar("_T")
+_Args = TypeVarTuple("_Args")
 
 
 def _summary(outcome: Outcome) -> None:
@@ -55,7 +68,7 @@ def _summary(outcome: Outcome) -> None:
                        "once the cause is fixed"))
 
 
-def _live():
+def _live() -> tuple[Live, Callable[..., None]]:
     from rich.live import Live
 
     from runtime.cli.show import console, guarded, line
@@ -63,7 +76,7 @@ def _live():
     err = console(stderr=True)
     live = Live(console=err, refresh_per_second=8, transient=True)
 
-    def listener(progress) -> None:
+    def listener(progress: Progress) -> None:
         if not live.is_started:
             live.start()
         live.update(line((progress.agent_id, "bold"),
@@ -73,7 +86,7 @@ def _live():
     return live, guarded(listener, live.stop, err)
 
 
-def _interrupted_line(task_path: str, options) -> str:
+def _interrupted_line(task_path: str, options: SpawnOptions) -> str:
     """One line on what an interrupt left and how to go on."""
     from runtime.spawn.pipeline import load
     from runtime.spawn.state import StateDir, default_state_dir
@@ -93,7 +106,7 @@ def _interrupted_line(task_path: str, options) -> str:
     return f"interrupted before agent {task.agent_id} started work; run `runtime spawn {task_path}` again to start it"
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     import anyio
 
     from runtime.spawn.pipeline import SpawnOptions, spawn
@@ -131,7 +144,7 @@ def run(args) -> int:
     return outcome.exit_code
 
 
-async def _interruptible(func, *args):
+async def _interruptible(func: Callable[[*_Args], Awaitable[_T]], *args: *_Args) -> _T:
     """``func(*args)``, cancelled through anyio when SIGINT or SIGTERM arrives, then KeyboardInterrupt.
 
     Left to asyncio, the first Ctrl-C cancels the main task natively; a cancellation that lands while
@@ -143,7 +156,7 @@ async def _interruptible(func, *args):
     import anyio
 
     interrupted = False
-    results: list = []
+    results: list[_T] = []
     errors: list[Exception] = []
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with anyio.create_task_group() as tg:

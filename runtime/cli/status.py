@@ -13,15 +13,18 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import UsageError
 from runtime.spawn.state import FINAL, StateDir, default_state_dir
 from runtime.workspace.git import Git
 from runtime.workspace.locks import holder
 
+if TYPE_CHECKING:
+    import argparse
 
-def state_dir(args) -> StateDir:
+
+def state_dir(args: argparse.Namespace) -> StateDir:
     if args.state_dir:
         return StateDir(Path(args.state_dir).resolve())
     return StateDir(default_state_dir(Git(Path.cwd()).root))
@@ -55,7 +58,7 @@ def plan_runs(state: StateDir) -> list[dict[str, Any]]:
         db.close()
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     state = state_dir(args)
     agents = state.all_runs()
     plans = plan_runs(state)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import UsageError
+from runtime.manifests.agent import LimitsSection
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import load_task
@@ -19,8 +21,11 @@ from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import toolchain_mounts
 from runtime.workspace.git import Git
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args) -> int:
+
+def run(args: argparse.Namespace) -> int:
     import anyio
 
     from runtime.spawn.budget import check_limits
@@ -44,8 +49,11 @@ def run(args) -> int:
         home_path.mkdir()
         toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
         sandbox = None if args.no_os_sandbox else agent_sandbox(policy, worktree, home_path, [], {}, toolchain=toolchain)
+        # The checks run under the task's [agent] limits, or a task's defaults: [agent] is for spawning, and
+        # verify in CI needs none.
+        limits = task.agent.limits if task.agent is not None else LimitsSection()
         with scratch_runner(worktree, sandbox, home_path, Path(tmp) / "scratch", toolchain,
-                            check_limits(task.agent.limits, policy)) as runner:
+                            check_limits(limits, policy)) as runner:
             checks = anyio.run(verify, policy, Workspace(git, worktree, base, report, runner))
     statuses = {c.status for c in checks}
     result = {

@@ -122,7 +122,8 @@ class Queries:
 
     def learnings(self, status: str | None = None) -> list[Learning]:
         """Every learning (or those with ``status``), oldest first, with how each was curated."""
-        sql, params = LEARNING_SELECT, []
+        sql = LEARNING_SELECT
+        params: list[object] = []
         if status is not None:
             if status not in _LEARNING_STATUSES:
                 raise ValueError(f"status must be one of {', '.join(_LEARNING_STATUSES)}: {status!r}")

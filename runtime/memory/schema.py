@@ -145,7 +145,7 @@ def statements(script: str) -> Iterator[str]:
 
 def check_header(conn: sqlite3.Connection, path: Path) -> int:
     """The store's schema version (0: not created yet); refuses foreign and newer files."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]  # a PRAGMA's integer
     app = conn.execute("PRAGMA application_id").fetchone()[0]
     if version and app != APPLICATION_ID:
         raise MemoryStoreError(f"{path}: not a memory store (application_id {app:#x})")

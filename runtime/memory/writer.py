@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from runtime.memory.errors import MemoryAccessDenied, MemoryStoreError
 from runtime.memory.queries import ENTRY_SELECT, Queries, entry_from_row
@@ -83,6 +83,13 @@ class MemoryWriter(Queries):
     """
 
     __slots__ = ("path", "holder", "_conn", "_lock", "_depth")
+
+    # Set by ``_attach`` (``__init__`` refuses): declared here for the type checker only.
+    path: Path
+    holder: str
+    _conn: sqlite3.Connection | None
+    _lock: threading.RLock
+    _depth: int
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise MemoryAccessDenied("a MemoryWriter is obtained only through "
@@ -152,7 +159,8 @@ class MemoryWriter(Queries):
         cur = conn.execute(
             "INSERT INTO entries (kind, title, body, source, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             (kind, title, body, source, run_id, now()))
-        entry_id = int(cur.lastrowid)
+        # An INSERT's cursor always has the new row's id (None only before any INSERT).
+        entry_id = int(cast(int, cur.lastrowid))
         conn.executemany("INSERT INTO entry_tags (entry_id, tag) VALUES (?, ?)",
                          [(entry_id, tag) for tag in tags])
         conn.execute("INSERT INTO entries_fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
@@ -206,7 +214,8 @@ class MemoryWriter(Queries):
         with self._transaction() as conn:
             cur = conn.execute("INSERT INTO learnings (run_id, text, source, created_at) VALUES (?, ?, ?, ?)",
                                (run_id, text, source, now()))
-            return int(cur.lastrowid)
+            # An INSERT's cursor always has the new row's id (None only before any INSERT).
+            return int(cast(int, cur.lastrowid))
 
     def add_fact(self, text: str, tags: Iterable[str], source: str, run_id: str | None = None) -> int:
         """Add a fact directly (a user's or an operator's statement); ``source`` is its provenance."""

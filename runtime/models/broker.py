@@ -171,7 +171,8 @@ class Broker(UnixService):
 
 class _Handler(JsonLinesHandler):
     def answer(self, line: bytes) -> dict[str, Any]:
-        return self.server.owner.handle_line(line)
+        broker: Broker = self.server.owner  # the owner `Broker.make_server` gave its server
+        return broker.handle_line(line)
 
     def too_long(self, limit: int) -> dict[str, Any]:
         return _error("request", f"the request line is longer than {limit} bytes")

@@ -131,7 +131,7 @@ def parse_script(data: dict[str, Any], src: TomlSource) -> Script:
             raise src.error(loc + ("tool_calls",), f"`tool_calls` of turn {i + 1} must be a non-empty array of tables")
         calls = []
         for j, call in enumerate(calls_raw):
-            def err(message: str, j: int = j, loc: tuple = loc) -> ManifestError:
+            def err(message: str, j: int = j, loc: tuple[str, int] = loc) -> ManifestError:
                 return ManifestError(src.path, _item_line(src, loc + ("tool_calls",), j), message)
 
             where = f"tool call {j + 1} of turn {i + 1}"

@@ -188,10 +188,17 @@ class ModelReply:
         calls = data.get("tool_calls", [])
         if not isinstance(calls, list):
             raise ValueError("`tool_calls` must be a list")
-        numbers = []
-        for key, kind in (("prompt_tokens", int), ("completion_tokens", int), ("cost_usd", (int, float))):
-            value = data.get(key, 0)
-            if isinstance(value, bool) or not isinstance(value, kind) or value < 0:
-                raise ValueError(f"`{key}` must be a non-negative number")
-            numbers.append(value)
-        return cls(content, [ToolCall.from_dict(c) for c in calls], numbers[0], numbers[1], float(numbers[2]))
+        prompt_tokens = _count(data, "prompt_tokens")
+        completion_tokens = _count(data, "completion_tokens")
+        cost_usd = data.get("cost_usd", 0)
+        if isinstance(cost_usd, bool) or not isinstance(cost_usd, (int, float)) or cost_usd < 0:
+            raise ValueError("`cost_usd` must be a non-negative number")
+        return cls(content, [ToolCall.from_dict(c) for c in calls], prompt_tokens, completion_tokens, float(cost_usd))
+
+
+def _count(data: dict[str, Any], key: str) -> int:
+    """``data[key]`` (0 when missing) if it is a non-negative integer, else ``ValueError``."""
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"`{key}` must be a non-negative number")
+    return value

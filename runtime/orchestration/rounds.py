@@ -12,12 +12,16 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.orchestration.executor import Executor, Job, SubtaskResult
 from runtime.orchestration.state import OrchestratorState
 from runtime.spawn.outcome import Outcome
 from runtime.verify.kinds.report_text import normalise, sections
+
+if TYPE_CHECKING:  # annotations only
+    from runtime.manifests.catalog import Catalog
+    from runtime.orchestration.plans.load import Subtask
 
 
 @dataclass
@@ -26,7 +30,7 @@ class RoundContext:
     round: int
     state: OrchestratorState
     executor: Executor
-    catalog: Any  # runtime.manifests.catalog.Catalog
+    catalog: Catalog
     max_dispatches: int
     results: dict[str, SubtaskResult]  # every subtask of every round so far, by id: the latest outcome
     describe_output: Callable[[str, SubtaskResult], str]
@@ -55,7 +59,7 @@ def agent_id_for(run_id: str, subtask_id: str, dispatch: int) -> str:
     return f"{run_id}.{subtask_id}" if dispatch <= 1 else f"{run_id}.{subtask_id}.{dispatch}"
 
 
-async def run_round(ctx: RoundContext, subtasks: list) -> None:
+async def run_round(ctx: RoundContext, subtasks: list[Subtask]) -> None:
     """Each sequence group in order; after a group, its accepted work is integrated so the next
     group's agents start from it."""
     ordered = sorted(subtasks, key=lambda s: s.sequence)
@@ -70,7 +74,7 @@ async def run_round(ctx: RoundContext, subtasks: list) -> None:
         ctx.base = await ctx.integrate()
 
 
-async def _collect(ctx: RoundContext, sub, handle: str) -> None:
+async def _collect(ctx: RoundContext, sub: Subtask, handle: str) -> None:
     """A subtask's result, recorded; one whose node was lost mid-job is dispatched again (a new agent
     id, counted against the plan's max-dispatches)."""
     while True:
@@ -87,7 +91,7 @@ async def _collect(ctx: RoundContext, sub, handle: str) -> None:
         handle = again
 
 
-async def _dispatch(ctx: RoundContext, sub) -> str | None:
+async def _dispatch(ctx: RoundContext, sub: Subtask) -> str | None:
     state, run_id = ctx.state, ctx.run_id
     stored = state.subtask(run_id, sub.id)
     if stored is not None and stored["status"] == "ok" and stored["outcome_json"]:
@@ -104,12 +108,17 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     if stored is None:
         state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id="", status="pending")
     # A run that died mid-subtask resumes the same agent (spawn recovers it); anything else is a new dispatch.
-    dispatch = int(state.subtask(run_id, sub.id)["dispatches"]) if interrupted else state.dispatched(run_id, sub.id)
+    if interrupted:
+        row = state.subtask(run_id, sub.id)
+        assert row is not None, f"subtask {sub.id} of run {run_id} has no row"  # read above, never deleted mid-run
+        dispatch = int(row["dispatches"])
+    else:
+        dispatch = state.dispatched(run_id, sub.id)
     if dispatch > ctx.max_dispatches:
         _record(ctx, sub, SubtaskResult(sub.id, Outcome(
             "failed", "loop", "-", task.role.name, message=f"dispatched {dispatch} times (the plan allows {ctx.max_dispatches})")))
         return None
-    agent_id = stored["agent_id"] if interrupted and stored["agent_id"] else agent_id_for(run_id, sub.id, dispatch)
+    agent_id = stored["agent_id"] if interrupted and stored is not None and stored["agent_id"] else agent_id_for(run_id, sub.id, dispatch)
     context = "\n\n".join(ctx.describe_output(u, ctx.results[u]) for u in sub.uses) or None
     state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
     ctx.emit("dispatch", subtask=sub.id, agent=agent_id, dispatch=dispatch, base=ctx.base)
@@ -120,7 +129,7 @@ async def _dispatch(ctx: RoundContext, sub) -> str | None:
     return await ctx.executor.start(job)
 
 
-def _record(ctx: RoundContext, sub, result: SubtaskResult) -> None:
+def _record(ctx: RoundContext, sub: Subtask, result: SubtaskResult) -> None:
     ctx.results[sub.id] = result
     ctx.round_results[sub.id] = result
     outcome = result.outcome

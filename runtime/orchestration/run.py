@@ -16,14 +16,14 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from runtime.errors import FatalError, UsageError
-from runtime.orchestration.executor import ExecutorFactory, LocalExecutor, SubtaskResult
+from runtime.orchestration.executor import ExecutorFactory, Listener, LocalExecutor, SubtaskResult
 from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
-from runtime.orchestration.judge import judge
+from runtime.orchestration.judge import Judgement, judge
 from runtime.orchestration.recheck import recheck_imported
 from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
@@ -34,6 +34,10 @@ from runtime.spawn.pipeline import SpawnOptions
 from runtime.spawn.state import default_state_dir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
+
+if TYPE_CHECKING:  # annotations only: the plan loader is imported where it is used
+    from runtime.manifests.catalog import Catalog
+    from runtime.orchestration.plans.load import Plan, Subtask
 
 
 @dataclass
@@ -64,7 +68,7 @@ class ResumedRun:
     plan_path: str | None
     replans: int
 
-    def plan(self, catalog: Any, root: Path) -> Any:
+    def plan(self, catalog: Catalog, root: Path) -> Plan:
         from runtime.orchestration.plans.load import plan_from_json
 
         return plan_from_json(catalog, self.plan_data, Path(self.plan_path).parent if self.plan_path else root)
@@ -88,7 +92,7 @@ def resumed_run(state_dir: Path, run_id: str) -> ResumedRun:
 @dataclass
 class PlanRun:
     run_id: str
-    plan: Any
+    plan: Plan
     git: Git
     state: OrchestratorState
     state_dir: Path
@@ -98,7 +102,7 @@ class PlanRun:
     options: RunOptions
     report: RunReport = None  # type: ignore[assignment]
     results: dict[str, SubtaskResult] = field(default_factory=dict)  # latest outcome by subtask id
-    rounds: list[list] = field(default_factory=list)
+    rounds: list[list[Subtask]] = field(default_factory=list)
     round_results: list[dict[str, SubtaskResult]] = field(default_factory=list)  # each round's own outcomes
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # subtask id -> paths that would not merge
 
@@ -117,7 +121,7 @@ def _describe(run: PlanRun) -> Callable[[str, SubtaskResult], str]:
     return describe
 
 
-def _listener(run: PlanRun) -> Callable:
+def _listener(run: PlanRun) -> Listener:
     seen_writes: dict[str, int] = {}
 
     def listener(handle: str, event: dict[str, Any]) -> None:
@@ -131,7 +135,7 @@ def _listener(run: PlanRun) -> Callable:
     return listener
 
 
-async def _round(run: PlanRun, subtasks: list, number: int, catalog) -> None:
+async def _round(run: PlanRun, subtasks: list[Subtask], number: int, catalog: Catalog) -> None:
     run.rounds.append(subtasks)
     spawn_options = SpawnOptions(repo=run.git.root, base=run.base, use_sandbox=run.options.use_sandbox,
                                  state_dir=run.state_dir, catalog=run.options.catalog)
@@ -149,7 +153,7 @@ async def _round(run: PlanRun, subtasks: list, number: int, catalog) -> None:
         await run_round(ctx, subtasks)
 
 
-def _importer(run: PlanRun, catalog: Any) -> Callable[[SubtaskResult, str], Awaitable[SubtaskResult]]:
+def _importer(run: PlanRun, catalog: Catalog) -> Callable[[SubtaskResult, str], Awaitable[SubtaskResult]]:
     async def import_work(result: SubtaskResult, base: str) -> SubtaskResult:
         """A worker's verified branch, from its bundle into this repository: only the reported commit is
         taken, a bundle that does not hold it rejects the subtask's work, and what was imported is
@@ -158,6 +162,8 @@ def _importer(run: PlanRun, catalog: Any) -> Callable[[SubtaskResult, str], Awai
         try:
             if outcome.branch is None or outcome.commit is None:
                 raise GitError(["bundle"], "the result names no branch or commit for its bundle")
+            if result.bundle is None:  # never: a round imports only the results that have a bundle
+                raise GitError(["bundle"], "the result has no bundle to import")
             await anyio.to_thread.run_sync(run.git.import_bundle, result.bundle, outcome.branch, outcome.commit)
         except GitError as exc:
             run.emit("import-refused", subtask=result.subtask_id, reason=str(exc))
@@ -180,8 +186,12 @@ def _refused(result: SubtaskResult, message: str) -> SubtaskResult:
 
 def _integrate(run: PlanRun) -> dict[str, list[str]]:
     order = [s for round_ in run.rounds for s in sorted(round_, key=lambda s: s.sequence)]
-    accepted = [(s.id, run.results[s.id].branch, run.results[s.id].commit) for s in order
-                if s.id in run.results and run.results[s.id].outcome.status == "ok" and run.results[s.id].commit]
+    accepted: list[tuple[str, str, str]] = []
+    for s in order:
+        result = run.results.get(s.id)
+        if result is not None and result.outcome.status == "ok" and result.commit:
+            # An accepted outcome's commit is on its agent branch: it names that branch.
+            accepted.append((s.id, cast(str, result.branch), result.commit))
     done = run.state.merges(run.run_id)
     integration = integrate(run.git, run.state, run.run_id, run.integration, accepted)
     for sid, merged in integration.merged.items():
@@ -191,7 +201,7 @@ def _integrate(run: PlanRun) -> dict[str, list[str]]:
     return integration.conflicts
 
 
-async def _plan_checks(run: PlanRun, catalog) -> list[tuple[str, int, str]]:
+async def _plan_checks(run: PlanRun, catalog: Catalog) -> list[tuple[str, int, str]]:
     head = run.git.resolve(run.integration)
     checks = []
     if run.plan.checks:
@@ -225,7 +235,7 @@ def _lines(run: PlanRun) -> list[SubtaskLine]:
     return lines
 
 
-def _start(plan, options: RunOptions) -> PlanRun:
+def _start(plan: Plan, options: RunOptions) -> PlanRun:
     git = Git(options.repo)
     state_dir = Path(options.state_dir or default_state_dir(git.root)).resolve()
     state = OrchestratorState(state_dir / "orchestrator.sqlite")
@@ -243,7 +253,7 @@ def _start(plan, options: RunOptions) -> PlanRun:
     return run
 
 
-async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
+async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunReport:
     """Run a validated plan to an accepted, rejected or failed end; the report says which and why."""
     run = _start(plan, options)
     # Held while the run goes on: the kernel drops it when the orchestrator dies however it dies, so
@@ -254,6 +264,7 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
     # A resumed run continues with the latest plan (the replanned one, if any) and its replan count.
     subtasks, number = list(plan.subtasks), options.resume.replans if options.resume else 0
     run.report.replans = [{"reason": e["reason"], "gap": e.get("gap", [])} for e in run.state.events_of(run.run_id, "replan")]
+    reviewer = options.reviewer
     try:
         while True:
             await _round(run, subtasks, number, catalog)
@@ -265,7 +276,7 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
             # A subtask a later round re-dispatched counts by its latest outcome.
             outcomes = {sid: outcome.label for sid, outcome in latest.items()}
             causes = {sid: outcome.cause() for sid, outcome in latest.items() if outcome.status != "ok"}
-            review = (lambda checks=checks: options.reviewer(run, checks)) if options.reviewer else None
+            review = (lambda checks=checks: reviewer(run, checks)) if reviewer else None
             verdict = judge(outcomes, conflicts, checks, review, causes)
             run.emit("judgement", status=verdict.status, reason=verdict.reason)
             if verdict.status == "ok":
@@ -300,7 +311,7 @@ async def run_plan(plan, catalog, options: RunOptions) -> RunReport:
 
 
 
-def _accept(run: PlanRun, verdict) -> None:
+def _accept(run: PlanRun, verdict: Judgement) -> None:
     run.report.status, run.report.reason = "accepted", verdict.reason
     if run.options.merge:
         if run.base_branch is None:

@@ -12,8 +12,9 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 SCHEMA = """
 create table if not exists runs (
@@ -39,8 +40,13 @@ create table if not exists events (
 """
 
 
-def _locked(method):
-    def wrapper(self, *args, **kwargs):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(
+        method: Callable[Concatenate[OrchestratorState, _P], _R]) -> Callable[Concatenate[OrchestratorState, _P], _R]:
+    def wrapper(self: OrchestratorState, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self.lock:
             return method(self, *args, **kwargs)
     wrapper.__name__, wrapper.__doc__ = method.__name__, method.__doc__
@@ -68,7 +74,7 @@ class OrchestratorState:
 
     # -- runs ---------------------------------------------------------------------------------
     @_locked
-    def create_run(self, run_id: str, plan_path: str | None, plan: dict, base: str, base_branch: str | None,
+    def create_run(self, run_id: str, plan_path: str | None, plan: dict[str, Any], base: str, base_branch: str | None,
                    integration: str) -> None:
         now = time.time()
         self.conn.execute(
@@ -91,7 +97,7 @@ class OrchestratorState:
             "select run_id, status, created, updated, replans, detail from runs order by created")]
 
     @_locked
-    def update_run(self, run_id: str, **fields: Any) -> None:
+    def update_run(self, /, run_id: str, **fields: Any) -> None:
         if "plan" in fields:
             fields["plan_json"] = json.dumps(fields.pop("plan"))
         fields["updated"] = time.time()
@@ -122,15 +128,15 @@ class OrchestratorState:
             "select * from subtasks where run_id = ? order by round, sequence, subtask_id", (run_id,))]
 
     @_locked
-    def put_subtask(self, run_id: str, subtask_id: str, **fields: Any) -> None:
+    def put_subtask(self, /, run_id: str, subtask_id: str, **fields: Any) -> None:
         fields["updated"] = time.time()
         if self.subtask(run_id, subtask_id) is None:
             cols = ["run_id", "subtask_id", *fields]
             self.conn.execute(f"insert into subtasks ({', '.join(cols)}) values ({', '.join('?' * len(cols))})",  # noqa: S608
                               (run_id, subtask_id, *fields.values()))
         else:
-            cols = ", ".join(f"{k} = ?" for k in fields)
-            self.conn.execute(f"update subtasks set {cols} where run_id = ? and subtask_id = ?",  # noqa: S608
+            sets = ", ".join(f"{k} = ?" for k in fields)
+            self.conn.execute(f"update subtasks set {sets} where run_id = ? and subtask_id = ?",  # noqa: S608
                               (*fields.values(), run_id, subtask_id))
 
     @_locked
@@ -138,7 +144,9 @@ class OrchestratorState:
         """Count one more dispatch of a subtask; returns the new count (the loop guard reads it)."""
         self.conn.execute("update subtasks set dispatches = dispatches + 1, updated = ? where run_id = ? and subtask_id = ?",
                           (time.time(), run_id, subtask_id))
-        return int(self.subtask(run_id, subtask_id)["dispatches"])
+        row = self.subtask(run_id, subtask_id)
+        assert row is not None, f"subtask {subtask_id} of run {run_id} was dispatched before it was put"
+        return int(row["dispatches"])
 
     # -- merges and events --------------------------------------------------------------------
     @_locked

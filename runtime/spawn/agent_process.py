@@ -63,6 +63,7 @@ class AttemptSetup:
 
 def declared_env(task: Task) -> dict[str, str]:
     agent = task.agent
+    assert agent is not None  # spawn refuses a task without an [agent] table
     missing = [n for n in agent.env if n not in os.environ]
     if missing:
         raise FatalError(f"{task.path}: [agent] env names {', '.join(missing)}, which the orchestrator's environment does not set")
@@ -71,7 +72,8 @@ def declared_env(task: Task) -> dict[str, str]:
 
 
 
-def limit_check(setup: AttemptSetup):
+def limit_check(setup: AttemptSetup) -> Callable[[], str | None]:
+    assert setup.task.agent is not None  # spawn refuses a task without an [agent] table
     limits, progress = setup.task.agent.limits, setup.progress
 
     def check() -> str | None:
@@ -99,7 +101,9 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
     if setup.feedback:
         feedback_path = setup.run_ro / f"feedback-{setup.progress.attempt}.md"
         feedback_path.write_text(setup.feedback, encoding="utf-8")
-    backend = backend_for(setup.task.agent.backend)
+    agent = setup.task.agent
+    assert agent is not None  # spawn refuses a task without an [agent] table
+    backend = backend_for(agent.backend)
     argv, stdin, extra_env = backend.command(setup, feedback_path)
     if setup.egress_socket is not None:
         # The sandbox's only way out: the proxy, on the sandbox's own loopback through the relay.
@@ -113,7 +117,7 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
     else:
         env = agent_env(setup.home, declared_env(setup.task))
         env = {**(setup.toolchain.host_env(env) if setup.toolchain else env), **extra_env}
-    limits = setup.task.agent.limits
+    limits = agent.limits
     on_line = backend.on_line(setup.progress)
     setup.progress.state = "running"
     setup.progress.changed()

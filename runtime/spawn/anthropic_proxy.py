@@ -388,7 +388,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
         if chunked:
             self.send_header("Transfer-Encoding", "chunked")
-        elif not bodyless:
+        elif not bodyless and length is not None:  # not chunked: a length was given
             self.send_header("Content-Length", length)
         self.end_headers()
         try:

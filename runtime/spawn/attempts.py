@@ -11,7 +11,7 @@ import contextlib
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -33,7 +33,20 @@ from runtime.workspace.changes import WorkspaceMissing, check_worktree
 from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
+    from runtime.approvals.service import ApprovalService
+    from runtime.models.broker import Usage
+    from runtime.sandbox.egress import EgressProxy
     from runtime.spawn.pipeline import SpawnRun
+
+
+class _ModelAccess(Protocol):
+    """What an attempt uses of the backend's way to the model (the broker, the CLI's proxy)."""
+
+    socket_path: Path
+
+    def usage(self) -> Usage: ...
+
+    def close(self) -> None: ...
 
 
 def feedback_for(rejected: list[CheckRecord]) -> str:
@@ -43,12 +56,12 @@ def feedback_for(rejected: list[CheckRecord]) -> str:
     return "\n\n".join(parts)
 
 
-def _start_broker(run: SpawnRun):
+def _start_broker(run: SpawnRun) -> tuple[_ModelAccess | None, Path | None]:
     """The backend's way to the model (the broker, the CLI's proxy), which alone holds the keys."""
-    return backend_for(run.task.agent.backend).model_access(run)
+    return backend_for(run.agent.backend).model_access(run)
 
 
-def _start_approvals(run: SpawnRun, folder: Path | None):
+def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalService, Path | None]:
     """The run's approvals service: its socket next to the broker's, in the same short folder
     (bound read-only into the sandbox), or in a folder of its own when there is no broker.
 
@@ -70,7 +83,7 @@ def _start_approvals(run: SpawnRun, folder: Path | None):
             on_pending = console_notifier(store, hint=hint)
         remote = run.options.orchestrator
         service = ApprovalService(folder / "approvals.sock", run.agent_id, store,
-                                  timeout_s=run.task.agent.limits.approval_timeout_s, audit=run.audit,
+                                  timeout_s=run.agent.limits.approval_timeout_s, audit=run.audit,
                                   on_pending=on_pending, forward=remote.approve if remote else None).start()
     except BaseException:
         if own is not None:
@@ -88,7 +101,7 @@ def fresh_home(home: Path) -> None:
             remove_tree(entry.path)
 
 
-def _start_egress(run: SpawnRun, folder: Path):
+def _start_egress(run: SpawnRun, folder: Path) -> EgressProxy | None:
     """The agent's egress proxy, for a role that may reach the web and declares domains; else None
     (then the sandbox has no way out at all). Every request it sees goes to the audit log."""
     from runtime.sandbox.egress import EgressProxy, egress_rules
@@ -97,7 +110,7 @@ def _start_egress(run: SpawnRun, folder: Path):
     if rules is None:
         return None
 
-    def audit(record: dict) -> None:
+    def audit(record: dict[str, Any]) -> None:
         run.audit.append("egress", run.agent_id, **record)
 
     return EgressProxy(folder / "egress.sock", rules, audit=audit).start()
@@ -147,6 +160,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             broker, sock_folder = _start_broker(run)
         approvals, approvals_folder = _start_approvals(run, sock_folder)
         sock_folder = sock_folder or approvals_folder
+        assert sock_folder is not None  # without a broker's folder, _start_approvals made one
         egress = _start_egress(run, sock_folder)
         if run.options.use_sandbox:
             hand_over(sock_folder, agent_user())

@@ -30,9 +30,10 @@ import re
 import secrets
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.policy.document import PolicyDocument
 from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
@@ -41,6 +42,11 @@ from runtime.spawn.claude_cli import cli_launch, find_claude, gate_hook
 from runtime.spawn.progress import Progress
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.workspace.safe_files import UnsafeFile, folder_under
+
+if TYPE_CHECKING:
+    from runtime.models.broker import Usage
+    from runtime.spawn.agent_process import AttemptSetup
+    from runtime.spawn.pipeline import SpawnRun
 
 # Tools of a role that the CLI offers under the same name; the rest are skipped (never Agent/Task:
 # delegation would start a second agent loop).
@@ -56,7 +62,7 @@ def egress_domains(policy: PolicyDocument) -> tuple[str, ...]:
     return policy.egress_domains()
 
 
-def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
+def start_claude_proxy(run: SpawnRun) -> tuple[AnthropicProxy, Path]:
     """The run's model proxy on a Unix socket in a short temporary folder (removed by the caller).
     On a cluster's worker node it has no credentials: the orchestrator makes each call
     (`SpawnOptions.orchestrator`)."""
@@ -65,7 +71,7 @@ def start_claude_proxy(run) -> tuple[AnthropicProxy, Path]:
     credentials = upstream_credentials(os.environ) if remote is None else {}
     folder = socket_folder(run.state.root)
     try:
-        proxy = AnthropicProxy(folder / "api.sock", run.task.agent.api_base or DEFAULT_UPSTREAM, credentials,
+        proxy = AnthropicProxy(folder / "api.sock", run.agent.api_base or DEFAULT_UPSTREAM, credentials,
                                token=secrets.token_urlsafe(32), egress=egress_domains(run.policy),
                                forward=remote.forward if remote is not None else None).start()
     except BaseException:
@@ -90,13 +96,15 @@ def write_settings(run_ro: Path) -> Path:
     return path
 
 
-def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes, dict[str, str]]:
+def claude_command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes, dict[str, str]]:
     """The relay and the CLI under it, the prompt for stdin, and the CLI's extra variables.
 
     Also binds the CLI's folders into the sandbox when the sandbox would hide them (under the
     orchestrator's masked home, or under /tmp), and lets the limit check see the cost and tokens
     the CLI reports.
     """
+    agent = setup.task.agent
+    assert agent is not None  # spawn refuses a task without an [agent] table
     prefix, folders = cli_launch(find_claude())
     if setup.sandbox is not None:
         setup.sandbox.expose(folders)
@@ -109,8 +117,8 @@ def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes,
             "--settings", str(write_settings(setup.run_ro)), "--setting-sources", "",
             "--permission-mode", "dontAsk", "--permission-prompts", "none", "--strict-mcp-config",
             "--tools", ",".join(tools)]
-    if setup.task.agent.model:
-        argv += ["--model", setup.task.agent.model]
+    if agent.model:
+        argv += ["--model", agent.model]
     prompt = (setup.run_ro / "bundle.md").read_text(encoding="utf-8")
     if feedback_path is not None:
         prompt += ("\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n"
@@ -123,9 +131,9 @@ def claude_command(setup, feedback_path: Path | None) -> tuple[list[str], bytes,
     return argv, prompt.encode(), env
 
 
-def _with_reported(proxy_usage, progress: Progress):
+def _with_reported(proxy_usage: Callable[[], Usage], progress: Progress) -> Callable[[], Usage]:
     """The proxy's counts, raised to what the CLI reported (its cost is known only to it)."""
-    def usage():
+    def usage() -> Usage:
         u = proxy_usage()
         extra = max(0, progress.tokens - u.total_tokens)
         return replace(u, prompt_tokens=u.prompt_tokens + extra, cost_usd=max(u.cost_usd, progress.cost_usd))
@@ -142,7 +150,7 @@ class _Stream:
     """What one attempt's stream has shown so far (kept on its Progress)."""
 
     messages: set[str] = field(default_factory=set)
-    calls: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    calls: dict[str, tuple[object, object]] = field(default_factory=dict)  # id -> the CLI's name and input, as given
     denied: set[str] = field(default_factory=set)
 
 
@@ -210,7 +218,8 @@ def _result(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
         if isinstance(denial, dict):
             _deny(progress, state, str(denial.get("tool_use_id")), denial.get("tool_name"), denial.get("tool_input"),
                   "refused by Claude Code's permission mode")
-    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    reported = event.get("usage")
+    usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
     tokens = sum(v for k, v in usage.items() if k.endswith("_tokens") and isinstance(v, int))
     progress.tokens = max(progress.tokens, tokens)
     cost = event.get("total_cost_usd")

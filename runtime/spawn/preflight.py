@@ -21,6 +21,7 @@ def preflight(task: Task, *, models_here: bool = True) -> None:
     cluster run, which checked the model and its keys before it sent the job), so they are not
     looked for here."""
     agent = task.agent
+    assert agent is not None  # spawn refuses a task without an [agent] table before this
     for name in agent.env:
         if name not in os.environ:
             raise FatalError(f"{task.path}: [agent] env names {name}, which the orchestrator's environment does not set")

@@ -117,7 +117,7 @@ def control_paths(worktree: Path, exempt: Sequence[str] = (), submodules: Sequen
 
 
 def agent_sandbox(policy: PolicyDocument, worktree: Path, home: Path, run_ro: list[Path],
-                  declared_env: dict[str, str], extra_ro: list[Path] = (),
+                  declared_env: dict[str, str], extra_ro: Sequence[Path] = (),
                   toolchain: ToolchainMounts | None = None, submodules: Sequence[str] = ()) -> SandboxSpec:
     kinds = policy.sandbox_kinds()
     protected = [p for p in (worktree / ".git",) if p.exists()]

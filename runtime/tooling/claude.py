@@ -13,6 +13,7 @@ from runtime.errors import FatalError, ManifestError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.role import ResolvedRole, load_role
+from runtime.manifests.task import Task
 from runtime.spawn.claude_cli import gate_hook
 
 
@@ -153,7 +154,7 @@ def agent_markdown(role: ResolvedRole) -> str:
     return "\n".join(front) + compose_bundle(role, None)
 
 
-def export_task_agent(task, out: Path) -> Path:
+def export_task_agent(task: Task, out: Path) -> Path:
     """The subagent file of one task's role, its bundle composed with the task (its scope, checks)."""
     role = task.role
     description = " ".join(role.description.split())

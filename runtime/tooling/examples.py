@@ -10,7 +10,7 @@ loaded); its ``says``, when given, is words the feedback must hold.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import ManifestError
 from runtime.gate.decision import allow
@@ -25,15 +25,20 @@ from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
 from runtime.policy.document import seal
 from runtime.verify.kinds import evaluate
 
+if TYPE_CHECKING:
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
+    from runtime.lang.shell_types import Command
+
 
 class _Scaffold(Gate):
     kind = "example-scaffold"
     grants = True
 
-    def on_write(self, resolved, rel, ctx):
+    def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision:
         return allow("granted by the example scaffold")
 
-    def on_command(self, cmd, ctx):
+    def on_command(self, cmd: Command, ctx: Context) -> GateDecision:
         return allow("granted by the example scaffold")
 
 
@@ -44,6 +49,7 @@ def _values(atom: Atom, overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def example_policy(atom: Atom, values: dict[str, Any], root: str) -> Policy:
+    assert atom.gate is not None  # a tool-call example needs a gate kind, checked when the atom loaded
     policy = Policy(seal(role=f"example of {atom.name}", root=root, tools=TOOLS, gates=[
         {"atom": atom.name, "kind": atom.gate, "params": {p: values[p] for p in GATE_KINDS[atom.gate]}}]))
     scaffold = _Scaffold("example-scaffold", {})
@@ -64,6 +70,7 @@ def run_examples(atom: Atom, root: str) -> list[ManifestError]:
             decision = decide(example_policy(atom, values, root), ex.tool, ex.input, root)
             got, why = decision.verdict, decision.reason
         else:
+            assert atom.verify is not None  # a verify example needs a verify kind, checked when the atom loaded
             missing = [p for p in VERIFY_KINDS[atom.verify] if p not in values]
             if missing:
                 failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: set {', '.join(missing)} in its params"))

@@ -17,7 +17,7 @@ from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.role import load_role
-from runtime.manifests.task import load_task
+from runtime.manifests.task import Task, load_task
 from runtime.models.scripted import load_script
 from runtime.orchestration.plans.load import load_plan
 from runtime.policy.compile import check_role_coherent, compile_policy
@@ -86,10 +86,10 @@ def lint(catalog: Catalog, paths: list[Path]) -> LintReport:
                 report.errors.append(exc)
     _dedupe(report)  # a broken parent role fails every child the same way
     repeats = set(failed.values())  # a task under a broken role fails with the role's error, already reported
-    root = repository_root(catalog)
+    repo = repository_root(catalog)
 
-    def commands(task) -> None:
-        errors, warnings = task_command_errors(task, catalog, root)
+    def commands(task: Task) -> None:
+        errors, warnings = task_command_errors(task, catalog, repo)
         report.errors += errors
         report.warnings += warnings
 

@@ -10,6 +10,7 @@ anything else (a duplicate key, say) is refused with the line.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ class Use:
     new: str
 
 
-def _string_tokens(text: str):
+def _string_tokens(text: str) -> Iterator[tuple[int, int, str]]:
     """Yield (start, end, value) of every single-line string token outside comments."""
     i, n = 0, len(text)
     while i < n:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.manifests.atom import AliasFile, AtomFile, GateExample, VerifyExample
 from runtime.manifests.evidence import EVIDENCE
@@ -13,10 +13,13 @@ from runtime.manifests.task import TaskFile
 from runtime.manifests.toolchain import ToolchainFile
 from runtime.orchestration.plans.schema import PlanFile
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 BASE = "https://agent-runtime.invalid/schemas"
 
 
-def _schema(model, title: str) -> dict[str, Any]:
+def _schema(model: type[BaseModel], title: str) -> dict[str, Any]:
     schema = model.model_json_schema(by_alias=True, mode="validation")
     schema["title"] = title
     return schema
@@ -28,7 +31,8 @@ def _capability() -> dict[str, Any]:
     atom = _schema(AtomFile, "Capability atom")
     alias = _schema(AliasFile, "Deprecated alias stub")
     defs: dict[str, Any] = {}
-    for model in (GateExample, VerifyExample, *EVIDENCE.values()):
+    models: tuple[type[BaseModel], ...] = (GateExample, VerifyExample, *EVIDENCE.values())
+    for model in models:
         schema = model.model_json_schema(by_alias=True, mode="validation")
         defs.update(schema.pop("$defs", {}))
         defs[model.__name__] = schema

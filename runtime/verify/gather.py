@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -245,7 +245,10 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
                 to_run.append(entry)
             continue
         gather = GATHERERS.get(kind)
-        result = evaluate(kind, params, gather(params, ws, changes) if gather is not None else None)
+        # No gatherer: None, which evaluate answers with an error (it checks the evidence is a table
+        # itself; its annotation in runtime.verify.kinds is narrower than what it accepts).
+        evidence = gather(params, ws, changes) if gather is not None else cast("dict[str, Any]", None)
+        result = evaluate(kind, params, evidence)
         status, feedback = result.status, result.feedback
         if structural and kind in ("scope-whitelist", "no-changes") and status != "error":
             status, feedback = "rejected", structural + ("" if result.ok else "\n" + feedback)

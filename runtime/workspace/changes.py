@@ -33,6 +33,7 @@ import posixpath
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from runtime.errors import FatalError
 from runtime.workspace import hazards as hazards_
@@ -175,8 +176,10 @@ def _escapes(root: str, resolved: str) -> bool:
     return first.casefold() == ".git"
 
 
-def _is_gitignore(path: str | None) -> bool:
-    return bool(path) and posixpath.basename(path).casefold() == ".gitignore"
+def _is_gitignore(path: str | None) -> TypeGuard[str]:
+    if not path:
+        return False
+    return posixpath.basename(path).casefold() == ".gitignore"
 
 
 def _revealed(git: Git, root: str, env: dict[str, str], changes: list[Change], ignored: list[str],

@@ -18,9 +18,10 @@ import shlex
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypedDict, TypeVar, Unpack
 
 from runtime.errors import FatalError
 from runtime.workspace.hazards import guard
@@ -90,6 +91,21 @@ class Worktree:
     branch: str | None  # full ref name; None when detached
 
 
+class RunKeywords(TypedDict, total=False):
+    """The keywords of ``Git.run`` after the arguments, passed on by ``Git.text``."""
+
+    cwd: str | os.PathLike[str] | None
+    env: Mapping[str, str] | None
+    ok: Sequence[int] | None
+
+
+class WorktreeKeywords(TypedDict):
+    """``run`` keywords for a command inside a linked worktree (``Git.in_worktree``)."""
+
+    cwd: str
+    env: dict[str, str]
+
+
 def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
@@ -108,11 +124,15 @@ _REPO_LOCKS: dict[str, threading.RLock] = {}
 _REPO_LOCKS_GUARD = threading.Lock()
 
 
-def _serialised(method):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialised(method: Callable[Concatenate[Git, _P], _R]) -> Callable[Concatenate[Git, _P], _R]:
     """Calls that change a repository's refs, worktrees or config run one at a time per
     repository in this process: parallel spawns work from worker threads, and git's own
     lock files would make the losers fail rather than wait."""
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: Git, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self.mutex:
             return method(self, *args, **kwargs)
     wrapper.__name__, wrapper.__doc__ = method.__name__, method.__doc__
@@ -147,7 +167,7 @@ class Git:
             raise GitError(args, proc.stderr, proc.returncode)
         return proc
 
-    def text(self, *args: str, **kw) -> str:
+    def text(self, *args: str, **kw: Unpack[RunKeywords]) -> str:
         return os.fsdecode(self.run(*args, **kw).stdout).strip()
 
     def head(self) -> str:
@@ -217,7 +237,7 @@ class Git:
                 return record.parent
         return None
 
-    def in_worktree(self, path: str | os.PathLike[str]) -> dict:
+    def in_worktree(self, path: str | os.PathLike[str]) -> WorktreeKeywords:
         """``run`` keywords for a command inside the linked worktree at ``path``, its git dir named explicitly."""
         gitdir = self.worktree_gitdir(path)
         if gitdir is None:
@@ -316,7 +336,7 @@ class Git:
                  "-m", message, **inside)
         return self.text("rev-parse", "HEAD", **inside)
 
-    def _add_all(self, inside: dict, excludes: Sequence[str]) -> None:
+    def _add_all(self, inside: WorktreeKeywords, excludes: Sequence[str]) -> None:
         """``add -A`` of the worktree but ``excludes`` (pathspecs through a file: there may be thousands)."""
         with tempfile.TemporaryDirectory(prefix="agent-runtime-") as tmp:
             listing = os.path.join(tmp, "pathspecs")

@@ -416,3 +416,18 @@ def test_verify_refuses_a_checkout_holding_a_nested_repository(hand_made):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "nested repositories ('src/calc/vendored')" in lines[0], proc.stderr
     assert (nested / ".git").is_dir()
+
+
+def test_verify_needs_no_agent_table(spawner: Spawner):
+    """`[agent]` is for spawning: verify in CI checks a task without one, under a task's default limits."""
+    s = spawner
+    task = s.task(agent_id="ag-verify-noagent", no_agent=True)
+    wt = s.tmp / "by-hand-noagent"
+    s.git("worktree", "add", "-q", "-b", "by-hand-noagent", str(wt), s.base)
+    path = wt / "src" / "calc" / "__init__.py"
+    path.write_text(path.read_text().replace("(len(values) + 1)", FIXED))
+    report = s.tmp / "report-noagent.md"
+    report.write_text(REPORT)
+    proc, data = verify(s, task, wt, report, s.base)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert data["failed"] == [] and "quality::tests-green" in data["passed"]

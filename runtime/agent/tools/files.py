@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
+if TYPE_CHECKING:
+    from typing import Any
+
 MAX_READ_LINES = 2000
 MAX_LINE = 2000
 
@@ -12,7 +16,7 @@ def _path(root: str, path: str) -> str:
     return path if os.path.isabs(path) else os.path.join(root, path)
 
 
-def read(inp: dict, root: str) -> tuple[str, bool]:
+def read(inp: dict[str, Any], root: str) -> tuple[str, bool]:
     path = _path(root, inp["file_path"])
     try:
         with open(path, "rb") as fh:
@@ -31,7 +35,7 @@ def read(inp: dict, root: str) -> tuple[str, bool]:
     return "\n".join(out) if out else "(empty file)", False
 
 
-def write(inp: dict, root: str) -> tuple[str, bool]:
+def write(inp: dict[str, Any], root: str) -> tuple[str, bool]:
     path = _path(root, inp["file_path"])
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -53,7 +57,7 @@ def _apply(text: str, old: str, new: str, replace_all: bool) -> tuple[str | None
     return text.replace(old, new) if replace_all else text.replace(old, new, 1), ""
 
 
-def _edit_file(inp: dict, root: str, edits: list[dict]) -> tuple[str, bool]:
+def _edit_file(inp: dict[str, Any], root: str, edits: list[dict[str, Any]]) -> tuple[str, bool]:
     path = _path(root, inp["file_path"])
     try:
         with open(path, encoding="utf-8") as fh:
@@ -73,9 +77,9 @@ def _edit_file(inp: dict, root: str, edits: list[dict]) -> tuple[str, bool]:
     return f"edited {inp['file_path']}", False
 
 
-def edit(inp: dict, root: str) -> tuple[str, bool]:
+def edit(inp: dict[str, Any], root: str) -> tuple[str, bool]:
     return _edit_file(inp, root, [inp])
 
 
-def multi_edit(inp: dict, root: str) -> tuple[str, bool]:
+def multi_edit(inp: dict[str, Any], root: str) -> tuple[str, bool]:
     return _edit_file(inp, root, list(inp.get("edits") or []))

@@ -6,15 +6,20 @@ import os
 import re
 from pathlib import Path
 
+TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
 MAX_RESULTS = 500
 
 
-def _base(inp: dict, root: str) -> Path:
+def _base(inp: dict[str, Any], root: str) -> Path:
     path = inp.get("path") or root
     return Path(path if os.path.isabs(path) else os.path.join(root, path))
 
 
-def glob(inp: dict, root: str) -> tuple[str, bool]:
+def glob(inp: dict[str, Any], root: str) -> tuple[str, bool]:
     base = _base(inp, root)
     try:
         found = sorted(p for p in base.glob(inp["pattern"]) if ".git" not in p.relative_to(base).parts)
@@ -26,7 +31,7 @@ def glob(inp: dict, root: str) -> tuple[str, bool]:
     return "\n".join(lines) or "no files match", False
 
 
-def _files(base: Path, pattern: str | None):
+def _files(base: Path, pattern: str | None) -> Iterator[Path]:
     if base.is_file():
         yield base
         return
@@ -38,7 +43,7 @@ def _files(base: Path, pattern: str | None):
                 yield path
 
 
-def grep(inp: dict, root: str) -> tuple[str, bool]:
+def grep(inp: dict[str, Any], root: str) -> tuple[str, bool]:
     try:
         rx = re.compile(inp["pattern"], re.IGNORECASE if inp.get("-i") else 0)
     except re.error as exc:

@@ -10,9 +10,10 @@ run) from its defaults.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
@@ -26,8 +27,14 @@ from runtime.orchestration.advisors.planner import (
     SubtaskRecord,
     propose_plan,
 )
-from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, ReviewerConfig, review
-from runtime.orchestration.plans.load import PlannerSpec, ReviewerSpec, plan_from_json
+from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, Review, ReviewerConfig, review
+from runtime.orchestration.plans.load import Plan, PlannerSpec, ReviewerSpec, plan_from_json
+
+if TYPE_CHECKING:  # annotations only: the run takes the replanner and the reviewer, it is not imported by them
+    from runtime.orchestration.judge import Judgement
+    from runtime.orchestration.run import PlanRun
+
+_Config = TypeVar("_Config", bound=ModelConfig)
 
 
 @dataclass
@@ -46,7 +53,7 @@ class AgentDefaults:
         return agent
 
 
-def agent_defaults(plan: Any, backend: str, model: str | None, api_base: str | None,
+def agent_defaults(plan: Plan | None, backend: str, model: str | None, api_base: str | None,
                    script_dir: Path | None) -> AgentDefaults:
     """How the agents of subtasks a planner adds will run: as the command line says, or else as the
     plan's first subtask runs (its `[agent]` table, or its task file's), scripts aside."""
@@ -60,6 +67,7 @@ def agent_defaults(plan: Any, backend: str, model: str | None, api_base: str | N
         table = {k: v for k, v in first.items() if k != "script"} or table
         if plan.subtasks[0].file is not None:
             agent = plan.subtasks[0].task.agent
+            assert agent is not None, "a plan's subtask has an [agent] table"  # load_plan refuses one without
             table = {"backend": agent.backend, **({"model": agent.model} if agent.model else {}),
                      **({"api-base": agent.api_base} if agent.api_base else {})}
     return AgentDefaults(table, script_dir)
@@ -90,9 +98,10 @@ def with_agents(plan_data: dict[str, Any], defaults: AgentDefaults) -> dict[str,
     return {**plan_data, "subtask": subtasks}
 
 
-def validator(catalog: Catalog, base_dir: Path, defaults: AgentDefaults, taken: set[str]):
+def validator(catalog: Catalog, base_dir: Path, defaults: AgentDefaults,
+              taken: set[str]) -> tuple[Callable[[dict[str, Any]], list[str]], dict[str, Plan]]:
     """`validate(plan_dict) -> error lines` for the planner loop; remembers the last good plan."""
-    state: dict[str, Any] = {}
+    state: dict[str, Plan] = {}
 
     def validate(plan_data: dict[str, Any]) -> list[str]:
         ids = [str(s.get("id")) for s in plan_data.get("subtask", [])]
@@ -110,7 +119,7 @@ def validator(catalog: Catalog, base_dir: Path, defaults: AgentDefaults, taken: 
     return validate, state
 
 
-def _records(run, ids, outcome_filter) -> list[SubtaskRecord]:
+def _records(run: PlanRun, ids: set[str], outcome_filter: Callable[[str], bool]) -> list[SubtaskRecord]:
     out = []
     for round_ in run.rounds:
         for sub in round_:
@@ -133,7 +142,7 @@ class Replanner:
     memory: list[str]
     history: list[ReplanRound] = field(default_factory=list)
 
-    def __call__(self, run, verdict):
+    def __call__(self, run: PlanRun, verdict: Judgement) -> Plan | list[str]:
         ids = {s.id for round_ in run.rounds for s in round_}
         completed = _records(run, ids, lambda label: label == "ok")
         failed = _records(run, ids, lambda label: label not in ("ok", ""))
@@ -152,15 +161,21 @@ class Replanner:
         return state["plan"]
 
 
-def model_config(plan_config: ReviewerSpec, cls=ModelConfig) -> ModelConfig:
+@overload
+def model_config(plan_config: ReviewerSpec) -> ModelConfig: ...
+@overload
+def model_config(plan_config: ReviewerSpec, cls: type[_Config]) -> _Config: ...
+def model_config(plan_config: ReviewerSpec, cls: type[ModelConfig] = ModelConfig) -> ModelConfig:
     """A plan file's `[plan.planner]` / `[plan.reviewer]` table as the model layer's config."""
-    extra = {"max_retries": plan_config.max_retries} if isinstance(plan_config, PlannerSpec) else {}
-    return cls(model=plan_config.model, api_base=plan_config.api_base,
-               script=str(plan_config.script) if plan_config.script else None, **extra)
+    script = str(plan_config.script) if plan_config.script else None
+    if isinstance(plan_config, PlannerSpec):
+        return cls(model=plan_config.model, api_base=plan_config.api_base, script=script,
+                   max_retries=plan_config.max_retries)
+    return cls(model=plan_config.model, api_base=plan_config.api_base, script=script)
 
 
-def reviewer_for(config: ReviewerConfig):
-    def ask(run, checks) -> Any:
+def reviewer_for(config: ReviewerConfig) -> Callable[[PlanRun, list[tuple[str, int, str]]], Review]:
+    def ask(run: PlanRun, checks: list[tuple[str, int, str]]) -> Review:
         ids = {s.id for round_ in run.rounds for s in round_}
         reports = _records(run, ids, lambda label: label != "")
         head = run.git.resolve(run.integration)

@@ -97,7 +97,8 @@ class PlanDocument(StrictModel):
     subtask: list[Subtask] = Field(description="The subtasks, in order of their sequence numbers.")
 
     def to_plan_dict(self) -> dict[str, Any]:
-        return _prune(self.model_dump(by_alias=True, mode="json"))
+        plan: dict[str, Any] = _prune(self.model_dump(by_alias=True, mode="json"))  # a dict stays a dict
+        return plan
 
 
 class PlannerReply(StrictModel):

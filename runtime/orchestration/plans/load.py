@@ -59,7 +59,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -72,6 +72,8 @@ from runtime.manifests.task import Task, load_task, task_from_data
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 from runtime.orchestration.plans.schema import TASK_TABLES, PlannerSection, PlanSection, ReviewerSection, SubtaskEntry
 from runtime.orchestration.plans.scopes import globs_overlap, write_scope
+
+_M = TypeVar("_M", bound=Model)
 
 # The name an inline task's ``Task.path`` gets when the plan has no file yet (a planner's plan).
 UNSAVED_PLAN_NAME = "plan.toml"
@@ -148,7 +150,7 @@ def inline_digest(plan_text: str, subtask_id: str) -> str:
     return hashlib.sha256(plan_text.encode() + b"\0" + subtask_id.encode()).hexdigest()
 
 
-def _validate_all(cls: type[Model], data: Any, src: TomlSource, prefix: tuple[Any, ...]) -> tuple[Any, list[ManifestError]]:
+def _validate_all(cls: type[_M], data: Any, src: TomlSource, prefix: tuple[Any, ...]) -> tuple[_M | None, list[ManifestError]]:
     """Like ``parse_model``, but every pydantic error becomes a ManifestError (one per line:
     a value failing each member of a union, `float | int`, is one mistake)."""
     try:
@@ -162,7 +164,14 @@ def _validate_all(cls: type[Model], data: Any, src: TomlSource, prefix: tuple[An
         return None, list(errors.values())
 
 
-def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir: Path, errors: list[ManifestError]) -> Any:
+@overload
+def _model_config(section: PlannerSection, key: str, src: TomlSource, base_dir: Path,
+                  errors: list[ManifestError]) -> PlannerSpec | None: ...
+@overload
+def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir: Path,
+                  errors: list[ManifestError]) -> ReviewerSpec | None: ...
+def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir: Path,
+                  errors: list[ManifestError]) -> ReviewerSpec | None:
     loc = ("plan", key)
     before = len(errors)
     scripted = section.model.startswith("scripted/")
@@ -182,7 +191,8 @@ def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir:
     return ReviewerSpec(section.model, script, section.api_base)
 
 
-def _check_plan_section(section: PlanSection, src: TomlSource, base_dir: Path, errors: list[ManifestError]) -> tuple[Any, Any]:
+def _check_plan_section(section: PlanSection, src: TomlSource, base_dir: Path,
+                        errors: list[ManifestError]) -> tuple[PlannerSpec | None, ReviewerSpec | None]:
     if not section.goal.strip():
         errors.append(src.error(("plan", "goal"), "the goal is empty"))
     for n, criterion in enumerate(section.success_criteria):
@@ -289,7 +299,7 @@ def _cross_checks(
     for n, entry in entries.items():
         seen: set[str] = set()
         for i, used in enumerate(entry.uses):
-            loc = ("subtask", n, "uses", i)
+            loc: tuple[str | int, ...] = ("subtask", n, "uses", i)
             if used in seen:
                 errors.append(src.error(loc, f"subtask `{entry.id}` lists `{used}` twice in `uses`"))
             elif used == entry.id:
@@ -308,7 +318,7 @@ def _cross_checks(
     for n, sub in loaded.items():
         explicit = explicit_agent_id(sub)
         if not sub.inline:
-            loc: tuple[Any, ...] = ("subtask", n, "file")
+            loc = ("subtask", n, "file")
         else:
             loc = ("subtask", n, "task", "agent-id") if explicit else ("subtask", n)
         if sub.task.agent_id in agents:
@@ -371,7 +381,9 @@ def plan_from_data(
         if key not in ("plan", "subtask"):
             errors.append(src.error((key,), f"unknown key `{key}` (a plan has `[plan]` and `[[subtask]]`)"))
 
-    section, planner, reviewer = None, None, None
+    section: PlanSection | None = None
+    planner: PlannerSpec | None = None
+    reviewer: ReviewerSpec | None = None
     if "plan" not in data:
         errors.append(ManifestError(src.path, 1, "missing required table `[plan]`"))
     else:

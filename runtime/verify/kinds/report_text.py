@@ -87,6 +87,13 @@ def heading_levels(lines: list[str], in_code: list[bool]) -> list[int]:
     return [0 if code or not (m := HEADING.match(line)) else len(m[1]) for line, code in zip(lines, in_code, strict=True)]
 
 
+def heading_title(line: str) -> str:
+    """The title of a line ``heading_levels`` gave a level (a heading: ``HEADING`` matches it)."""
+    match = HEADING.match(line)
+    assert match is not None
+    return match[2]
+
+
 def sections(report: str) -> list[Section]:
     lines = report.splitlines()
     in_code = code_lines(lines)
@@ -97,7 +104,7 @@ def sections(report: str) -> list[Section]:
             continue
         if level := levels[i]:
             end = next((j for j in range(i + 1, len(lines)) if 0 < levels[j] <= level), len(lines))
-            found.append(Section(HEADING.match(line)[2], level, "", tuple(lines[i + 1:end])))
+            found.append(Section(heading_title(line), level, "", tuple(lines[i + 1:end])))
         elif label := _LABEL.match(line):
             inline = label[3] or ""
             end = i + 1
@@ -109,4 +116,4 @@ def sections(report: str) -> list[Section]:
 
 def _is_top_label(line: str, in_code: bool) -> bool:
     label = _LABEL.match(line)
-    return bool(label) and not in_code and not label[1]
+    return label is not None and not in_code and not label[1]

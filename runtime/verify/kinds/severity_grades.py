@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from runtime.verify.kinds.base import listing, take_str, take_str_list
-from runtime.verify.kinds.report_text import HEADING, Section, code_lines, heading_levels, json_objects, normalise, sections
+from runtime.verify.kinds.report_text import Section, code_lines, heading_levels, heading_title, json_objects, normalise, sections
 from runtime.verify.result import VerifyResult, passed, rejected
 
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -127,7 +127,7 @@ def _markdown_findings(section: Section) -> list[Finding]:
     if any(levels):
         top = min(level for level in levels if level)
         starts = [i for i, level in enumerate(levels) if level == top]
-        heads = [HEADING.match(lines[i])[2] for i in starts]
+        heads = [heading_title(lines[i]) for i in starts]
     else:
         items = [(i, m) for i, line in enumerate(lines) if not in_code[i] and (m := _ITEM.match(line))]
         top_indent = min((len(m[1]) for _, m in items), default=0)
