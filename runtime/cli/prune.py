@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runtime.printable import printable
-from runtime.spawn.state import FINAL, StateDir
+from runtime.spawn.state import StateDir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
 from runtime.workspace.tree import remove_tree
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 PLAN_FINAL = ("accepted", "rejected", "questions")  # what `runtime run --resume` refuses to continue
 
 
-def _age_days(record: dict[str, Any]) -> float:
+def _age_days(updated_utc: str) -> float:
     try:
-        updated = time.mktime(time.strptime(record.get("updated", ""), "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
+        updated = time.mktime(time.strptime(updated_utc, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
     except ValueError:
         return float("inf")
     return (time.time() - updated) / 86400
@@ -109,24 +109,24 @@ def run(args: argparse.Namespace) -> int:
     pruned: list[dict[str, Any]] = []
     kept: list[dict[str, Any]] = []
     for record in state.all_runs():
-        agent_id = record.get("agent_id")
-        if not isinstance(agent_id, str) or record.get("status") not in FINAL or holder(state.locks, agent_id) is not None:
+        agent_id = record.agent_id
+        if not record.final or holder(state.locks, agent_id) is not None:
             continue
-        if _age_days(record) < args.older_than:
+        if _age_days(record.updated) < args.older_than:
             continue
         branch = f"agent/{agent_id}"
         has_branch = judge.exists(branch)
-        target = judge.target(record.get("base_branch"), plans.base_of_agent.get(agent_id))
-        if has_branch and not args.unmerged and not judge.in_base(branch, record.get("base"), target):
+        target = judge.target(record.base_branch, plans.base_of_agent.get(agent_id))
+        if has_branch and not args.unmerged and not judge.in_base(branch, record.base or None, target):
             kept.append({"kind": "agent", "agent": agent_id, "branch": branch,
                          "why": f"not merged into {target or 'a branch'}"})
             continue
-        pruned.append({"kind": "agent", "agent": agent_id, "status": record.get("label") or record.get("status"),
+        pruned.append({"kind": "agent", "agent": agent_id, "status": record.label or record.status,
                        "branch": branch if has_branch else None})
         if not args.dry_run:
             _remove_agent(state, git, agent_id, branch if has_branch else None)
     for row in plans.runs:
-        if row["status"] not in PLAN_FINAL or _age_days({"updated": _utc(row["updated"])}) < args.older_than:
+        if row["status"] not in PLAN_FINAL or _age_days(_utc(row["updated"])) < args.older_than:
             continue
         branch = row["integration"]
         has_branch = bool(branch) and judge.exists(branch)

@@ -96,11 +96,11 @@ def _interrupted_line(task_path: str, options: SpawnOptions) -> str:
         task, _ = load(task_path, options)
         git = Git(options.repo)
         state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
-        record = state.read(task.agent_id) or {}
+        record = state.read(task.agent_id)
     except Exception:  # noqa: BLE001 - the line is best effort; the state is what it is
         return f"interrupted; run `runtime spawn {task_path}` again to resume"
-    if record.get("status") == "interrupted":
-        work = f" (commit {record['work'][:12]})" if record.get("work") else ""
+    if record is not None and record.status == "interrupted":
+        work = f" (commit {record.work[:12]})" if record.work else ""
         return (f"interrupted: agent {task.agent_id}'s work is kept on branch agent/{task.agent_id}{work}; "
                 f"run `runtime spawn {task_path}` again to resume")
     return f"interrupted before agent {task.agent_id} started work; run `runtime spawn {task_path}` again to start it"

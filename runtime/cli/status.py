@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runtime.errors import UsageError
-from runtime.spawn.state import FINAL, StateDir, default_state_dir
+from runtime.spawn.state import RunRecord, StateDir, default_state_dir
 from runtime.workspace.git import Git
 from runtime.workspace.locks import holder
 
@@ -60,23 +60,23 @@ def plan_runs(state: StateDir) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     state = state_dir(args)
-    agents = state.all_runs()
+    records = state.all_runs()
     plans = plan_runs(state)
     if args.agent:
-        agents = [r for r in agents if r.get("agent_id") == args.agent]
+        records = [r for r in records if r.agent_id == args.agent]
         plans = [p for p in plans if p["run_id"] == args.agent]
-        if not agents and not plans:
+        if not records and not plans:
             raise UsageError(f"no run of agent {args.agent} in {state.root}, nor a plan run of that id")
-    for r in agents:
-        if r.get("status") not in FINAL and holder(state.locks, r["agent_id"]) is None:
-            r["status"] = "interrupted"
+    # A run not final whose lock has no holder was interrupted: its orchestrator died.
+    agents = [r if r.final or holder(state.locks, r.agent_id) is not None else r.with_(status="interrupted")
+              for r in records]
     from runtime.orchestration.state import plan_lock_name
 
     for p in plans:
         if p["status"] == "running" and holder(state.locks, plan_lock_name(p["run_id"])) is None:
             p["status"] = "interrupted"  # its orchestrator died: `runtime run --resume` carries it on
     if args.json:
-        print(json.dumps([{"kind": "agent", **r} for r in agents] + plans, indent=2))
+        print(json.dumps([{"kind": "agent", **r.to_json()} for r in agents] + plans, indent=2))
         return 0
     from runtime.cli.show import console, text
 
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agents_table(state: StateDir, runs: list[dict[str, Any]]) -> Any:
+def _agents_table(state: StateDir, runs: list[RunRecord]) -> Any:
     from rich.table import Table
 
     from runtime.cli.show import text
@@ -100,12 +100,9 @@ def _agents_table(state: StateDir, runs: list[dict[str, Any]]) -> Any:
     for col in ("agent", "role", "status", "attempts", "branch", "commit", "updated"):
         table.add_column(col, overflow="fold")
     for r in runs:  # state files hold what runs wrote, messages quoting agents among it: shown as text
-        attempts = r.get("attempts")
-        status = (r.get("label") or r.get("status", "")) + (", id free" if r.get("id_free") else "")
-        table.add_row(*(text(v) for v in (r.get("agent_id", "?"), r.get("role", ""), status,
-                                          len(attempts) if isinstance(attempts, list) else 0,
-                                          "" if r.get("id_free") else r.get("branch") or "",
-                                          str(r.get("commit") or "")[:12], r.get("updated") or "")))
+        status = (r.label or r.status) + (", id free" if r.id_free else "")
+        table.add_row(*(text(v) for v in (r.agent_id, r.role, status, len(r.attempts),
+                                          "" if r.id_free else r.branch, (r.commit or "")[:12], r.updated)))
     return table
 
 

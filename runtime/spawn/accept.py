@@ -15,7 +15,7 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -23,7 +23,7 @@ from runtime.errors import LimitExhausted
 from runtime.manifests.control import control_name
 from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import tree_runner
-from runtime.spawn.outcome import Acceptance, Verdict
+from runtime.spawn.outcome import Acceptance, Attempt, Verdict
 from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
 from runtime.verify.kinds import evaluate
 from runtime.workspace import hazards
@@ -35,12 +35,9 @@ if TYPE_CHECKING:
     from runtime.spawn.pipeline import SpawnRun
 
 
-def last_checks(attempts: Sequence[Any]) -> list[tuple[str, str]]:
-    """(atom, status) of the last attempt's checks; attempts as objects or as the state's dicts."""
-    if not attempts:
-        return []
-    checks = attempts[-1]["checks"] if isinstance(attempts[-1], dict) else attempts[-1].checks
-    return [(c["atom"], c["status"]) if isinstance(c, dict) else (c.atom, c.status) for c in checks]
+def last_checks(attempts: Sequence[Attempt]) -> list[tuple[str, str]]:
+    """(atom, status) of the last attempt's checks."""
+    return [(c.atom, c.status) for c in attempts[-1].checks] if attempts else []
 
 
 def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]], label: str) -> str:

@@ -190,7 +190,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                               progress.tool_calls, progress.denials, tokens, cost, result.peak_memory_mb, progress.report,
                               peak_processes=result.peak_processes, disk_mb=result.disk_mb)
             attempts.append(attempt)
-            run.save("running", attempts=[a.__dict__ | {"checks": [c.__dict__ for c in a.checks]} for a in attempts])
+            run.save("running", attempts=tuple(attempts))
             if breach == "loop":
                 raise AgentFailed("loop", f"attempt {n} repeated the same tool call {progress.repeats} times in a row")
             if breach:

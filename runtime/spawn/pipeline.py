@@ -36,12 +36,12 @@ from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
 from runtime.spawn.attempts import run_attempts
-from runtime.spawn.outcome import Acceptance, Attempt, Outcome, Verdict
+from runtime.spawn.outcome import Acceptance, Outcome, Verdict
 from runtime.spawn.preflight import preflight
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.remote import RemoteOrchestrator
-from runtime.spawn.state import StateDir, default_state_dir
+from runtime.spawn.state import RunRecord, StateDir, default_state_dir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
 from runtime.workspace.tree import remove_tree
@@ -83,15 +83,12 @@ class Journal:
     re-run read where the run got to. The one thing a spawn's phases change as they go, and only
     through `save`."""
 
-    def __init__(self, state: StateDir, agent_id: str, record: dict[str, Any]) -> None:
-        self._state, self._agent_id, self._record = state, agent_id, dict(record)
+    def __init__(self, state: StateDir, record: RunRecord) -> None:
+        self._state, self.record = state, record
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._record.get(key, default)
-
-    def save(self, status: str, **extra: Any) -> None:
-        self._record.update(status=status, **extra)
-        self._state.write(self._agent_id, self._record)
+    def save(self, status: str, **changes: Any) -> None:
+        """Record ``status`` and ``changes`` (fields of `RunRecord`)."""
+        self.record = self._state.write(self.record.with_(status=status, **changes))
 
 
 @dataclass(frozen=True)
@@ -244,15 +241,13 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     policy = compile_document(task.role, task, worktree, setup.catalog, submodules=submodules, mode=policy_mode(options))
     (run_ro / "policy.json").write_text(json.dumps(policy.raw, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (run_ro / "bundle.md").write_text(compose_bundle(task.role, task, options.context), encoding="utf-8")
-    record: dict[str, Any] = {
-        "agent_id": setup.agent_id, "role": task.role.name, "task": str(task.path.resolve()),
-        "task_sha256": task.digest, "backend": setup.agent.backend, "base": base, "base_branch": base_branch,
-        "branch": setup.branch, "worktree": str(worktree), "pid": os.getpid(), "attempts": [],
-        **({"resumed": resumed.commit} if resumed is not None else {}),
-    }
+    record = RunRecord(setup.agent_id, role=task.role.name, task=str(task.path.resolve()), task_sha256=task.digest,
+                       backend=setup.agent.backend, base=base, base_branch=base_branch, branch=setup.branch,
+                       worktree=str(worktree), pid=os.getpid(),
+                       resumed=resumed.commit if resumed is not None else None)
     run = SpawnRun(**_fields(setup), base=base, base_branch=base_branch, worktree=worktree, run_ro=run_ro,
                    home=home, policy=policy, resumed=resumed.commit if resumed is not None else None,
-                   journal=Journal(setup.state, setup.agent_id, record), submodules=submodules)
+                   journal=Journal(setup.state, record), submodules=submodules)
     run.save("running")
     run.audit.append("spawn", run.agent_id, task=str(task.path), sha256=task.digest, role=task.role.name,
                      backend=setup.agent.backend, base=base, branch=run.branch, sandbox=options.use_sandbox)
@@ -298,7 +293,7 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
             if not run.options.keep:
                 await anyio.to_thread.run_sync(_remove_worktree, run)
             # No attempt recorded: the agent had not run yet (its broker or sandbox would not start).
-            if not run.journal.get("attempts"):
+            if not run.journal.record.attempts:
                 with contextlib.suppress(Exception):  # the fault being raised is what the user must see
                     crashed.id_free = await anyio.to_thread.run_sync(_free_agent_id, run, crashed)
         _record_outcome(run, crashed)
@@ -355,10 +350,10 @@ def _outcome(run: SpawnRun, verdict: Verdict, acceptance: Acceptance | None, ins
 
 
 def _keep_interrupted(run: SpawnRun) -> None:
-    if run.journal.get("status") in ("committing", "merging"):
+    if run.journal.record.status in ("committing", "merging"):
         return  # interrupted after the verified commit: `recover` finishes it from what git says
     message = "interrupted; the work so far is on the agent branch, and running the task again resumes it"
-    attempts = run.journal.get("attempts", [])
+    attempts = run.journal.record.attempts
     work = keep_for_inspection(run, last_checks(attempts), "interrupted")
     run.save("interrupted", label="interrupted", message=message, commit=None, merged=None, work=work,
              attempts=attempts)
@@ -367,7 +362,7 @@ def _keep_interrupted(run: SpawnRun) -> None:
 
 def _record_outcome(run: SpawnRun, outcome: Outcome) -> None:
     run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
-             merged=outcome.merged, attempts=outcome.to_dict()["attempts"], id_free=outcome.id_free)
+             merged=outcome.merged, attempts=tuple(outcome.attempts), id_free=outcome.id_free)
     run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
                      commit=outcome.commit, merged=outcome.merged)
 
@@ -378,12 +373,12 @@ async def _resume_merge(setup: SpawnSetup, resume: ResumeMerge) -> Outcome:
     worktree = setup.state.worktree(setup.agent_id)
     folder = setup.state.run(setup.agent_id)
     (folder / "home").mkdir(parents=True, exist_ok=True)
-    run = SpawnRun(**_fields(setup), base=previous.get("base") or "", base_branch=previous.get("base_branch"),
+    run = SpawnRun(**_fields(setup), base=previous.base, base_branch=previous.base_branch,
                    worktree=worktree, run_ro=folder / "agent-ro", home=folder / "home",
                    policy=compile_document(setup.task.role, setup.task, worktree, setup.catalog,
                                          mode=policy_mode(setup.options)),
-                   resumed=previous.get("resumed"), journal=Journal(setup.state, setup.agent_id, previous))
-    attempts = tuple(Attempt(**{k: v for k, v in a.items() if k != "checks"}) for a in previous.get("attempts", []))
+                   resumed=previous.resumed, journal=Journal(setup.state, previous))
+    attempts = previous.attempts
     verdict = Verdict("ok", None, "the verified commit of an interrupted run, merged now", attempts)
     try:
         acceptance = await merge_verified(run, resume.commit)

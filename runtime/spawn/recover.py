@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.sockets import clean_stale_socket_folders
-from runtime.spawn.state import FINAL, StateDir
+from runtime.spawn.state import RunRecord, StateDir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
 from runtime.workspace.tree import remove_tree
@@ -51,7 +51,7 @@ class ResumeMerge:
     """A verified commit of an interrupted run, not yet in the base, to merge now."""
 
     commit: str
-    previous: dict[str, Any]
+    previous: RunRecord
 
 
 def _verified_commit(run: SpawnSetup, base: str) -> str | None:
@@ -88,7 +88,7 @@ def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
         if agent_id == current or holder(state.locks, agent_id) is not None:
             continue
         record = state.read(agent_id)
-        if record is not None and record.get("status") in FINAL:
+        if record is not None and record.final:
             continue  # a finished run's worktree is there because it was asked for (--keep)
         try:
             git.remove_worktree(path)
@@ -110,31 +110,30 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
         if run.git.branch_exists(run.branch):
             raise FatalError(f"agent id {run.agent_id} is in use: branch {run.branch} exists; pick another agent id")
         return None
-    status = previous.get("status")
-    if status == "interrupted" and run.git.branch_exists(run.branch) and previous.get("base"):
+    status = previous.status
+    if status == "interrupted" and run.git.branch_exists(run.branch) and previous.base:
         worktree = run.state.worktree(run.agent_id)
         if worktree.exists():
             run.git.remove_worktree(worktree)
-        run.audit.append("recover", run.agent_id, finished=False, resumed="interrupted", work=previous.get("work"))
-        return Resume(previous["base"], previous.get("base_branch"), previous.get("work"))
-    if status in FINAL and previous.get("id_free"):
+        run.audit.append("recover", run.agent_id, finished=False, resumed="interrupted", work=previous.work)
+        return Resume(previous.base, previous.base_branch, previous.work)
+    if previous.final and previous.id_free:
         # It failed before its agent did anything and left nothing: started afresh, its old folder cleared.
         with contextlib.suppress(OSError):
             remove_tree(run.state.run(run.agent_id))
-    elif status in FINAL:
-        raise FatalError(f"agent {run.agent_id} already ran ({previous.get('label', status)}); "
+    elif previous.final:
+        raise FatalError(f"agent {run.agent_id} already ran ({previous.label or status}); "
                          f"its branch {run.branch} is kept for inspection: use a new agent id")
-    base = previous.get("base") or ""
+    base = previous.base
     commit = _verified_commit(run, base) if status in ("committing", "merging") else None
     if commit is not None:
-        merged = _merge_commit(run, commit, previous.get("base_branch"))
-        if merged is None and run.options.merge and previous.get("base_branch"):
+        merged = _merge_commit(run, commit, previous.base_branch)
+        if merged is None and run.options.merge and previous.base_branch:
             run.audit.append("recover", run.agent_id, finished=False, resumed="merge", commit=commit)
             return ResumeMerge(commit, previous)
-        outcome = Outcome("ok", None, run.agent_id, previous.get("role", ""), base=base, branch=run.branch,
+        outcome = Outcome("ok", None, run.agent_id, previous.role, base=base, branch=run.branch,
                           commit=commit, merged=merged, message="finished after an interrupted run; nothing was committed twice")
-        run.state.write(run.agent_id, {**previous, "status": "ok", "label": "ok", "commit": commit, "merged": merged,
-                                       "message": outcome.message})
+        run.state.write(previous.with_(status="ok", label="ok", commit=commit, merged=merged, message=outcome.message))
         run.audit.append("recover", run.agent_id, finished=True, commit=commit)
         return outcome
     worktree = run.state.worktree(run.agent_id)

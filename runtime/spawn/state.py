@@ -10,15 +10,86 @@ always reads a consistent picture, even after the orchestrator was killed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.errors import FatalError
+from runtime.spawn.outcome import Attempt
+from runtime.verify.record import CheckRecord
+
 FINAL = ("ok", "rejected", "failed", "exhausted")
+# The version of `state.json`. A record without one was written before versions (its fields are version
+# 1's); a newer version than this runtime knows is refused in one line rather than misread.
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One agent run's recorded state, as `state.json` holds it. The only reader and writer of that file
+    is `StateDir`; everything else asks the record's fields."""
+
+    agent_id: str
+    status: str = "running"  # running, verifying, committing, merging, interrupted, or a FINAL one
+    role: str = ""
+    task: str = ""  # the task manifest's resolved path
+    task_sha256: str = ""
+    backend: str = ""
+    base: str = ""
+    base_branch: str | None = None
+    branch: str = ""
+    worktree: str = ""
+    pid: int = 0  # the orchestrator that wrote it
+    attempts: tuple[Attempt, ...] = ()
+    resumed: str | None = None  # the interrupted work this run carried on from
+    label: str | None = None  # the outcome's label, once there is one
+    message: str = ""
+    commit: str | None = None  # the verified commit
+    merged: str | None = None  # its merge into the base branch
+    work: str | None = None  # an interrupted run's kept work
+    id_free: bool = False  # the run left nothing and gave its agent id back
+    updated: str = ""  # when it was last written (UTC)
+    version: int = RECORD_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)  # fields of a version this runtime does not name
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL
+
+    def with_(self, **changes: Any) -> RunRecord:
+        """The record with ``changes`` (field names; an unknown one is a bug, and raises)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("attempts", "extra")}
+        out["attempts"] = [attempt_json(a) for a in self.attempts]
+        return {**self.extra, **out}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "state.json") -> RunRecord:
+        if not isinstance(data, dict) or not isinstance(data.get("agent_id"), str):
+            raise FatalError(f"{where}: not a run record (no agent_id); remove it or the run's folder")
+        version = data.get("version", RECORD_VERSION)
+        if not isinstance(version, int) or version > RECORD_VERSION:
+            raise FatalError(f"{where}: a run record of version {version!r}, newer than this runtime reads "
+                             f"({RECORD_VERSION}): use the runtime that wrote it")
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        fields = {k: v for k, v in data.items() if k in names}
+        fields["attempts"] = tuple(attempt_from_json(a) for a in data.get("attempts") or [])
+        return cls(**fields, extra={k: v for k, v in data.items() if k not in names})
+
+
+def attempt_json(attempt: Attempt) -> dict[str, Any]:
+    return {**attempt.__dict__, "checks": [c.__dict__ for c in attempt.checks]}
+
+
+def attempt_from_json(data: dict[str, Any]) -> Attempt:
+    return Attempt(**{**data, "checks": [CheckRecord(**c) for c in data.get("checks", [])]})
 
 
 def default_state_dir(repo_top: Path) -> Path:
@@ -51,23 +122,27 @@ class StateDir:
     def locks(self) -> Path:
         return self.root / "locks"
 
-    def read(self, agent_id: str) -> dict[str, Any] | None:
+    def read(self, agent_id: str) -> RunRecord | None:
         path = self.run(agent_id) / "state.json"
         try:
-            record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
+        except ValueError as exc:
+            raise FatalError(f"{path}: not JSON ({exc}); remove it or the run's folder") from None
+        return RunRecord.from_json(data, str(path))
+
+    def write(self, record: RunRecord) -> RunRecord:
+        """Write ``record`` atomically (a reader sees the old file or the new one); returns it as written."""
+        folder = self.run(record.agent_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        record = record.with_(updated=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), version=RECORD_VERSION)
+        tmp = folder / f".state.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(record.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, folder / "state.json")
         return record
 
-    def write(self, agent_id: str, state: dict[str, Any]) -> None:
-        folder = self.run(agent_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        state = {**state, "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        tmp = folder / f".state.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, folder / "state.json")
-
-    def all_runs(self) -> list[dict[str, Any]]:
+    def all_runs(self) -> list[RunRecord]:
         runs = []
         for folder in sorted((self.root / "runs").glob("*")):
             state = self.read(folder.name)

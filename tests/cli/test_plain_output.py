@@ -11,7 +11,7 @@ import subprocess
 
 from runtime.cli import spawn as spawn_cli
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
-from runtime.spawn.state import StateDir
+from runtime.spawn.state import RunRecord, StateDir
 from tests.conftest import REPO, RUNTIME
 
 LONG_ID = "ag-" + "a-rather-long-agent-id-that-names-its-task-in-full-" + "x" * 8
@@ -41,8 +41,8 @@ def test_roles_is_one_line_per_role(tmp_path):
 
 def test_status_is_one_line_per_run(tmp_path):
     state = StateDir(tmp_path / "state-folder-with-a-name-long-enough-to-matter")
-    state.write(LONG_ID, {"agent_id": LONG_ID, "role": "edit-local", "status": "rejected", "label": "rejected",
-                          "branch": f"agent/{LONG_ID}", "commit": "c" * 40, "attempts": [{"number": 1}]})
+    state.write(RunRecord.from_json({"agent_id": LONG_ID, "role": "edit-local", "status": "rejected", "label": "rejected",
+                          "branch": f"agent/{LONG_ID}", "commit": "c" * 40, "attempts": [{"number": 1}]}))
     out = _run("status", "--state-dir", str(state.root), cwd=tmp_path)
     (row,) = [line for line in out.splitlines() if LONG_ID in line]
     assert f"agent/{LONG_ID}" in row and "rejected" in row and "c" * 12 in row, out

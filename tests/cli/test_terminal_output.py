@@ -25,7 +25,7 @@ from runtime.cli import run as run_cli_module
 from runtime.cli import spawn as spawn_cli
 from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
-from runtime.spawn.state import StateDir
+from runtime.spawn.state import RunRecord, StateDir
 from tests.conftest import RUNTIME
 from tests.hostile_text import HOSTILE, MARKUP, SHOWN, assert_inert, run_cli
 from tests.support import git
@@ -40,9 +40,9 @@ def _cli(tmp_path: Path, *args: str, tty: bool, cwd: Path | None = None) -> tupl
 
 
 def _hostile_run(state: StateDir, agent_id: str = "ag-one") -> None:
-    state.write(agent_id, {"agent_id": agent_id, "role": HOSTILE, "status": "rejected", "label": HOSTILE,
+    state.write(RunRecord.from_json({"agent_id": agent_id, "role": HOSTILE, "status": "rejected", "label": HOSTILE,
                            "branch": f"agent/{HOSTILE}", "commit": HOSTILE, "message": HOSTILE,
-                           "attempts": [{"number": 1, "report": HOSTILE}]})
+                           "attempts": [{"number": 1, "report": HOSTILE}]}))
 
 
 @TTY
