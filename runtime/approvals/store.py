@@ -45,6 +45,7 @@ from typing import Any
 
 from runtime.errors import FatalError
 from runtime.printable import printable
+from runtime.sqlite_schema import migrate
 
 FILE_NAME = "approvals.sqlite"
 PENDING, APPROVED, DENIED, EXPIRED = "pending", "approved", "denied", "expired"
@@ -52,7 +53,8 @@ STATUSES = (PENDING, APPROVED, DENIED, EXPIRED)
 SUMMARY_MAX = 400
 POLL_S = 0.1
 
-_SCHEMA = """
+# The schema as migrations (runtime.sqlite_schema): `PRAGMA user_version` says how many a file has.
+_SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS requests (
     id          TEXT PRIMARY KEY,
     agent       TEXT NOT NULL,
@@ -71,6 +73,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS one_pending_per_call
     ON requests (agent, tool, input_hash) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS by_status ON requests (status, expires);
 """
+MIGRATIONS = (_SCHEMA_V1,)
 _COLUMNS = ("id", "agent", "tool", "input_hash", "summary", "gate_reason", "created", "expires", "status",
             "decided_by", "reason", "decided")
 
@@ -195,7 +198,7 @@ class ApprovalStore:
             conn = self._open()
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(_SCHEMA)
+                migrate(conn, MIGRATIONS, self.path)
             finally:
                 conn.close()
             self._ready = True

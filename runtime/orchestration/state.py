@@ -16,7 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-SCHEMA = """
+from runtime.sqlite_schema import migrate
+
+# The schema as migrations (runtime.sqlite_schema): `PRAGMA user_version` says how many a file has.
+SCHEMA_V1 = """
 create table if not exists runs (
     run_id text primary key, created real not null, updated real not null, status text not null,
     plan_path text, plan_json text not null, base text not null, base_branch text,
@@ -38,6 +41,9 @@ create table if not exists events (
     kind text not null, data text not null
 );
 """
+
+
+MIGRATIONS = (SCHEMA_V1,)
 
 
 _P = ParamSpec("_P")
@@ -66,7 +72,7 @@ class OrchestratorState:
         # without an fsync per progress event.
         self.conn.execute("pragma synchronous=normal")
         self.conn.execute("pragma foreign_keys=on")
-        self.conn.executescript(SCHEMA)
+        migrate(self.conn, MIGRATIONS, path)
 
     @_locked
     def close(self) -> None:
