@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from runtime.manifests.catalog import Catalog
     from runtime.orchestration.advisors.asking import AgentDefaults
     from runtime.orchestration.advisors.planner import ModelConfig
+    from runtime.orchestration.events import RunEvent
     from runtime.orchestration.executor import ExecutorFactory
     from runtime.orchestration.plans.load import Plan
     from runtime.workspace.git import Git
@@ -118,10 +119,12 @@ def _plain(value: object) -> str:
     return str(value)
 
 
-def _printer(args: argparse.Namespace) -> tuple[Callable[[str, dict[str, Any]], None], Live | None]:
+def _printer(args: argparse.Namespace) -> tuple[Callable[[str, RunEvent], None], Live | None]:
+    from runtime.orchestration.events import AgentProgress, SubtaskEnd
+
     if args.json:
-        def emit_json(kind: str, data: dict[str, Any]) -> None:
-            print(json.dumps({"event": kind, **data}), flush=True)
+        def emit_json(run_id: str, event: RunEvent) -> None:
+            print(json.dumps(event.to_json(run_id)), flush=True)
         return emit_json, None
     from rich.live import Live
     from rich.table import Table
@@ -146,16 +149,16 @@ def _printer(args: argparse.Namespace) -> tuple[Callable[[str, dict[str, Any]], 
                                           f"{cost:.4f}" if isinstance(cost, int | float) else cost)))
         return t
 
-    def emit(kind: str, data: dict[str, Any]) -> None:
+    def emit(run_id: str, event: RunEvent) -> None:
         if not live.is_started:
             live.start()
-        if kind == "progress":
-            rows.setdefault(data["subtask"], {}).update(data)
-        elif kind == "subtask-end":
-            rows.setdefault(data["subtask"], {})["state"] = data["label"]
-        elif kind in ("merge-conflict", "integrated", "plan-check", "judgement", "replan", "shared-path", "merged"):
+        if isinstance(event, AgentProgress):
+            rows.setdefault(event.subtask, {}).update(event.data())
+        elif isinstance(event, SubtaskEnd):
+            rows.setdefault(event.subtask, {})["state"] = event.label
+        elif event.kind in ("integrated", "plan-check", "judgement", "replan", "shared-path", "merged"):
             # paths the agents wrote, a reviewer's reason: shown as text, one line, escaped
-            console.print(line(f"{kind}: ", ", ".join(f"{k}={_plain(v)}" for k, v in data.items() if k != "run")),
+            console.print(line(f"{event.kind}: ", ", ".join(f"{k}={_plain(v)}" for k, v in event.data().items())),
                           soft_wrap=True)
         live.update(table())
     return guarded(emit, live.stop, console), live
@@ -239,10 +242,9 @@ def run(args: argparse.Namespace) -> int:
     show, live = _printer(args)
     seen: dict[str, str] = {}
 
-    def emit(kind: str, data: dict[str, Any]) -> None:
-        if isinstance(data.get("run"), str):
-            seen["run"] = data["run"]  # the id a person needs to resume after an interrupt
-        show(kind, data)
+    def emit(run_id: str, event: RunEvent) -> None:
+        seen["run"] = run_id  # the id a person needs to resume after an interrupt
+        show(run_id, event)
 
     options = RunOptions(repo=git.root, merge=args.merge, use_sandbox=not args.no_os_sandbox, state_dir=state_dir,
                          catalog=args.catalog, resume=resume, on_event=emit, replanner=replanner,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
 
+from runtime.orchestration.events import Dispatch, Redispatch, RunEvent, SubtaskEnd
 from runtime.orchestration.executor import Executor, Job, SubtaskResult
 from runtime.orchestration.state import OrchestratorState
 from runtime.spawn.outcome import Outcome
@@ -34,7 +35,7 @@ class RoundContext:
     max_dispatches: int
     results: dict[str, SubtaskResult]  # every subtask of every round so far, by id: the latest outcome
     describe_output: Callable[[str, SubtaskResult], str]
-    emit: Callable[..., None]  # an event for the orchestrator's listeners
+    emit: Callable[[RunEvent], None]  # an event for the orchestrator's listeners
     integrate: Callable[[], Awaitable[str]]  # merge what was accepted so far; returns the new head
     # A result's bundle, into the repository, checked against the base its job started from.
     import_work: Callable[[SubtaskResult, str], Awaitable[SubtaskResult]] | None = None
@@ -84,7 +85,7 @@ async def _collect(ctx: RoundContext, sub: Subtask, handle: str) -> None:
         _record(ctx, sub, result)
         if (result.outcome.status, result.outcome.detail) != ("failed", "node"):
             return
-        ctx.emit("redispatch", subtask=sub.id, agent=result.outcome.agent_id, reason=result.outcome.message)
+        ctx.emit(Redispatch(sub.id, result.outcome.agent_id, result.outcome.message))
         again = await _dispatch(ctx, sub)
         if again is None:
             return
@@ -121,7 +122,7 @@ async def _dispatch(ctx: RoundContext, sub: Subtask) -> str | None:
     agent_id = stored["agent_id"] if interrupted and stored is not None and stored["agent_id"] else agent_id_for(run_id, sub.id, dispatch)
     context = "\n\n".join(ctx.describe_output(u, ctx.results[u]) for u in sub.uses) or None
     state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
-    ctx.emit("dispatch", subtask=sub.id, agent=agent_id, dispatch=dispatch, base=ctx.base)
+    ctx.emit(Dispatch(sub.id, agent_id, dispatch, ctx.base))
     job = Job(run_id, sub.id, agent_id, task.manifest, str(task.path), task.digest, str(ctx.catalog.root),
               ctx.catalog_digest, ctx.base, context,
               memory_mb=task.agent.limits.memory_mb if task.agent is not None else Job.memory_mb,
@@ -138,5 +139,4 @@ def _record(ctx: RoundContext, sub: Subtask, result: SubtaskResult) -> None:
         label=outcome.label, branch=outcome.branch, commit_sha=outcome.commit, report=result.report,
         outcome_json=json.dumps(outcome.to_dict()),
     )
-    ctx.emit("subtask-end", subtask=sub.id, label=outcome.label, commit=outcome.commit,
-             **({"cause": outcome.cause()} if outcome.status != "ok" else {}))
+    ctx.emit(SubtaskEnd(sub.id, outcome.label, outcome.commit, outcome.cause() if outcome.status != "ok" else None))

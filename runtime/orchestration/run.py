@@ -21,6 +21,22 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 
 from runtime.errors import FatalError, UsageError
+from runtime.orchestration.events import (
+    Accepted,
+    AgentProgress,
+    Imported,
+    ImportRefused,
+    Integrated,
+    Judged,
+    Merged,
+    PlanCheck,
+    Replan,
+    RunEnd,
+    RunEvent,
+    RunStart,
+    SharedPath,
+    from_stored,
+)
 from runtime.orchestration.executor import ExecutorFactory, Listener, LocalExecutor, SubtaskResult
 from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
 from runtime.orchestration.judge import Judgement, judge
@@ -48,7 +64,7 @@ class RunOptions:
     state_dir: Path | None = None
     catalog: str | None = None
     resume: ResumedRun | None = None  # the killed run to continue, as `resumed_run` read it
-    on_event: Callable[[str, dict[str, Any]], None] | None = None
+    on_event: Callable[[str, RunEvent], None] | None = None  # (run id, event), as each happens
     replanner: Callable[..., Any] | None = None  # (run, judgement, results) -> Plan | list[str] questions | None
     reviewer: Callable[..., Any] | None = None  # (run, checks) -> Review
     remember: Callable[..., Any] | None = None  # (run, verdict): the meta-validation's memory writes
@@ -106,10 +122,10 @@ class PlanRun:
     round_results: list[dict[str, SubtaskResult]] = field(default_factory=list)  # each round's own outcomes
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # subtask id -> paths that would not merge
 
-    def emit(self, kind: str, **data: Any) -> None:
-        self.state.event(self.run_id, kind, data)
+    def emit(self, event: RunEvent) -> None:
+        self.state.event(self.run_id, event.kind, event.data())
         if self.options.on_event is not None:
-            self.options.on_event(kind, {"run": self.run_id, **data})
+            self.options.on_event(self.run_id, event)
 
 
 def _describe(run: PlanRun) -> Callable[[str, SubtaskResult], str]:
@@ -126,11 +142,12 @@ def _listener(run: PlanRun) -> Listener:
 
     def listener(handle: str, event: dict[str, Any]) -> None:
         writes = event["writes"]
-        run.emit("progress", subtask=handle, **{k: v for k, v in event.items() if k != "writes"})
+        run.emit(AgentProgress(handle, event["agent"], event["attempt"], event["state"], event["turns"], event["tool_calls"],
+                          event["denials"], event["elapsed_s"], event["cost_usd"], event.get("node")))
         sub = next((s for round_ in run.rounds for s in round_ if s.id == handle), None)
         if sub is not None and sub.task.role.escalation == "orchestrator-notify":
             for path in writes[seen_writes.get(handle, 0):]:
-                run.emit("shared-path", subtask=handle, agent=event["agent"], path=path)
+                run.emit(SharedPath(handle, event["agent"], path))
             seen_writes[handle] = len(writes)
     return listener
 
@@ -166,15 +183,15 @@ def _importer(run: PlanRun, catalog: Catalog) -> Callable[[SubtaskResult, str], 
                 raise GitError(["bundle"], "the result has no bundle to import")
             await anyio.to_thread.run_sync(run.git.import_bundle, result.bundle, outcome.branch, outcome.commit)
         except GitError as exc:
-            run.emit("import-refused", subtask=result.subtask_id, reason=str(exc))
+            run.emit(ImportRefused(result.subtask_id, str(exc)))
             return _refused(result, f"its work could not be imported from the worker's bundle: {exc}")
         sub = next(s for round_ in run.rounds for s in round_ if s.id == result.subtask_id)
         failed = await recheck_imported(run.git, sub.task, catalog, base, outcome.commit, result.report)
         if failed:
             reasons = "; ".join(f"{r.atom} ({r.kind}): {r.feedback.strip()[:400]}" for r in failed)
-            run.emit("import-refused", subtask=result.subtask_id, reason=reasons)
+            run.emit(ImportRefused(result.subtask_id, reasons))
             return _refused(result, f"the orchestrator's re-check of the imported work failed: {reasons}")
-        run.emit("imported", subtask=result.subtask_id, commit=outcome.commit)
+        run.emit(Imported(result.subtask_id, outcome.commit))
         return replace(result, bundle=None)
     return import_work
 
@@ -196,7 +213,7 @@ def _integrate(run: PlanRun) -> dict[str, list[str]]:
     integration = integrate(run.git, run.state, run.run_id, run.integration, accepted)
     for sid, merged in integration.merged.items():
         if sid not in done:
-            run.emit("integrated", subtask=sid, commit=merged)
+            run.emit(Integrated(sid, merged))
     run.conflicts.update(integration.conflicts)
     return integration.conflicts
 
@@ -211,7 +228,7 @@ async def _plan_checks(run: PlanRun, catalog: Catalog) -> list[tuple[str, int, s
         checks = await commands_on_tree(run.git, head, list(run.plan.checks), home, run.options.use_sandbox,
                                         toolchain=toolchain)
         for command, code, _ in checks:
-            run.emit("plan-check", command=command, exit_code=code)
+            run.emit(PlanCheck(command, code))
     return checks
 
 
@@ -260,10 +277,11 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
     # `runtime status` tells a running plan from one whose orchestrator is gone (and a second
     # `--resume` of a live run is refused).
     lock = acquire(run.state_dir, plan_lock_name(run.run_id))
-    run.emit("run-start", goal=plan.goal, base=run.base, integration=run.integration)
+    run.emit(RunStart(plan.goal, run.base, run.integration))
     # A resumed run continues with the latest plan (the replanned one, if any) and its replan count.
     subtasks, number = list(plan.subtasks), options.resume.replans if options.resume else 0
-    run.report.replans = [{"reason": e["reason"], "gap": e.get("gap", [])} for e in run.state.events_of(run.run_id, "replan")]
+    stored = [from_stored("replan", e) for e in run.state.events_of(run.run_id, "replan")]
+    run.report.replans = [{"reason": e.reason, "gap": list(e.gap)} for e in stored if isinstance(e, Replan)]
     reviewer = options.reviewer
     try:
         while True:
@@ -278,7 +296,7 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
             causes = {sid: outcome.cause() for sid, outcome in latest.items() if outcome.status != "ok"}
             review = (lambda checks=checks: reviewer(run, checks)) if reviewer else None
             verdict = judge(outcomes, conflicts, checks, review, causes)
-            run.emit("judgement", status=verdict.status, reason=verdict.reason)
+            run.emit(Judged(verdict.status, verdict.reason))
             if verdict.status == "ok":
                 _accept(run, verdict)
                 break
@@ -294,7 +312,7 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
             # Stored for --resume: the run's own [plan] table, the replanned subtasks.
             run.state.update_run(run.run_id, replans=len(run.report.replans),
                                  plan={**replanned.data, "plan": run.plan.data["plan"]})
-            run.emit("replan", reason=verdict.reason, gap=verdict.gap, subtasks=[s.id for s in replanned.subtasks])
+            run.emit(Replan(verdict.reason, tuple(verdict.gap), tuple(s.id for s in replanned.subtasks)))
             subtasks, number = list(replanned.subtasks), number + 1
     finally:
         run.report.subtasks = _lines(run)
@@ -304,7 +322,7 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
         path.write_text(render(run.report), encoding="utf-8")
         run.report.path = str(path)
         run.state.update_run(run.run_id, status=run.report.status, detail=run.report.reason[:2000])
-        run.emit("run-end", status=run.report.status, report=str(path))
+        run.emit(RunEnd(run.report.status, str(path)))
         run.state.close()
         lock.release()
     return run.report
@@ -328,7 +346,7 @@ def _accept(run: PlanRun, verdict: Judgement) -> None:
         else:
             run.report.merged_into_base = run.git.merge(
                 run.base_branch, run.integration, f"Merge run {run.run_id}: {run.plan.goal}\n\nRun: {run.run_id}\n", expected_base=head)
-        run.emit("merged", into=run.base_branch, commit=run.report.merged_into_base)
+        run.emit(Merged(run.base_branch, run.report.merged_into_base))
     if run.options.remember is not None:
         run.options.remember(run, verdict)  # memory is written here, on acceptance, and nowhere else
-    run.emit("accepted", learn=verdict.learn)
+    run.emit(Accepted(tuple(verdict.learn)))

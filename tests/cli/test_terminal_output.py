@@ -23,6 +23,7 @@ from runtime.approvals.store import ApprovalStore
 from runtime.audit.log import AuditLog
 from runtime.cli import run as run_cli_module
 from runtime.cli import spawn as spawn_cli
+from runtime.orchestration.events import AgentProgress, Judged, SharedPath, SubtaskEnd
 from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
 from runtime.spawn.state import RunRecord, StateDir
@@ -179,11 +180,10 @@ def test_the_run_s_live_table_and_event_lines_are_inert(capsys, monkeypatch, ter
     args = type("Args", (), {"json": False})()
     emit, live = run_cli_module._printer(args)
     try:
-        emit("progress", {"run": "r1", "subtask": "s1", "agent": HOSTILE, "state": HOSTILE, "attempt": 1,
-                          "turns": 2, "tool_calls": 3, "denials": 0, "elapsed_s": 1, "cost_usd": HOSTILE})
-        emit("shared-path", {"run": "r1", "subtask": "s1", "agent": "r1.s1", "path": f"/repo/src/{HOSTILE}"})
-        emit("judgement", {"run": "r1", "status": "replan", "reason": HOSTILE})
-        emit("subtask-end", {"run": "r1", "subtask": "s1", "label": HOSTILE, "commit": None})
+        emit("r1", AgentProgress("s1", HOSTILE, 1, HOSTILE, 2, 3, 0, 1, HOSTILE))  # a cost that is not a number
+        emit("r1", SharedPath("s1", "r1.s1", f"/repo/src/{HOSTILE}"))
+        emit("r1", Judged("replan", HOSTILE))
+        emit("r1", SubtaskEnd("s1", HOSTILE, None))
     finally:
         live.stop()
     captured = capsys.readouterr()

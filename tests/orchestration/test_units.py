@@ -221,3 +221,19 @@ def test_resume_reads_the_run_once_with_its_latest_plan_and_replans(tmp_path):
         resumed_run(tmp_path, "r9")
     with pytest.raises(FatalError, match="already ended \\(accepted\\)"):
         resumed_run(tmp_path, "r2")
+
+
+def test_every_event_kind_is_one_class_and_comes_back_from_the_state_as_it_went_in():
+    from runtime.orchestration import events
+
+    assert len(events.EVENTS) == len({cls.kind for cls in events.EVENTS.values()})
+    sent = [events.RunStart("goal", "b" * 40, "run/r1"), events.Replan("why", ("a gap",), ("s1", "s2")),
+            events.SubtaskEnd("s1", "ok", "c" * 40), events.SubtaskEnd("s2", "rejected", None, "tests fail"),
+            events.AgentProgress("s1", "r1.s1", 1, "running", 2, 3, 0, 1.5, 0.0)]
+    for event in sent:
+        stored = json.loads(json.dumps(event.data()))
+        assert events.from_stored(event.kind, stored) == event
+    assert "cause" not in sent[2].data() and sent[3].data()["cause"] == "tests fail"  # optional: left out when None
+    assert "node" not in sent[4].data()
+    assert sent[0].to_json("r1") == {"event": "run-start", "run": "r1", "goal": "goal", "base": "b" * 40,
+                                     "integration": "run/r1", "version": events.EVENTS_VERSION}
