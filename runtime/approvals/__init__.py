@@ -24,7 +24,7 @@ Every request and decision is appended to the audit log (kinds ``approval-reques
 
 Timeouts: a request expires after the task's ``[agent.limits] approval-timeout-s`` (default
 300 s). Claude Code kills a PreToolUse hook after ``HOOK_TIMEOUT_S`` (30 s, see
-``runtime.spawn.claude_cli``) and then blocks the call (`onFailure: block`), so a hook never
+``runtime.spawn.backends.claude_code.cli``) and then blocks the call (`onFailure: block`), so a hook never
 waits longer than ``HOOK_WAIT_MAX_S`` plus ``ANSWER_GRACE_S`` (27 s): ``runtime check`` asks for
 at most 25 s, and for the claude-code backend ``approval-timeout-s`` is capped at 25 s.
 

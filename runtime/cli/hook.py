@@ -25,7 +25,7 @@ from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.role import load_role
-from runtime.spawn.claude_cli import FAIL_CLOSED_SINCE, locate_claude, require_fail_closed
+from runtime.spawn.backends.claude_code.cli import FAIL_CLOSED_SINCE, locate_claude, require_fail_closed
 from runtime.tooling.claude import (
     SESSION_ROLE,
     has_hook,

@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field
 
 from runtime.errors import ManifestError
+from runtime.manifests import kinds
+from runtime.manifests.kinds import AGENT_BACKENDS
 from runtime.manifests.model import Model
 from runtime.manifests.tomlsrc import TomlSource
 from runtime.timeouts import DEFAULT_APPROVAL_TIMEOUT_S as DEFAULT_TIMEOUT_S
@@ -49,7 +50,9 @@ class LimitsSection(Model):
 
 
 class AgentSection(Model):
-    backend: Literal["builtin", "claude-code", "command"]
+    # One of AGENT_BACKENDS, read when a task loads: a backend is one folder of runtime.spawn.backends and
+    # one entry in the registries, not a type to edit here (the schema lists them: json_schema_extra).
+    backend: str = Field(json_schema_extra={"enum": list(AGENT_BACKENDS)})
     model: str | None = None
     script: str | None = None
     api_base: str | None = None
@@ -77,6 +80,8 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
         return src.error(("agent", key), message)
 
     backend = section.backend
+    if backend not in kinds.AGENT_BACKENDS:
+        raise err("backend", f"unknown backend `{backend}`: one of {', '.join(kinds.AGENT_BACKENDS)}")
     if backend == "command":
         if not section.command:
             raise err("backend", "the command backend needs `command = [program, args...]`")

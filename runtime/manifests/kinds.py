@@ -89,6 +89,6 @@ TASK_FIELDS: dict[str, str] = {
 }
 
 
-# The backends an `[agent]` table may name; each is a module of runtime.spawn.backends (a test holds
+# The backends an `[agent]` table may name; each is a folder of runtime.spawn.backends (a test holds
 # the two together). Here, below spawn, so that manifests and the CLI can name them without importing it.
 AGENT_BACKENDS = ("builtin", "claude-code", "command")

@@ -20,7 +20,6 @@ own logs can reproduce a job).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
@@ -33,6 +32,7 @@ from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import Task, task_from_manifest
 from runtime.models.types import ModelError, ModelReply, ModelRequest
+from runtime.spawn.backends import backend_for
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions, spawn_task
 from runtime.spawn.remote import Forwarded
@@ -130,48 +130,18 @@ class JobService:
         self.calls = 0
         # Every attempt's turns, twice over (the CLI also counts tokens): the node's own limits are tighter.
         self.max_calls = 2 * agent.limits.max_turns * (agent.retries + 1)
-        self._broker: Any = None
-        self._proxy: Any = None
-        if agent.backend == "builtin":
-            from runtime.models.broker import AgentModelConfig, Broker
-            from runtime.spawn.backends import backend_for
-
-            backend_for("builtin").preflight(task, True)  # the script, or the model and its key, here
-            config = AgentModelConfig(model=agent.model or "", api_base=agent.api_base,
-                                      script=str(agent.script) if agent.script else None,
-                                      timeout_s=float(agent.limits.model_timeout_s))
-            # Never started: no socket, it answers the lines a worker relays (`handle_line`).
-            self._broker = Broker("/nonexistent/model.sock", task.agent_id, config)
-        elif agent.backend == "claude-code":
-            from runtime.policy.compile import compile_document
-            from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
-            from runtime.spawn.claude import egress_domains
-
-            policy = compile_document(task.role, task, Path(task.path).parent, catalog)
-            self._proxy = AnthropicProxy("/nonexistent/api.sock", agent.api_base or DEFAULT_UPSTREAM,
-                                         upstream_credentials(os.environ), egress=egress_domains(policy))
+        # The backend's own side of its worker's model calls: a broker (builtin), a proxy (claude-code), none.
+        self._model = backend_for(agent.backend).job_model(task, catalog)
 
     def answer(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The answer to one request of the job's worker (never raises: a bad request is an answer)."""
         if kind == "approval":
             return self._approve(payload)
         self.calls += 1
-        if kind == "model" and self._broker is not None:
+        if self._model is not None and kind == self._model.request_kind:
             if self.calls > self.max_calls:
-                return {"ok": False, "error": {"kind": "request", "message": f"{self.agent_id} has made "
-                                               f"{self.max_calls} model calls, all its task allows"}}
-            line = json.dumps({"messages": payload.get("messages"), "tools": payload.get("tools")})
-            reply: dict[str, Any] = self._broker.handle_line(line)
-            return reply
-        if kind == "forward" and self._proxy is not None:
-            if self.calls > self.max_calls:
-                return {"error": f"{self.agent_id} has made {self.max_calls} model calls, all its task allows"}
-            try:
-                answer = self._proxy.fetch(str(payload.get("path")), bytes(payload.get("body") or b""),
-                                           dict(payload.get("headers") or {}))
-            except Exception as exc:  # noqa: BLE001 - unreachable upstream or a malformed request: an answer
-                return {"error": f"the upstream model API is unreachable: {type(exc).__name__}: {exc}"}
-            return {"status": answer.status, "reason": answer.reason, "headers": answer.headers, "body": answer.body}
+                return self._model.refused(f"{self.agent_id} has made {self.max_calls} model calls, all its task allows")
+            return self._model.answer(payload)
         return {"ok": False, "error": {"kind": "request", "message": f"{self.agent_id} asks for `{kind}`, which "
                                        "its backend never asks the orchestrator for"}}
 

@@ -138,7 +138,9 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
     finally:
         # Also when the agent was stopped (a limit, Ctrl-C): what it leaves is committed for inspection.
         backend.clean_up(setup)
-    backend.read_report(setup)
+    report = backend.read_report(setup)
+    if report is not None:
+        setup.progress.report, setup.report_problem = report.text, report.problem
     return outcome
 
 

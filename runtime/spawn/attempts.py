@@ -11,7 +11,7 @@ import contextlib
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -20,6 +20,7 @@ from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
 from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
+from runtime.spawn.backends.base import ModelAccess
 from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
@@ -34,19 +35,8 @@ from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
     from runtime.approvals.service import ApprovalService
-    from runtime.models.broker import Usage
     from runtime.sandbox.egress import EgressProxy
     from runtime.spawn.pipeline import SpawnRun
-
-
-class _ModelAccess(Protocol):
-    """What an attempt uses of the backend's way to the model (the broker, the CLI's proxy)."""
-
-    socket_path: Path
-
-    def usage(self) -> Usage: ...
-
-    def close(self) -> None: ...
 
 
 def feedback_for(rejected: list[CheckRecord]) -> str:
@@ -56,7 +46,7 @@ def feedback_for(rejected: list[CheckRecord]) -> str:
     return "\n\n".join(parts)
 
 
-def _start_broker(run: SpawnRun) -> tuple[_ModelAccess | None, Path | None]:
+def _start_broker(run: SpawnRun) -> tuple[ModelAccess | None, Path | None]:
     """The backend's way to the model (the broker, the CLI's proxy), which alone holds the keys."""
     return backend_for(run.agent.backend).model_access(run)
 

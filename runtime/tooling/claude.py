@@ -14,7 +14,7 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
-from runtime.spawn.claude_cli import gate_hook
+from runtime.spawn.backends.claude_code.cli import gate_hook
 
 
 def _in_project(path: str, project: str | None) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import runtime
-from runtime.spawn.claude_cli import gate_hook
+from runtime.spawn.backends.claude_code.cli import gate_hook
 from runtime.tooling.claude import session_options
 
 NAME = "agent-runtime"  # the plugin's and the marketplace's name: installed as agent-runtime@agent-runtime

@@ -363,7 +363,7 @@ def test_check_refuses_waits_past_the_hook_timeout(root, args):
 
 
 def test_the_hook_wait_stays_below_claude_codes_hook_timeout(tmp_path):
-    from runtime.spawn.claude import write_settings
+    from runtime.spawn.backends.claude_code.settings import write_settings
     from runtime.tooling.claude import merge_hook
 
     settings = json.loads(write_settings(tmp_path).read_text())
@@ -419,7 +419,7 @@ def test_the_claude_code_hook_command_asks_the_orchestrator(env, tmp_path, root)
     import shlex
 
     from runtime.spawn.backends.claude_code import _hook_asks_orchestrator
-    from runtime.spawn.claude import write_settings
+    from runtime.spawn.backends.claude_code.settings import write_settings
 
     run_ro = tmp_path / "agent-ro"
     run_ro.mkdir()

@@ -158,7 +158,7 @@ def our_hook(settings: Path) -> dict:
 
 
 def test_every_hook_the_runtime_writes_blocks_a_call_it_cannot_answer(tmp_path):
-    from runtime.spawn.claude import write_settings
+    from runtime.spawn.backends.claude_code.settings import write_settings
 
     env = {**ON_PATH, "RUNTIME_CLAUDE_BIN": str(fake_cli(tmp_path / "bin", "2.1.332 (Claude Code)"))}
     for extra in ([], ["--role", "explorer"], ["--settings", "other.json"]):
@@ -257,7 +257,7 @@ def test_a_named_cli_that_is_not_there_is_refused(tmp_path):
 
 
 def test_the_pinned_cli_version_is_one_version_everywhere():
-    from runtime.spawn.claude_cli import FAIL_CLOSED_SINCE, PINNED_VERSION
+    from runtime.spawn.backends.claude_code.cli import FAIL_CLOSED_SINCE, PINNED_VERSION
 
     makefile = (REPO / "Makefile").read_text()
     assert f"CLAUDE_VERSION := {PINNED_VERSION}\n" in makefile

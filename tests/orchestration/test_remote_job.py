@@ -97,7 +97,7 @@ def test_a_worker_runs_the_job_with_the_orchestrator_making_its_model_calls(spaw
     theirs = tmp_path / "orchestrators.script.toml"
     theirs.write_text(script.read_text())
     s.write_script(["I did nothing."], name="ag-x.script.toml")
-    broker = desk.service._broker
+    broker = desk.service._model._broker  # the builtin backend's side of the calls: its broker
     broker.config = dataclasses.replace(broker.config, script=str(theirs))
     bundle = base_bundle(Git(s.repo), s.base, tmp_path).read_bytes()
     remote = run_job(job.to_json(), bundle, True, desk)

@@ -33,8 +33,8 @@ from typing import Any
 
 import pytest
 
-from runtime.spawn.anthropic_proxy import AnthropicProxy
-from runtime.spawn.claude import cli_launch, find_claude
+from runtime.spawn.backends.claude_code.proxy import AnthropicProxy
+from runtime.spawn.backends.claude_code.settings import cli_launch, find_claude
 from tests.conftest import REPO, RUNTIME, require
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.claude_cli import missing_cli_reason

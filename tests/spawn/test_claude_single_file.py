@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.spawn.claude import remove_staging_files, stream_event, written_files
-from runtime.spawn.claude_cli import find_claude
+from runtime.spawn.backends.claude_code.cli import find_claude
+from runtime.spawn.backends.claude_code.settings import remove_staging_files, stream_event, written_files
 from runtime.spawn.progress import Progress
 from tests.conftest import require
 from tests.fakes.claude_cli import missing_cli_reason

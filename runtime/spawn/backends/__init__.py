@@ -1,10 +1,12 @@
-"""How an agent runs: one module per backend behind the ``Backend`` protocol, in ``BACKENDS``.
+"""How an agent runs: one folder per backend behind the typed ``Backend`` protocol (``base``), in ``BACKENDS``.
 
-Adding a backend is one module and one entry here (and its name in the
-``[agent] backend`` field of ``runtime.manifests.agent``, which validates the
-fields each backend takes: manifests sit below spawn, so the rules of a task
-file stay there as data). Everything else of an attempt (sandbox, limits,
-verify, retries) is the same for every backend.
+Adding a backend is one folder here and its name in two registries: ``BACKENDS`` below, and
+``AGENT_BACKENDS`` of ``runtime.manifests.kinds``, the names a task's ``[agent] backend`` may use
+(manifests sit below spawn, so the rules of a task file stay there as data; a test adds a toy backend
+that way and runs a whole spawn with it). Everything else of an attempt (sandbox, limits, verify,
+retries, a cluster job's model calls through ``Backend.job_model``) is the same for every backend.
+The claude-code backend's parts live in its folder: the CLI's settings and stream (``settings``), the
+CLI itself (``cli``) and its model proxy (``proxy``).
 """
 
 from __future__ import annotations

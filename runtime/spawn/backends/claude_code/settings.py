@@ -2,7 +2,7 @@
 
 The CLI runs inside the agent's bubblewrap sandbox, under the relay (`runtime.sandbox.netrelay`)
 that gives it `http://127.0.0.1:8082` in the sandbox's own network namespace, leading to the
-orchestrator's proxy (`runtime.spawn.anthropic_proxy`), which alone holds the API key. The CLI's
+orchestrator's proxy (`runtime.spawn.backends.claude_code.proxy`), which alone holds the API key. The CLI's
 "key" is a per-run secret the proxy checks, so the proxy serves this agent and nobody else, and the
 proxy forwards only plain model calls. Every tool call passes the PreToolUse hook `runtime check
 --policy` (matcher `*`), given by `--settings` from the run's read-only folder, with
@@ -11,7 +11,7 @@ in the agent's home, which code it runs can write: `disableAllHooks`, allow rule
 `apiKeyHelper` there were all honoured once), and the home itself starts empty at every attempt.
 `--permission-mode dontAsk` and no allow rules, so nothing runs that the gate did not allow; the
 hook carries `onFailure: block`, so a hook that cannot start, crashes or times out blocks the call
-(`runtime.spawn.claude_cli`; the preflight refuses a CLI too old for it). The
+(`runtime.spawn.backends.claude_code.cli`; the preflight refuses a CLI too old for it). The
 prompt (the bundle, plus the verify feedback on a retry) goes in on stdin; stream-JSON comes out,
 and `stream_event` turns it into the facts the orchestrator tracks.
 
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.policy.document import PolicyDocument
 from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
-from runtime.spawn.anthropic_proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
-from runtime.spawn.claude_cli import cli_launch, find_claude, gate_hook
+from runtime.spawn.backends.claude_code.cli import cli_launch, find_claude, gate_hook
+from runtime.spawn.backends.claude_code.proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
 from runtime.spawn.progress import Progress
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.workspace.safe_files import UnsafeFile, folder_under

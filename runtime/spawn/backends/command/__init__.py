@@ -7,13 +7,16 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
+from runtime.spawn.backends.base import JobModel, ModelAccess, Report
 
 if TYPE_CHECKING:
+    from runtime.manifests.catalog import Catalog
     from runtime.manifests.task import Task
     from runtime.spawn.agent_process import AttemptSetup
+    from runtime.spawn.pipeline import SpawnRun
     from runtime.spawn.progress import Progress
 
 
@@ -26,8 +29,11 @@ class CommandBackend:
         if "/" not in program and shutil.which(program) is None:
             raise FatalError(f"{task.path}: [agent] command runs `{program}`, which is not on PATH")
 
-    def model_access(self, run: Any) -> tuple[Any, Path | None]:
+    def model_access(self, run: SpawnRun) -> tuple[ModelAccess | None, Path | None]:
         return None, None  # the program reaches whatever it reaches; the runtime holds no key for it
+
+    def job_model(self, task: Task, catalog: Catalog) -> JobModel | None:
+        return None
 
     def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
         from runtime.spawn.agent_process import REPORT_NAME
@@ -47,10 +53,10 @@ class CommandBackend:
     def on_line(self, progress: Progress) -> Callable[[str], None] | None:
         return None
 
-    def read_report(self, setup: AttemptSetup) -> None:
+    def read_report(self, setup: AttemptSetup) -> Report | None:
         from runtime.spawn.agent_process import read_report
 
-        setup.progress.report, setup.report_problem = read_report(setup.home, setup.attempt_dir)
+        return Report(*read_report(setup.home, setup.attempt_dir))
 
     def clean_up(self, setup: AttemptSetup) -> None:
         return None  # the program is the user's: what it leaves is judged as its work

@@ -3,17 +3,22 @@ and reaching its model through the broker, which alone holds the keys."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runtime.errors import FatalError
+from runtime.spawn.backends.base import JobModel, ModelAccess, Report
 from runtime.spawn.sockets import socket_folder
 
 if TYPE_CHECKING:
+    from runtime.manifests.catalog import Catalog
     from runtime.manifests.task import Task
+    from runtime.models.broker import Broker
     from runtime.spawn.agent_process import AttemptSetup
+    from runtime.spawn.pipeline import SpawnRun
     from runtime.spawn.progress import Progress
 
 
@@ -36,12 +41,12 @@ class BuiltinBackend:
             if problem is not None:
                 raise FatalError(f"{task.path}: [agent] model: {problem}")
 
-    def model_access(self, run: Any) -> tuple[Any, Path | None]:
+    def model_access(self, run: SpawnRun) -> tuple[ModelAccess | None, Path | None]:
         from runtime.models.broker import AgentModelConfig, Broker
 
-        agent = run.task.agent
+        agent = run.agent
         folder = socket_folder(run.state.root)
-        config = AgentModelConfig(model=agent.model, api_base=agent.api_base,
+        config = AgentModelConfig(model=agent.model or "", api_base=agent.api_base,
                                   script=str(agent.script) if agent.script else None,
                                   timeout_s=float(agent.limits.model_timeout_s))
         # Whoever makes the calls, the broker here is the agent's one way to them and keeps its usage.
@@ -64,8 +69,38 @@ class BuiltinBackend:
     def on_line(self, progress: Progress) -> Callable[[str], None] | None:
         return progress.builtin_event
 
-    def read_report(self, setup: AttemptSetup) -> None:
+    def job_model(self, task: Task, catalog: Catalog) -> JobModel | None:
+        from runtime.models.broker import AgentModelConfig, Broker
+
+        agent = task.agent
+        assert agent is not None
+        self.preflight(task, True)  # the script, or the model and its key, here
+        config = AgentModelConfig(model=agent.model or "", api_base=agent.api_base,
+                                  script=str(agent.script) if agent.script else None,
+                                  timeout_s=float(agent.limits.model_timeout_s))
+        # Never started: no socket, it answers the lines a worker relays.
+        return _BrokerCalls(Broker("/nonexistent/model.sock", task.agent_id, config))
+
+    def read_report(self, setup: AttemptSetup) -> Report | None:
         return None  # the loop's last event carries it
 
     def clean_up(self, setup: AttemptSetup) -> None:
         return None  # its file tools write in place
+
+
+class _BrokerCalls:
+    """A cluster job's model calls, made by a broker of the orchestrator's: the worker sends the messages
+    and tools, never the model, server or script, which come from the job's task."""
+
+    request_kind = "model"
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
+        line = json.dumps({"messages": payload.get("messages"), "tools": payload.get("tools")})
+        reply: dict[str, Any] = self._broker.handle_line(line)
+        return reply
+
+    def refused(self, message: str) -> dict[str, Any]:
+        return {"ok": False, "error": {"kind": "request", "message": message}}
