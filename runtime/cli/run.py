@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from runtime.manifests.catalog import Catalog
+    from runtime.models.types import ModelReach
     from runtime.orchestration.advisors.asking import AgentDefaults
-    from runtime.orchestration.advisors.planner import ModelConfig
     from runtime.orchestration.events import RunEvent
     from runtime.orchestration.executor import ExecutorFactory
     from runtime.orchestration.plans.load import Plan
@@ -71,17 +71,15 @@ def _check_plan_models(args: argparse.Namespace, plan: Plan) -> None:
             get_litellm(spec.model)
 
 
-def _planner_config(args: argparse.Namespace, plan: Plan | None = None) -> ModelConfig | None:
-    from runtime.orchestration.advisors.asking import model_config
-    from runtime.orchestration.advisors.planner import ModelConfig
+def _planner_config(args: argparse.Namespace, plan: Plan | None = None) -> ModelReach | None:
+    """The planner the command line names, else the plan's `[plan.planner]`, else None."""
+    from runtime.models.types import ModelReach
 
     if args.planner_model:
-        return ModelConfig(model=args.planner_model, api_base=args.planner_api_base,
-                           script=str(Path(args.planner_script).resolve()) if args.planner_script else None,
-                           max_retries=args.planner_retries)
-    if plan is not None and plan.planner is not None:
-        return model_config(plan.planner)
-    return None
+        return ModelReach.planner(args.planner_model, api_base=args.planner_api_base,
+                                  script=str(Path(args.planner_script).resolve()) if args.planner_script else None,
+                                  max_retries=args.planner_retries)
+    return plan.planner if plan is not None else None
 
 
 def _first_plan(args: argparse.Namespace, catalog: Catalog, git: Git,
@@ -193,8 +191,7 @@ def run(args: argparse.Namespace) -> int:
     from runtime.manifests.catalog import Catalog
     from runtime.manifests.locate import find_catalog
     from runtime.orchestration import meta
-    from runtime.orchestration.advisors.asking import Replanner, model_config, reviewer_for, roles_info
-    from runtime.orchestration.advisors.reviewer import ReviewerConfig
+    from runtime.orchestration.advisors.asking import Replanner, reviewer_for, roles_info
     from runtime.orchestration.plans.load import load_plan
     from runtime.orchestration.plans.save import save_plan
     from runtime.orchestration.run import RunOptions, resumed_run, run_plan
@@ -233,12 +230,7 @@ def run(args: argparse.Namespace) -> int:
         files = [p for p in git.text("ls-files", "-z").split("\0") if p]
         replanner = Replanner(catalog, plan.base_dir, planner, _defaults(args, plan), roles_info(catalog), files,
                               relevant_memory(state_dir, plan.goal))
-    reviewer = None
-    if plan.reviewer:
-        config = model_config(plan.reviewer, ReviewerConfig)
-        # model_config makes the class it is given, but says ModelConfig (runtime.orchestration.advisors.asking)
-        assert isinstance(config, ReviewerConfig)
-        reviewer = reviewer_for(config)
+    reviewer = reviewer_for(plan.reviewer) if plan.reviewer else None
     show, live = _printer(args)
     seen: dict[str, str] = {}
 

@@ -6,11 +6,12 @@ the conversation and the tool schemas; ``Broker`` (orchestrator side) calls the 
 answer back.
 
 One broker serves one agent on one socket: the socket is the agent's identity. The broker fills
-``model``, ``api_base``, ``script``, ``timeout_s``, ``max_retries`` and ``agent_id`` from its own
-``AgentModelConfig``; whatever the agent sends for those fields is ignored, so it cannot choose
-another model, server or script, nor play another agent's script. It keeps the agent's usage
-totals (calls, errors, tokens, cost) for the orchestrator's limits, across connections and
-attempts for as long as the broker lives.
+``model``, ``api_base``, ``script``, ``timeout_s`` and ``max_retries`` from its own ``ModelReach``
+(``runtime.models.types``; its ``transport_retries``), and ``agent_id`` with its agent's id; whatever
+the agent sends for those fields is ignored, so it cannot choose another model, server or script,
+nor play another agent's script. It keeps the agent's usage totals (``Usage``: calls, errors,
+tokens, cost) for the orchestrator's limits, across connections and attempts for as long as the
+broker lives.
 
 Wire format: UTF-8 JSON, one object per line each way, any number of requests per connection,
 answered in order::
@@ -43,31 +44,18 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from runtime.ipc.unix_service import JsonLinesHandler, TrackedServer, UnixService
-from runtime.models.types import ModelError, ModelReply, ModelRequest, check_messages, check_tools, one_line
+from runtime.models.types import ModelError, ModelReach, ModelReply, ModelRequest, check_messages, check_tools, one_line
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class AgentModelConfig:
-    """How the broker calls the model for its agent (never sent to the agent)."""
-
-    model: str
-    api_base: str | None = None
-    script: str | None = None
-    timeout_s: float = 120.0
-    max_retries: int = 2
-    api_key: str | None = field(default=None, repr=False)  # None: litellm reads the provider's variable
-    backoff_s: float = 0.5
-
-
-@dataclass(frozen=True)
 class Usage:
-    """An agent's model usage so far."""
+    """Model usage so far: an agent's (its broker's), or a planner's or reviewer's."""
 
     calls: int = 0  # model calls answered (successful or not)
     errors: int = 0  # of which ended in a ModelError
@@ -79,6 +67,14 @@ class Usage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def plus(self, reply: ModelReply | None) -> Usage:
+        """This usage and one more call answered: ``reply``, or None for a call that ended in a ModelError."""
+        if reply is None:
+            return replace(self, calls=self.calls + 1, errors=self.errors + 1)
+        return replace(self, calls=self.calls + 1, prompt_tokens=self.prompt_tokens + reply.prompt_tokens,
+                       completion_tokens=self.completion_tokens + reply.completion_tokens,
+                       cost_usd=self.cost_usd + reply.cost_usd)
+
 
 def _error(kind: str, message: str) -> dict[str, Any]:
     return {"ok": False, "error": {"kind": kind, "message": one_line(message)}}
@@ -87,7 +83,7 @@ def _error(kind: str, message: str) -> dict[str, Any]:
 class Broker(UnixService):
     """Serves one agent's model calls on a Unix socket (mode 0600)."""
 
-    def __init__(self, socket_path: str | os.PathLike[str], agent_id: str, config: AgentModelConfig, *,
+    def __init__(self, socket_path: str | os.PathLike[str], agent_id: str, config: ModelReach, *,
                  complete: Callable[[ModelRequest], ModelReply] | None = None,
                  on_usage: Callable[[str, Usage], None] | None = None,
                  max_line_bytes: int = MAX_LINE_BYTES) -> None:
@@ -116,14 +112,7 @@ class Broker(UnixService):
 
     def _record(self, reply: ModelReply | None) -> Usage:
         with self._lock:
-            u = self._usage
-            if reply is None:
-                u = replace(u, calls=u.calls + 1, errors=u.errors + 1)
-            else:
-                u = replace(u, calls=u.calls + 1, prompt_tokens=u.prompt_tokens + reply.prompt_tokens,
-                            completion_tokens=u.completion_tokens + reply.completion_tokens,
-                            cost_usd=u.cost_usd + reply.cost_usd)
-            self._usage = u
+            u = self._usage = self._usage.plus(reply)
         if self._on_usage is not None:
             try:
                 self._on_usage(self.agent_id, u)
@@ -153,10 +142,7 @@ class Broker(UnixService):
         except ValueError as exc:
             return _error("request", str(exc))
         cfg = self.config
-        request = ModelRequest(  # everything but messages and tools comes from the broker
-            model=cfg.model, messages=messages, tools=tools, api_base=cfg.api_base, script=cfg.script,
-            timeout_s=cfg.timeout_s, max_retries=cfg.max_retries, agent_id=self.agent_id,
-        )
+        request = cfg.request(messages, tools, agent_id=self.agent_id)  # all else comes from the broker
         try:
             reply = self._complete(request)
         except ModelError as exc:

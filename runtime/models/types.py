@@ -1,4 +1,5 @@
-"""Model request and reply types, and their JSON forms (the broker's wire format).
+"""Model request and reply types, and their JSON forms (the broker's wire format); and ``ModelReach``,
+which model a caller uses and how it is reached.
 
 Standard library only: the agent process imports this module, and it must stay cheap.
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from runtime.errors import AgentFailed
 
@@ -120,6 +121,69 @@ class ModelRequest:
             model=model, messages=check_messages(data.get("messages")), tools=check_tools(data.get("tools")),
             api_base=_opt_str(data, "api_base"), script=_opt_str(data, "script"),
             timeout_s=float(timeout_s), max_retries=max_retries, agent_id=agent_id,
+        )
+
+
+class ReachFields(TypedDict, total=False):
+    """The fields of ``ModelReach`` but ``model``, as keywords of its per-use constructors (the same names
+    and types: ``tests/models/test_reach.py`` holds them together)."""
+
+    api_base: str | None
+    script: str | None
+    agent_id: str
+    max_retries: int
+    timeout_s: float
+    transport_retries: int
+    backoff_s: float
+    api_key: str | None
+
+
+@dataclass(frozen=True)
+class ModelReach:
+    """Which model to call and how to reach it: the one record of it, whoever calls.
+
+    - The broker (``runtime.models.broker.Broker``) calls an agent's model with it, made from the
+      task's ``[agent]`` table with the defaults below. It plays every call as its own agent (the
+      socket is the agent's identity) whatever ``agent_id`` says, and never uses ``max_retries``:
+      only the planner and the reviewer send replies back.
+    - The planner and the reviewer (``runtime.orchestration.advisors``) call theirs with all of it.
+      Their reaches come from ``ModelReach.planner`` and ``ModelReach.reviewer``, whose defaults
+      are the same but for the playback id, ``"planner"`` and ``"reviewer"``.
+    - A plan file's ``[plan.planner]`` and ``[plan.reviewer]`` tables load as such reaches
+      (``runtime.orchestration.plans.load``, ``script`` resolved against the plan's folder).
+
+    ``api_key`` stays with the orchestrator: a reach is never sent to an agent.
+    """
+
+    model: str  # a litellm model name, or scripted/<name>
+    api_base: str | None = None  # an http(s) model server; None: the provider's own
+    script: str | None = None  # the playback file of a scripted/<name> model
+    agent_id: str = "default"  # keys the scripted playback position across calls and attempts
+    max_retries: int = 3  # the planner's and the reviewer's: replies sent back after a rejection
+    timeout_s: float = 120.0  # per attempt
+    transport_retries: int = 2  # attempts after the first, on connection errors, timeouts, 429 and 5xx
+    backoff_s: float = 0.5  # before a transport retry: backoff_s * 2**n, capped
+    api_key: str | None = field(default=None, repr=False)  # None: litellm reads the provider's variable
+
+    @classmethod
+    def planner(cls, model: str, **fields: Unpack[ReachFields]) -> ModelReach:
+        """The planner's model: played as ``"planner"`` unless ``agent_id`` is given."""
+        fields.setdefault("agent_id", "planner")
+        return cls(model, **fields)
+
+    @classmethod
+    def reviewer(cls, model: str, **fields: Unpack[ReachFields]) -> ModelReach:
+        """The reviewer's model: played as ``"reviewer"`` unless ``agent_id`` is given."""
+        fields.setdefault("agent_id", "reviewer")
+        return cls(model, **fields)
+
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+                agent_id: str | None = None) -> ModelRequest:
+        """One call of this model with ``messages`` and ``tools``, played as ``agent_id`` (else this reach's)."""
+        return ModelRequest(
+            model=self.model, messages=messages, tools=tools or [], api_base=self.api_base, script=self.script,
+            timeout_s=self.timeout_s, max_retries=self.transport_retries,
+            agent_id=self.agent_id if agent_id is None else agent_id,
         )
 
 

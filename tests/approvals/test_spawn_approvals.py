@@ -22,7 +22,8 @@ from runtime.approvals.store import ApprovalStore
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.task import load_task
-from runtime.models.broker import AgentModelConfig, Broker
+from runtime.models.broker import Broker
+from runtime.models.types import ModelReach
 from runtime.policy.compile import compile_policy
 from tests.conftest import RUNTIME
 from tests.spawn.conftest import FIX_TURN, REPORT, TEST_TURN, Spawner
@@ -183,7 +184,7 @@ def test_the_agent_loop_without_an_approvals_socket_still_refuses_ask(spawner: S
     (s.tmp / "bundle.md").write_text(compose_bundle(loaded.role, loaded))
     folder = Path(tempfile.mkdtemp(prefix="rt-t-"))
     try:
-        config = AgentModelConfig(model="scripted/test", script=str(s.tmp / "ag-refuse.script.toml"))
+        config = ModelReach(model="scripted/test", script=str(s.tmp / "ag-refuse.script.toml"))
         with Broker(folder / "model.sock", "ag-refuse", config):
             proc = subprocess.run([sys.executable, "-I", "-m", "runtime.agent", "--bundle", str(s.tmp / "bundle.md"),
                                    "--policy", str(s.tmp / "policy.json"), "--broker", str(folder / "model.sock"),

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from runtime.models import scripted
-from runtime.models.broker import AgentModelConfig, Broker, BrokerClient, Usage
-from runtime.models.types import ModelError, ModelReply, ModelRequest
+from runtime.models.broker import Broker, BrokerClient, Usage
+from runtime.models.types import ModelError, ModelReach, ModelReply, ModelRequest
 from tests.fakes.openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,7 +85,7 @@ def sock(tmp_path) -> Path:
 
 def test_round_trip_with_the_client_in_a_separate_process(script, sock):
     seen: list[tuple[str, Usage]] = []
-    config = AgentModelConfig(model="scripted/demo", script=str(script))
+    config = ModelReach(model="scripted/demo", script=str(script))
     with Broker(sock, "ag-1", config, on_usage=lambda agent, usage: seen.append((agent, usage))) as broker:
         mode = os.stat(sock).st_mode
         assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
@@ -106,8 +106,8 @@ def test_round_trip_with_the_client_in_a_separate_process(script, sock):
 def test_round_trip_over_http_and_the_agent_cannot_choose_model_server_or_script(sock, tmp_path, script):
     turns = [[{"name": "Bash", "input": {"command": "ls"}}], "done", "and again"]
     with FakeOpenAIServer(turns, prompt_tokens=11, completion_tokens=7) as server:
-        config = AgentModelConfig(model="openai/fake-model", api_base=server.url + "/v1", api_key="sk-orchestrator",
-                                  timeout_s=5, max_retries=0)
+        config = ModelReach(model="openai/fake-model", api_base=server.url + "/v1", api_key="sk-orchestrator",
+                            timeout_s=5, transport_retries=0)
         with Broker(sock, "ag-http", config) as broker:
             data = run_agent(sock, [[MESSAGES, [BASH]]])
             override = {
@@ -128,7 +128,7 @@ def test_round_trip_over_http_and_the_agent_cannot_choose_model_server_or_script
 
 
 def test_the_agent_cannot_play_another_agents_script(script, sock):
-    with Broker(sock, "ag-mine", AgentModelConfig(model="scripted/demo", script=str(script))):
+    with Broker(sock, "ag-mine", ModelReach(model="scripted/demo", script=str(script))):
         (answer,) = raw_exchange(sock, json.dumps({"messages": MESSAGES, "agent_id": "ag-theirs"}).encode() + b"\n")
     assert answer["ok"] and answer["reply"]["tool_calls"][0]["name"] == "Bash"
     assert scripted.position(script, "ag-mine") == 1
@@ -136,7 +136,7 @@ def test_the_agent_cannot_play_another_agents_script(script, sock):
 
 
 def test_malformed_lines_get_error_replies_and_the_broker_keeps_serving(script, sock):
-    with Broker(sock, "ag-1", AgentModelConfig(model="scripted/demo", script=str(script))) as broker:
+    with Broker(sock, "ag-1", ModelReach(model="scripted/demo", script=str(script))) as broker:
         replies = raw_exchange(
             sock,
             b"this is not json\n",
@@ -157,7 +157,7 @@ def test_malformed_lines_get_error_replies_and_the_broker_keeps_serving(script, 
 
 
 def test_an_oversized_line_is_refused_without_losing_the_connection(script, sock):
-    with Broker(sock, "ag-1", AgentModelConfig(model="scripted/demo", script=str(script)), max_line_bytes=1000):
+    with Broker(sock, "ag-1", ModelReach(model="scripted/demo", script=str(script)), max_line_bytes=1000):
         big = json.dumps({"messages": [{"role": "user", "content": "x" * 50_000}]}).encode() + b"\n"
         first, after = raw_exchange(sock, big, b'{"messages": [{"role": "user", "content": "x"}]}\n')
     assert first["ok"] is False and first["error"]["kind"] == "request"
@@ -168,8 +168,8 @@ def test_an_oversized_line_is_refused_without_losing_the_connection(script, sock
 def test_model_errors_reach_the_client(sock):
     with FakeOpenAIServer(["unused"]) as server:
         server.fail_next(100, 500)
-        config = AgentModelConfig(model="openai/fake-model", api_base=server.url + "/v1", api_key="sk-x",
-                                  timeout_s=5, max_retries=1, backoff_s=0.01)
+        config = ModelReach(model="openai/fake-model", api_base=server.url + "/v1", api_key="sk-x",
+                            timeout_s=5, transport_retries=1, backoff_s=0.01)
         with Broker(sock, "ag-err", config) as broker:
             data = run_agent(sock, [[MESSAGES, []]])
             usage = broker.usage()
@@ -183,7 +183,7 @@ def test_model_errors_reach_the_client(sock):
 def test_a_bad_script_is_a_model_error_for_the_client(tmp_path, sock):
     bad = tmp_path / "bad.toml"
     bad.write_text('[[turn]]\nsay = "hi"\n')
-    with Broker(sock, "ag-1", AgentModelConfig(model="scripted/demo", script=str(bad))):
+    with Broker(sock, "ag-1", ModelReach(model="scripted/demo", script=str(bad))):
         with BrokerClient(sock) as client, pytest.raises(ModelError) as info:
             client.complete(MESSAGES)
     assert info.value.kind == "llm" and f"{bad}:2:" in str(info.value) and "unknown key `say`" in str(info.value)
@@ -193,7 +193,7 @@ def test_an_unexpected_exception_in_the_model_call_is_an_error_reply(sock):
     def broken(request: ModelRequest) -> ModelReply:
         raise RuntimeError("boom\nwith a second line")
 
-    with Broker(sock, "ag-1", AgentModelConfig(model="openai/x"), complete=broken) as broker:
+    with Broker(sock, "ag-1", ModelReach(model="openai/x"), complete=broken) as broker:
         with BrokerClient(sock) as client:
             with pytest.raises(ModelError) as info:
                 client.complete(MESSAGES)
@@ -210,8 +210,8 @@ def test_the_broker_fills_the_request_from_its_configuration(sock):
         seen.append(request)
         return ModelReply("ok", [], 3, 4, 0.25)
 
-    config = AgentModelConfig(model="openai/gpt-x", api_base="http://127.0.0.1:1/v1", script=None, timeout_s=7,
-                              max_retries=4)
+    config = ModelReach(model="openai/gpt-x", api_base="http://127.0.0.1:1/v1", script=None, timeout_s=7,
+                        transport_retries=4)
     with Broker(sock, "ag-cfg", config, complete=fake) as broker, BrokerClient(sock) as client:
         client.complete(MESSAGES, [BASH])
         client.complete(MESSAGES)
@@ -226,14 +226,14 @@ def test_a_broken_connection_is_a_model_error(script, sock):
     with BrokerClient(sock) as client, pytest.raises(ModelError) as info:
         client.complete(MESSAGES)  # nobody listens
     assert info.value.kind == "broker"
-    broker = Broker(sock, "ag-1", AgentModelConfig(model="scripted/demo", script=str(script))).start()
+    broker = Broker(sock, "ag-1", ModelReach(model="scripted/demo", script=str(script))).start()
     client = BrokerClient(sock)
     assert client.complete(MESSAGES).tool_calls
     broker.close()
     with pytest.raises(ModelError) as info:
         client.complete(MESSAGES)
     assert info.value.kind == "broker"
-    with Broker(sock, "ag-1", AgentModelConfig(model="scripted/demo", script=str(script))):
+    with Broker(sock, "ag-1", ModelReach(model="scripted/demo", script=str(script))):
         assert client.complete(MESSAGES).content == "All green."  # reconnects; the script went on
     client.close()
 
@@ -243,7 +243,7 @@ def test_stale_sockets_are_replaced_and_other_files_refused(script, tmp_path):
     stale = socket.socket(socket.AF_UNIX)
     stale.bind(str(path))
     stale.close()
-    config = AgentModelConfig(model="scripted/demo", script=str(script))
+    config = ModelReach(model="scripted/demo", script=str(script))
     with Broker(path, "ag-1", config), BrokerClient(path) as client:
         assert client.complete(MESSAGES).tool_calls
     regular = tmp_path / "file.sock"

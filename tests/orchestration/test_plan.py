@@ -12,9 +12,8 @@ import pytest
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.tomlsrc import TomlSource
+from runtime.models.types import ModelReach
 from runtime.orchestration.plans.load import (
-    PlannerSpec,
-    ReviewerSpec,
     inline_digest,
     load_plan,
     plan_checks,
@@ -158,8 +157,9 @@ def test_a_valid_plan_with_inline_and_by_path_subtasks_loads(project):
     assert plan.success_criteria == ("the tests pass", "README documents mean")
     assert plan_checks(plan) == plan.checks == ("pytest -q tests",)
     assert (plan.max_replans, plan.concurrency, plan.max_dispatches) == (1, 4, 2)
-    assert plan.planner == PlannerSpec("scripted/planner", (project / "planner.script.toml").resolve(), None, 2)
-    assert plan.reviewer == ReviewerSpec("openai/gpt-4.1", None, "http://127.0.0.1:8000/v1")
+    assert plan.planner == ModelReach.planner("scripted/planner", script=str((project / "planner.script.toml").resolve()),
+                                              api_base=None, max_retries=2)
+    assert plan.reviewer == ModelReach.reviewer("openai/gpt-4.1", script=None, api_base="http://127.0.0.1:8000/v1")
     assert plan.digest == hashlib.sha256(PLAN.encode()).hexdigest()
 
     fix, doc = plan.subtasks

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from runtime.models import llm, scripted
-from runtime.models.types import ModelError, ModelRequest
+from runtime.models.types import ModelError, ModelReach, ModelRequest
 from runtime.orchestration.advisors.planner import (
-    ModelConfig,
     PlannerContext,
     ReplanContext,
     ReplanRound,
@@ -76,13 +75,13 @@ def validate(plan: dict[str, Any]) -> list[str]:
     return errors
 
 
-def config(server: FakeOpenAIServer | None = None, **overrides: Any) -> ModelConfig:
+def config(server: FakeOpenAIServer | None = None, **overrides: Any) -> ModelReach:
     fields: dict[str, Any] = dict(model="openai/fake", api_key="sk-fake", timeout_s=5.0, backoff_s=0.01,
                                   max_retries=2, transport_retries=1)
     if server is not None:
         fields["api_base"] = server.url + "/v1"
     fields.update(overrides)
-    return ModelConfig(**fields)
+    return ModelReach.planner(**fields)
 
 
 def walk_objects(schema: Any, defs: dict[str, Any]):
@@ -395,7 +394,7 @@ def test_the_planner_through_the_scripted_model(tmp_path):
     script = tmp_path / "planner.script.toml"
     turns = [plan_reply(subtask("Bad Id")), "not json", QUESTIONS, plan_reply()]
     script.write_text("".join(f"[[turn]]\ncontent = {toml_string(t)}\n\n" for t in turns))
-    cfg = ModelConfig(model="scripted/planner", script=str(script), agent_id="planner-test", max_retries=3)
+    cfg = ModelReach.planner(model="scripted/planner", script=str(script), agent_id="planner-test", max_retries=3)
     outcome = propose_plan(cfg, GOAL, CONTEXT, validate=validate)
     assert outcome.questions == ["Should mean([]) raise or return 0?"] and outcome.attempts == 3
     assert outcome.cost_usd == 0.0 and outcome.prompt_tokens > 0
@@ -407,7 +406,7 @@ def test_the_planner_through_the_scripted_model(tmp_path):
 def test_the_scripted_planner_with_a_literal_string_turn(tmp_path):
     script = tmp_path / "p.toml"
     script.write_text(f"[[turn]]\ncontent = '{plan_reply()}'\n")
-    cfg = ModelConfig(model="scripted/p", script=str(script), agent_id="planner-lit")
+    cfg = ModelReach.planner(model="scripted/p", script=str(script), agent_id="planner-lit")
     outcome = propose_plan(cfg, GOAL, CONTEXT, validate=validate)
     assert outcome.ok and copy.deepcopy(outcome.plan)["subtask"][0]["task"]["role"] == "edit-local"
 
@@ -415,7 +414,7 @@ def test_the_scripted_planner_with_a_literal_string_turn(tmp_path):
 def test_a_used_up_script_is_a_model_error(tmp_path):
     script = tmp_path / "p.toml"
     script.write_text(f"[[turn]]\ncontent = {toml_string(QUESTIONS)}\n")
-    cfg = ModelConfig(model="scripted/p", script=str(script), agent_id="planner-used", max_retries=1)
+    cfg = ModelReach.planner(model="scripted/p", script=str(script), agent_id="planner-used", max_retries=1)
     assert propose_plan(cfg, GOAL, CONTEXT, validate=validate).questions
     with pytest.raises(ModelError, match="not valid JSON"):  # "the script is used up" is plain text
         propose_plan(cfg, GOAL, CONTEXT, validate=validate)

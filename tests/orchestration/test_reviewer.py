@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from runtime.models import llm, scripted
-from runtime.models.types import ModelError
+from runtime.models.types import ModelError, ModelReach
 from runtime.orchestration.advisors.planner import SubtaskRecord
-from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, Review, ReviewerConfig, review, user_prompt
+from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, Review, review, user_prompt
 from tests.fakes.openai_server import FakeOpenAIServer
 
 GOAL = "Make mean() and median() raise ValueError on an empty list."
@@ -29,13 +29,13 @@ REPLAN = json.dumps({"status": "replan", "reason": "median([]) still raises Zero
                      "learn": ["The tests run with `pytest -q tests`.", "  "]})
 
 
-def config(server: FakeOpenAIServer | None = None, **overrides: Any) -> ReviewerConfig:
+def config(server: FakeOpenAIServer | None = None, **overrides: Any) -> ModelReach:
     fields: dict[str, Any] = dict(model="openai/fake", api_key="sk-fake", timeout_s=5.0, backoff_s=0.01,
                                   max_retries=2, transport_retries=1)
     if server is not None:
         fields["api_base"] = server.url + "/v1"
     fields.update(overrides)
-    return ReviewerConfig(**fields)
+    return ModelReach.reviewer(**fields)
 
 
 @pytest.fixture(autouse=True)
@@ -139,7 +139,7 @@ def test_the_reviewer_through_the_scripted_model(tmp_path):
     script = tmp_path / "reviewer.script.toml"
     turns = ['{"status": "replan", "reason": "", "learn": []}', REPLAN, OK]
     script.write_text("".join(f"[[turn]]\ncontent = {json.dumps(t)}\n\n" for t in turns))
-    cfg = ReviewerConfig(model="scripted/reviewer", script=str(script))
+    cfg = ModelReach.reviewer(model="scripted/reviewer", script=str(script))
     assert cfg.agent_id == "reviewer"
     first = review(cfg, GOAL, CRITERIA, SUMMARY)
     assert first.status == "replan" and first.attempts == 2 and first.learn == ["The tests run with `pytest -q tests`."]

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
+from runtime.models.types import ModelReach
 from runtime.orchestration.advisors.planner import (
-    ModelConfig,
     PlannerContext,
     ReplanContext,
     ReplanRound,
@@ -27,14 +27,12 @@ from runtime.orchestration.advisors.planner import (
     SubtaskRecord,
     propose_plan,
 )
-from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, Review, ReviewerConfig, review
-from runtime.orchestration.plans.load import Plan, PlannerSpec, ReviewerSpec, plan_from_json
+from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, Review, review
+from runtime.orchestration.plans.load import Plan, plan_from_json
 
 if TYPE_CHECKING:  # annotations only: the run takes the replanner and the reviewer, it is not imported by them
     from runtime.orchestration.judge import Judgement
     from runtime.orchestration.run import PlanRun
-
-_Config = TypeVar("_Config", bound=ModelConfig)
 
 
 @dataclass
@@ -135,7 +133,7 @@ def _records(run: PlanRun, ids: set[str], outcome_filter: Callable[[str], bool])
 class Replanner:
     catalog: Catalog
     base_dir: Path
-    config: ModelConfig
+    config: ModelReach
     defaults: AgentDefaults
     roles: list[RoleInfo]
     files: list[str]
@@ -161,20 +159,7 @@ class Replanner:
         return state["plan"]
 
 
-@overload
-def model_config(plan_config: ReviewerSpec) -> ModelConfig: ...
-@overload
-def model_config(plan_config: ReviewerSpec, cls: type[_Config]) -> _Config: ...
-def model_config(plan_config: ReviewerSpec, cls: type[ModelConfig] = ModelConfig) -> ModelConfig:
-    """A plan file's `[plan.planner]` / `[plan.reviewer]` table as the model layer's config."""
-    script = str(plan_config.script) if plan_config.script else None
-    if isinstance(plan_config, PlannerSpec):
-        return cls(model=plan_config.model, api_base=plan_config.api_base, script=script,
-                   max_retries=plan_config.max_retries)
-    return cls(model=plan_config.model, api_base=plan_config.api_base, script=script)
-
-
-def reviewer_for(config: ReviewerConfig) -> Callable[[PlanRun, list[tuple[str, int, str]]], Review]:
+def reviewer_for(config: ModelReach) -> Callable[[PlanRun, list[tuple[str, int, str]]], Review]:
     def ask(run: PlanRun, checks: list[tuple[str, int, str]]) -> Review:
         ids = {s.id for round_ in run.rounds for s in round_}
         reports = _records(run, ids, lambda label: label != "")

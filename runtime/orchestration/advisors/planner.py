@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from runtime.models import llm
-from runtime.models.types import ModelReply, ModelRequest, one_line
+from runtime.models.broker import Usage
+from runtime.models.types import ModelReach, ModelReply, one_line
 from runtime.orchestration.advisors.replies import PlannerReply
 
 M = TypeVar("M", bound=BaseModel)
@@ -41,28 +42,11 @@ MAX_ERRORS_SENT = 30
 MAX_REPORT_CHARS = 4000
 
 
-# -- configuration and context --------------------------------------------------------------------
-
-@dataclass
-class ModelConfig:
-    """How to reach the planner's (or reviewer's) model.
-
-    ``max_retries`` counts the replies sent back after a rejection (a plan that fails validation,
-    a reply that does not fit the schema); ``transport_retries`` the retries of one call on
-    connection errors, timeouts, 429 and 5xx. ``agent_id`` keys the scripted model's playback
-    (``model = "scripted/<name>"`` with ``script``).
-    """
-
-    model: str
-    api_base: str | None = None
-    script: str | None = None
-    max_retries: int = 3
-    agent_id: str = "planner"
-    api_key: str | None = field(default=None, repr=False)
-    timeout_s: float = 120.0
-    transport_retries: int = 2
-    backoff_s: float = 0.5
-
+# -- context --------------------------------------------------------------------------------------
+# The planner's model is a ``ModelReach`` (``runtime.models.types``), made by ``ModelReach.planner``:
+# ``max_retries`` counts the replies sent back after a rejection (a plan that fails validation, a
+# reply that does not fit the schema), ``transport_retries`` the retries of one call on connection
+# errors, timeouts, 429 and 5xx; ``agent_id`` keys the scripted model's playback.
 
 @dataclass(frozen=True)
 class RoleInfo:
@@ -132,32 +116,15 @@ class PlannerOutcome:
 
 # -- the structured turn with send-back (shared with the reviewer) -------------------------------
 
-@dataclass
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def add(self, reply: ModelReply) -> None:
-        self.prompt_tokens += reply.prompt_tokens
-        self.completion_tokens += reply.completion_tokens
-        self.cost_usd += reply.cost_usd
-
-
-def structured_call(config: ModelConfig, messages: list[dict[str, Any]], schema: type[M],
-                    usage: Usage) -> tuple[M | None, ModelReply | None, llm.StructuredReplyError | None]:
-    """One call; ``(parsed, reply, None)``, or ``(None, None, error)`` for a reply that does not fit."""
-    request = ModelRequest(
-        model=config.model, messages=list(messages), tools=[], api_base=config.api_base,
-        script=config.script, timeout_s=config.timeout_s, max_retries=config.transport_retries,
-        agent_id=config.agent_id,
-    )
+def structured_call(config: ModelReach, messages: list[dict[str, Any]],
+                    schema: type[M]) -> tuple[M | None, ModelReply, llm.StructuredReplyError | None]:
+    """One call; ``(parsed, reply, None)``, or ``(None, reply, error)`` for a reply that does not fit
+    (whose usage counts all the same)."""
+    request = config.request(list(messages))
     try:
         parsed, reply = llm.complete_structured(request, schema, api_key=config.api_key, backoff_s=config.backoff_s)
     except llm.StructuredReplyError as exc:
-        usage.add(exc.reply)
-        return None, None, exc
-    usage.add(reply)
+        return None, exc.reply, exc
     return parsed, reply, None
 
 
@@ -305,7 +272,7 @@ def user_prompt(goal: str, context: PlannerContext) -> str:
 
 # -- the loop -------------------------------------------------------------------------------------
 
-def propose_plan(config: ModelConfig, goal: str, context: PlannerContext, *,
+def propose_plan(config: ModelReach, goal: str, context: PlannerContext, *,
                  validate: Callable[[dict[str, Any]], Sequence[str]]) -> PlannerOutcome:
     """Ask the planner for a plan until ``validate`` accepts one, questions come, or retries run out.
 
@@ -320,14 +287,15 @@ def propose_plan(config: ModelConfig, goal: str, context: PlannerContext, *,
     attempts = 1 + max(0, config.max_retries)
     errors: list[str] = []
     for attempt in range(1, attempts + 1):
-        parsed, reply, bad = structured_call(config, messages, PlannerReply, usage)
+        parsed, reply, bad = structured_call(config, messages, PlannerReply)
+        usage = usage.plus(reply)
         if bad is not None:
             if attempt == attempts:
                 raise llm.StructuredReplyError(f"{bad.message} (planner attempt {attempt} of {attempts})",
                                                errors=bad.errors, content=bad.content, reply=bad.reply)
             messages += schema_rejection(bad)
             continue
-        assert parsed is not None and reply is not None
+        assert parsed is not None
         if parsed.kind == "questions":
             questions = [q.strip() for q in parsed.questions or [] if q.strip()]
             return _outcome(None, questions, [], attempt, usage)

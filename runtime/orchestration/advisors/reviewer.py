@@ -8,8 +8,9 @@ gets, through the strict JSON schema of :class:`ReviewReply`, ``status`` (``ok``
 
 The deterministic checks come first and are the orchestrator's: the reviewer is asked only
 about what they cannot decide. A reply that does not fit the schema, or a ``replan`` without a
-reason, is sent back up to ``config.max_retries`` times; after that the call raises
-``ModelError(kind="llm")``. There is no default verdict: a reviewer that cannot answer is an error.
+reason, is sent back up to ``config.max_retries`` times (``config`` is a ``ModelReach``, made by
+``ModelReach.reviewer``); after that the call raises ``ModelError(kind="llm")``. There is no
+default verdict: a reviewer that cannot answer is an error.
 
 Importing this module imports pydantic (through the schema), never litellm.
 """
@@ -21,26 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.models import llm
-from runtime.models.types import ModelError, one_line
-from runtime.orchestration.advisors.planner import (
-    ModelConfig,
-    SubtaskRecord,
-    Usage,
-    fence,
-    rejection,
-    schema_rejection,
-    structured_call,
-)
+from runtime.models.broker import Usage
+from runtime.models.types import ModelError, ModelReach, one_line
+from runtime.orchestration.advisors.planner import SubtaskRecord, fence, rejection, schema_rejection, structured_call
 from runtime.orchestration.advisors.replies import ReviewReply
 
 MAX_REPORT_CHARS = 4000
 MAX_CHECK_OUTPUT_CHARS = 2000
 MAX_FILES_SHOWN = 300
-
-
-@dataclass
-class ReviewerConfig(ModelConfig):
-    agent_id: str = "reviewer"
 
 
 @dataclass(frozen=True)
@@ -136,7 +125,7 @@ def user_prompt(goal: str, success_criteria: Sequence[str], summary: MergedSumma
     return "\n".join(lines)
 
 
-def review(config: ModelConfig, goal: str, success_criteria: Sequence[str], merged_summary: MergedSummary) -> Review:
+def review(config: ModelReach, goal: str, success_criteria: Sequence[str], merged_summary: MergedSummary) -> Review:
     """The reviewer's verdict; ``ModelError(kind="llm")`` when it cannot give one."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM_PROMPT},
@@ -145,14 +134,15 @@ def review(config: ModelConfig, goal: str, success_criteria: Sequence[str], merg
     usage = Usage()
     attempts = 1 + max(0, config.max_retries)
     for attempt in range(1, attempts + 1):
-        parsed, reply, bad = structured_call(config, messages, ReviewReply, usage)
+        parsed, reply, bad = structured_call(config, messages, ReviewReply)
+        usage = usage.plus(reply)
         if bad is not None:
             if attempt == attempts:
                 raise llm.StructuredReplyError(f"{bad.message} (reviewer attempt {attempt} of {attempts})",
                                                errors=bad.errors, content=bad.content, reply=bad.reply)
             messages += schema_rejection(bad)
             continue
-        assert parsed is not None and reply is not None
+        assert parsed is not None
         if parsed.status == "replan" and not parsed.reason.strip():
             if attempt == attempts:
                 raise ModelError(f"{config.model}: the reviewer asked for a replan without a reason "

@@ -59,7 +59,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -70,6 +70,7 @@ from runtime.manifests.names import generated_agent_id
 from runtime.manifests.params import check_value
 from runtime.manifests.task import Task, load_task, task_from_data
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.models.types import ModelReach
 from runtime.orchestration.plans.schema import TASK_TABLES, PlannerSection, PlanSection, ReviewerSection, SubtaskEntry
 from runtime.orchestration.plans.scopes import globs_overlap, write_scope
 
@@ -80,18 +81,6 @@ UNSAVED_PLAN_NAME = "plan.toml"
 
 
 # --- what a loaded plan is -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReviewerSpec:
-    model: str
-    script: Path | None  # resolved against the plan's folder
-    api_base: str | None
-
-
-@dataclass(frozen=True)
-class PlannerSpec(ReviewerSpec):
-    max_retries: int = 2
 
 
 @dataclass(frozen=True)
@@ -122,8 +111,8 @@ class Plan:
     max_dispatches: int
     executor: str  # "local" or "ray"
     ray_address: str | None
-    planner: PlannerSpec | None
-    reviewer: ReviewerSpec | None
+    planner: ModelReach | None  # `[plan.planner]` (`script` resolved against base_dir)
+    reviewer: ModelReach | None  # `[plan.reviewer]` (likewise)
     subtasks: tuple[Subtask, ...]  # in file order
     data: dict[str, Any] = field(repr=False, compare=False)  # the TOML tables, for `save_plan`
     src: TomlSource = field(repr=False, compare=False)
@@ -164,14 +153,9 @@ def _validate_all(cls: type[_M], data: Any, src: TomlSource, prefix: tuple[Any, 
         return None, list(errors.values())
 
 
-@overload
-def _model_config(section: PlannerSection, key: str, src: TomlSource, base_dir: Path,
-                  errors: list[ManifestError]) -> PlannerSpec | None: ...
-@overload
-def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir: Path,
-                  errors: list[ManifestError]) -> ReviewerSpec | None: ...
-def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir: Path,
-                  errors: list[ManifestError]) -> ReviewerSpec | None:
+def _model_reach(section: ReviewerSection, key: str, src: TomlSource, base_dir: Path,
+                 errors: list[ManifestError]) -> ModelReach | None:
+    """The planner's or the reviewer's model as its table says (None, and errors, when it says it wrong)."""
     loc = ("plan", key)
     before = len(errors)
     scripted = section.model.startswith("scripted/")
@@ -181,18 +165,20 @@ def _model_config(section: ReviewerSection, key: str, src: TomlSource, base_dir:
         errors.append(src.error(loc + ("api-base",), "`api-base` must be an http(s) URL"))
     script = None
     if section.script is not None:
-        script = (base_dir / section.script).resolve()
-        if not script.is_file():
+        path = (base_dir / section.script).resolve()
+        if not path.is_file():
             errors.append(src.error(loc + ("script",), f"script file {section.script} does not exist"))
+        script = str(path)
     if len(errors) > before:
         return None
     if isinstance(section, PlannerSection):
-        return PlannerSpec(section.model, script, section.api_base, section.max_retries)
-    return ReviewerSpec(section.model, script, section.api_base)
+        return ModelReach.planner(section.model, api_base=section.api_base, script=script,
+                                  max_retries=section.max_retries)
+    return ModelReach.reviewer(section.model, api_base=section.api_base, script=script)
 
 
 def _check_plan_section(section: PlanSection, src: TomlSource, base_dir: Path,
-                        errors: list[ManifestError]) -> tuple[PlannerSpec | None, ReviewerSpec | None]:
+                        errors: list[ManifestError]) -> tuple[ModelReach | None, ModelReach | None]:
     if not section.goal.strip():
         errors.append(src.error(("plan", "goal"), "the goal is empty"))
     for n, criterion in enumerate(section.success_criteria):
@@ -204,8 +190,8 @@ def _check_plan_section(section: PlanSection, src: TomlSource, base_dir: Path,
         errors.append(src.error(("plan", "checks"), f"`checks`: {exc}"))
     if section.ray_address is not None and section.executor != "ray":
         errors.append(src.error(("plan", "ray-address"), '`ray-address` goes with executor = "ray"'))
-    planner = _model_config(section.planner, "planner", src, base_dir, errors) if section.planner else None
-    reviewer = _model_config(section.reviewer, "reviewer", src, base_dir, errors) if section.reviewer else None
+    planner = _model_reach(section.planner, "planner", src, base_dir, errors) if section.planner else None
+    reviewer = _model_reach(section.reviewer, "reviewer", src, base_dir, errors) if section.reviewer else None
     return planner, reviewer
 
 
@@ -382,8 +368,8 @@ def plan_from_data(
             errors.append(src.error((key,), f"unknown key `{key}` (a plan has `[plan]` and `[[subtask]]`)"))
 
     section: PlanSection | None = None
-    planner: PlannerSpec | None = None
-    reviewer: ReviewerSpec | None = None
+    planner: ModelReach | None = None
+    reviewer: ModelReach | None = None
     if "plan" not in data:
         errors.append(ManifestError(src.path, 1, "missing required table `[plan]`"))
     else:

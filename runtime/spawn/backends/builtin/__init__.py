@@ -14,9 +14,11 @@ from runtime.spawn.backends.base import JobModel, ModelAccess, Report
 from runtime.spawn.sockets import socket_folder
 
 if TYPE_CHECKING:
+    from runtime.manifests.agent import AgentSpec
     from runtime.manifests.catalog import Catalog
     from runtime.manifests.task import Task
     from runtime.models.broker import Broker
+    from runtime.models.types import ModelReach
     from runtime.spawn.agent_process import AttemptSetup
     from runtime.spawn.pipeline import SpawnRun
     from runtime.spawn.progress import Progress
@@ -42,13 +44,10 @@ class BuiltinBackend:
                 raise FatalError(f"{task.path}: [agent] model: {problem}")
 
     def model_access(self, run: SpawnRun) -> tuple[ModelAccess | None, Path | None]:
-        from runtime.models.broker import AgentModelConfig, Broker
+        from runtime.models.broker import Broker
 
-        agent = run.agent
         folder = socket_folder(run.state.root)
-        config = AgentModelConfig(model=agent.model or "", api_base=agent.api_base,
-                                  script=str(agent.script) if agent.script else None,
-                                  timeout_s=float(agent.limits.model_timeout_s))
+        config = _model_reach(run.agent)
         # Whoever makes the calls, the broker here is the agent's one way to them and keeps its usage.
         remote = run.options.orchestrator
         broker = Broker(folder / "model.sock", run.agent_id, config, complete=remote.complete if remote else None)
@@ -70,14 +69,12 @@ class BuiltinBackend:
         return progress.builtin_event
 
     def job_model(self, task: Task, catalog: Catalog) -> JobModel | None:
-        from runtime.models.broker import AgentModelConfig, Broker
+        from runtime.models.broker import Broker
 
         agent = task.agent
         assert agent is not None
         self.preflight(task, True)  # the script, or the model and its key, here
-        config = AgentModelConfig(model=agent.model or "", api_base=agent.api_base,
-                                  script=str(agent.script) if agent.script else None,
-                                  timeout_s=float(agent.limits.model_timeout_s))
+        config = _model_reach(agent)
         # Never started: no socket, it answers the lines a worker relays.
         return _BrokerCalls(Broker("/nonexistent/model.sock", task.agent_id, config))
 
@@ -86,6 +83,15 @@ class BuiltinBackend:
 
     def clean_up(self, setup: AttemptSetup) -> None:
         return None  # its file tools write in place
+
+
+def _model_reach(agent: AgentSpec) -> ModelReach:
+    """The agent's model as its `[agent]` table names it, reached as its broker reaches it."""
+    from runtime.models.types import ModelReach
+
+    return ModelReach(model=agent.model or "", api_base=agent.api_base,
+                      script=str(agent.script) if agent.script else None,
+                      timeout_s=float(agent.limits.model_timeout_s))
 
 
 class _BrokerCalls:
