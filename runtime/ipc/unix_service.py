@@ -81,7 +81,9 @@ class JsonLinesHandler(socketserver.StreamRequestHandler):
             if not line:
                 return
             if len(line) > limit:
-                if not self._skip_line(limit):
+                # A read of limit+1 bytes may have ended on the newline itself: that line is
+                # whole, and skipping on would swallow the next request.
+                if not line.endswith(b"\n") and not self._skip_line(limit):
                     return
                 reply = self.too_long(limit)
             elif not line.strip():

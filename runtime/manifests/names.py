@@ -13,13 +13,13 @@ _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 
 def check_atom_name(name: str) -> str:
     """Return ``name`` if it is ``<category>::<slug>``; raise ValueError otherwise."""
     parts = name.split("::")
-    if len(parts) != 2 or not all(NAME_HALF.match(p) for p in parts):
+    if len(parts) != 2 or not all(NAME_HALF.fullmatch(p) for p in parts):
         raise ValueError(f"`{name}` is not an atom name: expected `<category>::<slug>`, each half matching {NAME_HALF.pattern}")
     return name
 
 
 def check_role_name(name: str) -> str:
-    if not ROLE_NAME.match(name):
+    if not ROLE_NAME.fullmatch(name):
         raise ValueError(f"`{name}` is not a role name: expected {ROLE_NAME.pattern}")
     return name
 
@@ -30,7 +30,7 @@ def check_agent_id(agent_id: str) -> str:
         raise ValueError(f"agent id `{agent_id}` must be ASCII")
     if len(agent_id.encode()) > 64:
         raise ValueError(f"agent id `{agent_id[:20]}…` is longer than 64 bytes")
-    if not AGENT_ID.match(agent_id):
+    if not AGENT_ID.fullmatch(agent_id):
         raise ValueError(f"agent id `{agent_id}` must match [A-Za-z0-9][A-Za-z0-9_.-]*")
     if ".." in agent_id:
         raise ValueError(f"agent id `{agent_id}` must not contain `..`")

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _JSON_BLOCK = re.compile(r"^\s*```\s*json\s*\n(.*?)^\s*```", re.M | re.S | re.I)
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)[\s#]*$")
 _LABEL = re.compile(
@@ -74,11 +74,20 @@ def json_objects(report: str) -> list[dict[str, Any]]:
 
 def code_lines(lines: list[str]) -> list[bool]:
     """Which lines are inside fenced code blocks; a fence line counts as code itself (it is content)."""
-    flags, inside = [], False
+    # As CommonMark: a block closes only on a fence of its own character at least as long as the
+    # one that opened it, so a "~~~" inside a "```" block is content and cannot end it early.
+    flags: list[bool] = []
+    opened = ""
     for line in lines:
-        fence = bool(_FENCE.match(line))
-        flags.append(inside or fence)
-        inside = inside != fence
+        found = _FENCE.match(line)
+        fence = found.group(1) if found else ""
+        if not opened:
+            flags.append(bool(fence))
+            opened = fence
+        else:
+            flags.append(True)
+            if fence and fence[0] == opened[0] and len(fence) >= len(opened) and not line.strip()[len(fence):].strip():
+                opened = ""
     return flags
 
 
