@@ -15,7 +15,9 @@ rewrite, on the TOML document (tomlkit keeps comments and layout):
 - any other keeps its path flags as typed options (``path-in-root``,
   ``path-in-scope``) and its operands as ``path-in-scope...`` (it wrote them)
   or ``free...``; every other option is now denied until declared, which the
-  rewrite says, since the old rule allowed it.
+  rewrite says, since the old rule allowed it;
+- a rule of today's form but for ``option-style = "exact"`` (gone: options
+  are never abbreviated now) loses only the style.
 """
 
 from __future__ import annotations
@@ -114,6 +116,13 @@ def migrate_rules(text: str, grammars: set[str], where: str) -> tuple[str, list[
         if not old and style != "exact" and not bare:
             continue
         line = _line_of(text, program, nth)
+        if not old and not bare:
+            # Today's form but for the style `exact`, gone (runtime lint sends the person here for it): the style
+            # goes and the grammar, options and positionals stay as they are.
+            del rule["option-style"]
+            changes.append(RuleChange(line, program, 'no longer says `option-style = "exact"`: options are never '
+                                                     "abbreviated now"))
+            continue
         if "grammar" in rule or "options" in rule or "positionals" in rule:
             raise ManifestError(where, line, f"the rule for `{program}` mixes {', '.join(old)} with a grammar; "
                                              "remove the old keys by hand")

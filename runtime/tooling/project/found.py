@@ -30,6 +30,9 @@ class Raw:
     hint: str | None = None  # a kind suggested by the name of what holds it (tox env `lint`, script `typecheck`)
     dialect: str = "shell"  # tox, hatch, pdm, nox or shell: which placeholders it may hold
     group: str = ""  # the hatch environment whose scripts a bare script name refers to
+    # Why its reader could not read the command as the file means it (a tox replacement with no value, a YAML
+    # escape it does not know): then ``text`` is only what the file wrote, for the person, and never run.
+    why: str = ""
 
 
 @dataclass(frozen=True)

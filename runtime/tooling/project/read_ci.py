@@ -2,15 +2,18 @@
 
 PyYAML is not a dependency of the runtime, and only a few keys are wanted
 (hook ids, local hooks' entries, steps' `run:` scripts), so a small reader
-takes them line by line: plain and quoted scalars and `|`/`>` block scalars.
-It only ever yields strings for translation to judge; YAML it does not
-follow (anchors, flow mappings) yields nothing, never something else.
+takes them line by line: plain and quoted scalars (a double-quoted one's
+escapes read as YAML reads them) and `|`/`>` block scalars. It only ever
+yields strings for translation to judge; YAML it does not follow (anchors,
+flow mappings) yields nothing, never something else, and a value it cannot
+read as written (an escape YAML does not have) is left out, said why.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import string
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,16 +23,80 @@ from runtime.tooling.project.scan import Scan, python_targets, read_text
 _KEY = re.compile(r"^(\s*)(-\s+)?([A-Za-z_][A-Za-z0-9_-]*):(?:\s+(.*))?$")
 
 
+class Unread(str):
+    """A value the reader could not read as YAML means it: its text as the file writes it (inside its quotes),
+    for the person, and why. Never translated: the step is left out, said why."""
+
+    why: str
+
+    def __new__(cls, text: str, why: str) -> Unread:
+        value = super().__new__(cls, text)
+        value.why = why
+        return value
+
+
+# YAML's escapes in a double-quoted scalar (YAML 1.2, 5.7) and what each stands for; \x, \u and \U take hex digits.
+_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
+            "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028",
+            "P": "\u2029"}
+_HEX = {"x": 2, "u": 4, "U": 8}
+# What no command line holds (line and paragraph separators too, which would split a script's lines where
+# the file has none); tab and newline are text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _double_quoted(value: str) -> str:
+    """A double-quoted scalar from its opening quote: its escapes read, up to its closing quote (what follows,
+    a comment, is not the value's). An escape YAML does not have, or one that stands for a control character,
+    gives the text as written (Unread): the reader never guesses what a step runs."""
+    out: list[str] = []
+    n = 1
+    while n < len(value) and value[n] != '"':
+        if value[n] != "\\":
+            out.append(value[n])
+            n += 1
+            continue
+        code = value[n + 1:n + 2]
+        if not code:  # an escaped line break: the value goes on, on the next line
+            return Unread(value[1:], "continues on the next line, which init's YAML reader does not follow")
+        width = _HEX.get(code, 0)
+        escape = value[n:n + 2 + width]
+        if width:
+            digits = escape[2:]
+            known = len(digits) == width and all(c in string.hexdigits for c in digits) \
+                and int(digits, 16) <= 0x10FFFF and not 0xD800 <= int(digits, 16) <= 0xDFFF  # no lone surrogate
+            char = chr(int(digits, 16)) if known else ""
+        else:
+            known, char = code in _ESCAPES, _ESCAPES.get(code, "")
+        if not known:
+            written = escape.split('"')[0]  # `\x4"`: the closing quote is not the escape's
+            return Unread(_inner(value), f"uses `{written}`, which is no YAML escape")
+        if _CONTROL.match(char):
+            return Unread(_inner(value), f"holds a control character (`{escape}`), which no command takes")
+        out.append(char)
+        n += 2 + width
+    return "".join(out)
+
+
+def _inner(value: str) -> str:
+    """A double-quoted scalar's text between its quotes as written, escapes and all."""
+    n = 1
+    while n < len(value) and value[n] != '"':
+        n += 2 if value[n] == "\\" else 1
+    return value[1:n]
+
+
 def scalar(value: str) -> str:
     """A plain or quoted YAML scalar on one line, its comment dropped."""
     value = value.strip()
-    if value[:1] in ("'", '"'):
-        quote = value[0]
-        end = value.find(quote, 1)
-        while quote == "'" and end != -1 and value[end:end + 2] == "''":
-            end = value.find(quote, end + 2)
+    if value[:1] == '"':
+        return _double_quoted(value)
+    if value[:1] == "'":
+        end = value.find("'", 1)
+        while end != -1 and value[end:end + 2] == "''":
+            end = value.find("'", end + 2)
         inner = value[1:end] if end != -1 else value[1:]
-        return inner.replace("''", "'") if quote == "'" else inner.replace('\\"', '"')
+        return inner.replace("''", "'")
     return re.split(r"\s+#", value, maxsplit=1)[0].strip()
 
 
@@ -114,7 +181,8 @@ def read_pre_commit(out: Scan) -> None:
             # A local hook runs its entry; with file names appended unless pass_filenames is false.
             entry = fields.get("entry")
             if entry and fields.get("pass_filenames", (0, "true"))[1].lower() == "false":
-                raw = Raw(entry[1], Origin(file, entry[0], f"pre-commit hook {hook_id}"), hint_of(hook_id))
+                why = entry[1].why if isinstance(entry[1], Unread) else ""
+                raw = Raw(str(entry[1]), Origin(file, entry[0], f"pre-commit hook {hook_id}"), hint_of(hook_id), why=why)
                 out.hooks.setdefault(hook_id, []).append(raw)
                 out.entries.append(raw)
             continue
@@ -139,8 +207,15 @@ def read_workflows(out: Scan) -> None:
         if text is None:
             continue
         out.read.append(file)
+        lines = text.splitlines()
         for line, _indent, _item, key, value in keys(text):
             if key != "run" or not value:
                 continue
+            if isinstance(value, Unread):  # left out, said why: never a guess at what the step runs
+                out.entries.append(Raw(str(value), Origin(file, line, "workflow step"), why=value.why))
+                continue
+            # A block's lines are the file's, from its first; a value on the key's own line is all of that line,
+            # whatever lines its `\n` escapes make.
+            own_line = (m := _KEY.match(lines[line - 1])) is not None and m.group(3) == key
             for offset, command in commands_of(value):
-                out.entries.append(Raw(command, Origin(file, line + offset, "workflow step")))
+                out.entries.append(Raw(command, Origin(file, line if own_line else line + offset, "workflow step")))

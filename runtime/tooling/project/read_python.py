@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import configparser
 import itertools
+import json
 import re
 import shlex
 from typing import Any
@@ -64,13 +65,28 @@ def _tox_lines(value: str, parser: configparser.ConfigParser) -> list[str]:
     return [line for line in lines if line]
 
 
+def ini_error(exc: configparser.Error) -> tuple[int, str]:
+    """The line configparser stopped at, and what is wrong there. A line that is no option, section or
+    continuation raises ParsingError, which keeps its lines in ``errors``, not in ``lineno``, and whose
+    message names only the file."""
+    errors = getattr(exc, "errors", None) if isinstance(exc, configparser.ParsingError) else None
+    if errors:
+        line, text = errors[0]
+        try:
+            text = str(ast.literal_eval(text)).strip()  # configparser keeps the line's repr
+        except (ValueError, SyntaxError):
+            pass
+        return int(line), f"a line that is no section, `key = value` or continuation: `{text}`"
+    return int(getattr(exc, "lineno", None) or 1), exc.message.splitlines()[0]
+
+
 def _read_tox_ini(out: Scan, text: str, file: str, first_line: int = 1) -> None:
     parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
     try:
         parser.read_string(text, source=file)
     except configparser.Error as exc:
-        raise ManifestError(file, first_line - 1 + getattr(exc, "lineno", 1),
-                            f"not an ini file tox can read: {exc.message.splitlines()[0]}") from None
+        line, what = ini_error(exc)
+        raise ManifestError(file, first_line - 1 + line, f"not an ini file tox can read: {what}") from None
     for key in ("envlist", "env_list"):
         for section in ("tox", "tox:tox"):
             if parser.has_option(section, key):
@@ -99,14 +115,53 @@ def _read_tox_ini(out: Scan, text: str, file: str, first_line: int = 1) -> None:
         out.entries += raws
 
 
-def _tox_word(item: Any) -> list[str] | None:
-    """A word of tox's TOML commands: a string, or `{replace = "posargs", default = [...]}`."""
+class _Unresolved(Exception):
+    """A word of a tox TOML command that only tox, when it runs, gives a value: why, for the person."""
+
+
+def _tox_words(item: Any) -> list[str]:
+    """The words one item of a tox TOML command stands for: a string is itself; `{replace = "posargs"}` its
+    default's words (none without one: what a run without arguments gives); `{replace = "env", name = ...}`
+    its default, one word, as tox gives it. An empty list is words too (none), never a missing value."""
     if isinstance(item, str):
         return [item]
     if isinstance(item, dict) and item.get("replace") == "posargs":
         default = item.get("default", [])
-        return [str(w) for w in default] if isinstance(default, list) else None
-    return None
+        if not isinstance(default, list):
+            raise _Unresolved(f"holds posargs whose default is no list of words (`{default!r}`)")
+        return [w for inner in default for w in _tox_words(inner)]
+    if isinstance(item, dict) and item.get("replace") == "env":
+        default = item.get("default")
+        if isinstance(default, str):
+            # One word, as tox gives it; an empty one that `extend` spreads into the command is none.
+            return [] if default == "" and item.get("extend") else [default]
+        if default is None:
+            # Its value is whatever the environment holds when tox runs (nothing, mostly): no command the agent
+            # and verify run would be the one the file means.
+            raise _Unresolved(f"takes a word from the environment variable `{item.get('name', '?')}`, which has "
+                              "no default: give the command its arguments")
+        raise _Unresolved(f"holds an env replacement whose default is no string (`{default!r}`)")
+    if isinstance(item, dict):
+        raise _Unresolved(f"holds a tox replacement init does not follow (`{item.get('replace', '?')}`)")
+    raise _Unresolved(f"holds a word that is no string (`{item!r}`)")
+
+
+def _tox_command(command: list[Any]) -> tuple[list[str], str, str]:
+    """A tox TOML command's words, its text as the person reads it, and why it is left out ("" when it is not)."""
+    words: list[str] = []
+    shown: list[str] = []
+    why = ""
+    for item in command:
+        try:
+            found = _tox_words(item)
+        except _Unresolved as exc:
+            why = why or str(exc)
+            shown.append("{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in item.items()) + " }"
+                         if isinstance(item, dict) else json.dumps(item))
+            continue
+        words += found
+        shown += [shlex.quote(w) for w in found]
+    return words, " ".join(shown), why
 
 
 def _read_toxparse_toml(out: Scan, data: dict[str, Any], text: str, file: str, prefix: str) -> None:
@@ -124,12 +179,15 @@ def _read_toxparse_toml(out: Scan, data: dict[str, Any], text: str, file: str, p
         header = line_of(text, f"[{prefix}env_run_base]" if name == "*" else f"[{prefix}env.{name}]")
         raws = []
         for command in commands:
-            words = [w for item in command for w in (_tox_word(item) or ["{unresolved}"])] if isinstance(command, list) else []
-            if not words:
+            if not isinstance(command, list):
+                continue
+            words, shown, why = _tox_command(command)
+            if not words and not why:
                 continue
             what = "tox: every environment" if name == "*" else f"tox env {name}"
-            raws.append(Raw(shlex.join(words), Origin(file, line_of(text, words[0], header), what),
-                            "test" if name == "*" else hint_of(name), "shell"))
+            first = words[0] if words else "replace"
+            raws.append(Raw(shlex.join(words) if not why else shown, Origin(file, line_of(text, first, header), what),
+                            "test" if name == "*" else hint_of(name), "shell", why=why))
         out.tox_envs[name] = raws
         out.entries += raws
 
@@ -302,7 +360,8 @@ def read_setup_cfg(out: Scan) -> None:
     try:
         parser.read_string(text, source="setup.cfg")
     except configparser.Error as exc:
-        raise ManifestError("setup.cfg", getattr(exc, "lineno", 1), f"not an ini file: {exc.message.splitlines()[0]}") from None
+        line, what = ini_error(exc)
+        raise ManifestError("setup.cfg", line, f"not an ini file: {what}") from None
     if parser.has_section("tox:tox") and not out.tox_envs:
         _read_tox_ini(out, text.replace("[tox:tox]", "[tox]"), "setup.cfg")
     for section, command, kind in (("tool:pytest", "pytest", "test"), ("flake8", "flake8", "lint"),

@@ -103,12 +103,17 @@ def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) ->
         return (f"`{program}` runs a script or code the agent could change, which no rule of init's allows; allow it "
                 "by hand if you trust it")
     mine = [r for r in parent if r["program"] == program]
-    if program in grammars or mine:
-        if mine and all(not r.get("subcommands") for r in mine):
-            return "the program's grammar refuses these arguments"
+    grammar = program if program in grammars else next((r["grammar"] for r in mine if r.get("grammar")), None)
+    if mine and all(not r.get("subcommands") for r in mine):
+        # The parent takes every subcommand of the program, so what refused the command is its grammar, or the
+        # arguments its inline rule declares: that refusal stands.
+        return "the program's grammar refuses these arguments" if grammar is not None else \
+            "the parent role's rule for the program refuses these arguments"
+    if grammar is not None:
         sub = _leading_words(args)
-        grammar = program if program in grammars else next(r["grammar"] for r in mine if r.get("grammar"))
         return {"program": program, "grammar": grammar, **({"subcommands": [" ".join(sub)]} if sub else {})}
+    # No grammar describes the program, though the parent may declare it inline for some subcommands: exactly
+    # the words found (the parent's rules are restated beside it, see rules_text).
     return {"program": program, **({"subcommands": [" ".join(args)]} if args else {}), "positionals": []}
 
 

@@ -9,22 +9,26 @@
   allowed only through toolchain.toml's make-targets), `pre-commit run` by the
   hooks' tools. `uv run X` becomes `uv run --no-sync X` where the uv preset
   applies (the sandbox has no network to sync with), `X` elsewhere; `poetry
-  run X` and `npx X` become `X`, `yarn lint` `npm run lint`.
+  run X` and `npx X` become `X`, `yarn lint` `npm run lint`; a package
+  manager's own command (`yarn install`, `npm ci`) is no check, and goes
+  without a word.
 - Formatters and fixers take their checking form (`black --check`, `ruff
   check` without `--fix`, `cargo fmt --check`): a check must not change the
   work it checks.
 - What the gate would never take as one command (pipes, redirections,
-  `$VAR`, `cd`) is left out, said why.
+  `$VAR`, `cd`: a task's commands have no folder of their own to run in) is
+  left out, said why, when it looks like a check.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.tooling.project.found import Found, Raw, Skipped, classify
+from runtime.tooling.project.found import Found, Raw, Skipped, classify, hint_of
 from runtime.tooling.project.scan import Scan
 
 MAX_DEPTH = 4  # runners calling runners (`make check` -> `tox -e lint` -> ...)
@@ -35,6 +39,16 @@ UTILITIES = frozenset({
     "pdm", "hatch", "git", "curl", "wget", "sleep", "find", "sed", "chmod", "test", "[", "export", "set", "exit",
     "rmdir", "ln", "tar", "cd", "npm", "yarn", "pnpm", "node", "docker", "sudo", "apt-get", "apt", "brew", "rustup",
     "cargo", "go", "conda", "mamba", "virtualenv", "env", "coverage", "twine", "sphinx-build", "mkdocs",
+})
+# yarn's, pnpm's and bun's own commands, which `yarn NAME` runs instead of a package.json script of that name:
+# installing, adding, publishing, never a check. `check` is not among them: yarn 1 has one, but a repository
+# that writes `yarn check` far more likely means its package.json's `check` script.
+PACKAGE_MANAGER_COMMANDS = frozenset({
+    "install", "i", "add", "remove", "rm", "uninstall", "ci", "audit", "upgrade", "upgrade-interactive", "up",
+    "update", "outdated", "why", "dlx", "create", "init", "link", "unlink", "publish", "pack", "config", "cache",
+    "info", "import", "rebuild", "prune", "store", "setup", "dedupe", "licenses", "global", "login", "logout",
+    "version", "versions", "workspace", "workspaces", "bin", "list", "ls", "owner", "tag", "team", "policies",
+    "patch", "patch-commit", "plugin", "set", "fetch", "autoclean", "generate-lock-entry", "help", "pm",
 })
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _TOX_SCRATCH = re.compile(r"(?:^|(?<=\s))(?:--?[\w-]+=)?\{(?:envtmpdir|env_tmp_dir|envlogdir|env_log_dir|temp_dir)\}\S*")
@@ -78,7 +92,14 @@ def _placeholders(text: str, dialect: str) -> str:
         # A folder tox makes for its own environment (`--basetemp={envtmpdir}`) is scratch space a run
         # outside tox does without: the option goes, and the tool keeps its default.
         text = _TOX_SCRATCH.sub(" ", text)
-    text = _PLACEHOLDER.sub(fill, text)
+    # Innermost first, until none is left: a default may hold a placeholder of its own
+    # (`{posargs:{toxinidir}/tests}`), which one pass fills in, leaving the outer one for the next. Each pass
+    # takes at least one pair of braces away (no value filled in holds one), so this ends.
+    while True:
+        filled = _PLACEHOLDER.sub(fill, text)
+        if filled == text:
+            break
+        text = filled
     if dialect == "tox":
         text = re.sub(r"(^|\s)\[\](?=\s|$)", " ", text)  # tox 3's old posargs
     return text
@@ -122,8 +143,25 @@ def _options_then_rest(words: list[str], takes_value: set[str]) -> list[str]:
     return words[n:]
 
 
+# make's options that change what it prints or whether it goes on after a failure, never what a recipe runs.
+_MAKE_QUIET = frozenset({"-s", "--silent", "--quiet", "-k", "--keep-going"})
+
 _UV_VALUES = {"--extra", "--group", "--only-group", "--with", "--python", "-p", "--package", "--env-file", "--index",
               "--directory", "--project", "--with-requirements", "--no-group", "--no-extra"}
+
+
+_RUFF_SUBCOMMANDS = frozenset({"check", "format", "rule", "config", "linter", "clean", "server", "analyze", "version",
+                               "help", "generate-shell-completion"})
+_RUFF_FIXES = frozenset({"--fix", "--unsafe-fixes", "--exit-non-zero-on-fix"})
+
+
+def _ruff_subcommand(args: list[str]) -> int | None:
+    """Where ruff's subcommand is among its arguments, after its global options (`--config FILE`, `-q`), or
+    None for the command line of before subcommands."""
+    n = 0
+    while n < len(args) and args[n].startswith("-"):
+        n += 2 if args[n] == "--config" else 1
+    return n if n < len(args) and args[n] in _RUFF_SUBCOMMANDS else None
 
 
 def checking_form(words: list[str]) -> tuple[list[str], bool]:
@@ -134,13 +172,18 @@ def checking_form(words: list[str]) -> tuple[list[str], bool]:
     if program == "isort" and not {"--check-only", "--check", "-c", "--diff"} & set(args):
         return [program, "--check-only", *args], True
     if program == "ruff":
-        if args[:1] == ["format"] and not {"--check", "--diff"} & set(args):
-            return [program, "format", "--check", *args[1:]], True
-        if args[:1] == ["check"] or (args and args[0] not in ("format", "check") and not args[0].startswith("-")) \
-                or not args:
-            rest = args[1:] if args[:1] == ["check"] else args
-            return [program, "check", *[a for a in rest if a not in ("--fix", "--unsafe-fixes", "--exit-non-zero-on-fix")]], \
-                "--fix-only" not in rest
+        at = _ruff_subcommand(args)
+        if at is None and {"--version", "-V", "--help", "-h"} & set(args):
+            return words, True  # ruff telling about itself, no check: nothing classifies it
+        # ruff's old command line, with no subcommand (`ruff [OPTIONS] PATHS`), is `ruff check`: `ruff --fix .`
+        # must lose `--fix` as `ruff check --fix .` does, and `ruff --select E .` is a lint, not nothing.
+        head, sub, rest = (args[:at], args[at], args[at + 1:]) if at is not None else ([], "check", args)
+        if sub == "format":
+            if {"--check", "--diff"} & set(rest):
+                return words, True
+            return [program, *head, "format", "--check", *rest], True
+        if sub == "check":
+            return [program, *head, "check", *[a for a in rest if a not in _RUFF_FIXES]], "--fix-only" not in rest
     if program == "prettier":
         rest = ["--check" if a in ("--write", "-w") else a for a in args]
         if not {"--check", "-c", "--list-different", "-l"} & set(rest):
@@ -155,6 +198,24 @@ def checking_form(words: list[str]) -> tuple[list[str], bool]:
     if program == "gofmt" or (program == "go" and args[:1] == ["fmt"]) or program in ("autopep8", "yapf"):
         return words, False  # no form that fails on a difference: a formatter for the agent, not a check
     return words, True
+
+
+_PYTHON_VERSION = re.compile(r"^(?:pypy)?\d+(?:\.\d+)*t?$")  # nox's `-3.11`, `-pypy3.10`, `-3.13t`
+
+
+def nox_session(name: str, sessions: Iterable[str]) -> str | None:
+    """The session of the noxfile's that ``name`` on nox's command line runs: the name itself, or the name
+    nox gives a parametrized session, `NAME-PYTHON` and `NAME(param=...)`. A session's own name may hold a `-`
+    (`type-check-3.11`), so the longest known name that leaves only a Python version is taken, never the
+    name cut at its first `-`."""
+    known = set(sessions)
+    if name in known:
+        return name
+    bare = name.split("(", 1)[0]
+    for session in sorted(known, key=len, reverse=True):
+        if bare == session or (bare.startswith(f"{session}-") and _PYTHON_VERSION.match(bare[len(session) + 1:])):
+            return session
+    return None
 
 
 def layout_form(words: list[str], root: Path) -> list[str]:
@@ -176,6 +237,8 @@ class Translator:
         self.ctx = ctx
 
     def run(self, raw: Raw, depth: int = 0) -> list[Found | Skipped]:
+        if raw.why:  # its reader could not read it as the file means it
+            return [Skipped(raw.text, raw.origin, raw.why)] if self._looks_relevant(raw) else []
         try:
             text = _placeholders(raw.text, raw.dialect)
             segments = _segments(text)
@@ -183,9 +246,13 @@ class Translator:
             return [Skipped(raw.text, raw.origin, str(exc))] if self._looks_relevant(raw) else []
         out: list[Found | Skipped] = []
         if any(words[0] == "cd" for words in segments):
-            if self._looks_relevant(raw):
+            # Not translated into the command run in that folder: a task's test and check commands have no
+            # working directory of their own (verification holds only the commands), and verify runs them at
+            # the root, where `pytest -q` of `cd src && pytest -q` would collect another tree.
+            if self._looks_relevant(raw) or any(self._relevant_after_cd(words, raw.hint) for words in segments):
                 out.append(Skipped(raw.text, raw.origin, "runs in another folder (`cd`): the agent's and verify's "
-                                                         "commands run at the repository's root"))
+                                                         "commands run at the repository's root, and a task names "
+                                                         "no other folder to run them in"))
             return out
         for words in segments:
             try:
@@ -205,6 +272,24 @@ class Translator:
         program = _program(words[0]) if words else ""
         return bool(words) and (raw.hint is not None and program not in UTILITIES or classify(words)[0] is not None
                                 or program in ("tox", "nox", "make", "pre-commit"))
+
+    @staticmethod
+    def _relevant_after_cd(words: list[str], hint: str | None) -> bool:
+        """Whether a simple command of a list that changes folder is worth saying it was left out: `cd` itself is
+        a utility, so the whole list never looks like a check by its first word (`cd src && pytest -q`). A runner
+        counts only when what it runs is named like a check (`make test`, not the docs' `make html`): it would
+        read another folder's configuration, which init did not read."""
+        rest = list(words)
+        while rest and _ASSIGNMENT.match(rest[0]):
+            rest = rest[1:]
+        while len(rest) > 1 and rest[0] in ("uv", "poetry", "pipenv", "rye", "pdm", "hatch") and rest[1] == "run":
+            rest = _options_then_rest(rest[2:], _UV_VALUES)
+        if not rest:
+            return False
+        program = _program(rest[0])
+        if program in ("tox", "nox", "make", "pre-commit"):
+            return any(hint_of(w) for w in rest[1:] if not w.startswith("-"))
+        return classify([program, *rest[1:]])[0] is not None or (hint is not None and program not in UTILITIES)
 
     def _expand(self, raws: list[Raw], depth: int, what: str) -> list[Found | Skipped]:
         if depth >= MAX_DEPTH:
@@ -229,8 +314,9 @@ class Translator:
                 uv, words = True, _options_then_rest(args[1:], _UV_VALUES)
             elif program in ("poetry", "pipenv", "rye") and args[:1] == ["run"]:
                 words = args[1:]
-            elif program == "npx" or (program in ("pnpm", "yarn") and args[:1] == ["exec"]) or program == "bunx":
-                words = _options_then_rest(args[1:] if args[:1] == ["exec"] else args, {"-p", "--package"})
+            elif program == "npx" or (program in ("pnpm", "yarn") and args[:1] == ["exec"]) or program == "bunx" \
+                    or (program == "bun" and args[:1] == ["x"]):
+                words = _options_then_rest(args[1:] if args[:1] in (["exec"], ["x"]) else args, {"-p", "--package"})
             elif re.match(r"^python3?$", program) and args[:1] == ["-m"] and args[1:2] in (["tox"], ["nox"], ["coverage"]):
                 words = args[1:]
             else:
@@ -272,6 +358,8 @@ class Translator:
             rest = args[1:] if args[:1] in (["run"], ["run-script"]) else args
             if not rest or rest[0].startswith("-"):
                 return []
+            if args[:1] not in (["run"], ["run-script"]) and rest[0] in PACKAGE_MANAGER_COMMANDS:
+                return []  # the package manager's own command (`yarn install`), never a script: like `npm ci`
             words = ["npm", "test"] if rest[0] == "test" else ["npm", "run", *rest]
             program, args = words[0], words[1:]
         if program == "npm" and args[:1] in (["test"], ["t"], ["run"]):
@@ -322,17 +410,18 @@ class Translator:
         names = [a for a in args if not a.startswith("-")]
         out: list[Found | Skipped] = []
         for name in names or list(scan.nox_sessions):
-            base = name.split("(", 1)[0].split("-", 1)[0] if name not in scan.nox_sessions else name
-            if base not in scan.nox_sessions:
+            base = nox_session(name, scan.nox_sessions)
+            if base is None:
                 raise Untranslatable(f"noxfile.py has no session `{name}`")
             out += self._expand(scan.nox_sessions[base], depth, f"nox -s {name}")
         return out
 
     def _make(self, args: list[str], depth: int) -> list[Found | Skipped]:
         scan = self.ctx.scan
-        if any(a.startswith("-") and a not in ("-s", "--silent", "-k") for a in args) or any("=" in a for a in args):
+        if any(a.startswith("-") and a not in _MAKE_QUIET for a in args) or any("=" in a for a in args):
             raise Untranslatable("make with options or variables: name the targets alone")
-        targets = args or list(scan.make_targets)[:1]
+        # What is left once the options that change no recipe are set aside are the targets.
+        targets = [a for a in args if a not in _MAKE_QUIET] or list(scan.make_targets)[:1]
         out: list[Found | Skipped] = []
         for target in targets:
             if target not in scan.make_targets:
