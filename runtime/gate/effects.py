@@ -28,7 +28,7 @@ import os
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.gate.shell_words import unescape_double
+from runtime.gate.shell_words import double_quoted, literal_dollar, touching
 from runtime.lang.shell_types import Command, ShellDeny, Word
 
 if TYPE_CHECKING:
@@ -313,7 +313,7 @@ class _Reader:
             return
         self.after_cd = None
         if name in SHELLS:
-            self.shell(name, args, stdin)
+            self.shell(name, args, assigns, stdin)
         elif name == "eval":
             if all(a.static for a in args):
                 self.nested(" ".join(a.value for a in args), name)
@@ -340,17 +340,25 @@ class _Reader:
                             "split it, or use paths from one folder")
         self.after_cd = new
 
-    def shell(self, name: str, args: list[Seen], stdin: str | None) -> None:
-        """`bash -c SCRIPT`, `bash -lc SCRIPT`, or a shell reading the script from a heredoc."""
-        for i, a in enumerate(args):
-            v = a.value
-            if v.startswith("-") and not v.startswith("--") and "c" in v[1:] and i + 1 < len(args):
-                if args[i + 1].static:
-                    self.nested(args[i + 1].value, name + " -c")
-                return
-            if not v.startswith(("-", "+")):
-                return  # `bash script.sh`: a file the agent wrote, run inside the sandbox
-        if stdin is not None:
+    def shell(self, name: str, args: list[Seen], assigns: list[tuple[str, str]], stdin: str | None) -> None:
+        """`bash -c SCRIPT`, `bash -o pipefail -c SCRIPT`, or a shell reading the script from a heredoc."""
+        if name == "busybox":
+            # `busybox sh -c ...`, `busybox wget ...`: the first word is the applet it runs, bounded as wrappers are.
+            if args and args[0].static and not args[0].value.startswith("-"):
+                self.wrapped += 1
+                try:
+                    if self.wrapped > MAX_DEPTH * 4:
+                        raise ShellDeny(f"more than {MAX_DEPTH * 4} wrappers around one command are too many to "
+                                        "judge; run the command directly")
+                    self.simple(args, assigns, stdin)
+                finally:
+                    self.wrapped -= 1
+            return
+        scripts, reads_stdin = (_fish_script if name == "fish" else _shell_script)(name, args)
+        for script in scripts:
+            if script.static:
+                self.nested(script.value, name + " -c")
+        if reads_stdin and stdin is not None:
             self.nested(stdin, name + " <<")
 
     def find(self, args: list[Seen], assigns: list[tuple[str, str]]) -> None:
@@ -412,14 +420,24 @@ class _Reader:
             return Seen(text)
         if kind == "raw_string":
             return Seen(text[1:-1])
-        if kind in ("string", "translated_string"):
+        if kind == "translated_string":  # `$"..."`: the string, translated by a message catalog bash may not have
+            inner = [c for c in node.children if c.is_named]
+            if touching(node) and len(inner) == 1 and inner[0].type == "string":
+                return self.word(inner[0])
+            for child in inner:
+                self.visit(child)
+            return Seen(text, False)
+        if kind == "string":
+            # Read from the source between the children, not from the children alone: tree-sitter leaves a
+            # quoted newline in no node (see double_quoted).
+            found = double_quoted(self.src, node)
             parts: list[str] = []
-            static = True
-            for child in node.children:
-                if child.type == "string_content":
-                    parts.append(unescape_double(self.text(child)))
-                elif child.is_named:
-                    part = self.word(child)
+            static = found is not None
+            for item in found if found is not None else [c for c in node.children if c.is_named]:
+                if isinstance(item, str):
+                    parts.append(item)
+                elif item.type != "string_content":
+                    part = self.word(item)  # what runs inside counts, known or not
                     static = static and part.static
                     parts.append(part.value)
             return Seen("".join(parts), True) if static else Seen(text, False)
@@ -428,8 +446,19 @@ class _Reader:
             return Seen(value) if value is not None else Seen(text, False)
         if kind == "concatenation":
             parts = []
-            static, glob, tilde = True, False, False
-            for n, child in enumerate(c for c in node.children if c.is_named):
+            static, glob, tilde = touching(node), False, False  # parts apart would be two words to bash
+            for n, child in enumerate(node.children):
+                if child.type == "$" and not child.is_named:
+                    # `a$` is `a` and a literal `$`; `a$"b"` is `a` and the string `$"b"` translates.
+                    after = self.src[child.end_byte:child.end_byte + 1]
+                    if after == b'"':
+                        continue
+                    static = static and literal_dollar(self.src, child, quoted=False)
+                    parts.append("$")
+                    continue
+                if not child.is_named:
+                    static = False
+                    continue
                 part = self.word(child)
                 static = static and part.static
                 glob = glob or part.glob
@@ -475,6 +504,11 @@ class _Reader:
                 fd = self.text(child)
             elif not child.is_named:
                 op = child.type
+            elif child.type == "ERROR" and op == "<" and not words and self.text(child) == ">" and (
+                    self.src[child.start_byte - 1:child.start_byte] == b"<"):
+                # tree-sitter knows no `<>` (open for reading and writing): it reads `<`, then a parse error
+                # on the `>` right after it. The file is written.
+                op = "<>"
             elif child.type == "ERROR":
                 self.visit(child)
             else:
@@ -485,7 +519,8 @@ class _Reader:
         stream = fd if fd is not None else ("0" if op in ("<", "<&", "<>") else "1")
         if stream in ("1", "2") and (op in ("<", "<>", "<&") or (op == ">&" and target.value not in ("1", "2", "-"))):
             self.effects.streams_redirected = True
-        if op in (">&", "<&") and (target.value.isdigit() or target.value == "-"):
+        # ASCII digits only, as bash reads a descriptor: `>&١` and `>&²` (digits to str.isdigit) write a file.
+        if op in (">&", "<&") and ((target.value.isascii() and target.value.isdigit()) or target.value == "-"):
             return extra, None
         if target.static and target.value.startswith(("/dev/tcp/", "/dev/udp/")):
             self.effects.network.append(self.text(node))
@@ -516,6 +551,129 @@ class _Reader:
         return extra, body
 
 
+# How a shell is told its script. bash(1), OPTIONS and `set`, with dash(1)'s few other letters (sh may be either;
+# a letter one of them refuses stops it before anything runs); zsh, ksh and mksh are read the same way, and an
+# option outside these is refused rather than guessed. In a cluster each `o` and `O` takes the next word,
+# never an attached value (`bash -opipefail` reads `-c` as the option's name), `+o`/`+O` too; `c` (also `+c`)
+# makes the first operand the script, wherever it stands in the cluster (`-ec`, `-ce`, `-c -e 'cmd'`); `s` reads
+# the script from standard input, the operands being its arguments; `-` and `--` end the options.
+_SH_FLAGS = frozenset("abefhkmnptuvxBCEHPTilrsDIqV")
+_SH_VALUED = frozenset("oO")
+# bash's long options, with two dashes or one (`-norc`, `-rcfile FILE`: bash tries a long name before reading
+# the word as letters), and whether they take the next word. bash reads them only before the letters; after,
+# it refuses them, so reading them there too hides nothing.
+_BASH_LONG = {
+    "debug": False, "debugger": False, "dump-po-strings": False, "dump-strings": False, "help": False,
+    "init-file": True, "login": False, "noediting": False, "noprofile": False, "norc": False, "posix": False,
+    "pretty-print": False, "rcfile": True, "restricted": False, "verbose": False, "version": False,
+}
+_CSH_FLAGS = frozenset("bdefFilmnqstvVxX")  # csh(1), tcsh(1): none takes a value; `-c` as for bash
+# fish(1): getopt `+hPilNnvc:C:p:d:o:f:D:`: -c (--command) and -C (--init-command) are code, each value
+# attached or the next word; the first operand ends the options.
+_FISH_CODE = {"-c": "--command", "-C": "--init-command"}
+_FISH_VALUED = {"-p": "--profile", "-d": "--debug", "-o": "--debug-output", "-f": "--features",
+                "-D": "--debug-stack-frames"}
+_FISH_FLAGS = {"-h": "--help", "-P": "--private", "-i": "--interactive", "-l": "--login",
+               "-N": "--no-config", "-n": "--no-execute", "-v": "--version"}
+_FISH_LONG_VALUED = frozenset(_FISH_VALUED.values()) | {"--profile-startup"}
+_FISH_LONG_FLAGS = frozenset(_FISH_FLAGS.values()) | {"--print-rusage-self", "--print-debug-categories"}
+
+
+def _unreadable(name: str, spelled: str) -> ShellDeny:
+    return ShellDeny(f"`{name} {spelled}`: the gate cannot read this among the options of `{name}`, so it cannot tell which "
+                     f"word `{name}` runs as its script; write the options out as `{name}` documents them "
+                     f"(`{name} -o pipefail -c 'cmd'`), or run the command itself")
+
+
+def _shell_script(name: str, args: list[Seen]) -> tuple[list[Seen], bool]:
+    """The words a POSIX-style shell (or csh) runs as scripts, and whether it reads one on standard input.
+    An option it cannot read, or a word only the run knows before the script, is refused: either could make
+    any later word the script (`bash -o "$O" -c 'cmd'` with an empty $O names `-c` as the option)."""
+    csh = name in ("csh", "tcsh")
+    command = from_stdin = False
+    i, n = 0, len(args)
+    while i < n:
+        word = args[i]
+        v = word.value
+        if not word.static:
+            if i == n - 1:
+                # The last word: the script only the run knows, a script file, or an option (`-s` reads
+                # standard input): whatever it is, no word after it can be the script.
+                return [], not command
+            raise _unreadable(name, v)
+        if v in ("-", "--"):
+            i += 1
+            break
+        if len(v) < 2 or v[0] not in "-+":
+            break  # the first operand
+        long = v[2:] if v.startswith("--") else v[1:]
+        if not csh and v[0] == "-" and long in _BASH_LONG:
+            i += 2 if _BASH_LONG[long] else 1
+            continue
+        if v.startswith("--"):
+            raise _unreadable(name, v)
+        taken = 0
+        for letter in v[1:]:
+            if letter == "c":
+                command = True
+            elif letter == "s" and not csh:
+                from_stdin = True
+            elif letter in _SH_VALUED and not csh:
+                taken += 1
+                if i + taken < n and not args[i + taken].static:
+                    raise _unreadable(name, f"{v} {args[i + taken].value}")
+            elif letter not in (_CSH_FLAGS if csh else _SH_FLAGS):
+                raise _unreadable(name, f"{v[0]}{letter}")
+        i += 1 + taken
+    operands = args[i:]
+    if command:
+        return operands[:1], False  # the first operand is the script; the next ones are $0, $1, ...
+    return [], from_stdin or not operands  # else the first operand is a script file the agent wrote
+
+
+def _fish_script(name: str, args: list[Seen]) -> tuple[list[Seen], bool]:
+    """fish's scripts (every -c and -C value), and whether it reads one on standard input."""
+    scripts: list[Seen] = []
+    i, n = 0, len(args)
+    while i < n:
+        word = args[i]
+        v = word.value
+        if not word.static:
+            if i == n - 1:
+                return scripts, not scripts  # as for bash: no word after it can be a script
+            raise _unreadable(name, v)
+        if v == "--":
+            i += 1
+            break
+        if len(v) < 2 or v[0] != "-":
+            break
+        if v.startswith("--"):
+            long, eq, value = v.partition("=")
+            if long in _FISH_CODE.values() or long in _FISH_LONG_VALUED:
+                found = Seen(value) if eq else (args[i + 1] if i + 1 < n else Seen(""))
+                if long in _FISH_CODE.values():
+                    scripts.append(found)
+                i += 1 if eq else 2
+                continue
+            if long not in _FISH_LONG_FLAGS or eq:
+                raise _unreadable(name, v)
+            i += 1
+            continue
+        for k in range(1, len(v)):
+            letter = "-" + v[k]
+            if letter in _FISH_CODE or letter in _FISH_VALUED:
+                rest = v[k + 1:]
+                found = Seen(rest) if rest else (args[i + 1] if i + 1 < n else Seen(""))
+                if letter in _FISH_CODE:
+                    scripts.append(found)
+                i += 0 if rest else 1
+                break
+            if letter not in _FISH_FLAGS:
+                raise _unreadable(name, letter)
+        i += 1
+    return scripts, not scripts and i >= n
+
+
 def _bare(text: str) -> Seen:
     """An unquoted word: backslashes removed; globs, braces and a leading `~` noted (bash expands them)."""
     if "\\" not in text:
@@ -527,7 +685,8 @@ def _bare(text: str) -> Seen:
     while i < len(text):
         ch = text[i]
         if ch == "\\" and i + 1 < len(text):
-            out.append(text[i + 1])
+            if text[i + 1] != "\n":  # a backslash-newline joins the lines: bash keeps neither
+                out.append(text[i + 1])
             i += 2
             continue
         glob = glob or ch in _GLOB_CHARS

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
     from runtime.lang.shell_types import Command, Word
 
 
-def _options(args: list[Word], short: str, long: frozenset[str]) -> tuple[list[Word], dict[str, list[Word]]]:
+def _options(args: list[Word], short: str, long: frozenset[str],
+             others: frozenset[str] = frozenset()) -> tuple[list[Word], dict[str, list[Word]]]:
     """GNU getopt: the operands, and each option's values (a flag's value is an empty word).
 
     ``short``: the letters that take a value (attached, or the next word); ``long``: the long options that
-    do (`--name=value` or `--name value`)."""
+    do (`--name=value` or `--name value`); ``others``: the program's other long options, flags and those whose
+    value is optional (`--backup[=CONTROL]`: only after `=`, the next word stays an operand). getopt_long takes
+    any unambiguous prefix of a long option, so a word is read by its full name."""
     operands: list[Word] = []
     values: dict[str, list[Word]] = {}
     i, n = 0, len(args)
@@ -39,9 +42,10 @@ def _options(args: list[Word], short: str, long: frozenset[str]) -> tuple[list[W
             break
         if v.startswith("--") and is_static(word):
             name, eq, value = v.partition("=")
+            name, valued = _long_name(name, long, others)
             if eq:
                 values.setdefault(name, []).append(Seen(value))
-            elif name in long and i + 1 < n:
+            elif valued and i + 1 < n:
                 i += 1
                 values.setdefault(name, []).append(args[i])
             else:
@@ -64,22 +68,39 @@ def _options(args: list[Word], short: str, long: frozenset[str]) -> tuple[list[W
     return operands, values
 
 
-def _all(kind: str, short: str = "", long: Iterable[str] = ()) -> Callable[[Command], list[Target]]:
-    longs = frozenset(long)
+def _long_name(name: str, long: frozenset[str], others: frozenset[str]) -> tuple[str, bool]:
+    """The long option ``name`` stands for, and whether it takes the next word: a whole name is that option
+    (install's `--strip`, though `--strip-program` starts so); a prefix is the one option it starts, and when
+    it starts several, getopt refuses it unless all take a value (then nothing runs, or each takes one)."""
+    if name in long:
+        return name, True
+    if name in others:
+        return name, False
+    matches = [o for o in long | others if o.startswith(name)]
+    if matches and all(m in long for m in matches):
+        return (matches[0] if len(matches) == 1 else name), True
+    return (matches[0] if len(matches) == 1 else name), False
+
+
+def _all(kind: str, short: str = "", long: Iterable[str] = (), others: Iterable[str] = ()
+         ) -> Callable[[Command], list[Target]]:
+    longs, rest = frozenset(long), frozenset(others)
 
     def read(cmd: Command) -> list[Target]:
-        operands, _ = _options(cmd.words, short, longs)
+        operands, _ = _options(cmd.words, short, longs, rest)
         return [Target(w, cmd.cwds, f"`{cmd.name} {w.value}`", kind) for w in operands]
 
     return read
 
 
-def _copy(removes_sources: bool, short: str, long: Iterable[str]) -> Callable[[Command], list[Target]]:
+def _copy(removes_sources: bool, short: str, long: Iterable[str], others: Iterable[str]
+          ) -> Callable[[Command], list[Target]]:
     """cp, mv, ln, install: `SRC... DEST`, `-t DIR SRC...`; a DEST that is a folder receives each SRC by name."""
     longs = frozenset(long) | {"--target-directory", "--suffix"}
+    rest = frozenset(others) | {"--backup", "--no-target-directory", "--force", "--verbose", "--help", "--version"}
 
     def read(cmd: Command) -> list[Target]:
-        operands, values = _options(cmd.words, short, longs)
+        operands, values = _options(cmd.words, short, longs, rest)
         what = f"`{cmd.name}`"
         if cmd.name == "install" and "-d" in values:
             return [Target(w, cmd.cwds, what, "folder") for w in operands]
@@ -110,9 +131,38 @@ def _name(source: Word) -> str | None:
     return (os.path.basename(source.value.rstrip("/")) or None) if is_static(source) else None
 
 
+_CHOWN_OTHERS = frozenset({"--changes", "--silent", "--quiet", "--verbose", "--dereference", "--no-dereference",
+                           "--no-preserve-root", "--preserve-root", "--recursive", "--help", "--version"})
+# chmod reads `-w`, `-x,u+r`, `-0`... as its mode, not as options: its getopt string gives each of these letters
+# an optional attached value, so a word holding one is taken whole (after an option letter, `-Rw`, the mode is
+# invalid and nothing runs).
+_CHMOD_MODE = frozenset("rwxXstugoa,+=01234567")
+
+
 def _chmod(cmd: Command) -> list[Target]:
-    operands, values = _options(cmd.words, "", frozenset())
-    files = operands if "--reference" in values else operands[1:]
+    """chmod, chown, chgrp: the files after the mode or owner, or every operand with `--reference`."""
+    longs = frozenset({"--reference", "--from"} if cmd.name == "chown" else {"--reference"})
+    operands: list[Word] = []
+    given = False  # the mode, or with --reference the model file, came in an option: every operand is a file
+    words = cmd.words
+    i = 0
+    while i < len(words):
+        word = words[i]
+        v = word.value
+        if v == "--":
+            operands += words[i + 1:]
+            break
+        if not is_static(word) or len(v) < 2 or v[0] != "-":
+            operands.append(word)
+        elif v.startswith("--"):
+            name, eq, _ = v.partition("=")
+            name, valued = _long_name(name, longs, _CHOWN_OTHERS)
+            given = given or name == "--reference"
+            i += 1 if valued and not eq else 0
+        elif cmd.name == "chmod" and any(ch in _CHMOD_MODE for ch in v[1:]):
+            given = True
+        i += 1
+    files = operands if given else operands[1:]
     return [Target(w, cmd.cwds, f"`{cmd.name}`") for w in files]
 
 
@@ -120,10 +170,19 @@ def _dd(cmd: Command) -> list[Target]:
     return [Target(Seen(w.value[3:], is_static(w)), cmd.cwds, "`dd of=`") for w in cmd.words if w.value.startswith("of=")]
 
 
+_SED_VALUED = frozenset({"--expression", "--file", "--line-length"})
+_SED_OTHERS = frozenset({"--in-place", "--quiet", "--silent", "--debug", "--follow-symlinks", "--posix",
+                         "--regexp-extended", "--separate", "--sandbox", "--unbuffered", "--null-data",
+                         "--zero-terminated", "--binary", "--help", "--version"})
+
+
 def _in_place(cmd: Command) -> list[Target]:
     """sed -i / perl -i: the files after the script (the first operand, unless -e or -f gave it)."""
     args = cmd.words
-    valued = "ef" if cmd.name == "sed" else "eEIMmx"
+    # Letters taking a value, attached or the next word; perl's -M, -m, -x, -C, -F, -V take the rest of the word
+    # only (perlrun), so `perl -x -i ...` is in place.
+    valued = "ef" if cmd.name == "sed" else "eEI"
+    attached = "" if cmd.name == "sed" else "MmxCFV"
     in_place = script_given = False
     operands: list[Word] = []
     i = 0
@@ -134,6 +193,8 @@ def _in_place(cmd: Command) -> list[Target]:
             break
         if v.startswith("--"):
             name, eq, _ = v.partition("=")
+            if cmd.name == "sed":  # GNU sed takes any unambiguous prefix of a long option
+                name = _long_name(name, _SED_VALUED, _SED_OTHERS)[0]
             if name == "--in-place":
                 in_place = True
             elif name in ("--expression", "--file"):
@@ -147,6 +208,8 @@ def _in_place(cmd: Command) -> list[Target]:
                 if letter == "i":
                     in_place = True
                     break  # the rest is a backup suffix
+                if letter in attached:
+                    break
                 if letter in valued or (cmd.name == "sed" and letter == "l"):
                     script_given = script_given or letter in "eE" or (letter == "f" and cmd.name == "sed")
                     if k == len(v) - 1:
@@ -185,45 +248,76 @@ def _find(cmd: Command) -> list[Target]:
 _NO_FILTER = frozenset({"-delete", "-depth", "-xdev", "-mount", "-noleaf", "-ignore_readdir_race", "-maxdepth", "-mindepth"})
 
 
-def _output_option(short: str, long: Iterable[str], outputs: Iterable[str]) -> Callable[[Command], list[Target]]:
+def _output_option(short: str, long: Iterable[str], others: Iterable[str], outputs: Iterable[str]
+                   ) -> Callable[[Command], list[Target]]:
     """Programs that write only the file an option names (`sort -o`, `patch -o`)."""
-    longs, outs = frozenset(long), tuple(outputs)
+    longs, rest, outs = frozenset(long), frozenset(others), tuple(outputs)
 
     def read(cmd: Command) -> list[Target]:
-        _, values = _options(cmd.words, short, longs)
+        _, values = _options(cmd.words, short, longs, rest)
         return [Target(w, cmd.cwds, f"`{cmd.name} {o}`") for o in outs for w in values.get(o, []) if w.value]
 
     return read
 
 
 def _uniq(cmd: Command) -> list[Target]:
-    operands, _ = _options(cmd.words, "fsw", frozenset({"--skip-fields", "--skip-chars", "--check-chars"}))
+    operands, _ = _options(cmd.words, "fsw", frozenset({"--skip-fields", "--skip-chars", "--check-chars"}),
+                           frozenset({"--count", "--repeated", "--all-repeated", "--group", "--ignore-case",
+                                      "--unique", "--zero-terminated", "--help", "--version"}))
     return [Target(operands[1], cmd.cwds, "`uniq`")] if len(operands) >= 2 else []
 
 
+# The long options of each program, from its --help (GNU coreutils 9.1, patch 2.7): those that take a value
+# (`--size=N`: also the next word), then the others, flags and those whose value is optional (`--backup[=CONTROL]`,
+# `--context[=CTX]`: only after `=`). The others matter for prefixes: `--strip` is install's flag, not
+# `--strip-program`, and a prefix of both is refused by getopt.
 WRITERS: dict[str, Callable[[Command], list[Target]]] = {
-    "rm": _all("remove"),
-    "rmdir": _all("remove"),
-    "unlink": _all("remove"),
-    "shred": _all("write", "ns", ("--iterations", "--size", "--random-source")),
-    "touch": _all("write", "drt", ("--date", "--reference")),
-    "mkdir": _all("folder", "m", ("--mode", "--context")),
-    "tee": _all("write"),
-    "truncate": _all("write", "sr", ("--size", "--reference")),
+    "rm": _all("remove", "", (), ("--force", "--interactive", "--one-file-system", "--no-preserve-root",
+                                  "--preserve-root", "--recursive", "--dir", "--verbose", "--help", "--version")),
+    "rmdir": _all("remove", "", (), ("--ignore-fail-on-non-empty", "--parents", "--verbose", "--help", "--version")),
+    "unlink": _all("remove", "", (), ("--help", "--version")),
+    "shred": _all("write", "ns", ("--iterations", "--size", "--random-source"),
+                  ("--force", "--remove", "--verbose", "--exact", "--zero", "--help", "--version")),
+    "touch": _all("write", "drt", ("--date", "--reference", "--time"),
+                  ("--no-create", "--no-dereference", "--help", "--version")),
+    "mkdir": _all("folder", "m", ("--mode",), ("--parents", "--verbose", "--context", "--help", "--version")),
+    "tee": _all("write", "", (), ("--append", "--ignore-interrupts", "--output-error", "--help", "--version")),
+    "truncate": _all("write", "sr", ("--size", "--reference"), ("--no-create", "--io-blocks", "--help", "--version")),
     "chmod": _chmod,
     "chown": _chmod,
     "chgrp": _chmod,
-    "cp": _copy(False, "tS", ("--backup",)),
-    "mv": _copy(True, "tS", ()),
-    "ln": _copy(False, "tS", ()),
-    "install": _copy(False, "tSmog", ("--mode", "--owner", "--group")),
+    "cp": _copy(False, "tS", ("--no-preserve", "--sparse"),
+                ("--archive", "--attributes-only", "--copy-contents", "--dereference", "--interactive", "--link",
+                 "--no-clobber", "--no-dereference", "--one-file-system", "--parents", "--preserve", "--recursive",
+                 "--reflink", "--remove-destination", "--strip-trailing-slashes", "--symbolic-link", "--update",
+                 "--context")),
+    "mv": _copy(True, "tS", (), ("--interactive", "--no-clobber", "--strip-trailing-slashes", "--update",
+                                 "--context")),
+    "ln": _copy(False, "tS", (), ("--directory", "--interactive", "--logical", "--no-dereference", "--physical",
+                                  "--relative", "--symbolic")),
+    "install": _copy(False, "tSmog", ("--mode", "--owner", "--group", "--strip-program"),
+                     ("--compare", "--directory", "--preserve-context", "--preserve-timestamps", "--strip",
+                      "--context")),
     "dd": _dd,
     "sed": _in_place,
     "perl": _in_place,
     "find": _find,
     "sort": _output_option("oktST", ("--output", "--key", "--field-separator", "--buffer-size",
-                                     "--temporary-directory"), ("-o", "--output")),
-    "patch": _output_option("opdDiBrVYzFp", ("--output", "--input", "--directory", "--reject-file"),
+                                     "--temporary-directory", "--batch-size", "--compress-program", "--files0-from",
+                                     "--parallel", "--random-source", "--sort"),
+                           ("--ignore-leading-blanks", "--dictionary-order", "--ignore-case",
+                            "--general-numeric-sort", "--ignore-nonprinting", "--month-sort", "--human-numeric-sort",
+                            "--numeric-sort", "--random-sort", "--reverse", "--version-sort", "--check", "--debug",
+                            "--merge", "--stable", "--unique", "--zero-terminated", "--help", "--version"),
+                           ("-o", "--output")),
+    "patch": _output_option("opdDiBrVYzFpg", ("--output", "--input", "--directory", "--reject-file", "--strip",
+                                              "--fuzz", "--ifdef", "--version-control", "--prefix",
+                                              "--basename-prefix", "--suffix", "--get", "--quoting-style",
+                                              "--reject-format", "--read-only"),
+                            ("--ignore-whitespace", "--context", "--ed", "--normal", "--unified", "--forward",
+                             "--reverse", "--merge", "--remove-empty-files", "--set-utc", "--set-time", "--backup",
+                             "--backup-if-mismatch", "--no-backup-if-mismatch", "--batch", "--force", "--quiet",
+                             "--silent", "--verbose", "--dry-run", "--posix", "--binary", "--version", "--help"),
                             ("-o", "--output", "-r", "--reject-file")),
     "uniq": _uniq,
 }

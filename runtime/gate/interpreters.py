@@ -9,28 +9,82 @@ from __future__ import annotations
 
 import re
 
-_PYTHON = re.compile(r"^(?:python|pypy)[0-9.]*$")
+_PYTHON = re.compile(r"(?:python|pypy)[0-9.]*")  # the whole name (fullmatch): `$` would also match before a newline
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
-# name -> (letters that take inline code in a short-option cluster, long options that do,
-#          short options that take a separate value, whether no script means stdin)
-_SPECS: dict[str, tuple[str, frozenset[str], str, bool]] = {
-    "python": ("c", frozenset(), "WXQ", True),
-    "perl": ("eE", frozenset(), "IMmdxl0", True),
-    "ruby": ("e", frozenset(), "IrCEKTx", True),
-    "node": ("ep", frozenset({"--eval", "--print"}), "r", True),
-    "nodejs": ("ep", frozenset({"--eval", "--print"}), "r", True),
-    "bun": ("e", frozenset({"--eval", "--print"}), "r", False),
-    "deno": ("", frozenset(), "", False),
-    "php": ("rRBE", frozenset(), "cdfz", True),
-    "lua": ("e", frozenset(), "l", True),
-    "luajit": ("e", frozenset(), "l", True),
-    "Rscript": ("e", frozenset(), "", True),
-    "tclsh": ("", frozenset(), "", True),
+
+
+class _Spec:
+    """How an interpreter reads its command line, as far as finding code given inline goes.
+
+    ``code``: letters whose value is code (`-e CODE`, `-eCODE`); ``code_long``: long options whose value is
+    code; ``valued``: letters taking a value, attached or the next word; ``attached``: letters taking the rest
+    of the word as their value, never the next word (perl's `-i.bak`, `-Mstrict`, `-x`); ``digits``: letters
+    whose value is the characters of the given set right after them, after which the cluster goes on (perl's
+    `-l`, `-0`: `-lne CODE` is -l, -n, -e), and a word ending in one of ``rest`` after them is the value (perl's
+    `-d:Trace`, `-0x1F`); ``files``: letters naming the script file (php's `-f`), ``long_files`` likewise;
+    ``long_valued``: long options taking a value (`--opt=V` or `--opt V`); ``module``: a letter that names a
+    module to run (the rule's subcommands decide); ``stdin``: whether no script means reading one from stdin.
+    """
+
+    __slots__ = ("code", "code_long", "valued", "attached", "digits", "files", "long_files", "long_valued",
+                 "module", "stdin")
+
+    def __init__(self, code: str, valued: str = "", *, code_long: frozenset[str] = frozenset(), attached: str = "",
+                 digits: dict[str, tuple[str, str]] | None = None, files: str = "",
+                 long_files: frozenset[str] = frozenset(), long_valued: frozenset[str] = frozenset(),
+                 module: str = "", stdin: bool = True) -> None:
+        self.code, self.valued, self.code_long, self.attached = code, valued, code_long, attached
+        self.digits = digits or {}
+        self.files, self.long_files, self.long_valued, self.module, self.stdin = (
+            files, long_files, long_valued, module, stdin)
+
+
+_OCTAL = "01234567"
+_NODE_VALUED = frozenset({
+    # `node --help`, v20: the options shown with `=...`, which node also takes as the next word (`--title x`).
+    "--allow-fs-read", "--allow-fs-write", "--build-snapshot-config", "--conditions", "--cpu-prof-dir",
+    "--cpu-prof-interval", "--cpu-prof-name", "--diagnostic-dir", "--disable-proto", "--disable-warning",
+    "--dns-result-order", "--env-file", "--env-file-if-exists", "--experimental-default-type",
+    "--experimental-loader", "--loader", "--experimental-policy", "--experimental-sea-config", "--heap-prof-dir",
+    "--heap-prof-interval", "--heap-prof-name", "--heapsnapshot-near-heap-limit", "--heapsnapshot-signal",
+    "--icu-data-dir", "--import", "--input-type", "--inspect-port", "--debug-port", "--inspect-publish-uid",
+    "--max-http-header-size", "--network-family-autoselection-attempt-timeout", "--openssl-config",
+    "--policy-integrity", "--redirect-warnings", "--report-dir", "--report-filename", "--report-signal", "--require",
+    "--secure-heap", "--secure-heap-min", "--snapshot-blob", "--test-concurrency", "--test-name-pattern",
+    "--test-reporter", "--test-reporter-destination", "--test-shard", "--test-timeout", "--title",
+    "--tls-cipher-list", "--tls-keylog", "--trace-event-categories", "--trace-event-file-pattern",
+    "--trace-require-module", "--unhandled-rejections", "--use-largepages", "--v8-pool-size", "--watch-path",
+})
+_NODE = _Spec("ep", "rC", code_long=frozenset({"--eval", "--print"}), long_valued=_NODE_VALUED)
+_SPECS: dict[str, _Spec] = {
+    "python": _Spec("c", "WXQ", module="m", long_valued=frozenset({"--check-hash-based-pycs"})),
+    # perlrun: -I takes the rest of the word or the next; -i, -M, -m, -x, -C, -F, -V the rest of the word only;
+    # -l and -0 an octal number, -D a number, -d a `t`, then the cluster goes on.
+    "perl": _Spec("eE", "I", attached="iMmxCFV", digits={"l": (_OCTAL, ""), "0": (_OCTAL, "xX"),
+                                                        "D": ("0123456789", ""), "d": ("t", ":=")}),
+    # ruby(1): -C, -E, -I, -r take the rest of the word or the next; -F, -i, -x the rest only; -0 and -T a number.
+    "ruby": _Spec("e", "IrCE", attached="Fix", digits={"0": (_OCTAL, ""), "T": ("0123456789", ""),
+                                                        "W": ("012", ":")}),
+    "node": _NODE,
+    "nodejs": _NODE,
+    "bun": _Spec("e", "r", code_long=frozenset({"--eval", "--print"}), stdin=False),
+    "deno": _Spec("", stdin=False),
+    # php -h: -f and -F name the script file; -r, -R, -B, -E are code; long forms as php's own getopt reads them.
+    "php": _Spec("rRBE", "cdzSt", files="fF",
+                 code_long=frozenset({"--run", "--process-code", "--process-begin", "--process-end"}),
+                 long_files=frozenset({"--file", "--process-file"}),
+                 long_valued=frozenset({"--php-ini", "--define", "--server", "--docroot", "--zend-extension", "--rf",
+                                        "--rfunction", "--rc", "--rclass", "--re", "--rextension", "--rz",
+                                        "--rzendextension", "--ri", "--rextinfo"})),
+    "lua": _Spec("e", "l"),
+    "luajit": _Spec("e", "l"),
+    "Rscript": _Spec("e"),
+    "tclsh": _Spec(""),
 }
 
 
-def _spec_for(name: str) -> tuple[str, frozenset[str], str, bool] | None:
-    if _PYTHON.match(name):
+def _spec_for(name: str) -> _Spec | None:
+    if _PYTHON.fullmatch(name):
         return _SPECS["python"]
     return _SPECS.get(name)
 
@@ -48,9 +102,9 @@ def inline_code(name: str, args: list[str]) -> str | None:
     spec = _spec_for(name)
     if spec is None:
         return None
-    letters, longs, with_value, stdin = spec
     if args and args[0] in ("--version", "-V", "--help", "-h"):
         return None
+    script = False  # a script file named by an option (`php -f x.php`)
     i = 0
     while i < len(args):
         a = args[i]
@@ -59,24 +113,41 @@ def inline_code(name: str, args: list[str]) -> str | None:
         if a == "--":
             break
         if a.startswith("--"):
-            if a.split("=", 1)[0] in longs:
-                return f"`{name} {a.split('=', 1)[0]}` runs inline code"
-            i += 1
+            option, eq, _ = a.partition("=")
+            if option in spec.code_long:
+                return f"`{name} {option}` runs inline code"
+            script = script or option in spec.long_files
+            valued = option in spec.long_valued or option in spec.long_files
+            i += 2 if valued and not eq else 1
             continue
         if a.startswith("-"):
             cluster = a[1:]
-            for n, ch in enumerate(cluster):
-                if ch in letters:
+            n = 0
+            while n < len(cluster):
+                ch = cluster[n]
+                if ch in spec.code:
                     return f"`{name} -{ch}` runs inline code; write a file in your scope and run that instead, if your rules allow"
-                if ch in with_value:
-                    i += 0 if n + 1 < len(cluster) else 1
+                if ch in spec.valued or ch in spec.files:
+                    script = script or ch in spec.files
+                    i += 0 if n + 1 < len(cluster) else 1  # the rest of the word, or the next word
                     break
-                if ch == "m" and letters == "c":
+                if ch in spec.attached:
+                    break  # the rest of the word, and only that
+                if ch == spec.module:
                     return None  # python -m MODULE: the rule's subcommands decide
+                n += 1
+                if ch in spec.digits:
+                    chars, rest = spec.digits[ch]
+                    while n < len(cluster) and cluster[n] in chars:
+                        n += 1
+                    if n < len(cluster) and cluster[n] in rest:
+                        break  # `-d:Trace`, `-0x1F`: the rest of the word is the value
             i += 1
             continue
         return None  # a script file: the rules decide
-    return f"`{name}` with no script reads code from stdin" if stdin else None
+    if script:
+        return None
+    return f"`{name}` with no script reads code from stdin" if spec.stdin else None
 
 
 # GNU sed's long options (getopt_long accepts any unambiguous prefix) and what they are.

@@ -87,7 +87,8 @@ class RedirectReader(WordReader):
         stream = fd if fd is not None else ("0" if op in ("<", "<&", "<>") else "1")
         if stream in ("1", "2") and (op in ("<", "<>", "<&") or (op == ">&" and target.value not in ("1", "2", "-"))):
             self.script.streams_redirected = True
-        if op in (">&", "<&") and (target.value.isdigit() or target.value == "-"):
+        # ASCII digits only, as bash reads a descriptor: `>&١` and `>&²` (digits to str.isdigit) write a file.
+        if op in (">&", "<&") and ((target.value.isascii() and target.value.isdigit()) or target.value == "-"):
             return extra
         if target.glob or target.tilde:
             raise ShellDeny(f"redirection target `{target.value}` uses a glob or `~`; write the path out")

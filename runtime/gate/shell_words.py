@@ -87,6 +87,8 @@ class WordReader:
                 return Word(raw, False, raw[:1] == "~")
             value, mask = self._part(node)
         elif kind == "concatenation":
+            if not touching(node):
+                raise unreadable(self.text(node))
             parts = [self._part(c) for c in node.children]
             value = "".join(p[0] for p in parts)
             mask = "".join(p[1] for p in parts)
@@ -101,12 +103,7 @@ class WordReader:
         return Word(value, glob, mask[:1] == "~", glob and mask[:1] in ("*", "?", "["))
 
     def _literal_dollar(self, node: Node, quoted: bool) -> bool:
-        """Whether a bare `$` is literal: what follows it cannot start an expansion (checked on the bytes,
-        not on tree-sitter's reading). Outside double quotes `$'…'` and `$"…"` are quoting forms too."""
-        after = self.src[node.end_byte:node.end_byte + 1]
-        if node.end_byte - node.start_byte != 1:
-            return False
-        return not after or (after[0] not in _EXPANDS_AFTER_DOLLAR and (quoted or after not in (b"'", b'"')))
+        return literal_dollar(self.src, node, quoted)
 
     def _part(self, node: Node) -> tuple[str, str]:
         """(value, mask) where mask repeats unquoted characters and hides quoted ones."""
@@ -135,19 +132,85 @@ class WordReader:
             self.literal.append((node.start_byte, node.end_byte))
             return body, "q" * len(body)
         if kind == "string":
-            out = []
-            for child in node.children:
-                if child.type == '"':
-                    continue
-                if child.type == "$" and self._literal_dollar(child, quoted=True):
-                    out.append("$")
-                    continue
-                if child.type != "string_content":
+            for child in node.children:  # an expansion is refused by name, whatever else the string holds
+                if child.type not in ('"', "string_content") and not (
+                        child.type == "$" and self._literal_dollar(child, quoted=True)):
                     raise self.refuse(child)
-                out.append(unescape_double(self.text(child)))
-            body = "".join(out)
+            parts = double_quoted(self.src, node)
+            if parts is None or not all(isinstance(p, str) for p in parts):
+                raise unreadable(self.text(node))
+            body = "".join(p for p in parts if isinstance(p, str))
             return body, "q" * len(body)
         raise self.refuse(node)
+
+
+def unreadable(text: str) -> ShellDeny:
+    """A word whose parts tree-sitter laid out in a shape this reading does not follow exactly: refused as
+    unparsable, never read as some other word."""
+    snippet = text.replace("\n", "\\n").replace("\r", "\\r")[:60]
+    return ShellDeny(f"the command could not be parsed as Bash: the word `{snippet}` could not be read exactly; "
+                     "write it in single quotes")
+
+
+def touching(node: Node) -> bool:
+    """Whether the children of ``node`` cover it end to end, with no byte between them: the parts of one
+    word (a concatenation), which bash joins only where nothing separates them."""
+    pos = node.start_byte
+    for child in node.children:
+        if child.start_byte != pos:
+            return False
+        pos = child.end_byte
+    return pos == node.end_byte
+
+
+def literal_dollar(src: bytes, node: Node, quoted: bool) -> bool:
+    """Whether a bare `$` token is literal: what follows it cannot start an expansion (checked on the bytes,
+    not on tree-sitter's reading). Outside double quotes `$'…'` and `$"…"` are quoting forms too."""
+    after = src[node.end_byte:node.end_byte + 1]
+    if node.end_byte - node.start_byte != 1:
+        return False
+    return not after or (after[0] not in _EXPANDS_AFTER_DOLLAR and (quoted or after not in (b"'", b'"')))
+
+
+def double_quoted(src: bytes, node: Node) -> list[str | Node] | None:
+    """A double-quoted string (`"..."`) as bash reads it: its literal text, dequoted, and the children that
+    expand (`$NAME`, `$(...)`, ...), in order. None for a shape this cannot read exactly.
+
+    The text is read from the source, not from the children: tree-sitter ends a string_content at a newline
+    (and at a carriage return before one) and puts the bytes up to the next child in no node, so the
+    children of `"src<newline>"` say `src`, while bash keeps the newline (a folder named `src\n` is
+    outside `src/**`). A gap may hold only whitespace, which is text to bash: anything else there is
+    something tree-sitter skipped that this reading would not see, and the string is not read.
+    """
+    start, end = node.start_byte, node.end_byte
+    children = node.children
+    if (end - start < 2 or len(children) < 2 or children[0].type != '"' or children[-1].type != '"'
+            or (children[0].start_byte, children[0].end_byte) != (start, start + 1) or children[-1].end_byte != end
+            or src[start:start + 1] != b'"' or src[end - 1:end] != b'"'):
+        return None
+    parts: list[str | Node] = []
+    run = pos = start + 1  # where the literal text being read began, and how far it is read
+    for child in children[1:-1]:
+        if child.start_byte < pos or not _blank(src[pos:child.start_byte]):
+            return None
+        pos = child.end_byte
+        if child.type == "string_content" or (child.type == "$" and literal_dollar(src, child, quoted=True)):
+            continue
+        if not child.is_named:
+            return None
+        text = src[run:child.start_byte]
+        if (len(text) - len(text.rstrip(b"\\"))) % 2:
+            return None  # an odd backslash would escape the expansion's `$`: bash would not expand it
+        parts += [unescape_double(text.decode(errors="surrogateescape")), child]
+        run = pos
+    if children[-1].start_byte < pos or not _blank(src[pos:end - 1]):
+        return None  # the closing quote's node may start on the whitespace before it (`" \n "`)
+    parts.append(unescape_double(src[run:end - 1].decode(errors="surrogateescape")))
+    return parts
+
+
+def _blank(gap: bytes) -> bool:
+    return not gap or gap.isspace()
 
 
 def _expands_braces(mask: str) -> bool:

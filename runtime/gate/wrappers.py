@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+PROGRAM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")  # matched whole: `$` would take `git\n`
 TRUSTED_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 
 # Builtins that execute text, change the shell's own state or hide what runs.
@@ -69,12 +69,12 @@ def program_name(word: Word) -> tuple[str, str | None]:
         raise ShellDeny(f"the program name `{value}` uses a glob or `~`; call programs by name")
     if "/" in value:
         folder, base = os.path.split(os.path.normpath(value))
-        if not PROGRAM.match(base) or value.endswith("/"):
+        if not PROGRAM.fullmatch(base) or value.endswith("/"):
             raise ShellDeny(f"`{value}` is not a program name; call a program by its plain name (letters, digits, `._+-`)")
         if value.startswith("/") and folder in TRUSTED_BIN_DIRS:
             return base, None
         return base, value
-    if not PROGRAM.match(value):
+    if not PROGRAM.fullmatch(value):
         raise ShellDeny(f"`{value}` is not a program name; call a program by its plain name (letters, digits, `._+-`)")
     return value, None
 

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from runtime.lang.audience import AGENT, phrase
 
-_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")  # matched whole: `$` would take a label ending in a newline
 WEB_PORTS = (80, 443)
 
 
@@ -28,7 +28,7 @@ def normalise_host(host: str) -> str | None:
     name = host.strip().rstrip(".").lower()
     if not name or len(name) > 253 or is_ip_literal(name):
         return None
-    if not all(_LABEL.match(label) for label in name.split(".")):
+    if not all(_LABEL.fullmatch(label) for label in name.split(".")):
         return None  # IDNA and anything else unusual: a declared punycode name still matches
     return name
 

@@ -72,13 +72,14 @@ FOLDER, COPY, COPY_TO, FILE = "folder-in-scope", "copy-in-scope", "copy-to-scope
 MODE, FORMAT, WARNING, DIFF = "mode", "format", "warning-filter", "diff"
 SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY, COPY_TO, FILE, MODE, FORMAT, WARNING, DIFF})
 STYLES = ("gnu", "go", "none")
-_INT = LazyPattern(r"^[+-]?\d+[kKmMgGbB]?$")
-_NUM = LazyPattern(r"^-\d+$")
+# Values the agent gives, each matched whole (fullmatch): `^...$` with match also took `5\n`.
+_INT = LazyPattern(r"[+-]?\d+[kKmMgGbB]?")
+_NUM = LazyPattern(r"-\d+")
 _BOOL = frozenset({"true", "false", "1", "0", "t", "f", "TRUE", "FALSE", "True", "False"})
 # chmod modes without the set-user-ID, set-group-ID and sticky bits: octal (at most three digits after
 # an optional 0) or symbolic clauses of r, w, x and X (`u+x,go-w`, `=r`); both checked without backtracking.
-_OCTAL_MODE = LazyPattern(r"^0?[0-7]{1,3}$")
-_SYMBOLIC_MODE = LazyPattern(r"^[ugoa]*[-+=][rwxX]*(?:[-+=][rwxX]*)*$")
+_OCTAL_MODE = LazyPattern(r"0?[0-7]{1,3}")
+_SYMBOLIC_MODE = LazyPattern(r"[ugoa]*[-+=][rwxX]*(?:[-+=][rwxX]*)*")
 # Python's warning actions; a filter's category must be a builtin warning class, since any other
 # (`mypkg.MyWarning`) is imported to resolve it.
 _WARNING_ACTIONS = frozenset({"default", "error", "ignore", "always", "all", "module", "once"})
@@ -144,9 +145,9 @@ class ValueType:
         if self.choices is not None and value not in self.choices:
             shown = ", ".join(c if c else "'' (empty)" for c in sorted(self.choices))
             raise ArgDeny(f"`{spelled} {value}`: the value must be one of {shown}")
-        if self.name == INT and not _INT.match(value):
+        if self.name == INT and not _INT.fullmatch(value):
             raise ArgDeny(f"`{spelled} {value}`: the value must be a number")
-        if self.name == MODE and not (_OCTAL_MODE.match(value) or all(_SYMBOLIC_MODE.match(c) for c in value.split(","))):
+        if self.name == MODE and not (_OCTAL_MODE.fullmatch(value) or all(_SYMBOLIC_MODE.fullmatch(c) for c in value.split(","))):
             raise ArgDeny(f"`{spelled} {value}`: give a mode of r, w, x (`u+x`, `go-w`, `644`); set-user-ID, "
                           "set-group-ID and sticky bits (s, t, 4xxx) are not allowed")
         if self.name == FORMAT and not value.startswith("+"):
@@ -221,7 +222,7 @@ class Grammar:
             if spelling == "-NUM":  # head -5, tail -20: obsolete count options
                 self.numeric = t
                 continue
-            if not re.match(r"^--?[A-Za-z0-9][A-Za-z0-9_.:+-]*$", spelling):
+            if not re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9_.:+-]*", spelling):
                 raise GrammarError(f"{program}: `{spelling}` is not an option spelling")
             key = spelling.lstrip("-") if self.style == "go" else spelling
             self.options[key] = t
@@ -303,7 +304,7 @@ class Grammar:
 
     def _option(self, words: list[Word], i: int, uses: list[Use]) -> int:
         a = words[i].value
-        if self.numeric is not None and _NUM.match(a):
+        if self.numeric is not None and _NUM.fullmatch(a):
             uses.append(Use("-NUM", self.numeric.name, a[1:], None))
             return i + 1
         if self.style == "go":

@@ -27,3 +27,7 @@ class LazyPattern:
 
     def search(self, text: str) -> re.Match[str] | None:
         return self._get().search(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        """The whole of ``text``: what a validation wants (`^...$` with match also takes a final newline)."""
+        return self._get().fullmatch(text)
