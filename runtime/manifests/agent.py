@@ -114,7 +114,7 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
     if section.api_base is not None and not re.match(r"^https?://[^\s/]+", section.api_base):
         raise err("api-base", "`api-base` must be an http(s) URL")
     for n, name in enumerate(section.env):
-        if not ENV_NAME.match(name):
+        if not ENV_NAME.fullmatch(name):
             raise src.error(("agent", "env", n), f"`{name}` is not an environment variable name")
     script = None
     if section.script is not None:

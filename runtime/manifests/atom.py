@@ -162,7 +162,7 @@ def _check_params(atom: AtomFile, src: TomlSource) -> None:
     wanted = _kind_params(atom)
     for pname, spec in atom.params.items():
         loc = ("params", pname)
-        if not PARAM_NAME.match(pname):
+        if not PARAM_NAME.fullmatch(pname):
             raise src.error(loc, f"`{pname}` is not a parameter name")
         if pname not in wanted:
             raise src.error(loc, f"parameter `{pname}` is not used by the atom's kinds (they take: {', '.join(sorted(wanted)) or 'nothing'})")

@@ -56,7 +56,7 @@ class GrammarFields(Model):
     @classmethod
     def _env(cls, v: list[str]) -> list[str]:
         for name in v:
-            if not ENV_NAME.match(name):
+            if not ENV_NAME.fullmatch(name):
                 raise ValueError(f"`{name}` is not a variable name")
         return v
 
@@ -84,7 +84,7 @@ class ProgramRule(GrammarFields):
     @field_validator("program")
     @classmethod
     def _program(cls, v: str) -> str:
-        if not PROGRAM_NAME.match(v):
+        if not PROGRAM_NAME.fullmatch(v):
             raise ValueError(f"`{v}` is not a program name (a bare name, no path)")
         return v
 
@@ -222,7 +222,7 @@ def _control_path_list(v: Any) -> list[str]:
 def _tool_list(v: Any) -> list[str]:
     out = _str_list(v)
     for t in out:
-        if not TOOL_NAME.match(t):
+        if not TOOL_NAME.fullmatch(t):
             raise ValueError(f"`{t}` is not a tool name")
     return out
 

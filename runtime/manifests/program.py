@@ -38,7 +38,7 @@ class CommandExample(Model):
     @field_validator("program")
     @classmethod
     def _program(cls, v: str | None) -> str | None:
-        if v is not None and not PROGRAM_NAME.match(v):
+        if v is not None and not PROGRAM_NAME.fullmatch(v):
             raise ValueError(f"`{v}` is not a program name (a bare name, no path)")
         return v
 
@@ -67,7 +67,7 @@ def load_program(path: Path, display: str) -> ProgramGrammar:
         raise src.error(("name",), f"a grammar's file name ends in `{GRAMMAR_SUFFIX}` (`{doc.name}{GRAMMAR_SUFFIX}`)")
     if doc.name != expected:
         raise src.error(("name",), f"name `{doc.name}` does not match the file name (expected `{expected}`)")
-    if not GRAMMAR_NAME.match(doc.name):
+    if not GRAMMAR_NAME.fullmatch(doc.name):
         raise src.error(("name",), f"`{doc.name}` is not a grammar name (lower case, digits, `_.+-`)")
     if not doc.examples:
         raise src.error(("name",), "a grammar needs at least one example command")

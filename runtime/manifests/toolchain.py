@@ -159,12 +159,12 @@ def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
                             f"folders ({', '.join(folders) or 'none'}): only what the sandbox binds can be run")
         path.append(value)
     for n, value in enumerate(parsed.programs):
-        if not _PROGRAM.match(value):
+        if not _PROGRAM.fullmatch(value):
             raise src.error(("toolchain", "programs", n), f"`{value}` is not a program name")
         programs.append(value)
         lines.setdefault(value, src.line_of(("toolchain", "programs", n)))
     for n, value in enumerate(parsed.make_targets):
-        if not _TARGET.match(value):
+        if not _TARGET.fullmatch(value):
             raise src.error(("toolchain", "make-targets", n), f"`{value}` is not a make target name")
     return Toolchain(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(path)), tuple(dict.fromkeys(programs)),
                      tuple(dict.fromkeys(parsed.make_targets)), tuple(sorted(env.items())), tuple(dict.fromkeys(probes)),

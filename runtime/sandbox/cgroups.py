@@ -450,7 +450,7 @@ def _clear_leftovers(parent: Path) -> None:
     except OSError:
         return
     for name in names:
-        match = _NAME.match(name)
+        match = _NAME.fullmatch(name)
         if match and int(match.group(1)) == namespace and not alive(int(match.group(2))):
             folder = parent / name
             leftover = RunCgroup({"pids": (1, folder)})  # any controller's folder lists its members

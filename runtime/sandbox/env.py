@@ -51,7 +51,7 @@ def default_path() -> str:
 
 def check_declared(name: str, value: str) -> None:
     """Refuse a declared variable that is malformed or would undo the sandbox or the gate."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise UnsafeEnvironment(f"environment variable {name!r} is not a valid name")
     if "\0" in value:
         raise UnsafeEnvironment(f"environment variable {name} contains a NUL byte")

@@ -56,7 +56,7 @@ def base_blobs(git: Git, rev: str, paths: Iterable[str]) -> dict[str, Blob]:
 
 def read_blob(git: Git, blob: Blob, limit: int) -> bytes | None:
     """The bytes of ``blob``; None when it is larger than ``limit`` (it is never read then)."""
-    if not _OID.match(blob.oid):
+    if not _OID.fullmatch(blob.oid):
         raise GitError(["cat-file", "blob", blob.oid], f"refusing object id {blob.oid!r}")
     if blob.size > limit:
         return None

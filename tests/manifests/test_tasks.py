@@ -114,3 +114,10 @@ def test_bad_control_files_name_their_line(tmp_path, value, words):
     with pytest.raises(ManifestError) as info:
         load(tmp_path, text)
     assert info.value.line == 8 and words in info.value.message, info.value.message
+
+
+@pytest.mark.parametrize("name", ["FOO\\n", "FOO BAR", "1FOO", ""])
+def test_an_agent_env_name_with_a_trailing_newline_or_other_bad_shape_is_refused(tmp_path, name):
+    text = EDIT.format(agent="ag-env").replace("[body]", f'[agent]\nbackend = "command"\ncommand = ["true"]\nenv = ["{name}"]\n\n[body]')
+    with pytest.raises(ManifestError, match="is not an environment variable name"):
+        load(tmp_path, text)

@@ -206,7 +206,7 @@ def _load_subtask(
 ) -> Subtask | None:
     here = ("subtask", n)
     for key, value in entry.node_labels.items():
-        if not NODE_LABEL_KEY.match(key) or not NODE_LABEL_VALUE.match(value):
+        if not NODE_LABEL_KEY.fullmatch(key) or not NODE_LABEL_VALUE.fullmatch(value):
             errors.append(src.error(here + ("node-labels", key), f"node label {key} = {value!r} is not a label: keys and "
                                     "values are letters, digits, `-`, `_` and `.` (a key may have a `domain/` prefix), "
                                     "at most 63 characters, and match exactly"))

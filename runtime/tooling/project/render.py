@@ -4,6 +4,7 @@ task template whose test and check commands are the repository's own."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from runtime.tooling.project.available import missing
@@ -108,8 +109,59 @@ def choose(repo: Path, outcomes: list[Outcome]) -> None:
             families.add(f.family)
             if test is None and kind == "test":
                 test, outcome.in_task = outcome, "test"
+            elif test is not None and (script := _script_named(f.command)) in _scripts_run_by(repo, test.found.command):
+                # Every verify runs the test command and then each check: a check the test script already
+                # runs doubles its cost for nothing (proxy-addr's `npm test` runs `test:typescript`, tsd,
+                # some ten seconds a run).
+                outcome.reason = f"`{test.found.command}` already runs the script `{script}`"
             else:
                 outcome.in_task = "check"
+
+
+# npm's and its kin's ways of running a package.json script, as words before the script's name.
+_SCRIPT_RUNNERS = (("npm", "run"), ("npm", "run-script"), ("yarn", "run"), ("pnpm", "run"), ("bun", "run"),
+                   ("yarn",), ("pnpm",))
+# What `npm test` and its kin run without `run`.
+_SHORT_SCRIPTS = {"test", "start", "stop", "restart"}
+
+
+def _script_named(command: str) -> str:
+    """The package.json script ``command`` runs (`npm run lint` -> lint, `npm test` -> test), else ""."""
+    words = command.split()
+    if len(words) == 2 and words[0] in ("npm", "yarn", "pnpm", "bun") and words[1] in _SHORT_SCRIPTS:
+        return words[1]
+    for runner in _SCRIPT_RUNNERS:
+        if tuple(words[:len(runner)]) == runner and len(words) == len(runner) + 1:
+            return words[-1]
+    return ""
+
+
+def _scripts_run_by(repo: Path, command: str) -> set[str]:
+    """The package.json scripts ``command`` runs, itself and every one its text runs in turn by name
+    (`npm run test:unit && npm run test:typescript`); empty when it runs no script."""
+    first = _script_named(command)
+    if not first:
+        return set()
+    try:
+        data = json.loads((repo / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        return set()
+    seen: set[str] = set()
+    todo = [first]
+    while todo:
+        name = todo.pop()
+        body = scripts.get(name)
+        if name in seen or not isinstance(body, str):
+            continue
+        seen.add(name)
+        for part in re.split(r"&&|\|\||;", body):
+            named = _script_named(part.strip())
+            if named:
+                todo.append(named)
+    return seen
 
 
 def _scope(repo: Path) -> list[str]:

@@ -89,7 +89,7 @@ def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) ->
     if words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
         return "a rule cannot give a program variables its grammar does not list"
     program, args = words[0], words[1:]
-    if not PROGRAM_NAME.match(program):
+    if not PROGRAM_NAME.fullmatch(program):
         return "it runs a program by its path: give its name"
     if program in SHELLS or program in OPAQUE_RUNNERS or program in FORBIDDEN_BUILTINS or program in ("env", "xargs"):
         return f"`{program}` runs other commands: give the commands it runs"

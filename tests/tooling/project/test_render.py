@@ -1,5 +1,6 @@
 """runtime.tooling.project.render: the toolchain presets, which found commands a task template runs, and the files."""
 
+import json
 import tomllib
 
 import pytest
@@ -136,3 +137,32 @@ def test_the_role_head_is_a_role_extending_edit_local_and_the_grammars_readme_na
     assert role["role"]["name"] == "project" and role["capabilities"] == {"extends": "edit-local"}
     assert "params" not in role  # the example rule is a comment
     assert "<name>.program.toml" in GRAMMARS
+
+
+def test_choose_leaves_out_a_script_the_test_script_already_runs(tmp_path):
+    """proxy-addr's `npm test` runs `npm run test:unit && npm run test:typescript`: a check of the second
+    would run its type checker twice in every verify."""
+    _files(tmp_path, "node_modules/.bin/tsd", "node_modules/.bin/eslint")
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": {
+        "test": "npm run test:unit && npm run test:typescript", "test:unit": "node --test",
+        "test:typescript": "tsd", "lint": "eslint"}}))
+    test = _outcome("npm test", "test", file="package.json")
+    types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
+    lint = _outcome("npm run lint", "lint", file="package.json", family="eslint")
+    choose(tmp_path, [test, types, lint])
+    assert [o.in_task for o in (test, types, lint)] == ["test", "", "check"]
+    assert types.reason == "`npm test` already runs the script `test:typescript`"
+
+
+@pytest.mark.parametrize("scripts", [
+    {"test": "node --test"},  # runs no other script
+    {"test": "node --test; echo npm run test:typescript"},  # names it only as an argument
+    {"test": "npm run test", "test:typescript": "tsd"},  # a loop, and never the check's script
+])
+def test_choose_keeps_a_check_the_test_script_does_not_run(tmp_path, scripts):
+    _files(tmp_path, "node_modules/.bin/tsd")
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": {**scripts, "test:typescript": "tsd"}}))
+    test = _outcome("npm test", "test", file="package.json")
+    types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
+    choose(tmp_path, [test, types])
+    assert [o.in_task for o in (test, types)] == ["test", "check"]
