@@ -1,6 +1,6 @@
 """`runtime hook install` writes Claude Code's sandbox settings for the role, merged with the person's own.
 
-What the CLI then does with them is `tests/test_claude_code_sandbox.py`'s (the real CLI, refusals seen from
+What the CLI then does with them is `tests/cli/test_claude_code_sandbox.py`'s (the real CLI, refusals seen from
 the host); here: which folders, denies and domains each role gets, what the install keeps and says, and
 that bad settings are refused with nothing written.
 """

@@ -12,7 +12,7 @@ What ``run_claude`` passes, and why (each point verified against the real binary
   directory (``ls``, ``cat``, ``find``, ``git status``, ``echo``...), so a hook that fails open
   there is not fully covered by the CLI: the gate must deny itself (exit 2), which ours does. With
   an allow rule for a tool, a crashing hook lets that tool run, unless the hook carries
-  ``"onFailure": "block"`` (``tests/test_claude_code_fail_closed.py``). (``bypassPermissions`` is
+  ``"onFailure": "block"`` (``tests/cli/test_claude_code_fail_closed.py``). (``bypassPermissions`` is
   refused as root.)
 - ``--setting-sources user``: HOME is a private temp dir, so this loads no settings but ours. With
   the default sources a ``.claude/settings.json`` in the worktree holding

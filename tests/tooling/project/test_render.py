@@ -140,8 +140,8 @@ def test_the_role_head_is_a_role_extending_edit_local_and_the_grammars_readme_na
 
 
 def test_choose_leaves_out_a_script_the_test_script_already_runs(tmp_path):
-    """proxy-addr's `npm test` runs `npm run test:unit && npm run test:typescript`: a check of the second
-    would run its type checker twice in every verify."""
+    """`npm test` runs `npm run test:unit && npm run test:typescript`: a check of the second would run its
+    type checker twice in every verify, when a lint check is there to take its place."""
     _files(tmp_path, "node_modules/.bin/tsd", "node_modules/.bin/eslint")
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {
         "test": "npm run test:unit && npm run test:typescript", "test:unit": "node --test",
@@ -152,6 +152,17 @@ def test_choose_leaves_out_a_script_the_test_script_already_runs(tmp_path):
     choose(tmp_path, [test, types, lint])
     assert [o.in_task for o in (test, types, lint)] == ["test", "", "check"]
     assert types.reason == "`npm test` already runs the script `test:typescript`"
+
+
+def test_choose_keeps_a_doubled_script_when_it_is_the_only_check(tmp_path):
+    """A role with quality::check-green needs a check: twice the cost beats a task refused until edited."""
+    _files(tmp_path, "node_modules/.bin/tsd")
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": {
+        "test": "node --test && npm run test:typescript", "test:typescript": "tsd"}}))
+    test = _outcome("npm test", "test", file="package.json")
+    types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
+    choose(tmp_path, [test, types])
+    assert [(o.in_task, o.reason) for o in (test, types)] == [("test", ""), ("check", "")]
 
 
 @pytest.mark.parametrize("scripts", [

@@ -12,10 +12,10 @@ import subprocess
 
 import pytest
 
-from tests import test_claude_code_fail_closed as fail_closed
+from tests.cli import test_claude_code_fail_closed as fail_closed
+from tests.cli.test_claude_code_fail_closed import SYSTEM_PATH, VENV_BIN
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.claude_cli import run_claude
-from tests.test_claude_code_fail_closed import SYSTEM_PATH, VENV_BIN
 
 pytestmark = pytest.mark.real_client
 installed = fail_closed.installed  # the fixture: the hook as `runtime hook install` writes it
