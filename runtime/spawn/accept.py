@@ -161,8 +161,9 @@ def _approve_control_change(run: SpawnRun, commit: str, paths: list[str]) -> App
 
 def _left_out(run: SpawnRun, fenced: list[str]) -> list[tuple[str, str]]:
     """(path, why) of what an unaccepted run's inspection commit leaves out: nested repositories and
-    folders git cannot hold (``fenced``), files over the per-file limit, and, past the change limit, the
-    rest in path order. The commit stores at most the change limit; what it leaves out is listed."""
+    folders git cannot hold (``fenced``), files over the per-file limit, and, taken in path order, each file
+    that would carry the total past the change limit (a smaller one after it may still fit). The commit
+    stores at most the change limit; what it leaves out is listed."""
     params = next((e.params for e in run.policy.verify_entries(("change-size",))), DEFAULT_CHANGE_SIZE)
     out = [(path, "nested repository or unreadable folder") for path in fenced]
     try:
