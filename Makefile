@@ -40,7 +40,11 @@ demo: $(VENV)/.demo
 
 # The suite in two worker processes (pytest-xdist): many tests wait on real processes, so two
 # workers finish in about two thirds of the time on two cores. TEST_WORKERS=0 runs it in one process.
+# The longest tests are collected first (tests/conftest.py), and xdist hands each worker the next test
+# in that order as it frees up (one at a time: in its default chunks the first worker would get every
+# long test), so the end of a run is short tests on both workers, not one long one.
 TEST_WORKERS ?= 2
+TEST_DIST := $(if $(filter 0,$(TEST_WORKERS)),,--maxschedchunk 1)
 
 # The system packages the suite needs (bubblewrap, strace, setpriv, libseccomp, socat, cargo, go, ...):
 # installed with apt-get when missing and root, else named in one line.
@@ -49,12 +53,12 @@ system-deps:
 
 # rustup's cargo, where it is installed, for the toolchain tests.
 test: system-deps $(VENV)/.dev $(CLAUDE_STAMP)
-	@PATH="$$HOME/.cargo/bin:$$PATH" RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest -n $(TEST_WORKERS); rc=$$?; \
+	@PATH="$$HOME/.cargo/bin:$$PATH" RUNTIME_CLAUDE_BIN=$(abspath $(CLAUDE_BIN)) $(BIN)/python -m pytest -n $(TEST_WORKERS) $(TEST_DIST); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests; the suite is missing" >&2; fi; exit $$rc
 
 # Every test that starts no real sandbox, agent, plan, toolchain, model client or Claude Code CLI.
 test-fast: $(VENV)/.dev
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow" -q
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(TEST_DIST) -m "not slow" -q
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check runtime tests bench scripts

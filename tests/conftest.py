@@ -87,9 +87,22 @@ SLOW_FIXTURES = frozenset({"bwrap", "spawner", "orchestra", "real_repo", "wheel"
                            "project"})
 
 
+# The longest tests, by what they start: a real project's toolchain (a TypeScript check alone takes ten
+# seconds), a Ray cluster of three nodes.
+LONGEST_FIXTURES = frozenset({"real_repo"})
+LONGEST_FILES = frozenset({"test_ray_executor.py", "test_spawn_faults.py"})
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow tests, so `make test-fast` can leave them out (`make test` runs everything)."""
+    """Mark the slow tests, so `make test-fast` can leave them out (`make test` runs everything), and run
+    the longest first: the suite is bound by two cores, and a minute-long test that starts last keeps
+    one of them busy alone at the end while the other has nothing left to take."""
+    weight: dict[int, int] = {}
     for item in items:
-        if (SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("real_client")
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if (SLOW_FIXTURES & fixtures or item.get_closest_marker("real_client")
                 or item.get_closest_marker("differential")):
             item.add_marker(pytest.mark.slow)
+            longest = LONGEST_FIXTURES & fixtures or item.path.name in LONGEST_FILES
+            weight[id(item)] = 2 if longest else 1
+    items.sort(key=lambda item: -weight.get(id(item), 0))  # stable: the order within each weight stays
