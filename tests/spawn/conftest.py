@@ -64,12 +64,25 @@ def no_survivors(text: str, timeout: float = 3.0) -> None:
             return
         time.sleep(0.05)
     left = processes_with(text)
+    seen = [_described(p) for p in left]  # before the kill: what a flaky failure needs to be understood
     for proc in left:
         try:
             proc.kill()
         except psutil.Error:
             pass
-    raise AssertionError(f"processes survived the run: {[(p.pid, p.info['cmdline']) for p in left]}")
+    raise AssertionError("processes survived the run:\n" + "\n".join(seen))
+
+
+def _described(proc: psutil.Process) -> str:
+    """A survivor, its parents up to pid 1 and its cgroups: who kept it alive, and whether its run's
+    cgroup (which the next spawn clears) still holds it."""
+    try:
+        chain = [f"{a.pid} {a.name()}" for a in proc.parents()]
+        groups = Path(f"/proc/{proc.pid}/cgroup").read_text().split()
+        return (f"pid {proc.pid} ({proc.status()}, {' '.join(proc.info['cmdline'] or [])[:200]}); "
+                f"parents {' < '.join(chain)}; cgroups {groups}")
+    except (psutil.Error, OSError) as exc:
+        return f"pid {proc.pid}: gone while described ({exc})"
 
 
 def b64(text: str) -> str:
