@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     toolchain = toolchain_text(repo)
     found, skipped = translate(scanned, uv="uv" in presets(repo))
     role, outcomes = project_rules(repo, toolchain, ROLE_HEAD, found)
-    choose(repo, outcomes)
+    choose(repo, outcomes, scanned.npm_scripts)
     task = task_text(repo, outcomes)
     if task is None:
         for outcome in outcomes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from runtime.tooling.project.available import missing
@@ -85,12 +86,13 @@ def toolchain_text(repo: Path) -> str:
     return TOOLCHAIN_HEAD + "\n".join(lines) + "\n"
 
 
-def choose(repo: Path, outcomes: list[Outcome]) -> None:
+def choose(repo: Path, outcomes: list[Outcome], npm_scripts: Mapping[str, str] | None = None) -> None:
     """Mark the commands a task template runs: the first test command that is allowed and installed, and a
     check for each other tool (its lint, type and format checks, another ecosystem's tests), one per family."""
     families: set[str] = set()
     test = None
     doubled: list[Outcome] = []
+    run_by: set[str] = set()  # the package.json scripts the chosen test command runs
     # A command the repository writes out (tox, the Makefile, CI) before one a tool's configuration section
     # only implies: more-itertools' Makefile runs `flake8 --exclude .venv,venv,docs/conf.py .`, while its
     # setup.cfg's [flake8] implies a bare `flake8`, which lints the virtualenv beside the sources.
@@ -110,7 +112,8 @@ def choose(repo: Path, outcomes: list[Outcome]) -> None:
             families.add(f.family)
             if test is None and kind == "test":
                 test, outcome.in_task = outcome, "test"
-            elif test is not None and (script := _script_named(f.command)) in _scripts_run_by(repo, test.found.command):
+                run_by = _scripts_run_by(npm_scripts or {}, f.command)
+            elif test is not None and (script := _script_named(f.command)) in run_by:
                 # Every verify runs the test command and then each check: a check the test script already
                 # runs doubles its cost for nothing (a lint script that `npm test` runs first).
                 outcome.reason = f"`{test.found.command}` already runs the script `{script}`"
@@ -142,31 +145,18 @@ def _script_named(command: str) -> str:
     return ""
 
 
-def _scripts_run_by(repo: Path, command: str) -> set[str]:
+def _scripts_run_by(scripts: Mapping[str, str], command: str) -> set[str]:
     """The package.json scripts ``command`` runs, itself and every one its text runs in turn by name
     (`npm run test:unit && npm run test:typescript`); empty when it runs no script."""
-    first = _script_named(command)
-    if not first:
-        return set()
-    try:
-        data = json.loads((repo / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    scripts = data.get("scripts") if isinstance(data, dict) else None
-    if not isinstance(scripts, dict):
-        return set()
     seen: set[str] = set()
-    todo = [first]
+    todo = [_script_named(command)]
     while todo:
         name = todo.pop()
         body = scripts.get(name)
-        if name in seen or not isinstance(body, str):
+        if not name or name in seen or body is None:
             continue
         seen.add(name)
-        for part in re.split(r"&&|\|\||;", body):
-            named = _script_named(part.strip())
-            if named:
-                todo.append(named)
+        todo += [_script_named(part.strip()) for part in re.split(r"&&|\|\||;", body)]
     return seen
 
 

@@ -139,6 +139,11 @@ def test_the_role_head_is_a_role_extending_edit_local_and_the_grammars_readme_na
     assert "<name>.program.toml" in GRAMMARS
 
 
+def _scripts(root):
+    """package.json's scripts, as the scan gives them to choose."""
+    return json.loads((root / "package.json").read_text())["scripts"]
+
+
 def test_choose_leaves_out_a_script_the_test_script_already_runs(tmp_path):
     """`npm test` runs `npm run test:unit && npm run test:typescript`: a check of the second would run its
     type checker twice in every verify, when a lint check is there to take its place."""
@@ -149,7 +154,7 @@ def test_choose_leaves_out_a_script_the_test_script_already_runs(tmp_path):
     test = _outcome("npm test", "test", file="package.json")
     types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
     lint = _outcome("npm run lint", "lint", file="package.json", family="eslint")
-    choose(tmp_path, [test, types, lint])
+    choose(tmp_path, [test, types, lint], _scripts(tmp_path))
     assert [o.in_task for o in (test, types, lint)] == ["test", "", "check"]
     assert types.reason == "`npm test` already runs the script `test:typescript`"
 
@@ -161,7 +166,7 @@ def test_choose_keeps_a_doubled_script_when_it_is_the_only_check(tmp_path):
         "test": "node --test && npm run test:typescript", "test:typescript": "tsd"}}))
     test = _outcome("npm test", "test", file="package.json")
     types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
-    choose(tmp_path, [test, types])
+    choose(tmp_path, [test, types], _scripts(tmp_path))
     assert [(o.in_task, o.reason) for o in (test, types)] == [("test", ""), ("check", "")]
 
 
@@ -175,5 +180,5 @@ def test_choose_keeps_a_check_the_test_script_does_not_run(tmp_path, scripts):
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {**scripts, "test:typescript": "tsd"}}))
     test = _outcome("npm test", "test", file="package.json")
     types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
-    choose(tmp_path, [test, types])
+    choose(tmp_path, [test, types], _scripts(tmp_path))
     assert [o.in_task for o in (test, types)] == ["test", "check"]
