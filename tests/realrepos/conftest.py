@@ -131,9 +131,9 @@ class RealRepo:
     def task_doc(self, change: Change, agent_id: str) -> dict[str, Any]:
         """The tables of a task making ``change`` with init's role and the repository's own commands."""
         test, checks = own_commands(self)
-        verification: dict[str, Any] = {"test-command": test, "test-count-min": self.project.test_count_min}
-        if checks:
-            verification["check-commands"] = checks
+        # as init's template has it: the key even when empty (proxy-addr's `npm test` runs its only check)
+        verification: dict[str, Any] = {"test-command": test, "test-count-min": self.project.test_count_min,
+                                        "check-commands": checks}
         return {
             "task": {"role": "project", "agent-id": agent_id, "parent-agent": "orchestrator", "goal": change.goal},
             "scope": {"files-whitelist": list(change.scope)},

@@ -64,6 +64,7 @@ class Outcome:
     status: str  # "edit-local" (already allowed), "rule" (the project role's new rule allows it), "refused"
     reason: str = ""  # why refused, or why left out of the task
     in_task: str = ""  # "test" or "check" when the task template runs it
+    doubled: bool = False  # left out of the task: the test command runs it already
     rule: dict[str, object] | None = field(default=None)
 
 

@@ -91,7 +91,6 @@ def choose(repo: Path, outcomes: list[Outcome], npm_scripts: Mapping[str, str] |
     check for each other tool (its lint, type and format checks, another ecosystem's tests), one per family."""
     families: set[str] = set()
     test = None
-    doubled: list[Outcome] = []
     run_by: set[str] = set()  # the package.json scripts the chosen test command runs
     # A command the repository writes out (tox, the Makefile, CI) before one a tool's configuration section
     # only implies: more-itertools' Makefile runs `flake8 --exclude .venv,venv,docs/conf.py .`, while its
@@ -115,16 +114,13 @@ def choose(repo: Path, outcomes: list[Outcome], npm_scripts: Mapping[str, str] |
                 run_by = _scripts_run_by(npm_scripts or {}, f.command)
             elif test is not None and (script := _script_named(f.command)) in run_by:
                 # Every verify runs the test command and then each check: a check the test script already
-                # runs doubles its cost for nothing (a lint script that `npm test` runs first).
+                # runs doubles its cost for nothing (a lint script that `npm test` runs first). Even as the
+                # only check: quality::check-green passes an empty list, and proxy-addr's `npm test` would
+                # otherwise run its seven seconds of tsd twice in every verify and in every agent's own run.
                 outcome.reason = f"`{test.found.command}` already runs the script `{script}`"
-                doubled.append(outcome)
+                outcome.doubled = True
             else:
                 outcome.in_task = "check"
-    if doubled and not any(o.in_task == "check" for o in outcomes):
-        # A role with quality::check-green needs one check: the doubled one is better than a task that
-        # is refused until someone writes one (proxy-addr's only check is the tsd its `npm test` runs).
-        for outcome in doubled:
-            outcome.in_task, outcome.reason = "check", ""
 
 
 # npm's and its kin's ways of running a package.json script, as words before the script's name.
@@ -199,7 +195,10 @@ def task_text(repo: Path, outcomes: list[Outcome]) -> str | None:
         lines.append("]")
     else:
         # quality::check-green takes its commands from the task: without the key the template fails lint.
-        lines.append("check-commands = []  # none found: the repository's lint or type checks go here")
+        doubled = [o for o in outcomes if o.doubled]
+        why = (f"`{test.found.command}` runs {', '.join(f'`{o.found.command}`' for o in doubled)} already"
+               if doubled else "none found: the repository's lint or type checks go here")
+        lines.append(f"check-commands = []  # {why}")
     lines += [
         "",
         "[agent]",

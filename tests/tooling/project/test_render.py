@@ -159,15 +159,25 @@ def test_choose_leaves_out_a_script_the_test_script_already_runs(tmp_path):
     assert types.reason == "`npm test` already runs the script `test:typescript`"
 
 
-def test_choose_keeps_a_doubled_script_when_it_is_the_only_check(tmp_path):
-    """A role with quality::check-green needs a check: twice the cost beats a task refused until edited."""
+def test_choose_leaves_out_a_doubled_script_even_as_the_only_check_and_the_template_says_why(tmp_path):
+    """quality::check-green passes an empty list: running tsd twice in every verify buys nothing."""
     _files(tmp_path, "node_modules/.bin/tsd")
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {
         "test": "node --test && npm run test:typescript", "test:typescript": "tsd"}}))
     test = _outcome("npm test", "test", file="package.json")
     types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
     choose(tmp_path, [test, types], _scripts(tmp_path))
-    assert [(o.in_task, o.reason) for o in (test, types)] == [("test", ""), ("check", "")]
+    assert [(o.in_task, o.doubled) for o in (test, types)] == [("test", False), ("", True)]
+    assert types.reason == "`npm test` already runs the script `test:typescript`"
+    text = task_text(tmp_path, [test, types])
+    assert tomllib.loads(text)["verification"] == {"test-command": "npm test", "check-commands": []}
+    assert "check-commands = []  # `npm test` runs `npm run test:typescript` already" in text
+
+
+def test_the_template_with_no_check_found_asks_for_one(tmp_path):
+    test = _outcome("npm test", "test", file="package.json")
+    test.in_task = "test"
+    assert "check-commands = []  # none found: the repository's lint or type checks go here" in task_text(tmp_path, [test])
 
 
 @pytest.mark.parametrize("scripts", [
