@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from runtime.spawn.budget import check_limits
-    from runtime.spawn.commands import scratch_runner
+    from runtime.spawn.commands import base_runner, scratch_runner
     from runtime.spawn.sandboxing import agent_sandbox
     from runtime.verify.gather import Workspace, verify
 
@@ -52,9 +52,10 @@ def run(args: argparse.Namespace) -> int:
         # The checks run under the task's [agent] limits, or a task's defaults: [agent] is for spawning, and
         # verify in CI needs none.
         limits = task.agent.limits if task.agent is not None else LimitsSection()
-        with scratch_runner(worktree, sandbox, home_path, Path(tmp) / "scratch", toolchain,
-                            check_limits(limits, policy)) as runner:
-            checks = anyio.run(verify, policy, Workspace(git, worktree, base, report, runner))
+        held = check_limits(limits, policy)
+        with scratch_runner(worktree, sandbox, home_path, Path(tmp) / "scratch", toolchain, held) as runner, \
+                base_runner(git, base, worktree, sandbox, home_path, Path(tmp) / "base", toolchain, held) as at_base:
+            checks = anyio.run(verify, policy, Workspace(git, worktree, base, report, runner, at_base=at_base))
     statuses = {c.status for c in checks}
     result = {
         "task": str(task.path), "worktree": str(worktree), "base": base,

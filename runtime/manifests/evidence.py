@@ -32,17 +32,26 @@ class DependencyFiles(Model):
     after: dict[str, str]
 
 
-class TestRun(Model):
-    """tests-green: the test command's exit code and output."""
+class BaseRun(Model):
+    """The same command on the base, where it failed on the change (`runtime.verify.kinds.baseline`)."""
 
     exit_code: int
     output: str
+
+
+class TestRun(Model):
+    """tests-green: the test command's exit code and output, and where it failed, the base's."""
+
+    exit_code: int
+    output: str
+    base: BaseRun | None = None
 
 
 class CheckRun(Model):
     command: str
     exit_code: int
     output: str
+    base: BaseRun | None = None
 
 
 class CheckRuns(Model):

@@ -22,7 +22,7 @@ import anyio
 from runtime.errors import LimitExhausted
 from runtime.manifests.control import control_name
 from runtime.spawn.budget import check_limits
-from runtime.spawn.commands import tree_runner
+from runtime.spawn.commands import tree_runners
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
 from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
 from runtime.verify.kinds import evaluate
@@ -81,11 +81,11 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
     failures: list[str] = []
     if not entries:
         return failures
-    with tree_runner(run.git, tree, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
-                     check_limits(run.agent.limits, run.policy)) as run_command:
+    with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
+                      check_limits(run.agent.limits, run.policy)) as (run_command, at_base):
         for entry in entries:
             try:
-                evidence = await command_evidence(entry.kind, entry.params, run_command)
+                evidence = await command_evidence(entry.kind, entry.params, run_command, at_base)
             except LimitExhausted as exc:
                 failures.append(f"{entry.atom}: {exc.outcome}({exc.detail}): {exc.message}")
                 continue

@@ -22,7 +22,7 @@ from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check,
 from runtime.spawn.backends import backend_for
 from runtime.spawn.backends.base import ModelAccess
 from runtime.spawn.budget import check_limits
-from runtime.spawn.commands import scratch_runner
+from runtime.spawn.commands import base_runner, scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
 from runtime.spawn.sandboxing import agent_sandbox
@@ -145,6 +145,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
     broker = sock_folder = approvals = approvals_folder = egress = None
     feedback = None
     spent = (0, 0.0)  # tokens and cost of the earlier attempts
+    base_results: dict[str, tuple[int, str]] = {}  # a failing command's run on the base, for every attempt
     try:
         with run.timed("model-access"):
             broker, sock_folder = _start_broker(run)
@@ -204,10 +205,14 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             if thrown:
                 run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
             scratch = run.state.run(run.agent_id) / "scratch"
+            limits = check_limits(agent.limits, run.policy)
             with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain,
-                                                          check_limits(agent.limits, run.policy)) as runner:
+                                                          limits) as runner, \
+                    base_runner(run.git, run.base, run.worktree, sandbox, run.home, scratch.with_name("base"),
+                                run.toolchain, limits, base_results) as at_base:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
-                                                                   clear_nested=True, changes=scratch_pass.changes))
+                                                                   clear_nested=True, changes=scratch_pass.changes,
+                                                                   at_base=at_base))
             if thrown:
                 attempt.checks.append(CheckRecord("runtime", "scratch", "passed", scratch_note(thrown)))
             if setup.report_problem:

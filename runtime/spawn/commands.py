@@ -128,13 +128,50 @@ def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None
 
 
 @contextlib.contextmanager
-def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
-                toolchain: ToolchainMounts | None = None, limits: Limits | None = None) -> Iterator[RunCommand]:
-    """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox.
+def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
+                toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
+                cache: dict[str, tuple[int, str]] | None = None) -> Iterator[RunCommand]:
+    """A runner of the same commands on the base: over a copy of a checkout of ``base`` (made in ``folder`` at
+    the first command, removed when the block ends), shown at ``shown_at`` as the work's own copy is, in the
+    same sandbox, so both outputs name the same paths and can be compared line by line
+    (`runtime.verify.kinds.baseline`). Made only when a command fails, which a clean repository never does.
+    ``cache`` keeps each command's result: the base does not change, so a retry's verify reruns nothing."""
+    made: list[Path] = []
 
-    The checkout is a throwaway folder: it is writable, nothing else is, and it
-    has no network.
-    """
+    async def run(command: str, timeout_s: float) -> tuple[int, str]:
+        if cache is not None and command in cache:
+            return cache[command]
+        if not made:
+            user = sandbox.user if sandbox is not None else None
+            copied = await anyio.to_thread.run_sync(_base_copy, stack, git, base, folder, user)
+            if copied.missing:
+                return NOT_RUN, f"`{command}` was not run on the base: its checkout could not be copied: {copied.missing[0]}"
+            made.append(folder / "tree")
+        code, output = await command_runner(shown_at, sandbox, home, toolchain, scratch=made[0], limits=limits)(
+            command, timeout_s)
+        result = code, output.replace(str(made[0]), str(shown_at))  # without a sandbox it ran at the copy's path
+        if cache is not None:
+            cache[command] = result
+        return result
+
+    with contextlib.ExitStack() as stack:
+        try:
+            yield run
+        finally:
+            stack.close()  # the checkout's worktree entry first, then the folder
+            remove_tree(folder)
+
+
+def _base_copy(stack: contextlib.ExitStack, git: Git, base: str, folder: Path, user: AgentUser | None) -> Copied:
+    remove_tree(folder)  # an orchestrator that died left it
+    folder.mkdir(mode=0o700, parents=True)
+    checkout = stack.enter_context(git.checkout_tree(base, folder / "checkout"))
+    return scratch_copy(checkout, folder / "tree", user)
+
+
+@contextlib.contextmanager
+def _tree_sandbox(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...],
+                  toolchain: ToolchainMounts | None) -> Iterator[tuple[Path, SandboxSpec | None]]:
     from runtime.spawn.sandboxing import control_paths, runtime_binds, with_toolchain
 
     with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
@@ -146,7 +183,30 @@ def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tup
                                       readonly=[path / ".git"], control=control_paths(path))
                 sandbox.expose(runtime_binds())
                 sandbox = with_toolchain(sandbox, toolchain)
-            yield command_runner(path, sandbox, home, toolchain, limits=limits)
+            yield path, sandbox
+
+
+@contextlib.contextmanager
+def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
+                toolchain: ToolchainMounts | None = None, limits: Limits | None = None) -> Iterator[RunCommand]:
+    """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox.
+
+    The checkout is a throwaway folder: it is writable, nothing else is, and it
+    has no network.
+    """
+    with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain) as (path, sandbox):
+        yield command_runner(path, sandbox, home, toolchain, limits=limits)
+
+
+@contextlib.contextmanager
+def tree_runners(git: Git, tree: str, base: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
+                 toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
+                 ) -> Iterator[tuple[RunCommand, RunCommand]]:
+    """`tree_runner`'s runner, and a `base_runner` of ``base`` shown at the same checkout's path."""
+    with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain) as (path, sandbox), \
+            tempfile.TemporaryDirectory(prefix="runtime-base-") as tmp, \
+            base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits) as at_base:
+        yield command_runner(path, sandbox, home, toolchain, limits=limits), at_base
 
 
 async def commands_on_tree(git: Git, tree: str, commands: list[str], home: Path, use_sandbox: bool,

@@ -51,6 +51,8 @@ class Workspace:
     # The change listing, when the caller has just made it over the same tree (the spawn pipeline's scratch
     # pass): listed once, not twice.
     changes: list[Change] | None = None
+    # The same commands on a checkout of the base, for a command that fails (`command_evidence`).
+    at_base: RunCommand | None = None
 
 
 def _text(data: bytes | None) -> str | None:
@@ -202,15 +204,24 @@ GATHERERS: dict[str, Gatherer] = {
 COMMAND_KINDS = ("tests-green", "checks-green")
 
 
-async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCommand) -> dict[str, Any]:
-    """The evidence of a command kind: its commands run (in the agent's worktree, or on a merge result)."""
+async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCommand,
+                           at_base: RunCommand | None = None) -> dict[str, Any]:
+    """The evidence of a command kind: its commands run (in the agent's worktree, or on a merge result).
+    With ``at_base``, a command that fails is run on the base as well, so the evaluator can tell a failure
+    the change made from one the repository already had (`runtime.verify.kinds.baseline`)."""
+    async def base_of(command: str, code: int) -> dict[str, Any]:
+        if code == 0 or at_base is None:
+            return {}
+        base_code, base_output = await at_base(command, COMMAND_TIMEOUT_S)
+        return {"base": {"exit-code": base_code, "output": base_output}}
+
     if kind == "tests-green":
         code, output = await run_command(params["command"], COMMAND_TIMEOUT_S)
-        return {"exit-code": code, "output": output}
+        return {"exit-code": code, "output": output, **await base_of(params["command"], code)}
     results = []
     for command in params["commands"]:
         code, output = await run_command(command, COMMAND_TIMEOUT_S)
-        results.append({"command": command, "exit-code": code, "output": output})
+        results.append({"command": command, "exit-code": code, "output": output, **await base_of(command, code)})
     return {"results": results}
 
 
@@ -262,7 +273,7 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
     if to_run:
         before = _fingerprint(ws, changes)
         for entry in to_run:
-            evidence = await command_evidence(entry.kind, entry.params, ws.run_command)
+            evidence = await command_evidence(entry.kind, entry.params, ws.run_command, ws.at_base)
             result = evaluate(entry.kind, entry.params, evidence)
             records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback))
         try:

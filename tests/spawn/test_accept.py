@@ -351,12 +351,14 @@ TESTS = Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "m
 CHECKS = Entry("quality::check-green", "checks-green", {"commands": ["ruff check", "mypy"]})
 
 
-def fake_runner(monkeypatch, answers: dict[str, Any]) -> list[tuple]:
-    """`tree_runner` answering each command from ``answers`` (an exception is raised); its calls."""
+def fake_runner(monkeypatch, answers: dict[str, Any], at_base: dict[str, tuple[int, str]] | None = None,
+                asked_at_base: list[str] | None = None) -> list[tuple]:
+    """`tree_runners` answering each command from ``answers`` (an exception is raised) and, on the base,
+    from ``at_base`` (each command asked there is added to ``asked_at_base``); its calls."""
     calls: list[tuple] = []
 
     @contextlib.contextmanager
-    def runner(*args):
+    def runners(*args):
         calls.append(args)
 
         async def run_command(command, timeout_s):
@@ -365,9 +367,14 @@ def fake_runner(monkeypatch, answers: dict[str, Any]) -> list[tuple]:
                 raise answer
             return answer
 
-        yield run_command
+        async def base_command(command, timeout_s):
+            if asked_at_base is not None:
+                asked_at_base.append(command)
+            return (at_base or {})[command]
 
-    monkeypatch.setattr(accept_module, "tree_runner", runner)
+        yield run_command, base_command
+
+    monkeypatch.setattr(accept_module, "tree_runners", runners)
     monkeypatch.setattr(accept_module, "check_limits", lambda limits, policy: "limits")
     return calls
 
@@ -383,12 +390,13 @@ def test_passing_commands_give_no_failure_and_run_on_the_merge_tree(bare, monkey
     calls = fake_runner(monkeypatch, {"pytest -q": (0, "3 passed in 0.1s"), "ruff check": (0, ""), "mypy": (0, "")})
     bare.policy = Policy([TESTS, CHECKS])
     assert anyio.run(_merged_checks_pass, bare, "tree-sha", "base-sha", "commit-sha") == []
-    assert calls == [(bare.git, "tree-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits")]
+    assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits")]
 
 
 def test_each_failing_command_check_is_named_with_its_feedback(bare, monkeypatch):
     fake_runner(monkeypatch, {"pytest -q": (1, "FAILED tests/test_a.py::test_x\n1 failed in 0.1s"),
-                              "ruff check": (0, ""), "mypy": (2, "error: bad type")})
+                              "ruff check": (0, ""), "mypy": (2, "error: bad type")},
+                {"pytest -q": (0, "2 passed in 0.1s"), "mypy": (0, "")})
     bare.policy = Policy([TESTS, CHECKS])
     failures = anyio.run(_merged_checks_pass, bare, "t", "b", "c")
     assert len(failures) == 2
@@ -398,11 +406,23 @@ def test_each_failing_command_check_is_named_with_its_feedback(bare, monkeypatch
 
 def test_a_command_that_exhausts_a_limit_is_a_failure_and_the_next_still_runs(bare, monkeypatch):
     fake_runner(monkeypatch, {"pytest -q": LimitExhausted("timeout", "the command ran past 900 s"),
-                              "ruff check": (1, "E1"), "mypy": (0, "")})
+                              "ruff check": (1, "E1"), "mypy": (0, "")}, {"ruff check": (0, "")})
     bare.policy = Policy([TESTS, CHECKS])
     failures = anyio.run(_merged_checks_pass, bare, "t", "b", "c")
     assert failures[0] == "quality::tests-green: exhausted(timeout): the command ran past 900 s"
     assert failures[1].startswith("quality::check-green: ") and "ruff check" in failures[1]
+
+
+def test_a_merge_failing_only_as_its_base_does_passes_and_only_failing_commands_run_there(bare, monkeypatch):
+    """The base branch's own lint warning and network test fail on the merge as on the base: no failure."""
+    lint = "src/old.py:3:1: E302 expected 2 blank lines"
+    net = "FAILED tests/test_net.py::test_fetch - ConnectionError\n1 failed, 4 passed in 0.2s"
+    asked: list[str] = []
+    fake_runner(monkeypatch, {"pytest -q": (1, net), "ruff check": (1, lint), "mypy": (0, "")},
+                {"pytest -q": (1, net), "ruff check": (1, lint.replace(":3:", ":1:"))}, asked)
+    bare.policy = Policy([TESTS, CHECKS])
+    assert anyio.run(_merged_checks_pass, bare, "t", "b", "c") == []
+    assert asked == ["pytest -q", "ruff check"]
 
 
 # -- keeping unaccepted work for inspection -------------------------------------------------------

@@ -1,0 +1,60 @@
+"""A command that fails at the base as well: what its output adds to what it printed there.
+
+Real repositories are seldom clean: flake8 over a tree with old warnings, a type checker with errors
+nobody fixed, a test that needs the network. Judged alone, such a command fails every change, and the
+feedback asks the agent to fix code its task never named (outside its scope, often). So when a check
+or the tests fail, verify runs the same command on a checkout of the base (`base` in the evidence),
+and the change is judged by what is new: a failure that is exactly the base's, with the same exit
+code and no output line the base did not print, is the repository's, not the change's.
+
+Lines are compared as a multiset after numbers are replaced (line and column numbers shift when code
+is added above a warning; counts and timings change), so one more of the same warning is new. Anything
+the comparison cannot match (a crash, another exit code, a line the base never printed) stays a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from runtime.verify.kinds.base import MalformedInput, take_int, take_str
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A number on its own (`a.py:12:5:`, `Found 3 errors`, `0.52s`, `12ms`), not one inside a word or code
+# (`F401`, `E501`, `TS2345`, `sha1`): those say which diagnostic it is.
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)?(?:ms|s)?(?![A-Za-z_\d])")
+
+
+def normalized(line: str) -> str:
+    return _NUMBER.sub("#", _ANSI.sub("", line)).strip()
+
+
+def new_lines(output: str, base_output: str) -> list[str]:
+    """The lines of ``output`` the base's output has no match for (each base line matches once)."""
+    left = Counter(normalized(line) for line in base_output.splitlines())
+    out = []
+    for line in output.splitlines():
+        key = normalized(line)
+        if not key:
+            continue
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            out.append(line.rstrip())
+    return out
+
+
+def take_base(result: dict[str, Any], where: str) -> tuple[int, str] | None:
+    """The optional `base` table of a command's evidence: (exit code, output) at the base."""
+    if "base" not in result:
+        return None
+    base = result["base"]
+    if not isinstance(base, dict):
+        raise MalformedInput(f"{where} `base` must be a table, got {type(base).__name__}")
+    return take_int(base, "exit-code", f"{where} `base`"), take_str(base, "output", f"{where} `base`")
+
+
+def as_at_base(exit_code: int, output: str, base: tuple[int, str] | None) -> bool:
+    """The command failed exactly as it does at the base: the same exit code, nothing new in its output."""
+    return base is not None and exit_code != 0 and base[0] == exit_code and not new_lines(output, base[1])
