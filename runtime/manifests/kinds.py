@@ -61,8 +61,8 @@ VERIFY_KINDS: dict[str, dict[str, str]] = {
     "scope-denylist": {"globs": "glob-list"},
     "no-changes": {},
     "dep-stable": {"globs": "glob-list"},
-    "tests-green": {"command": "command", "min-count": "int"},
-    "checks-green": {"commands": "command-list"},
+    "tests-green": {"command": "command", "min-count": "int", "baseline": "bool"},
+    "checks-green": {"commands": "command-list", "baseline": "bool"},
     "size-limits": {"max-file-lines": "int", "max-function-lines": "int"},
     "report-fields": {"fields": "str-list"},
     "severity-grades": {"grades": "str-list"},
@@ -84,6 +84,8 @@ TASK_FIELDS: dict[str, str] = {
     "verification.test-command": "command",
     "verification.test-count-min": "int",
     "verification.check-commands": "command-list",
+    # Judge the test and check commands by what the change adds to failures the base has already.
+    "verification.baseline": "bool",
     "output.report-fields-required": "str-list",
     "network.allowed-domains": "domain-list",
 }

@@ -43,6 +43,7 @@ class VerificationSection(Model):
     test_command: str | None = None
     test_count_min: int | None = None
     check_commands: list[str] | None = None
+    baseline: bool | None = None
 
 
 class OutputSection(Model):

@@ -213,7 +213,8 @@ async def commands_on_tree(git: Git, tree: str, commands: list[str], home: Path,
                            parents: tuple[str, ...] = (), toolchain: ToolchainMounts | None = None,
                            ) -> list[tuple[str, int, str]]:
     """Run ``commands`` on a checkout of ``tree``; (command, exit code, output) for each, each held to the
-    limits a task gets by default (a plan's checks belong to no one task)."""
+    limits a task gets by default (a plan's checks belong to no one task). A plan's checks say what its
+    goal needs, which the base is expected to fail: they are judged by their exit code alone."""
     results = []
     with tree_runner(git, tree, home, use_sandbox, parents, toolchain) as run:
         for command in commands:

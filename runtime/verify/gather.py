@@ -207,10 +207,11 @@ COMMAND_KINDS = ("tests-green", "checks-green")
 async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCommand,
                            at_base: RunCommand | None = None) -> dict[str, Any]:
     """The evidence of a command kind: its commands run (in the agent's worktree, or on a merge result).
-    With ``at_base``, a command that fails is run on the base as well, so the evaluator can tell a failure
-    the change made from one the repository already had (`runtime.verify.kinds.baseline`)."""
+    With ``at_base`` and the kind's `baseline` parameter, a command that fails is run on the base as well,
+    so the evaluator can tell a failure the change made from one the repository already had
+    (`runtime.verify.kinds.baseline`)."""
     async def base_of(command: str, code: int) -> dict[str, Any]:
-        if code == 0 or at_base is None:
+        if code == 0 or at_base is None or params.get("baseline") is not True:
             return {}
         base_code, base_output = await at_base(command, COMMAND_TIMEOUT_S)
         return {"base": {"exit-code": base_code, "output": base_output}}

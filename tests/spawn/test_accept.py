@@ -413,16 +413,21 @@ def test_a_command_that_exhausts_a_limit_is_a_failure_and_the_next_still_runs(ba
     assert failures[1].startswith("quality::check-green: ") and "ruff check" in failures[1]
 
 
-def test_a_merge_failing_only_as_its_base_does_passes_and_only_failing_commands_run_there(bare, monkeypatch):
-    """The base branch's own lint warning and network test fail on the merge as on the base: no failure."""
+def test_a_merge_failing_only_as_its_base_does_passes_with_baseline(bare, monkeypatch):
+    """The base branch's own lint warning and network test fail on the merge as on the base: with the task's
+    `baseline`, no failure, and only the failing commands run there."""
     lint = "src/old.py:3:1: E302 expected 2 blank lines"
     net = "FAILED tests/test_net.py::test_fetch - ConnectionError\n1 failed, 4 passed in 0.2s"
     asked: list[str] = []
     fake_runner(monkeypatch, {"pytest -q": (1, net), "ruff check": (1, lint), "mypy": (0, "")},
                 {"pytest -q": (1, net), "ruff check": (1, lint.replace(":3:", ":1:"))}, asked)
-    bare.policy = Policy([TESTS, CHECKS])
+    bare.policy = Policy([Entry(TESTS.atom, TESTS.kind, {**TESTS.params, "baseline": True}),
+                          Entry(CHECKS.atom, CHECKS.kind, {**CHECKS.params, "baseline": True})])
     assert anyio.run(_merged_checks_pass, bare, "t", "b", "c") == []
     assert asked == ["pytest -q", "ruff check"]
+    asked.clear()
+    bare.policy = Policy([TESTS, CHECKS])  # without `baseline`: the base is not asked, the failures stand
+    assert len(anyio.run(_merged_checks_pass, bare, "t", "b", "c")) == 2 and asked == []
 
 
 # -- keeping unaccepted work for inspection -------------------------------------------------------

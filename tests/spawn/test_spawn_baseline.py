@@ -1,10 +1,12 @@
-"""A repository whose checks and tests already fail at its base: the change is judged by what it adds.
+"""A repository whose checks and tests already fail at its base: with `[verification] baseline = true`
+the change is judged by what it adds.
 
 Real repositories are seldom clean (a lint warning nobody fixed, a test that needs the network the
-sandbox does not give). Before, every change to such a repository was rejected, with feedback asking
-the agent to fix code its task never named. Now a failing command runs on the base as well (in the
-same sandbox, over a copy of the base shown at the worktree's path), and only what is new counts:
-real git, real bubblewrap, the spawn demo's project with a planted lint warning and a failing test.
+sandbox does not give). Without it, every change to such a repository is rejected, with feedback
+asking the agent to fix code its task never named. With it, a failing command runs on the base as
+well (in the same sandbox, over a copy of the base shown at the worktree's path), and only what is
+new counts: real git, real bubblewrap, the spawn demo's project with a planted lint warning and a
+test that needs the network.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ import pytest
 
 from tests.spawn.conftest import FIX_TURN, REPORT, TEST_TURN, Spawner
 
-# A linter of the repository's own: a `print(` in the sources is a warning, `path:line:col: T201 ...`.
-LINT = '''import pathlib, sys
+# A linter of the repository's own: a `print(` in the sources is a warning, `path:line:col: T201 ...`. Each
+# run leaves a line in $HOME/lint-runs (the run's home, on the host): `base` where calc.mean is the base's.
+LINT = '''import os, pathlib, sys
+calc = pathlib.Path("src/calc/__init__.py").read_text()
+with open(os.path.join(os.environ["HOME"], "lint-runs"), "a") as log:
+    log.write(("base" if "(len(values) + 1)" in calc else "work") + "\\n")
 found = 0
 for path in sorted(pathlib.Path("src").rglob("*.py")):
     for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -30,7 +36,7 @@ sys.exit(1 if found else 0)
 LEGACY = 'def report(values):\n    print("legacy", values)\n'
 NETWORK_TEST = 'def test_downloads_the_index():\n    raise ConnectionError("no network in the sandbox")\n'
 CHECK = "python3 tools/lint.py"
-VERIFICATION = {"test-command": "pytest -q tests", "test-count-min": 4, "check-commands": [CHECK]}
+VERIFICATION = {"test-command": "pytest -q tests", "test-count-min": 4, "check-commands": [CHECK], "baseline": True}
 
 PRINT_TURN = [{"name": "Edit", "input": {"file_path": "src/calc/__init__.py", "old_string": "def mean(",
                                          "new_string": "print('loaded')\n\n\ndef mean("}}]
@@ -51,6 +57,10 @@ def unclean(spawner: Spawner) -> Spawner:
     return spawner
 
 
+def _lint_runs(s: Spawner, agent_id: str) -> list[str]:
+    return (s.run_dir(agent_id) / "home" / "lint-runs").read_text().split()
+
+
 def _check(r, atom: str) -> dict:
     return next(c for c in r.outcome["attempts"][-1]["checks"] if c["atom"] == atom)
 
@@ -68,6 +78,21 @@ def test_a_fix_is_accepted_and_merged_where_the_base_fails_the_same_checks(uncle
     assert "fails only as it does at the base (1 failed), nothing new" in tests["feedback"], tests
     # merged: the simulated merge's checks were judged against the base as well
     assert r.outcome["merged"] and s.git("rev-parse", "trunk") == r.outcome["merged"]
+    # verify's run, the base's, the merge's run and the base branch's
+    assert _lint_runs(s, "ag-unclean") == ["work", "base", "work", "base"]
+
+
+def test_without_baseline_the_repository_s_own_failures_reject_the_fix_and_the_base_never_runs(unclean: Spawner):
+    s = unclean
+    strict = {k: v for k, v in VERIFICATION.items() if k != "baseline"}
+    task = s.task(agent_id="ag-strict", verification=strict, script=[FIX_TURN, REPORT])
+    r = s.spawn(task)
+    assert r.code == 2 and r.label == "rejected", r.describe()
+    lint = _check(r, "quality::check-green")
+    assert "src/legacy.py:2:5: T201 print found" in lint["feedback"] and "at the base" not in lint["feedback"], lint
+    tests = _check(r, "quality::tests-green")
+    assert tests["status"] == "rejected" and "test_downloads_the_index" in tests["feedback"], tests
+    assert _lint_runs(s, "ag-strict") == ["work"]  # the base was never checked out
 
 
 def test_only_what_the_change_adds_is_rejected_and_quoted(unclean: Spawner):

@@ -17,7 +17,7 @@ def _runner(answers: dict[str, tuple[int, str]], asked: list[tuple[str, float]])
 def test_checks_run_each_command_and_only_a_failing_one_again_on_the_base():
     here: list = []
     there: list = []
-    evidence = anyio.run(command_evidence, "checks-green", {"commands": ["lint", "types"]},
+    evidence = anyio.run(command_evidence, "checks-green", {"commands": ["lint", "types"], "baseline": True},
                          _runner({"lint": (1, "a.py:1: W"), "types": (0, "ok")}, here),
                          _runner({"lint": (1, "a.py:2: W")}, there))
     assert evidence == {"results": [
@@ -34,8 +34,15 @@ def test_tests_green_without_a_base_runner_gives_the_run_alone():
     assert evidence == {"exit-code": 1, "output": "1 failed"}
 
 
+def test_without_baseline_the_base_is_never_asked():
+    there: list = []
+    evidence = anyio.run(command_evidence, "tests-green", {"command": "pytest", "min-count": 1, "baseline": False},
+                         _runner({"pytest": (1, "1 failed")}, []), _runner({}, there))
+    assert evidence == {"exit-code": 1, "output": "1 failed"} and there == []
+
+
 def test_tests_green_that_passes_never_asks_the_base():
     there: list = []
-    evidence = anyio.run(command_evidence, "tests-green", {"command": "pytest", "min-count": 1},
+    evidence = anyio.run(command_evidence, "tests-green", {"command": "pytest", "min-count": 1, "baseline": True},
                          _runner({"pytest": (0, "3 passed")}, []), _runner({}, there))
     assert evidence == {"exit-code": 0, "output": "3 passed"} and there == []

@@ -34,7 +34,7 @@ _ORDER: dict[tuple[str, ...], list[str]] = {
     ("subtask",): ["id", "sequence", "uses", "file", "task", "scope", "verification", "output", "network", "agent", "body"],
     ("subtask", "task"): ["role", "agent-id", "parent-agent", "goal"],
     ("subtask", "scope"): ["files-whitelist", "files-denylist"],
-    ("subtask", "verification"): ["test-command", "test-count-min", "check-commands"],
+    ("subtask", "verification"): ["test-command", "test-count-min", "check-commands", "baseline"],
     ("subtask", "network"): ["allowed-domains"],
     ("subtask", "agent"): ["backend", "model", "script", "api-base", "command", "env", "retries", "limits"],
 }

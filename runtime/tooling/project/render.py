@@ -200,6 +200,7 @@ def task_text(repo: Path, outcomes: list[Outcome]) -> str | None:
                if doubled else "none found: the repository's lint or type checks go here")
         lines.append(f"check-commands = []  # {why}")
     lines += [
+        "# baseline = true  # where the tests or checks fail at the base already: judge what the change adds",
         "",
         "[agent]",
         'backend = "claude-code"  # or "builtin" with model = "PROVIDER/MODEL"',

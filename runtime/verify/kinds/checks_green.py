@@ -9,10 +9,11 @@ Evidence::
 Every command in the ``commands`` parameter needs a result: a missing one is
 an error, since the check was not run and cannot count as passed. Results for
 commands not in the parameter are ignored. A command with several results
-passes only if all of them passed. `base`, where a failing command was run on
-the base as well, lets a failure the repository already had through: the same
-exit code and no output line the base did not print (``baseline``). Otherwise
-only the new lines are quoted: what the change made worse is what to fix.
+passes only if all of them passed. With the ``baseline`` parameter (the task's
+`[verification] baseline`), `base`, the failing command's run on the base, lets
+a failure the repository already had through: the same exit code and no output
+line the base did not print (``runtime.verify.kinds.baseline``). Otherwise only
+the new lines are quoted: what the change made worse is what to fix.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def checks_green(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResu
         command = take_str(result, "command", where)
         exit_code = take_int(result, "exit-code", where)
         output = take_str(result, "output", where)
-        base = take_base(result, where)
+        base = take_base(result, where, params)
         ran.add(command)
         if exit_code == 0:
             continue

@@ -10,7 +10,8 @@ read from the output (see ``runner_output`` for the formats). Evidence::
 Rejected when the exit code is not zero, when any test failed or errored, or
 when fewer than ``min-count`` passed; when the count cannot be read at all and
 ``min-count`` is above zero, that is a rejection too (nothing proves the tests ran).
-`base`, where a failing run was repeated on the base, lets failures the
+With the ``baseline`` parameter (the task's `[verification] baseline`),
+`base`, the failing run repeated on the base, lets failures the
 repository already had through (a test that needs the network, one broken
 upstream): the same exit code, and every failure the runner names one the base
 names too, no more of them (``baseline``). The pass count still has to reach
@@ -22,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.verify.kinds.base import MAX_QUOTED_LINES, quoted, tail, take_int, take_str
-from runtime.verify.kinds.baseline import as_at_base, new_lines, take_base
+from runtime.verify.kinds.baseline import new_lines, take_base, tests_fail_as_at_base
 from runtime.verify.kinds.runner_output import RunCounts, read_counts
 from runtime.verify.result import VerifyResult, passed, rejected
 
@@ -41,9 +42,9 @@ def tests_green(params: dict[str, Any], evidence: dict[str, Any]) -> VerifyResul
         "errors": counts.errors, "exit-code": exit_code, "min-count": min_count,
     }
     problems = []
-    base = take_base(evidence, "evidence")
+    base = take_base(evidence, "evidence", params)
     base_counts = read_counts(base[1]) if base is not None and base[0] != 0 else None
-    if base is not None and base_counts is not None and _fails_as_at_base(exit_code, output, counts, base, base_counts):
+    if base is not None and base_counts is not None and tests_fail_as_at_base(exit_code, output, counts, base, base_counts):
         details["as-at-base"] = {"failed": counts.failed, "errors": counts.errors, "exit-code": exit_code}
         return _count_judged(command, min_count, counts, details,
                              f"; the run fails only as it does at the base ({_failing(counts)}), nothing new")
@@ -86,20 +87,6 @@ def _failing(counts: RunCounts) -> str:
     parts = [f"{counts.failed} failed"] if counts.failed else []
     parts += [f"{counts.errors} errored"] if counts.errors else []
     return ", ".join(parts) or "its exit code"
-
-
-def _fails_as_at_base(exit_code: int, output: str, counts: RunCounts, base: tuple[int, str], at_base: RunCounts) -> bool:
-    """Every failure of the run is one the base has: the same exit code, the same runner, no more failures
-    or errors, and each failure line the runner names matched by one of the base's."""
-    if exit_code == 0 or base[0] != exit_code:
-        return False
-    if not counts.failed and not counts.errors:
-        return as_at_base(exit_code, output, base)  # failing for another reason (coverage, a crash): all of it
-    if counts.runner != at_base.runner or counts.failed > at_base.failed or counts.errors > at_base.errors:
-        return False
-    named = counts.failure_lines
-    # every failure named, or there is one the comparison cannot see
-    return len(named) >= counts.failed + counts.errors and not new_lines("\n".join(named), "\n".join(at_base.failure_lines))
 
 
 def _relevant_output(counts: RunCounts, output: str, at_base: RunCounts | None = None) -> str:

@@ -48,22 +48,34 @@ def test_as_at_base_needs_a_failure_the_same_exit_code_and_nothing_new():
     assert not as_at_base(1, "w\n", None)
 
 
-def test_take_base_reads_an_optional_typed_table():
-    assert take_base({}, "evidence") is None
-    assert take_base({"base": {"exit-code": 1, "output": "x"}}, "evidence") == (1, "x")
+ON = {"baseline": True}
+
+
+def test_take_base_reads_an_optional_typed_table_where_the_task_asks_for_it():
+    assert take_base({}, "evidence", ON) is None
+    assert take_base({"base": {"exit-code": 1, "output": "x"}}, "evidence", ON) == (1, "x")
+    assert take_base({"base": {"exit-code": 1, "output": "x"}}, "evidence", {}) is None  # an older atom: off
+    assert take_base({"base": {"exit-code": 1, "output": "x"}}, "evidence", {"baseline": False}) is None
     with pytest.raises(MalformedInput, match="`base` must be a table"):
-        take_base({"base": [1]}, "evidence")
+        take_base({"base": [1]}, "evidence", ON)
     with pytest.raises(MalformedInput, match="exit-code"):
-        take_base({"base": {"exit-code": "1", "output": ""}}, "evidence")
+        take_base({"base": {"exit-code": "1", "output": ""}}, "evidence", ON)
+    with pytest.raises(MalformedInput, match="`baseline` must be a boolean"):
+        take_base({}, "evidence", {"baseline": "yes"})
 
 
 # -- checks-green -----------------------------------------------------------------------------------
 
-def _check(code, output, base=None):
+def _check(code, output, base=None, baseline=True):
     result = {"command": "lint", "exit-code": code, "output": output}
     if base is not None:
         result["base"] = {"exit-code": base[0], "output": base[1]}
-    return checks_green({"commands": ["lint"]}, {"results": [result]})
+    return checks_green({"commands": ["lint"], "baseline": baseline}, {"results": [result]})
+
+
+def test_without_baseline_a_check_failing_as_at_the_base_is_rejected_whole():
+    result = _check(1, "old.py:20:1: W1\n", (1, "old.py:2:1: W1\n"), baseline=False)
+    assert result.status == "rejected" and "at the base" not in result.feedback and "old.py:20:1: W1" in result.feedback
 
 
 def test_a_check_failing_as_at_the_base_passes_and_says_so():
@@ -101,11 +113,18 @@ NET = "FAILED tests/test_net.py::test_fetch - ConnectionError: no network"
 MEAN = "FAILED tests/test_mean.py::test_mean - assert 3 == 2"
 
 
-def _tests(code, output, base=None, min_count=5):
+def _tests(code, output, base=None, min_count=5, baseline=True):
     evidence = {"exit-code": code, "output": output}
     if base is not None:
         evidence["base"] = {"exit-code": base[0], "output": base[1]}
-    return judge_tests({"command": "pytest -q", "min-count": min_count}, evidence)
+    return judge_tests({"command": "pytest -q", "min-count": min_count, "baseline": baseline}, evidence)
+
+
+def test_without_baseline_the_task_s_own_failing_test_is_never_excused():
+    """A task whose goal is the failing test_mean: an agent that changed nothing fails as the base does."""
+    same = f"{MEAN}\n1 failed, 9 passed in 0.3s\n"
+    assert _tests(1, same, (1, same), baseline=False).status == "rejected"
+    assert _tests(1, same, (1, same)).status == "passed"  # what `baseline = true` would let through
 
 
 def test_fewer_failures_than_the_base_all_of_them_its_own_pass():
