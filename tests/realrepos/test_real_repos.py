@@ -242,3 +242,23 @@ def test_claude_code_makes_the_change(real_repo, name, which):
     base = repo.base if which == "fix" else repo.initialised
     outcome = _claude_spawn(repo, change, f"ag-claude-{which}", "--base", base)
     assert_commit_holds(repo, base, outcome["commit"], change)  # nothing the CLI wrote beside its files
+
+
+# -- a repository that is not clean at its base -----------------------------------------------------
+
+def test_with_baseline_a_lint_the_base_already_fails_does_not_reject_the_fix(real_repo):
+    """more-itertools with a complexity lint its code predates (nine of its functions are over it): with
+    `baseline = true` the one-line fix is accepted the first time, the lint judged by what the fix adds."""
+    repo = real_repo("more-itertools")
+    change, agent_id = repo.project.fix, "ag-unclean"
+    lint = "flake8 --select C901 --max-complexity 8 more_itertools"
+    task = repo.write_task(change, agent_id, repo.builtin_agent(change, agent_id))
+    doc = tomlkit.parse(task.read_text())
+    doc["verification"]["check-commands"] = [lint]
+    doc["verification"]["baseline"] = True
+    task.write_text(tomlkit.dumps(doc))
+    proc = repo.cli("spawn", "--json", task)
+    outcome = assert_accepted_first_time(repo, proc, agent_id)
+    check = next(c for c in outcome["attempts"][0]["checks"] if c["atom"] == "quality::check-green")
+    assert f"`{lint}` fail(s) there too, and the change adds nothing" in check["feedback"], check
+    assert_commit_holds(repo, repo.base, outcome["commit"], change)
