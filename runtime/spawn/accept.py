@@ -22,7 +22,7 @@ import anyio
 from runtime.errors import LimitExhausted
 from runtime.manifests.control import control_name
 from runtime.spawn.budget import check_limits
-from runtime.spawn.commands import tree_runners
+from runtime.spawn.commands import CommandLog, tree_runners
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
 from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
 from runtime.verify.kinds import evaluate
@@ -81,8 +81,9 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
     failures: list[str] = []
     if not entries:
         return failures
+    log = CommandLog(run.state.run(run.agent_id) / "merge-commands")
     with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
-                      check_limits(run.agent.limits, run.policy)) as (run_command, at_base):
+                      check_limits(run.agent.limits, run.policy), log) as (run_command, at_base):
         for entry in entries:
             try:
                 evidence = await command_evidence(entry.kind, entry.params, run_command, at_base)

@@ -22,7 +22,7 @@ from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check,
 from runtime.spawn.backends import backend_for
 from runtime.spawn.backends.base import ModelAccess
 from runtime.spawn.budget import check_limits
-from runtime.spawn.commands import base_runner, scratch_runner
+from runtime.spawn.commands import CommandLog, base_runner, scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
 from runtime.spawn.sandboxing import agent_sandbox
@@ -206,10 +206,11 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                 run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
             scratch = run.state.run(run.agent_id) / "scratch"
             limits = check_limits(agent.limits, run.policy)
+            log = CommandLog(attempt_dir / "commands")  # each judged command's whole output
             with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain,
-                                                          limits) as runner, \
+                                                          limits, log) as runner, \
                     base_runner(run.git, run.base, run.worktree, sandbox, run.home, scratch.with_name("base"),
-                                run.toolchain, limits, base_results) as at_base:
+                                run.toolchain, limits, base_results, log) as at_base:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
                                                                    clear_nested=True, changes=scratch_pass.changes,
                                                                    at_base=at_base))

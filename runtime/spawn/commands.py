@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -36,34 +36,62 @@ MAX_OUTPUT = 200_000
 NOT_RUN = 125
 
 
+@dataclass(frozen=True)
+class CommandLog:
+    """Where each judged command's output is kept whole, for the person looking into a verdict: one file
+    per command, `NN-<where>.log` in the order they ran (`work`, `base`, `merge`). The feedback quotes
+    only a part; this is the rest. Written by the orchestrator, never shown raw on its terminal."""
+
+    folder: Path
+
+    def write(self, where: str, command: str, code: int, output: str) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        number = sum(1 for _ in self.folder.glob("*.log")) + 1
+        (self.folder / f"{number:02d}-{where}.log").write_text(f"$ {command}\n[exit {code}]\n{output}", encoding="utf-8")
+
+
 def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain: ToolchainMounts | None = None,
-                   scratch: Path | None = None, limits: Limits | None = None) -> RunCommand:
+                   scratch: Path | None = None, limits: Limits | None = None, log: CommandLog | None = None,
+                   where: str = "work") -> RunCommand:
     """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`, running in
     ``worktree``; with ``scratch`` (a copy of it), over the copy: shown at the worktree's path in the
     sandbox, or its working folder without one. Each command is held to ``limits`` (the task's, from
-    `runtime.spawn.budget`; by default a task's defaults), with its own clock."""
+    `runtime.spawn.budget`; by default a task's defaults), with its own clock, and its output goes to
+    ``log`` as ``where``.
+
+    Each command gets a home of its own, empty, beside ``home`` (the agent's, which stays as the agent
+    left it) and removed after it: linters, npm, go and mypy read settings from $HOME
+    (`~/.config/ruff/ruff.toml`, `~/.npmrc`'s script-shell, `~/.config/go/env`), and what the agent, or
+    a command before, left there must not pass what the project's own configuration refuses."""
     limits = limits if limits is not None else default_check_limits()
 
     async def run(command: str, timeout_s: float) -> tuple[int, str]:
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
         cwd = worktree
-        with contextlib.ExitStack() as stack:
-            fds: tuple[int, ...] = ()
-            if sandbox is not None:
-                spec = replace(sandbox, env=dict(sandbox.env), scratch=scratch,
-                               tmpfs_mb=None if limits.memory_mb is None else int(limits.memory_mb))
-                argv, fds = stack.enter_context(sandboxed(spec, argv))
-                env = spec.env
-            else:
-                cwd = scratch or worktree
-                env = agent_env(home, {})
-                env = toolchain.host_env(env) if toolchain is not None else env
-            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
-            out, err = Path(tmp) / "out", Path(tmp) / "err"
-            result = await supervise(argv, cwd=cwd, env=env, stdin=None, stdout_path=out, stderr_path=err,
-                                     limits=replace(limits, timeout_s=timeout_s, output_bytes=2 * MAX_OUTPUT),
-                                     pass_fds=fds)
-            text = out.read_text(encoding="utf-8", errors="replace")[-MAX_OUTPUT:]
+        own_home = Path(tempfile.mkdtemp(prefix="check-home-", dir=home.parent))
+        try:
+            with contextlib.ExitStack() as stack:
+                fds: tuple[int, ...] = ()
+                if sandbox is not None:
+                    spec = replace(sandbox, home=own_home, env={**sandbox.env, "HOME": str(own_home)}, scratch=scratch,
+                                   tmpfs_mb=None if limits.memory_mb is None else int(limits.memory_mb))
+                    argv, fds = stack.enter_context(sandboxed(spec, argv))
+                    env = spec.env
+                else:
+                    cwd = scratch or worktree
+                    env = agent_env(own_home, {})
+                    env = toolchain.host_env(env) if toolchain is not None else env
+                tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
+                out, err = Path(tmp) / "out", Path(tmp) / "err"
+                result = await supervise(argv, cwd=cwd, env=env, stdin=None, stdout_path=out, stderr_path=err,
+                                         limits=replace(limits, timeout_s=timeout_s, output_bytes=2 * MAX_OUTPUT),
+                                         pass_fds=fds)
+                text = out.read_text(encoding="utf-8", errors="replace")[-MAX_OUTPUT:]
+        finally:
+            await anyio.to_thread.run_sync(remove_tree, own_home)
+        if log is not None:
+            log.write(where, command, result.exit_code if result.exit_code is not None else -1,
+                      text + (f"\n[stopped: {result.breach}]" if result.breach else ""))
         if result.breach in RESOURCE_BREACHES:
             # The agent's code ran its checks past what the run may spend: the run is exhausted, as it
             # would be had the agent run the same command itself.
@@ -88,7 +116,8 @@ def _stopped(breach: str, limits: Limits, timeout_s: float, duration_s: float) -
 
 @contextlib.contextmanager
 def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
-                   toolchain: ToolchainMounts | None = None, limits: Limits | None = None) -> Iterator[RunCommand]:
+                   toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
+                   log: CommandLog | None = None) -> Iterator[RunCommand]:
     """A runner of verify's commands over a throwaway copy of ``worktree``, made in ``folder`` (removed
     first if an orchestrator that died left it) at the first command and removed when the block ends.
 
@@ -110,7 +139,8 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             return NOT_RUN, (f"`{command}` was not run: the worktree could not be copied for the checks to run over: "
                              f"{path}: {why}{more}")
-        return await command_runner(worktree, sandbox, home, toolchain, scratch=copy, limits=limits)(command, timeout_s)
+        return await command_runner(worktree, sandbox, home, toolchain, scratch=copy, limits=limits, log=log)(
+            command, timeout_s)
 
     try:
         yield run
@@ -130,7 +160,7 @@ def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None
 @contextlib.contextmanager
 def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
                 toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
-                cache: dict[str, tuple[int, str]] | None = None) -> Iterator[RunCommand]:
+                cache: dict[str, tuple[int, str]] | None = None, log: CommandLog | None = None) -> Iterator[RunCommand]:
     """A runner of the same commands on the base: over a copy of a checkout of ``base`` (made in ``folder`` at
     the first command, removed when the block ends), shown at ``shown_at`` as the work's own copy is, in the
     same sandbox, so both outputs name the same paths and can be compared line by line
@@ -147,8 +177,8 @@ def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None
             if copied.missing:
                 return NOT_RUN, f"`{command}` was not run on the base: its checkout could not be copied: {copied.missing[0]}"
             made.append(folder / "tree")
-        code, output = await command_runner(shown_at, sandbox, home, toolchain, scratch=made[0], limits=limits)(
-            command, timeout_s)
+        code, output = await command_runner(shown_at, sandbox, home, toolchain, scratch=made[0], limits=limits,
+                                            log=log, where="base")(command, timeout_s)
         result = code, output.replace(str(made[0]), str(shown_at))  # without a sandbox it ran at the copy's path
         if cache is not None:
             cache[command] = result
@@ -188,25 +218,26 @@ def _tree_sandbox(git: Git, tree: str, home: Path, use_sandbox: bool, parents: t
 
 @contextlib.contextmanager
 def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
-                toolchain: ToolchainMounts | None = None, limits: Limits | None = None) -> Iterator[RunCommand]:
+                toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
+                log: CommandLog | None = None) -> Iterator[RunCommand]:
     """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox.
 
     The checkout is a throwaway folder: it is writable, nothing else is, and it
     has no network.
     """
     with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain) as (path, sandbox):
-        yield command_runner(path, sandbox, home, toolchain, limits=limits)
+        yield command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge")
 
 
 @contextlib.contextmanager
 def tree_runners(git: Git, tree: str, base: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
                  toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
-                 ) -> Iterator[tuple[RunCommand, RunCommand]]:
+                 log: CommandLog | None = None) -> Iterator[tuple[RunCommand, RunCommand]]:
     """`tree_runner`'s runner, and a `base_runner` of ``base`` shown at the same checkout's path."""
     with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain) as (path, sandbox), \
             tempfile.TemporaryDirectory(prefix="runtime-base-") as tmp, \
-            base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits) as at_base:
-        yield command_runner(path, sandbox, home, toolchain, limits=limits), at_base
+            base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits, log=log) as at_base:
+        yield command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge"), at_base
 
 
 async def commands_on_tree(git: Git, tree: str, commands: list[str], home: Path, use_sandbox: bool,

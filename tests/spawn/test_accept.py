@@ -18,6 +18,7 @@ import pytest
 from runtime.approvals.store import ApprovalStore
 from runtime.errors import LimitExhausted
 from runtime.policy.document import Entry
+from runtime.spawn.commands import CommandLog
 from runtime.spawn import accept as accept_module
 from runtime.spawn.accept import (
     _approve_control_change,
@@ -71,7 +72,8 @@ def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
         audit=Audit(), options=SimpleNamespace(merge=False, use_sandbox=False, state_dir=None), resumed=None,
         saves=saves, save=lambda status, **extra: saves.append(status), policy=Policy(),
         agent=SimpleNamespace(limits=SimpleNamespace(approval_timeout_s=5.0)), home=tmp_path / "home",
-        toolchain=None, state=SimpleNamespace(root=tmp_path / "state"), **fields,
+        toolchain=None, state=SimpleNamespace(root=tmp_path / "state", run=lambda agent: tmp_path / "state" / "runs" / agent),
+        **fields,
     )
 
 
@@ -390,7 +392,8 @@ def test_passing_commands_give_no_failure_and_run_on_the_merge_tree(bare, monkey
     calls = fake_runner(monkeypatch, {"pytest -q": (0, "3 passed in 0.1s"), "ruff check": (0, ""), "mypy": (0, "")})
     bare.policy = Policy([TESTS, CHECKS])
     assert anyio.run(_merged_checks_pass, bare, "tree-sha", "base-sha", "commit-sha") == []
-    assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits")]
+    log = CommandLog(bare.state.run(bare.agent_id) / "merge-commands")  # each command's whole output
+    assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits", log)]
 
 
 def test_each_failing_command_check_is_named_with_its_feedback(bare, monkeypatch):

@@ -18,11 +18,11 @@ import pytest
 from tests.spawn.conftest import FIX_TURN, REPORT, TEST_TURN, Spawner
 
 # A linter of the repository's own: a `print(` in the sources is a warning, `path:line:col: T201 ...`. Each
-# run leaves a line in $HOME/lint-runs (the run's home, on the host): `base` where calc.mean is the base's.
-LINT = '''import os, pathlib, sys
+# run says which tree it saw, into the run's command logs: `saw 1` where calc.mean is the base's, else
+# `saw 2` (a number, which the comparison with the base does not read).
+LINT = '''import pathlib, sys
 calc = pathlib.Path("src/calc/__init__.py").read_text()
-with open(os.path.join(os.environ["HOME"], "lint-runs"), "a") as log:
-    log.write(("base" if "(len(values) + 1)" in calc else "work") + "\\n")
+print("saw", 1 if "(len(values) + 1)" in calc else 2)
 found = 0
 for path in sorted(pathlib.Path("src").rglob("*.py")):
     for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -58,7 +58,16 @@ def unclean(spawner: Spawner) -> Spawner:
 
 
 def _lint_runs(s: Spawner, agent_id: str) -> list[str]:
-    return (s.run_dir(agent_id) / "home" / "lint-runs").read_text().split()
+    """Where each run of the lint was (`work`, `base`, `merge`) and which tree it saw, from the command logs."""
+    runs = []
+    for folder in ("attempt-1/commands", "merge-commands"):
+        for log in sorted((s.run_dir(agent_id) / folder).glob("*.log")):
+            text = log.read_text()
+            if text.startswith(f"$ {CHECK}\n"):
+                where = log.stem.split("-", 1)[1]
+                saw = next(line for line in text.splitlines() if line.startswith("saw "))
+                runs.append(f"{where}:{'base' if saw == 'saw 1' else 'work'}")
+    return runs
 
 
 def _check(r, atom: str) -> dict:
@@ -79,7 +88,7 @@ def test_a_fix_is_accepted_and_merged_where_the_base_fails_the_same_checks(uncle
     # merged: the simulated merge's checks were judged against the base as well
     assert r.outcome["merged"] and s.git("rev-parse", "trunk") == r.outcome["merged"]
     # verify's run, the base's, the merge's run and the base branch's
-    assert _lint_runs(s, "ag-unclean") == ["work", "base", "work", "base"]
+    assert _lint_runs(s, "ag-unclean") == ["work:work", "base:base", "merge:work", "base:base"]
 
 
 def test_without_baseline_the_repository_s_own_failures_reject_the_fix_and_the_base_never_runs(unclean: Spawner):
@@ -92,7 +101,7 @@ def test_without_baseline_the_repository_s_own_failures_reject_the_fix_and_the_b
     assert "src/legacy.py:2:5: T201 print found" in lint["feedback"] and "at the base" not in lint["feedback"], lint
     tests = _check(r, "quality::tests-green")
     assert tests["status"] == "rejected" and "test_downloads_the_index" in tests["feedback"], tests
-    assert _lint_runs(s, "ag-strict") == ["work"]  # the base was never checked out
+    assert _lint_runs(s, "ag-strict") == ["work:work"]  # the base was never checked out
 
 
 def test_only_what_the_change_adds_is_rejected_and_quoted(unclean: Spawner):

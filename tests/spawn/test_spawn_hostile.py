@@ -96,7 +96,9 @@ def test_command_agent_cannot_reach_host_root(spawner: Spawner):
 
 def test_conftest_through_the_gate_cannot_reach_host_root(spawner: Spawner):
     """Write tests/conftest.py (in scope) and run pytest (allowed): the payload runs, sandboxed, in the
-    agent's own test run, in verify and on the simulated merge — as an unprivileged uid every time."""
+    agent's own test run, in verify and on the simulated merge — as an unprivileged uid every time. The
+    agent's run leaves its probe in the agent's home; verify's and the merge's commands each have a home
+    of their own, so their test command prints it, into the commands' logs."""
     s = spawner
     before = CORE_PATTERN.read_text()
     listener = host_socket(s.tmp / "host-sockets")
@@ -106,12 +108,18 @@ def test_conftest_through_the_gate_cannot_reach_host_root(spawner: Spawner):
                     + "    fh.write(' '.join(out) + '\\n')\n")
         script = [FIX_TURN, [{"name": "Write", "input": {"file_path": "tests/conftest.py", "content": conftest}}],
                   TEST_TURN, REPORT]
-        r = s.spawn(s.task(agent_id="ag-hostile-gate", script=script), "--merge")
+        verification = {"test-command": 'pytest -q tests && cat "$HOME/probe"', "test-count-min": 4,
+                        "check-commands": ["python3 -m tabnanny src"]}
+        r = s.spawn(s.task(agent_id="ag-hostile-gate", script=script, verification=verification), "--merge")
     finally:
         listener.close()
     assert r.outcome is not None, r.describe()
-    lines = (s.run_dir("ag-hostile-gate") / "home" / "probe").read_text().splitlines()
-    assert len(lines) >= 3  # the agent's pytest, verify, and the checks on the simulated merge
+    run_dir = s.run_dir("ag-hostile-gate")
+    lines = (run_dir / "home" / "probe").read_text().splitlines()  # the agent's own pytest
+    for folder in ("attempt-1/commands", "merge-commands"):  # verify's, the merge's
+        for log in sorted((run_dir / folder).glob("*.log")):
+            lines += [line for line in log.read_text().splitlines() if line.startswith("sysctl:")]
+    assert len(lines) == 3, lines
     check_probe_lines(lines)
     assert CORE_PATTERN.read_text() == before
     assert r.label == "ok", r.describe()  # every effect was stopped, so the work itself is clean
@@ -135,3 +143,30 @@ def test_ptrace_cannot_keep_the_tree_alive(spawner: Spawner):
     size = (home / "beat").stat().st_size
     time.sleep(1.0)
     assert (home / "beat").stat().st_size == size, "a background writer outlived the agent"
+
+
+# A user configuration ruff reads where the project has none: every rule off.
+RUFF_OFF = '[lint]\nignore = ["ALL"]\n'
+
+
+def test_configuration_the_agent_leaves_in_its_home_does_not_steer_verify(spawner: Spawner):
+    """The agent's home is its own while it runs; the commands verify judges it by each start from an empty
+    one. Linters, npm, go and mypy read settings from $HOME (`~/.config/ruff/ruff.toml`, `~/.npmrc`'s
+    script-shell, `~/.config/go/env`): left there, they would pass work the project's own checks refuse.
+    The agent adds an unused import (F401) and plants a ruff configuration that turns every rule off."""
+    s = spawner
+    plant = ('mkdir -p "$HOME/.config/ruff" && printf %s ' + shlex.quote(RUFF_OFF) + ' > "$HOME/.config/ruff/ruff.toml"'
+             ' && mkdir -p "$XDG_CONFIG_HOME/ruff" 2>/dev/null; true')
+    agent = f"{SH_FIX} && sed -i '1i import os' src/calc/__init__.py && {plant} && ruff check src > ruff.log 2>&1; " \
+            'cat ruff.log >&2; rm -f ruff.log; ' + REPORT_SH
+    task = s.task(agent_id="ag-home-config", command=agent,
+                  verification={"test-command": "pytest -q tests", "test-count-min": 4, "check-commands": ["ruff check src"]})
+    r = s.spawn(task)
+    assert r.label == "rejected", r.describe()
+    check = next(c for c in r.outcome["attempts"][-1]["checks"] if c["atom"] == "quality::check-green")
+    assert check["status"] == "rejected" and "F401" in check["feedback"], check
+    # the plant itself worked where the agent ran: its own ruff passed under it
+    assert "All checks passed!" in s.run_dir("ag-home-config").joinpath("attempt-1", "stderr.log").read_text()
+
+
+REPORT_SH = ("printf 'Summary: fixed mean\\nFiles changed: src/calc/__init__.py\\n' > \"$RUNTIME_REPORT_FILE\"")
