@@ -54,9 +54,11 @@ class Copied:
     missing: list[tuple[str, str]] = field(default_factory=list)
 
 
-def scratch_copy(source: Path, dest: Path, user: AgentUser | None = None) -> Copied:
+def scratch_copy(source: Path, dest: Path, user: AgentUser | None = None,
+                 leave_out: frozenset[str] = frozenset()) -> Copied:
     """Copy the tree at ``source`` to ``dest`` (which must not exist), every entry owned by ``user``
-    (the sandbox's; None: stay the orchestrator's), modes and modification times kept."""
+    (the sandbox's; None: stay the orchestrator's), modes and modification times kept. The files named
+    in ``leave_out`` (paths relative to ``source``) are not copied."""
     os.mkdir(dest, 0o700)
     done = Copied()
     root = os.open(dest, _DIR_FLAGS)
@@ -78,7 +80,8 @@ def scratch_copy(source: Path, dest: Path, user: AgentUser | None = None) -> Cop
                     keep.append(name)
                 folder.dirs[:] = keep
                 for entry in folder.others:
-                    _copy_entry(folder.fd, here, entry.name, folder.path, user, done)
+                    if (f"{folder.path}/{entry.name}" if folder.path else entry.name) not in leave_out:
+                        _copy_entry(folder.fd, here, entry.name, folder.path, user, done)
             finally:
                 if here != root:
                     os.close(here)

@@ -21,6 +21,7 @@ import anyio
 
 from runtime.errors import LimitExhausted
 from runtime.manifests.control import control_name
+from runtime.spawn.agent_process import declared_env
 from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import CommandLog, tree_runners
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
@@ -83,7 +84,7 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
         return failures
     log = CommandLog(run.state.run(run.agent_id) / "merge-commands")
     with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
-                      check_limits(run.agent.limits, run.policy), log) as (run_command, at_base):
+                      check_limits(run.agent.limits, run.policy), log, declared_env(run.task)) as (run_command, at_base):
         for entry in entries:
             try:
                 evidence = await command_evidence(entry.kind, entry.params, run_command, at_base)

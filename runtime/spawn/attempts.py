@@ -207,10 +207,12 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             scratch = run.state.run(run.agent_id) / "scratch"
             limits = check_limits(agent.limits, run.policy)
             log = CommandLog(attempt_dir / "commands")  # each judged command's whole output
+            declared = declared_env(run.task)
+            # the copy holds the work, not what the ignore rules hide (a .pyc is no test of its source)
             with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain,
-                                                          limits, log) as runner, \
+                                                          limits, log, scratch_pass.ignored, declared) as runner, \
                     base_runner(run.git, run.base, run.worktree, sandbox, run.home, scratch.with_name("base"),
-                                run.toolchain, limits, base_results, log) as at_base:
+                                run.toolchain, limits, base_results, log, declared) as at_base:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
                                                                    clear_nested=True, changes=scratch_pass.changes,
                                                                    at_base=at_base))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -52,12 +52,13 @@ class CommandLog:
 
 def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain: ToolchainMounts | None = None,
                    scratch: Path | None = None, limits: Limits | None = None, log: CommandLog | None = None,
-                   where: str = "work") -> RunCommand:
+                   where: str = "work", declared: Mapping[str, str] | None = None) -> RunCommand:
     """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`, running in
     ``worktree``; with ``scratch`` (a copy of it), over the copy: shown at the worktree's path in the
     sandbox, or its working folder without one. Each command is held to ``limits`` (the task's, from
     `runtime.spawn.budget`; by default a task's defaults), with its own clock, and its output goes to
-    ``log`` as ``where``.
+    ``log`` as ``where``. Without a sandbox, the environment is an agent's with the task's ``declared``
+    variables (a sandbox's spec carries its own).
 
     Each command gets a home of its own, empty, beside ``home`` (the agent's, which stays as the agent
     left it) and removed after it: linters, npm, go and mypy read settings from $HOME
@@ -79,7 +80,7 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
                     env = spec.env
                 else:
                     cwd = scratch or worktree
-                    env = agent_env(own_home, {})
+                    env = agent_env(own_home, declared or {})
                     env = toolchain.host_env(env) if toolchain is not None else env
                 tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
                 out, err = Path(tmp) / "out", Path(tmp) / "err"
@@ -117,7 +118,8 @@ def _stopped(breach: str, limits: Limits, timeout_s: float, duration_s: float) -
 @contextlib.contextmanager
 def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
                    toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
-                   log: CommandLog | None = None) -> Iterator[RunCommand]:
+                   log: CommandLog | None = None, leave_out: frozenset[str] = frozenset(),
+                   declared: Mapping[str, str] | None = None) -> Iterator[RunCommand]:
     """A runner of verify's commands over a throwaway copy of ``worktree``, made in ``folder`` (removed
     first if an orchestrator that died left it) at the first command and removed when the block ends.
 
@@ -132,14 +134,15 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
     async def run(command: str, timeout_s: float) -> tuple[int, str]:
         if not made:
             user = sandbox.user if sandbox is not None else None
-            made.append(await anyio.to_thread.run_sync(_fresh_copy, worktree, folder, copy, user))
+            made.append(await anyio.to_thread.run_sync(_fresh_copy, worktree, folder, copy, user, leave_out))
         missing = made[0].missing
         if missing:
             path, why = missing[0]
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             return NOT_RUN, (f"`{command}` was not run: the worktree could not be copied for the checks to run over: "
                              f"{path}: {why}{more}")
-        return await command_runner(worktree, sandbox, home, toolchain, scratch=copy, limits=limits, log=log)(
+        return await command_runner(worktree, sandbox, home, toolchain, scratch=copy, limits=limits, log=log,
+                                    declared=declared)(
             command, timeout_s)
 
     try:
@@ -148,11 +151,12 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
         remove_tree(folder)
 
 
-def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None) -> Copied:
+def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None,
+                leave_out: frozenset[str] = frozenset()) -> Copied:
     try:
         remove_tree(folder)
         folder.mkdir(mode=0o700, parents=True)
-        return scratch_copy(worktree, copy, user)
+        return scratch_copy(worktree, copy, user, leave_out)
     except OSError as exc:  # a full disk, a tree that moved: nothing ran, so nothing passed
         return Copied(missing=[(".", exc.strerror or str(exc))])
 
@@ -160,7 +164,8 @@ def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None
 @contextlib.contextmanager
 def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
                 toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
-                cache: dict[str, tuple[int, str]] | None = None, log: CommandLog | None = None) -> Iterator[RunCommand]:
+                cache: dict[str, tuple[int, str]] | None = None, log: CommandLog | None = None,
+                declared: Mapping[str, str] | None = None) -> Iterator[RunCommand]:
     """A runner of the same commands on the base: over a copy of a checkout of ``base`` (made in ``folder`` at
     the first command, removed when the block ends), shown at ``shown_at`` as the work's own copy is, in the
     same sandbox, so both outputs name the same paths and can be compared line by line
@@ -178,7 +183,7 @@ def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None
                 return NOT_RUN, f"`{command}` was not run on the base: its checkout could not be copied: {copied.missing[0]}"
             made.append(folder / "tree")
         code, output = await command_runner(shown_at, sandbox, home, toolchain, scratch=made[0], limits=limits,
-                                            log=log, where="base")(command, timeout_s)
+                                            log=log, where="base", declared=declared)(command, timeout_s)
         result = code, output.replace(str(made[0]), str(shown_at))  # without a sandbox it ran at the copy's path
         if cache is not None:
             cache[command] = result
@@ -201,7 +206,8 @@ def _base_copy(stack: contextlib.ExitStack, git: Git, base: str, folder: Path, u
 
 @contextlib.contextmanager
 def _tree_sandbox(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...],
-                  toolchain: ToolchainMounts | None) -> Iterator[tuple[Path, SandboxSpec | None]]:
+                  toolchain: ToolchainMounts | None, declared: Mapping[str, str] | None = None,
+                  ) -> Iterator[tuple[Path, SandboxSpec | None]]:
     from runtime.spawn.sandboxing import control_paths, runtime_binds, with_toolchain
 
     with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
@@ -209,7 +215,7 @@ def _tree_sandbox(git: Git, tree: str, home: Path, use_sandbox: bool, parents: t
             path = Path(path)
             sandbox = None
             if use_sandbox:
-                sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, {}),
+                sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, declared or {}),
                                       readonly=[path / ".git"], control=control_paths(path))
                 sandbox.expose(runtime_binds())
                 sandbox = with_toolchain(sandbox, toolchain)
@@ -232,12 +238,16 @@ def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tup
 @contextlib.contextmanager
 def tree_runners(git: Git, tree: str, base: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
                  toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
-                 log: CommandLog | None = None) -> Iterator[tuple[RunCommand, RunCommand]]:
-    """`tree_runner`'s runner, and a `base_runner` of ``base`` shown at the same checkout's path."""
-    with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain) as (path, sandbox), \
+                 log: CommandLog | None = None, declared: Mapping[str, str] | None = None,
+                 ) -> Iterator[tuple[RunCommand, RunCommand]]:
+    """`tree_runner`'s runner, and a `base_runner` of ``base`` shown at the same checkout's path; with the
+    task's ``declared`` variables, as its verify had them."""
+    with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain, declared) as (path, sandbox), \
             tempfile.TemporaryDirectory(prefix="runtime-base-") as tmp, \
-            base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits, log=log) as at_base:
-        yield command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge"), at_base
+            base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits, log=log,
+                        declared=declared) as at_base:
+        yield (command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge", declared=declared),
+               at_base)
 
 
 async def commands_on_tree(git: Git, tree: str, commands: list[str], home: Path, use_sandbox: bool,

@@ -31,7 +31,8 @@ from runtime.policy.document import PolicyDocument
 from runtime.verify.kinds.base import compile_globs, listing
 from runtime.verify.kinds.scope import unsafe_reason
 from runtime.workspace import hazards
-from runtime.workspace.changes import Change, changed_paths
+from runtime.workspace.changes import Change
+from runtime.workspace.changes import listing as list_changes
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, folder_under
 from runtime.workspace.tree import remove_below
@@ -43,6 +44,9 @@ class Scratch:
 
     thrown: list[str] = field(default_factory=list)
     changes: list[Change] | None = None
+    # The files the ignore rules hide that are no change (`__pycache__`, build output): verify's copy leaves
+    # them out, or a .pyc there would be tested in place of its source. Empty where no listing was made.
+    ignored: frozenset[str] = frozenset()
 
 
 def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, policy: PolicyDocument) -> Scratch:
@@ -51,22 +55,23 @@ def throw_away_scratch(git: Git, worktree: os.PathLike[str] | str, base: str, po
     The listing this makes is the one verify would make (the tree is the same), so it is handed on when
     nothing was deleted: one pass over the tree instead of two for the usual attempt."""
     globs = policy.write_globs()
-    if globs is None:
-        return Scratch()
     try:
-        changes = changed_paths(git, worktree, base)
+        found = list_changes(git, worktree, base)
     except (GitError, hazards.NestedRepositories):
         # A nested repository: verify reports it, with its reason, and rejects the work (clearing it here
         # would leave verify nothing to see). An unreadable tree: verify says why.
         return Scratch()
-    if any(c.reason for c in changes):
-        return Scratch(changes=changes)  # a folder git cannot hold: verify rejects the work, saying why
+    changes = found.changes
+    if globs is None or any(c.reason for c in changes):
+        # no write scope; or a folder git cannot hold: verify rejects the work, saying why
+        return Scratch(changes=changes, ignored=found.ignored)
     inside = compile_globs(globs)
     doomed = [c.path for c in changes
               if c.kind == "added" and c.old_path is None and unsafe_reason(c.path) is None
               and not (inside is not None and inside.match(c.path))]
     thrown = [path for path in doomed if _delete(worktree, path)]
-    return Scratch(thrown, None if thrown else changes)
+    # deleting added files leaves the ignored ones as they were
+    return Scratch(thrown, None if thrown else changes, found.ignored)
 
 
 def _delete(root: os.PathLike[str] | str, relative: str) -> bool:

@@ -80,12 +80,26 @@ def check_worktree(git: Git, worktree: str | os.PathLike[str]) -> Path:
     return gitdir
 
 
+@dataclass(frozen=True)
+class Listing:
+    """The changes of a worktree, and the untracked files its ignore rules hide that are no change at all
+    (a `__pycache__`, a build folder): not part of the work, so not what verify may run over."""
+
+    changes: list[Change]
+    ignored: frozenset[str]
+
+
 def changed_paths(git: Git, worktree: str | os.PathLike[str], base_sha: str, *,
                   clear_nested: bool = False) -> list[Change]:
     """Every change of ``worktree`` relative to ``base_sha``: in path order, then ``.git`` if it changed.
 
     A nested repository raises ``NestedRepositories`` before git reads anything, unless
     ``clear_nested``: then its `.git` is deleted first and it is reported as an escaping change."""
+    return listing(git, worktree, base_sha, clear_nested=clear_nested).changes
+
+
+def listing(git: Git, worktree: str | os.PathLike[str], base_sha: str, *, clear_nested: bool = False) -> Listing:
+    """`changed_paths`, and the ignored files that are no change, from the same pass over the tree."""
     gitdir = check_worktree(git, worktree)
     root, base = os.path.realpath(worktree), git.resolve(base_sha)
     found = hazards_.survey(root)
@@ -121,7 +135,9 @@ def changed_paths(git: Git, worktree: str | os.PathLike[str], base_sha: str, *,
     # A hazard's own path may also be listed by git (a gitlink of the base whose repository was deleted).
     changes = [c for c in changes if not any(_below(c.path, h.path) for h in held)] + held
     link = _git_link_change(Path(root), gitdir)
-    return sorted(changes, key=lambda c: c.path) + ([link] if link else [])
+    changed = {c.path for c in changes}
+    return Listing(sorted(changes, key=lambda c: c.path) + ([link] if link else []),
+                   frozenset(p for p in ignored if p not in changed))
 
 
 def _below(path: str, folder: str) -> bool:

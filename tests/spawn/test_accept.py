@@ -68,7 +68,7 @@ def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
     return SimpleNamespace(
         agent_id=AGENT, branch=BRANCH, base_branch="trunk",
         task=SimpleNamespace(goal="Fix a.\nIt is wrong.", role=SimpleNamespace(name="edit-local"),
-                             path=Path("/tasks/fix-a.toml"), digest="d" * 64),
+                             path=Path("/tasks/fix-a.toml"), digest="d" * 64, agent=SimpleNamespace(env=())),
         audit=Audit(), options=SimpleNamespace(merge=False, use_sandbox=False, state_dir=None), resumed=None,
         saves=saves, save=lambda status, **extra: saves.append(status), policy=Policy(),
         agent=SimpleNamespace(limits=SimpleNamespace(approval_timeout_s=5.0)), home=tmp_path / "home",
@@ -393,7 +393,7 @@ def test_passing_commands_give_no_failure_and_run_on_the_merge_tree(bare, monkey
     bare.policy = Policy([TESTS, CHECKS])
     assert anyio.run(_merged_checks_pass, bare, "tree-sha", "base-sha", "commit-sha") == []
     log = CommandLog(bare.state.run(bare.agent_id) / "merge-commands")  # each command's whole output
-    assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits", log)]
+    assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits", log, {})]
 
 
 def test_each_failing_command_check_is_named_with_its_feedback(bare, monkeypatch):

@@ -78,9 +78,12 @@ class WatchingServer(FakeAnthropicServer):
         super().__init__(turns)
         self.home = os.fsencode(home)
         self.seen: list[dict[str, Any]] = []
+        self.settings: list[str | None] = []  # the home's .claude/settings.json at each turn
 
     def _take_turn(self):
         self.seen += _sandboxed_processes(self.home)  # the CLI waits for this answer: it is alive now
+        settings = Path(os.fsdecode(self.home)) / ".claude" / "settings.json"
+        self.settings.append(settings.read_text() if settings.is_file() else None)
         return super()._take_turn()
 
 
@@ -517,8 +520,10 @@ def test_settings_written_by_agent_code_change_nothing(project, tmp_path):
     assert not (worktree / "tests" / "helper-ran").exists()  # the apiKeyHelper never ran
     assert "helper-ran" not in _git(repo, "ls-tree", "-r", "--name-only", outcome["commit"])
     assert all(r.headers.get("x-api-key") == SECRET for r in server.requests)
-    # The settings were really written (by the verify run's pytest too): they were just never read.
-    assert json.loads((state / "runs" / agent_id / "home" / ".claude" / "settings.json").read_text())["disableAllHooks"]
+    # The settings were really written, by the agent's own pytest, while its CLI still ran: they were just
+    # never read. (Verify's pytest wrote them again into a home of its own, removed after it.)
+    written = [json.loads(text) for text in server.settings if text is not None]
+    assert written and all(s["disableAllHooks"] for s in written), server.settings
 
 
 # -- on a cluster's worker node: the orchestrator makes the call -----------------------------------

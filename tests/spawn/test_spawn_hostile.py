@@ -170,3 +170,27 @@ def test_configuration_the_agent_leaves_in_its_home_does_not_steer_verify(spawne
 
 
 REPORT_SH = ("printf 'Summary: fixed mean\\nFiles changed: src/calc/__init__.py\\n' > \"$RUNTIME_REPORT_FILE\"")
+
+
+# Compiles the fixed calc.mean into an unchecked-hash .pyc (PEP 552: Python never compares it with the source),
+# then leaves the source buggy: a run that imports the bytecode sees the fix, the commit holds the bug.
+PYC_SWAP = '''import importlib.util, pathlib, py_compile
+p = pathlib.Path("src/calc/__init__.py")
+buggy = p.read_text()
+p.write_text(buggy.replace("(len(values) + 1)", "len(values)"))
+py_compile.compile(str(p), cfile=importlib.util.cache_from_source(str(p)),
+                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+p.write_text(buggy + "# reviewed\\n")
+'''
+
+
+def test_bytecode_the_agent_leaves_in_ignored_folders_is_not_what_verify_tests(spawner: Spawner):
+    """`__pycache__/` is ignored by the repository, so its files are no change; left in the copy verify runs
+    over, a .pyc would be tested in place of the source it claims to be. Verify's copy holds the change, not
+    what the base's ignore rules hide: the tests run on the buggy source and fail."""
+    s = spawner
+    agent = f"python3 -c {shlex.quote(PYC_SWAP)} && {REPORT_SH}"
+    r = s.spawn(s.task(agent_id="ag-pyc", command=agent))
+    assert r.label == "rejected", r.describe()
+    tests = next(c for c in r.outcome["attempts"][-1]["checks"] if c["atom"] == "quality::tests-green")
+    assert tests["status"] == "rejected" and "test_mean" in tests["feedback"], tests

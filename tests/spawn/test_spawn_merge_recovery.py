@@ -19,9 +19,11 @@ from pathlib import Path
 from tests.spawn.conftest import BASE_BRANCH, SH_FIX, SH_REPORT, Spawner, marker, no_survivors
 from tests.support import kill_group, running, wait_for
 
-# Blocks once, only on the simulated merge's checkout (a folder named `tree`), after leaving a mark.
-HOLD_ON_MERGE = ("n=$(basename \"$PWD\"); touch \"$HOME/check-$n\"; "
-                 "if [ \"$n\" = tree ] && [ ! -f \"$HOME/held-once\" ]; then touch \"$HOME/held-once\"; sleep {n}; fi")
+# Says where it runs (into the run's command logs) and, told so by the task's declared HOLD, blocks on the
+# simulated merge's checkout (a folder named `tree`). Each judged command has a home of its own, removed
+# after it: nothing it could write would last, so the orchestrator's environment says when to hold.
+HOLD_ON_MERGE = ("n=$(basename \"$PWD\"); echo \"checked in $n\"; "
+                 "if [ \"$n\" = tree ] && [ \"$HOLD\" = yes ]; then sleep {n}; fi")
 
 
 def merges_of(s: Spawner, commit: str) -> list[str]:
@@ -42,13 +44,12 @@ def set_status(s: Spawner, agent_id: str, status: str) -> None:
 def test_killed_during_the_merge_checks_then_rerun_merges_once(spawner: Spawner):
     s = spawner
     n = marker()
-    task = s.task(agent_id="ag-merge-kill", command=f"{SH_FIX}; {SH_REPORT}",
+    task = s.task(agent_id="ag-merge-kill", command=f"{SH_FIX}; {SH_REPORT}", agent={"env": ["HOLD"]},
                   verification={"test-command": "pytest -q tests", "test-count-min": 4,
                                 "check-commands": [f"sh -c '{HOLD_ON_MERGE.format(n=n)}'"]})
-    proc = s.start(task, "--merge")
-    home = s.run_dir("ag-merge-kill") / "home"
+    proc = s.start(task, "--merge", env={"HOLD": "yes"})
     try:
-        wait_for(lambda: (home / "held-once").exists() or proc.poll() is not None, 90, what="the merge checks")
+        wait_for(lambda: running("sleep", n) or proc.poll() is not None, 90, what="the merge checks")
         assert proc.poll() is None, proc.communicate()
         assert s.state_json("ag-merge-kill")["status"] == "merging"
         os.kill(proc.pid, signal.SIGKILL)
@@ -60,13 +61,14 @@ def test_killed_during_the_merge_checks_then_rerun_merges_once(spawner: Spawner)
     assert commit and "Verified: yes" in s.message(commit)
     assert s.sha(BASE_BRANCH) == s.base  # killed before the merge
 
-    r = s.spawn(task, "--merge")
+    r = s.spawn(task, "--merge", env={"HOLD": "no"})
     assert r.code == 0 and r.label == "ok", r.describe()
     assert r.outcome["commit"] == commit and r.outcome["merged"] == s.sha(BASE_BRANCH)
     assert merges_of(s, commit) == [r.outcome["merged"]]
-    assert (home / "check-tree").exists()  # the checks ran again on the simulated merge
+    merge_logs = (s.run_dir("ag-merge-kill") / "merge-commands").glob("*-merge.log")
+    assert any("checked in tree" in log.read_text() for log in merge_logs)  # the checks ran again on the merge
     assert s.state_json("ag-merge-kill")["status"] == "ok"
-    again = s.spawn(task, "--merge")
+    again = s.spawn(task, "--merge", env={"HOLD": "no"})
     assert again.code == 1 and "already ran" in again.stderr
     assert merges_of(s, commit) == [r.outcome["merged"]]
     s.audit_intact()
