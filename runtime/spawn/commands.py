@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -43,11 +43,13 @@ class CommandLog:
     only a part; this is the rest. Written by the orchestrator, never shown raw on its terminal."""
 
     folder: Path
+    redact: Callable[[str], str] | None = None  # the run's known secrets out, as in every log of the run
 
     def write(self, where: str, command: str, code: int, output: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         number = sum(1 for _ in self.folder.glob("*.log")) + 1
-        (self.folder / f"{number:02d}-{where}.log").write_text(f"$ {command}\n[exit {code}]\n{output}", encoding="utf-8")
+        text = f"$ {command}\n[exit {code}]\n{output}"
+        (self.folder / f"{number:02d}-{where}.log").write_text(self.redact(text) if self.redact else text, encoding="utf-8")
 
 
 def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain: ToolchainMounts | None = None,

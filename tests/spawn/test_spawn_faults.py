@@ -222,7 +222,11 @@ def test_conftest_cannot_escape_the_scope(spawner: Spawner):
     )
     script = [FIX_TURN, [{"name": "Write", "input": {"file_path": "tests/conftest.py", "content": conftest}}],
               TEST_TURN, REPORT]
-    r = s.spawn(s.task(agent_id="ag-conftest", script=script), "--merge", "--keep")
+    # verify's and the merge's commands each have a home of their own, removed after: the test command
+    # prints what the conftest left there, into the run's command logs
+    verification = {"test-command": 'pytest -q tests && cat "$HOME/conftest-ran"', "test-count-min": 4,
+                    "check-commands": ["python3 -m tabnanny src"]}
+    r = s.spawn(s.task(agent_id="ag-conftest", script=script, verification=verification), "--merge", "--keep")
     assert r.outcome is not None, r.describe()
     wt = s.worktree("ag-conftest")
     for what, target in targets.items():
@@ -231,7 +235,11 @@ def test_conftest_cannot_escape_the_scope(spawner: Spawner):
         else:
             assert not os.path.exists(target), f"the conftest wrote into the {what}: {target}"
     # The conftest did run, sandboxed: in the agent's own pytest, in verify and on the simulated merge.
-    assert (s.run_dir("ag-conftest") / "home" / "conftest-ran").read_text().count("ran") >= 3
+    run_dir = s.run_dir("ag-conftest")
+    runs = (run_dir / "home" / "conftest-ran").read_text().split()
+    for log in [*(run_dir / "attempt-1" / "commands").glob("*.log"), *(run_dir / "merge-commands").glob("*.log")]:
+        runs += [line for line in log.read_text().splitlines() if line == "ran"]
+    assert runs == ["ran", "ran", "ran"], runs
     # The sandbox stopped every effect but a new file at the worktree's top, where a repository's own commands
     # write their scratch: thrown away before verify, and said so. The work itself is clean: ok, and nothing
     # foreign committed.
@@ -362,8 +370,8 @@ def test_model_server_over_real_http(spawner: Spawner):
     assert {t["function"]["name"] for t in first["tools"]} >= {"Read", "Edit", "Bash"}
     # The key is the orchestrator's: it went to the model server, never to the agent.
     assert requests[1].headers.get("Authorization") == f"Bearer {key}"
-    for log in (s.run_dir("ag-llm-http") / "attempt-1").iterdir():
-        assert key not in log.read_text()
+    for log in (s.run_dir("ag-llm-http") / "attempt-1").rglob("*"):  # its transcripts and command logs
+        assert log.is_dir() or key not in log.read_text()
     assert key not in s.audit_text()
 
 
@@ -495,7 +503,10 @@ def test_declared_secret_echoed_is_redacted_in_the_audit_log(spawner: Spawner):
         TEST_TURN,
         REPORT + f"Token: {SECRET}\nEncoded: {b64(SECRET)}\n",
     ]
-    task = s.task(agent_id="ag-redact", script=script, agent={"env": ["MY_SERVICE_TOKEN"]})
+    # verify's test command prints the token too: its log on disk must not hold it
+    verification = {"test-command": 'pytest -q tests && echo "token: $MY_SERVICE_TOKEN"', "test-count-min": 4,
+                    "check-commands": ["python3 -m tabnanny src"]}
+    task = s.task(agent_id="ag-redact", script=script, agent={"env": ["MY_SERVICE_TOKEN"]}, verification=verification)
     r = s.spawn(task, env={"MY_SERVICE_TOKEN": SECRET})
     assert_ended(s, r, "ag-redact", "ok")
     audit = s.audit_text()
@@ -505,7 +516,10 @@ def test_declared_secret_echoed_is_redacted_in_the_audit_log(spawner: Spawner):
     for form in (SECRET, b64(SECRET), b64(SECRET).rstrip("=")):
         assert form not in audit, f"the audit log holds {form}"
     # Reports and transcripts are redacted too: the run's state, its logs, the printed outcome.
-    for path in [s.run_dir("ag-redact") / "state.json", *(s.run_dir("ag-redact") / "attempt-1").iterdir()]:
+    attempt = s.run_dir("ag-redact") / "attempt-1"
+    logs = "".join(log.read_text() for log in (attempt / "commands").glob("*.log"))
+    assert "token: [REDACTED:MY_SERVICE_TOKEN]" in logs  # verify's command logs are among them, redacted
+    for path in [s.run_dir("ag-redact") / "state.json", *(p for p in attempt.rglob("*") if p.is_file())]:
         text = path.read_text()
         for form in (SECRET, b64(SECRET)):
             assert form not in text, f"{path.name} holds {form}"
