@@ -18,7 +18,6 @@ import pytest
 from runtime.approvals.store import ApprovalStore
 from runtime.errors import LimitExhausted
 from runtime.policy.document import Entry
-from runtime.spawn.commands import CommandLog
 from runtime.spawn import accept as accept_module
 from runtime.spawn.accept import (
     _approve_control_change,
@@ -30,6 +29,7 @@ from runtime.spawn.accept import (
     last_checks,
     merge_verified,
 )
+from runtime.spawn.commands import CommandLog
 from runtime.spawn.outcome import Acceptance, Attempt, CheckRecord, Verdict
 from runtime.workspace.git import Git
 from tests.support import git
