@@ -78,10 +78,6 @@ def agent_env(home: Path, declared: Mapping[str, str], path: str | None = None) 
         # Bytecode caches would be changes in the worktree (and, where a repository does not
         # ignore them, committed); the agent and its checks run from source.
         "PYTHONDONTWRITEBYTECODE": "1",
-        # And none is read from the tree: a .pyc beside its source (in `__pycache__`, which repositories
-        # ignore) would run in place of the source it claims to be, in the agent's runs and in verify's.
-        # With a prefix, Python looks for bytecode only under it, in the sandbox's private /tmp.
-        "PYTHONPYCACHEPREFIX": "/tmp/pycache",
     }
     env.update(declared)
     return env
