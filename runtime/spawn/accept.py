@@ -82,8 +82,7 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
     failures: list[str] = []
     if not entries:
         return failures
-    redactor = run.audit.redactor
-    log = CommandLog(run.state.run(run.agent_id) / "merge-commands", redactor.redact if redactor else None)
+    log = CommandLog(run.state.run(run.agent_id) / "merge-commands", run.audit.redactor)
     with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
                       check_limits(run.agent.limits, run.policy), log, declared_env(run.task)) as (run_command, at_base):
         for entry in entries:

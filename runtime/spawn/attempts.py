@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,11 +104,6 @@ def _start_egress(run: SpawnRun, folder: Path) -> EgressProxy | None:
         run.audit.append("egress", run.agent_id, **record)
 
     return EgressProxy(folder / "egress.sock", rules, audit=audit).start()
-
-
-def _redact(run: SpawnRun) -> Callable[[str], str] | None:
-    """The run's redaction of known secret values, for what it writes to disk; None without any."""
-    return run.audit.redactor.redact if run.audit.redactor else None
 
 
 def _redact_transcripts(run: SpawnRun, attempt_dir: Path, report: str | None) -> str | None:
@@ -212,7 +206,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                 run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
             scratch = run.state.run(run.agent_id) / "scratch"
             limits = check_limits(agent.limits, run.policy)
-            log = CommandLog(attempt_dir / "commands", _redact(run))  # each judged command's whole output
+            log = CommandLog(attempt_dir / "commands", run.audit.redactor)  # each judged command's whole output
             declared = declared_env(run.task)
             # the copy holds the work, not what the ignore rules hide (a .pyc is no test of its source)
             with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain,

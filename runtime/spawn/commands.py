@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -31,6 +32,9 @@ from runtime.verify.gather import RunCommand
 from runtime.workspace.git import Git
 from runtime.workspace.tree import remove_tree
 
+if TYPE_CHECKING:
+    from runtime.audit.redact import Redactor
+
 MAX_OUTPUT = 200_000
 # The exit code of a command that was not run because the tree to run it over could not be copied.
 NOT_RUN = 125
@@ -43,13 +47,14 @@ class CommandLog:
     only a part; this is the rest. Written by the orchestrator, never shown raw on its terminal."""
 
     folder: Path
-    redact: Callable[[str], str] | None = None  # the run's known secrets out, as in every log of the run
+    redactor: Redactor | None = None  # the run's known secrets out, as in every log of the run
 
     def write(self, where: str, command: str, code: int, output: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         number = sum(1 for _ in self.folder.glob("*.log")) + 1
         text = f"$ {command}\n[exit {code}]\n{output}"
-        (self.folder / f"{number:02d}-{where}.log").write_text(self.redact(text) if self.redact else text, encoding="utf-8")
+        text = self.redactor.redact(text) if self.redactor else text
+        (self.folder / f"{number:02d}-{where}.log").write_text(text, encoding="utf-8")
 
 
 def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain: ToolchainMounts | None = None,

@@ -24,6 +24,7 @@ from runtime.manifests.control import CONTROL, control_name, exempted
 from runtime.manifests.globs import globs_to_regex
 from runtime.policy.document import PolicyDocument
 from runtime.verify.kinds import evaluate
+from runtime.verify.kinds.baseline import wanted
 from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
 from runtime.verify.record import CheckRecord
 from runtime.workspace.base_files import Blob, base_blobs, read_blob
@@ -211,7 +212,7 @@ async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCo
     so the evaluator can tell a failure the change made from one the repository already had
     (`runtime.verify.kinds.baseline`)."""
     async def base_of(command: str, code: int) -> dict[str, Any]:
-        if code == 0 or at_base is None or params.get("baseline") is not True:
+        if code == 0 or at_base is None or not wanted(params):
             return {}
         base_code, base_output = await at_base(command, COMMAND_TIMEOUT_S)
         return {"base": {"exit-code": base_code, "output": base_output}}

@@ -23,16 +23,15 @@ from collections import Counter
 from typing import Any
 
 from runtime.verify.kinds.base import MalformedInput, take_int, take_str
-from runtime.verify.kinds.runner_output import RunCounts
+from runtime.verify.kinds.runner_output import ANSI, RunCounts
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # A number on its own (`a.py:12:5:`, `Found 3 errors`, `0.52s`, `12ms`), not one inside a word or code
 # (`F401`, `E501`, `TS2345`, `sha1`): those say which diagnostic it is.
 _NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)?(?:ms|s)?(?![A-Za-z_\d])")
 
 
 def normalized(line: str) -> str:
-    return _NUMBER.sub("#", _ANSI.sub("", line)).strip()
+    return _NUMBER.sub("#", ANSI.sub("", line)).strip()
 
 
 def new_lines(output: str, base_output: str) -> list[str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CARGO_RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed;", re.M)
 _CARGO_FAILURE = re.compile(r"^(?:test \S+ \.\.\. FAILED|thread '.*' panicked at .*)$", re.M)
 _PYTEST_WORD = r"(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|rerun)"
@@ -57,7 +57,7 @@ class RunCounts:
 
 
 def read_counts(output: str) -> RunCounts:
-    text = _ANSI.sub("", output).replace("\r\n", "\n")
+    text = ANSI.sub("", output).replace("\r\n", "\n")
     for reader in (_cargo, _pytest, _go, _unittest, _node, _generic):
         count = reader(text)
         if count is not None:
