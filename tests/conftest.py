@@ -83,7 +83,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 # (`real_client`) or run commands for real to check the gate (`differential`). Anything else is fast,
 # wherever it lives, and `make test-fast` runs it. A test that starts such a component without one of
 # these fixtures says so itself with `@pytest.mark.slow`.
-SLOW_FIXTURES = frozenset({"bwrap", "spawner", "orchestra", "real_repo", "wheel", "installs", "installed", "uv_tool",
+SLOW_FIXTURES = frozenset({"bwrap", "spawner", "orchestra", "real_repo", "wheel", "installs", "installed", "uv_tool", "arena",
                            "project"})
 
 

@@ -2,7 +2,7 @@
 own layer or below (at any depth: lazy imports inside functions count too).
 
     lang, the top-level modules (errors, pids, printable, timeouts)
-    manifests, audit, memory, ipc
+    manifests, checks (the verify kinds), audit, memory, ipc
     policy and gate, models, approvals
     sandbox, workspace, verify, agent (the builtin agent's loop, run inside the sandbox)
     spawn
@@ -23,7 +23,7 @@ from tests.conftest import REPO
 PACKAGE = REPO / "runtime"
 LAYERS = [
     {"lang", ""},  # "": the modules at the package's top
-    {"manifests", "audit", "memory", "ipc"},
+    {"manifests", "checks", "audit", "memory", "ipc"},
     {"policy", "gate", "models", "approvals"},
     {"sandbox", "workspace", "verify", "agent"},
     {"spawn"},

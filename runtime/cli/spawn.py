@@ -29,8 +29,8 @@ def _summary(outcome: Outcome) -> None:
     of its files, the output of the checks on its work): every value goes through ``show``."""
     from rich.table import Table
 
+    from runtime.checks.record import by_cause
     from runtime.cli.show import block, console, line, text
-    from runtime.verify.record import by_cause
 
     out = console()
     colour = {"ok": "green", "rejected": "yellow"}.get(outcome.status, "red")
@@ -46,6 +46,12 @@ def _summary(outcome: Outcome) -> None:
                                           f"{a.duration_s:.1f}", ended)))
     out.print(table)
     last = outcome.attempts[-1].checks if outcome.attempts else []
+    edits = sorted({path for c in last for path in c.test_edits})
+    if edits:  # first: the task let the work change the base's tests, and a reviewer reads those first
+        out.print(line(("test edits (the task allowed them): ", "bold yellow"), ", ".join(edits)))
+    for c in last:
+        if c.tests is not None:
+            out.print(line("tests: ", c.tests.trailer()))
     if last:
         checks = Table(title="checks of the last attempt")
         for col in ("atom", "status", "detail"):

@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from runtime.spawn.budget import check_limits
     from runtime.spawn.commands import base_runner, scratch_runner
     from runtime.spawn.sandboxing import agent_sandbox
+    from runtime.spawn.test_runs import load_hidden, plan_context, plan_runners
     from runtime.verify.gather import Workspace, verify
 
     catalog = Catalog(Path(find_catalog(args.catalog)))
@@ -55,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
         held = check_limits(limits, policy)
         with scratch_runner(worktree, sandbox, home_path, Path(tmp) / "scratch", toolchain, held) as runner, \
                 base_runner(git, base, worktree, sandbox, home_path, Path(tmp) / "base", toolchain, held) as at_base:
-            checks = anyio.run(verify, policy, Workspace(git, worktree, base, report, runner, at_base=at_base))
+            user = sandbox.user if sandbox is not None else None
+            hidden = load_hidden(git, task)
+            on_work, on_base = plan_runners(runner, at_base, worktree, Path(tmp), base, user, hidden,
+                                            plan_context(catalog.toolchain, {}), Path(tmp) / "base-tests")
+            checks = anyio.run(verify, policy, Workspace(git, worktree, base, report, runner, at_base=at_base,
+                                                         run_tests=on_work, tests_at_base=on_base))
     statuses = {c.status for c in checks}
     result = {
         "task": str(task.path), "worktree": str(worktree), "base": base,

@@ -15,16 +15,16 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
+from runtime.checks.registry import KINDS, VERIFY_KINDS
 from runtime.errors import ManifestError
-from runtime.manifests.evidence import BASE_KEYS, EVIDENCE
-from runtime.manifests.kinds import GATE_KINDS, SANDBOX_KINDS, TASK_FIELDS, VERIFY_KINDS
+from runtime.manifests.kinds import GATE_KINDS, SANDBOX_KINDS, TASK_FIELDS
 from runtime.manifests.model import Model, parse_model
 from runtime.manifests.names import check_atom_name
 from runtime.manifests.params import PARAM_TYPES, check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 
 PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
-ParamType = Literal["bool", "int", "str", "str-list", "glob-list", "control-path-list", "tool-list", "command", "command-list",
+ParamType = Literal["bool", "int", "str", "str-list", "test-results", "test-source", "glob-list", "control-path-list", "tool-list", "command", "command-list",
                     "program-rules", "domain-list", "cidr-list", "port-list"]
 assert set(get_args(ParamType)) == set(PARAM_TYPES), "ParamType must list every parameter type"
 
@@ -43,7 +43,7 @@ class GateExample(Model):
 
 
 class VerifyExample(Model):
-    evidence: dict[str, Any]  # the kind's table of runtime.manifests.evidence, checked when the atom loads
+    evidence: dict[str, Any]  # the table of the kind's evidence model (runtime.checks), checked when the atom loads
     expect: Literal["passed", "rejected"]
     params: dict[str, Any] = Field(default_factory=dict)
     says: str | None = None  # words the feedback must hold: the example is judged for the reason it shows
@@ -192,12 +192,12 @@ def _check_example(atom: AtomFile, n: int, raw: dict[str, Any], src: TomlSource)
         ex = parse_model(VerifyExample, raw, src, prefix)
         if not atom.verify:
             raise src.error(prefix, "a verify example needs the atom to have a verify kind")
-        now, base = BASE_KEYS.get(atom.verify, ("", ""))
+        now, base = KINDS[atom.verify].base_key or ("", "")
         if set(ex.evidence) == {now}:
             raise src.error(prefix + ("evidence",), f"missing required key `{base}` in `examples[{n}].evidence`: "
                                                     f"{atom.verify} judges the change against its base now; "
                                                     f"`runtime migrate` adds `{base} = {{}}` (every file new, as before)")
-        parse_model(EVIDENCE[atom.verify], ex.evidence, src, prefix + ("evidence",))
+        parse_model(KINDS[atom.verify].evidence, ex.evidence, src, prefix + ("evidence",))
     else:
         raise src.error(prefix, "an example needs `tool` and `input` (a tool call) or `evidence` (a verify example)")
     for pname, value in ex.params.items():

@@ -75,7 +75,8 @@ def scope_block(role: ResolvedRole, task: Task | None, values: dict[str, dict[st
         lines.append("- Leave dependency declarations and lock files unchanged.")
     if "tests-green" in by_verify and v(by_verify["tests-green"], "command"):
         atom = by_verify["tests-green"]
-        lines.append(f"- Before you finish, `{v(atom, 'command')}` must pass with at least {v(atom, 'min-count')} tests.")
+        lines.append(f"- Before you finish, `{v(atom, 'command')}` must pass with at least {v(atom, 'min-count')} tests, "
+                     "and every test the base runs must still run and pass.")
     if "checks-green" in by_verify and v(by_verify["checks-green"], "commands"):
         lines.append(f"- These checks must pass: {_code_list(v(by_verify['checks-green'], 'commands'))}")
     if "report-fields" in by_verify and v(by_verify["report-fields"], "fields"):

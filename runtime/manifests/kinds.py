@@ -1,8 +1,8 @@
 """The fixed registries an atom may name, with the parameters each kind consumes.
 
 Standard library only: the gate's tests cross-check these names against the
-gate implementations (``runtime.gate.kinds.GATES``), and lint cross-checks the
-verify kinds against ``runtime.verify.kinds.EVALUATORS``.
+gate implementations (``runtime.gate.kinds.GATES``). The verify kinds are
+listed, with their modules, in ``runtime.checks.registry``.
 """
 
 from __future__ import annotations
@@ -56,19 +56,6 @@ GATE_KINDS: dict[str, dict[str, str]] = {
     "egress-allowlist": {"domains": "domain-list", "addresses": "cidr-list", "ports": "port-list"},
 }
 
-VERIFY_KINDS: dict[str, dict[str, str]] = {
-    "scope-whitelist": {"globs": "glob-list"},
-    "scope-denylist": {"globs": "glob-list"},
-    "no-changes": {},
-    "dep-stable": {"globs": "glob-list"},
-    "tests-green": {"command": "command", "min-count": "int", "baseline": "bool"},
-    "checks-green": {"commands": "command-list", "baseline": "bool"},
-    "size-limits": {"max-file-lines": "int", "max-function-lines": "int"},
-    "report-fields": {"fields": "str-list"},
-    "severity-grades": {"grades": "str-list"},
-    "change-size": {"max-file-bytes": "int", "max-change-bytes": "int"},
-}
-
 SANDBOX_KINDS: dict[str, dict[str, str]] = {
     "no-network": {},
     "read-only-worktree": {},
@@ -81,11 +68,23 @@ TASK_FIELDS: dict[str, str] = {
     # Control files (`.claude/settings.json`, `.agent-runtime/roles/x.toml`) a task given to `runtime spawn`
     # may change; a plan's subtasks never may, and the change is merged only after an approval.
     "scope.control-files": "control-path-list",
+    # The base's test files and test configuration a task lets the work change (adding tests needs no word).
+    "scope.test-edits": "glob-list",
     "verification.test-command": "command",
     "verification.test-count-min": "int",
     "verification.check-commands": "command-list",
     # Judge the test and check commands by what the change adds to failures the base has already.
     "verification.baseline": "bool",
+    # How the test command is judged: each test against the base's run (`per-test`, the default), or, for a
+    # command no known runner reads, by its exit code alone (`exit-code`).
+    "verification.test-results": "test-results",
+    # Tests of the base the task lets go: id patterns (`tests/test_old.py::*`) that may be gone or stop passing.
+    "verification.tests-removed": "str-list",
+    # Tests the agent never sees, laid over the tree for verify alone: a folder outside the repository or a revision.
+    "verification.hidden-tests": "test-source",
+    # Files where blanket suppressions, or code that detects its tests, are the task's intent.
+    "verification.allow-suppressions": "glob-list",
+    "verification.allow-test-detection": "glob-list",
     "output.report-fields-required": "str-list",
     "network.allowed-domains": "domain-list",
 }

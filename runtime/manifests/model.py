@@ -56,7 +56,7 @@ def describe(err: dict[str, Any], model: type[BaseModel] | None = None) -> str:
 def parse_model(cls: type[M], data: Any, src: TomlSource, prefix: tuple[Any, ...] = ()) -> M:
     """Validate ``data`` against ``cls``; the first error becomes a ManifestError."""
     try:
-        return cls.model_validate(data)
+        return cls.model_validate(data, by_name=False)  # data spells keys as the manifests do (kebab-case)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         err = errors[0]

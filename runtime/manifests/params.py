@@ -157,6 +157,24 @@ def _str(v: Any) -> str:
     return v
 
 
+TEST_RESULTS = ("per-test", "exit-code")
+
+
+def _test_results(v: Any) -> str:
+    if v not in TEST_RESULTS:
+        raise ValueError(f"expected one of {', '.join(repr(x) for x in TEST_RESULTS)}, got {v!r}")
+    return str(v)
+
+
+def _test_source(v: Any) -> str:
+    """Hidden tests: an absolute path to a folder outside the repository, or a git revision (checked where the
+    repository is known, before anything runs)."""
+    text = _str(v)
+    if text and (text.startswith("-") or "\n" in text or "\0" in text):
+        raise ValueError(f"expected an absolute path or a git revision, got {text!r}")
+    return text
+
+
 def _str_list(v: Any) -> list[str]:
     if not isinstance(v, list):
         raise ValueError(f"expected a list of strings, got {type(v).__name__}")
@@ -316,6 +334,8 @@ PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
     "int": _int,
     "str": _str,
     "str-list": _str_list,
+    "test-results": _test_results,
+    "test-source": _test_source,
     "glob-list": _glob_list,
     "control-path-list": _control_path_list,
     "tool-list": _tool_list,

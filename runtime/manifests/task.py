@@ -37,6 +37,7 @@ class ScopeSection(Model):
     files_whitelist: list[str] | None = None
     files_denylist: list[str] | None = None
     control_files: list[str] | None = None
+    test_edits: list[str] | None = None
 
 
 class VerificationSection(Model):
@@ -44,6 +45,11 @@ class VerificationSection(Model):
     test_count_min: int | None = None
     check_commands: list[str] | None = None
     baseline: bool | None = None
+    test_results: str | None = None
+    tests_removed: list[str] | None = None
+    hidden_tests: str | None = None
+    allow_suppressions: list[str] | None = None
+    allow_test_detection: list[str] | None = None
 
 
 class OutputSection(Model):

@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from runtime.checks.record import CheckRecord
 from runtime.policy.compile import compile_document
 from runtime.verify.gather import Workspace, verify
-from runtime.verify.record import CheckRecord
 from runtime.workspace.git import Git
 from runtime.workspace.tree import remove_tree
 

@@ -27,6 +27,8 @@ class SubtaskLine:
     questions: list[str] = field(default_factory=list)
     message: str = ""
     cause: str = ""  # why it is not ok, in one line (`Outcome.cause`)
+    test_edits: list[str] = field(default_factory=list)  # the base's test files it changed, as its task allowed
+    tests: str = ""  # what its verdict on the tests rests on (`TestsSummary.trailer`)
 
 
 @dataclass
@@ -78,8 +80,12 @@ def render(report: RunReport) -> str:
     for s in report.subtasks:
         if s.checks or s.message:
             out += ["", f"### {p(s.subtask_id)}", ""]
+            if s.test_edits:  # first: what a reviewer reads before anything else
+                out += [f"**Test edits (the task allowed them):** {', '.join(f'`{p(t)}`' for t in s.test_edits)}", ""]
             if s.cause:
                 out += [f"**Cause:** {p(s.cause)}", ""]
+            if s.tests:
+                out += [f"**Tests:** {p(s.tests)}", ""]
             out += [f"- {p(atom)}: {p(status)}" for atom, status in s.checks]
             if s.message:
                 message = p(s.message.strip()[:3000], multiline=True)

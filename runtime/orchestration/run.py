@@ -247,7 +247,8 @@ def _lines(run: PlanRun) -> list[SubtaskLine]:
                 sum(a.denials for a in o.attempts), sum(a.tokens for a in o.attempts), sum(a.cost_usd for a in o.attempts),
                 o.commit, merges.get(sub.id), [(c.atom, c.status) for c in (last.checks if last else [])],
                 questions_in(result.report) if sub.task.role.escalation == "ask-via-return" else [], o.message,
-                o.cause(),
+                o.cause(), sorted({t for c in (last.checks if last else []) for t in c.test_edits}),
+                next((c.tests.trailer() for c in (last.checks if last else []) if c.tests is not None), ""),
             ))
     return lines
 

@@ -14,13 +14,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runtime.checks.kind import PRIVATE_SET
+from runtime.checks.registry import KINDS, VERIFY_KINDS
 from runtime.errors import ManifestError
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.lang.audience import AGENT, AUDIENCES
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
-from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, VERIFY_KINDS, WRITE_TOOLS
+from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, WRITE_TOOLS
 from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
@@ -151,7 +153,9 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         if atom.verify and all(p in have for p in VERIFY_KINDS[atom.verify]):
             # Without a task, a verify kind may lack its task-given values;
             # such a policy gates calls but verifies nothing (nothing to verify).
-            verify.append({"atom": atom.name, "kind": atom.verify, "params": {p: have[p] for p in VERIFY_KINDS[atom.verify]}})
+            private = KINDS[atom.verify].private
+            verify.append({"atom": atom.name, "kind": atom.verify, "params": {
+                p: (PRIVATE_SET if have[p] else "") if p in private else have[p] for p in VERIFY_KINDS[atom.verify]}})
         for kind in atom.sandbox:
             sandbox.append({"atom": atom.name, "kind": kind})
     if toolchain.make_targets:

@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from runtime.checks.registry import KINDS
 from runtime.errors import LimitExhausted
 from runtime.manifests.control import control_name
 from runtime.spawn.agent_process import declared_env
 from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import CommandLog, tree_runners
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
-from runtime.verify.gather import COMMAND_KINDS, DEFAULT_CHANGE_SIZE, command_evidence
-from runtime.verify.kinds import evaluate
+from runtime.spawn.test_runs import load_hidden, plan_context, plan_runners
+from runtime.verify.gather import DEFAULT_CHANGE_SIZE, judge_commands
 from runtime.workspace import hazards
 from runtime.workspace.git import GitError, NothingToCommit
 from runtime.workspace.safe_files import size_under
@@ -41,14 +42,32 @@ def last_checks(attempts: Sequence[Attempt]) -> list[tuple[str, str]]:
     return [(c.atom, c.status) for c in attempts[-1].checks] if attempts else []
 
 
-def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]], label: str) -> str:
+def test_trailers(attempts: Sequence[Attempt]) -> str:
+    """What the last attempt's verdict on the tests rests on, as commit trailers: the base's test files the
+    task let the work change first (a reviewer reads them first), then which tests ran against which base."""
+    if not attempts:
+        return ""
+    out = ""
+    edits = sorted({path for c in attempts[-1].checks for path in c.test_edits})
+    if edits:
+        out += "Test-Edits: " + ", ".join(_quoted(p) for p in edits[:20]) + (" ..." if len(edits) > 20 else "") + "\n"
+    for check in attempts[-1].checks:
+        if check.tests is not None:
+            out += f"Tests: {' '.join(check.tests.trailer().split())}\n"
+            if check.tests.base_run:
+                out += f"Tests-Base-Run: {check.tests.base_run}{' (cached)' if check.tests.base_cached else ''}\n"
+    return out
+
+
+def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]], label: str,
+                   attempts: Sequence[Attempt] = ()) -> str:
     task = run.task
     summary = ", ".join(f"{atom} {status}" for atom, status in checks) or "none"
     title = task.goal.strip().splitlines()[0][:72]
     head = run.audit.append("commit-intent", run.agent_id, verified=verified, label=label)["hash"]
     return (
         f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
-        f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n"
+        f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n" + test_trailers(attempts) +
         f"Agent-Id: {run.agent_id}\nRole: {task.role.name}\nVerified: {'yes' if verified else 'no'}\n"
         + ("" if verified else f"Outcome: {label}\n")  # a merge may still fail after a verified commit
         + f"Audit-Head: {head}\n"
@@ -60,7 +79,7 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
     run.save("committing")
     commit: str | None
     try:
-        message = commit_message(run, True, last_checks(verdict.attempts), "ok")
+        message = commit_message(run, True, last_checks(verdict.attempts), "ok", verdict.attempts)
         # A resumed run verifies the work its interrupted attempt left on the branch: when this one
         # adds nothing, an empty commit still records the verdict on the branch's head.
         resumed = run.resumed is not None
@@ -78,20 +97,28 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
 
 async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) -> list[str]:
     """The task's test and check commands again, on the simulated merge: gathered and judged as verify does."""
-    entries = run.policy.verify_entries(COMMAND_KINDS)
+    entries = run.policy.verify_entries([name for name, kind in KINDS.items() if kind.runs_commands])
     failures: list[str] = []
     if not entries:
         return failures
     log = CommandLog(run.state.run(run.agent_id) / "merge-commands", run.audit.redactor)
+    declared = declared_env(run.task)
+    # The tests, judged per test as verify judged them, need the base's package.json and the hidden tests.
+    per_test = any(e.kind == "tests-green" and e.params.get("results", "per-test") == "per-test" for e in entries)
+    hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task) if per_test else None
+    package_json = run.git.read_file(base, "package.json") if per_test else None
     with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
-                      check_limits(run.agent.limits, run.policy), log, declared_env(run.task)) as (run_command, at_base):
+                      check_limits(run.agent.limits, run.policy), log, declared) as runners:
+        on_work, on_base = plan_runners(runners.run, runners.at_base, runners.root, run.state.run(run.agent_id) / "merge",
+                                        base, runners.user, hidden, plan_context(run.catalog.toolchain, declared),
+                                        run.state.root / "base-tests") if per_test else (None, None)
         for entry in entries:
             try:
-                evidence = await command_evidence(entry.kind, entry.params, run_command, at_base)
+                result = await judge_commands(entry.kind, entry.params, runners.run, runners.at_base, on_work, on_base,
+                                              package_json.decode("utf-8", "replace") if package_json else None)
             except LimitExhausted as exc:
                 failures.append(f"{entry.atom}: {exc.outcome}({exc.detail}): {exc.message}")
                 continue
-            result = evaluate(entry.kind, entry.params, evidence)
             if not result.ok:
                 failures.append(f"{entry.atom}: {result.feedback}")
     return failures

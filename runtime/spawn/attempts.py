@@ -10,26 +10,28 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from runtime.checks.record import by_cause
 from runtime.errors import AgentFailed, LimitExhausted, RunFailure
-from runtime.sandbox.identity import agent_user
+from runtime.sandbox.identity import AgentUser, agent_user
 from runtime.sandbox.launch import hand_over
 from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
 from runtime.spawn.backends.base import ModelAccess
 from runtime.spawn.budget import check_limits
-from runtime.spawn.commands import CommandLog, base_runner, scratch_runner
+from runtime.spawn.commands import CommandLog, Runner, base_runner, scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
 from runtime.spawn.sandboxing import agent_sandbox
 from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
-from runtime.verify.gather import Workspace, verify
-from runtime.verify.record import by_cause
+from runtime.spawn.test_runs import Hidden, load_hidden, plan_context, plan_runners
+from runtime.verify.gather import RunBaseTests, RunTests, Workspace, verify
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
 from runtime.workspace.tree import remove_tree
 
@@ -80,6 +82,14 @@ def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalServic
             remove_socket_folder(run.state.root, own)
         raise
     return service, own
+
+
+def test_runners(run: SpawnRun, runner: Runner, at_base: Runner, user: AgentUser | None, hidden: Hidden | None,
+                 declared: Mapping[str, str]) -> tuple[RunTests, RunBaseTests]:
+    """The test plan's runners of one verify: on the work's copy, and on the base, cached per base commit in
+    the state folder for every agent and attempt judged against it."""
+    return plan_runners(runner, at_base, run.worktree, run.state.run(run.agent_id), run.base, user, hidden,
+                        plan_context(run.catalog.toolchain, declared), run.state.root / "base-tests")
 
 
 def fresh_home(home: Path) -> None:
@@ -146,6 +156,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
     feedback = None
     spent = (0, 0.0)  # tokens and cost of the earlier attempts
     base_results: dict[str, tuple[int, str]] = {}  # a failing command's run on the base, for every attempt
+    hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task)  # the oracle, read once
     try:
         with run.timed("model-access"):
             broker, sock_folder = _start_broker(run)
@@ -213,9 +224,12 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                                                           limits, log, scratch_pass.ignored, declared) as runner, \
                     base_runner(run.git, run.base, run.worktree, sandbox, run.home, scratch.with_name("base"),
                                 run.toolchain, limits, base_results, log, declared) as at_base:
+                user = sandbox.user if sandbox is not None else None
+                tests = test_runners(run, runner, at_base, user, hidden, declared)
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
                                                                    clear_nested=True, changes=scratch_pass.changes,
-                                                                   at_base=at_base))
+                                                                   at_base=at_base, run_tests=tests[0],
+                                                                   tests_at_base=tests[1]))
             if thrown:
                 attempt.checks.append(CheckRecord("runtime", "scratch", "passed", scratch_note(thrown)))
             if setup.report_problem:

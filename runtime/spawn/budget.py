@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from runtime.checks.change_size import DEFAULT_MAX_CHANGE_BYTES
 from runtime.manifests.agent import LimitsSection
 from runtime.policy.document import PolicyDocument
 from runtime.spawn.supervise import Limits
-from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES
 
 DISK_SLACK_MB = 64
 MIB = 1024 * 1024

@@ -10,11 +10,12 @@ is judged; on a merge result, over a throwaway checkout (`tree_runner`).
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -36,6 +37,26 @@ if TYPE_CHECKING:
     from runtime.audit.redact import Redactor
 
 MAX_OUTPUT = 200_000
+
+
+@dataclass(frozen=True)
+class Binds:
+    """Folders outside the tree one command is given besides its sandbox's own (a test runner's report
+    folder, read-write; the runtime's reporters, read-only), and files laid over the tree's copy for it
+    alone (hidden tests: relative path -> bytes), removed after it."""
+
+    rw: tuple[Path, ...] = ()
+    ro: tuple[Path, ...] = ()
+    overlay: tuple[tuple[str, bytes], ...] = ()
+
+
+NO_BINDS = Binds()
+
+
+class Runner(Protocol):
+    """A `runtime.verify.gather.RunCommand` that also takes a command's own ``binds``."""
+
+    def __call__(self, command: str, timeout_s: float, /, *, binds: Binds = NO_BINDS) -> Awaitable[tuple[int, str]]: ...
 # The exit code of a command that was not run because the tree to run it over could not be copied.
 NOT_RUN = 125
 
@@ -59,7 +80,7 @@ class CommandLog:
 
 def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain: ToolchainMounts | None = None,
                    scratch: Path | None = None, limits: Limits | None = None, log: CommandLog | None = None,
-                   where: str = "work", declared: Mapping[str, str] | None = None) -> RunCommand:
+                   where: str = "work", declared: Mapping[str, str] | None = None) -> Runner:
     """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`, running in
     ``worktree``; with ``scratch`` (a copy of it), over the copy: shown at the worktree's path in the
     sandbox, or its working folder without one. Each command is held to ``limits`` (the task's, from
@@ -73,7 +94,7 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
     a command before, left there must not pass what the project's own configuration refuses."""
     limits = limits if limits is not None else default_check_limits()
 
-    async def run(command: str, timeout_s: float) -> tuple[int, str]:
+    async def run(command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
         cwd = worktree
         own_home = Path(tempfile.mkdtemp(prefix="check-home-", dir=home.parent))
@@ -82,13 +103,18 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
                 fds: tuple[int, ...] = ()
                 if sandbox is not None:
                     spec = replace(sandbox, home=own_home, env={**sandbox.env, "HOME": str(own_home)}, scratch=scratch,
-                                   tmpfs_mb=None if limits.memory_mb is None else int(limits.memory_mb))
+                                   tmpfs_mb=None if limits.memory_mb is None else int(limits.memory_mb),
+                                   extra_binds_rw=[*sandbox.extra_binds_rw, *binds.rw],
+                                   extra_binds_ro=[*sandbox.extra_binds_ro, *binds.ro])
                     argv, fds = stack.enter_context(sandboxed(spec, argv))
                     env = spec.env
                 else:
                     cwd = scratch or worktree
                     env = agent_env(own_home, declared or {})
                     env = toolchain.host_env(env) if toolchain is not None else env
+                if binds.overlay:
+                    stack.enter_context(_overlaid(scratch or worktree, binds.overlay,
+                                                  sandbox.user if sandbox is not None else None))
                 tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
                 out, err = Path(tmp) / "out", Path(tmp) / "err"
                 result = await supervise(argv, cwd=cwd, env=env, stdin=None, stdout_path=out, stderr_path=err,
@@ -112,6 +138,55 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
     return run
 
 
+@contextlib.contextmanager
+def _overlaid(tree: Path, files: tuple[tuple[str, bytes], ...], user: AgentUser | None) -> Iterator[None]:
+    """``files`` laid over ``tree`` (a throwaway copy or checkout) for one command, each replacing whatever
+    stood at its path, its folders made as needed (owned by ``user``); never through a symlink the tree
+    holds. Afterwards the tree is as it was: what was replaced is put back, what was made is removed."""
+    saved: list[tuple[str, bytes | None]] = []
+    made: list[str] = []
+    try:
+        for rel, data in files:
+            parts = rel.split("/")
+            fd = os.open(tree, _DIR)
+            try:
+                for n, part in enumerate(parts[:-1]):
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=fd)
+                        made.append("/".join(parts[:n + 1]))
+                        if user is not None:
+                            os.chown(part, user.uid, user.gid, dir_fd=fd, follow_symlinks=False)
+                    inner = os.open(part, _DIR, dir_fd=fd)  # a symlink here fails (O_NOFOLLOW)
+                    os.close(fd)
+                    fd = inner
+                name = parts[-1]
+                old = None
+                with contextlib.suppress(OSError):
+                    with os.fdopen(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd), "rb") as f:
+                        old = f.read()
+                with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                    os.unlink(name, dir_fd=fd)
+                saved.append((rel, old))
+                out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+                with os.fdopen(out, "wb") as f:
+                    f.write(data)
+            finally:
+                os.close(fd)
+        yield
+    finally:
+        for rel, old in reversed(saved):
+            with contextlib.suppress(OSError):
+                remove_tree(tree / rel)
+                if old is not None:
+                    (tree / rel).write_bytes(old)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                remove_tree(tree / folder)
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def _stopped(breach: str, limits: Limits, timeout_s: float, duration_s: float) -> str:
     """Why a command was stopped, in words a person or a model can act on."""
     if breach == "timeout":
@@ -126,7 +201,7 @@ def _stopped(breach: str, limits: Limits, timeout_s: float, duration_s: float) -
 def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
                    toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
                    log: CommandLog | None = None, leave_out: frozenset[str] = frozenset(),
-                   declared: Mapping[str, str] | None = None) -> Iterator[RunCommand]:
+                   declared: Mapping[str, str] | None = None) -> Iterator[Runner]:
     """A runner of verify's commands over a throwaway copy of ``worktree``, made in ``folder`` (removed
     first if an orchestrator that died left it) at the first command and removed when the block ends.
 
@@ -138,7 +213,7 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
     copy = folder / "tree"
     made: list[Copied] = []
 
-    async def run(command: str, timeout_s: float) -> tuple[int, str]:
+    async def run(command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
         if not made:
             user = sandbox.user if sandbox is not None else None
             made.append(await anyio.to_thread.run_sync(_fresh_copy, worktree, folder, copy, user, leave_out))
@@ -149,8 +224,7 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
             return NOT_RUN, (f"`{command}` was not run: the worktree could not be copied for the checks to run over: "
                              f"{path}: {why}{more}")
         return await command_runner(worktree, sandbox, home, toolchain, scratch=copy, limits=limits, log=log,
-                                    declared=declared)(
-            command, timeout_s)
+                                    declared=declared)(command, timeout_s, binds=binds)
 
     try:
         yield run
@@ -172,16 +246,16 @@ def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None
 def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
                 toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
                 cache: dict[str, tuple[int, str]] | None = None, log: CommandLog | None = None,
-                declared: Mapping[str, str] | None = None) -> Iterator[RunCommand]:
+                declared: Mapping[str, str] | None = None) -> Iterator[Runner]:
     """A runner of the same commands on the base: over a copy of a checkout of ``base`` (made in ``folder`` at
     the first command, removed when the block ends), shown at ``shown_at`` as the work's own copy is, in the
     same sandbox, so both outputs name the same paths and can be compared line by line
-    (`runtime.verify.kinds.baseline`). Made only when a command fails, which a clean repository never does.
+    (`runtime.checks.baseline`). Made only when a command fails, which a clean repository never does.
     ``cache`` keeps each command's result: the base does not change, so a retry's verify reruns nothing."""
     made: list[Path] = []
 
-    async def run(command: str, timeout_s: float) -> tuple[int, str]:
-        if cache is not None and command in cache:
+    async def run(command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
+        if cache is not None and command in cache and binds == NO_BINDS:
             return cache[command]
         if not made:
             user = sandbox.user if sandbox is not None else None
@@ -190,9 +264,9 @@ def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None
                 return NOT_RUN, f"`{command}` was not run on the base: its checkout could not be copied: {copied.missing[0]}"
             made.append(folder / "tree")
         code, output = await command_runner(shown_at, sandbox, home, toolchain, scratch=made[0], limits=limits,
-                                            log=log, where="base", declared=declared)(command, timeout_s)
+                                            log=log, where="base", declared=declared)(command, timeout_s, binds=binds)
         result = code, output.replace(str(made[0]), str(shown_at))  # without a sandbox it ran at the copy's path
-        if cache is not None:
+        if cache is not None and binds == NO_BINDS:
             cache[command] = result
         return result
 
@@ -242,19 +316,30 @@ def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tup
         yield command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge")
 
 
+@dataclass(frozen=True)
+class TreeRunners:
+    """The runners of a merge's re-check: on the checkout of the merged tree (at ``root``), and on the base
+    shown at the same path; ``user``: who they run as."""
+
+    run: Runner
+    at_base: Runner
+    root: Path
+    user: AgentUser | None
+
+
 @contextlib.contextmanager
 def tree_runners(git: Git, tree: str, base: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
                  toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
                  log: CommandLog | None = None, declared: Mapping[str, str] | None = None,
-                 ) -> Iterator[tuple[RunCommand, RunCommand]]:
+                 ) -> Iterator[TreeRunners]:
     """`tree_runner`'s runner, and a `base_runner` of ``base`` shown at the same checkout's path; with the
     task's ``declared`` variables, as its verify had them."""
     with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain, declared) as (path, sandbox), \
             tempfile.TemporaryDirectory(prefix="runtime-base-") as tmp, \
             base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits, log=log,
                         declared=declared) as at_base:
-        yield (command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge", declared=declared),
-               at_base)
+        yield TreeRunners(command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge",
+                                         declared=declared), at_base, path, sandbox.user if sandbox else None)
 
 
 async def commands_on_tree(git: Git, tree: str, commands: list[str], home: Path, use_sandbox: bool,

@@ -7,11 +7,11 @@ and every check is recorded, and the exit code follows the status (0 for ok,
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from runtime.verify.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
-from runtime.verify.record import Bounded as _Bounded
+from runtime.checks.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
+from runtime.checks.record import Bounded as _Bounded
 
 __all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
 
@@ -110,7 +110,10 @@ class Outcome(_Bounded):
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "attempts"}
+        out["attempts"] = [{**{f.name: getattr(a, f.name) for f in fields(a) if f.name != "checks"},
+                            "checks": [c.to_json() for c in a.checks]} for a in self.attempts]
+        out["timings"] = dict(self.timings)
         out["label"] = self.label
         return out
 
@@ -118,7 +121,7 @@ class Outcome(_Bounded):
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
         """The outcome ``to_dict`` gave (its label is derived, not read)."""
         data = dict(data)
-        attempts = [Attempt(**{**a, "checks": [CheckRecord(**c) for c in a.get("checks", [])]})
+        attempts = [Attempt(**{**a, "checks": [CheckRecord.from_json(c) for c in a.get("checks", [])]})
                     for a in data.pop("attempts", [])]
         data.pop("label", None)
         return cls(**data, attempts=attempts)

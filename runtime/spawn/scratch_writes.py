@@ -27,9 +27,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from runtime.checks.base import compile_globs, listing
+from runtime.checks.scope import unsafe_reason
 from runtime.policy.document import PolicyDocument
-from runtime.verify.kinds.base import compile_globs, listing
-from runtime.verify.kinds.scope import unsafe_reason
 from runtime.workspace import hazards
 from runtime.workspace.changes import Change
 from runtime.workspace.changes import listing as list_changes

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.checks.record import CheckRecord
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Attempt
-from runtime.verify.record import CheckRecord
 
 FINAL = ("ok", "rejected", "failed", "exhausted")
 # The version of `state.json`. A record without one was written before versions (its fields are version
@@ -85,11 +85,11 @@ class RunRecord:
 
 
 def attempt_json(attempt: Attempt) -> dict[str, Any]:
-    return {**attempt.__dict__, "checks": [c.__dict__ for c in attempt.checks]}
+    return {**attempt.__dict__, "checks": [c.to_json() for c in attempt.checks]}
 
 
 def attempt_from_json(data: dict[str, Any]) -> Attempt:
-    return Attempt(**{**data, "checks": [CheckRecord(**c) for c in data.get("checks", [])]})
+    return Attempt(**{**data, "checks": [CheckRecord.from_json(c) for c in data.get("checks", [])]})
 
 
 def default_state_dir(repo_top: Path) -> Path:

@@ -4,7 +4,7 @@ A tool-call example runs the real gate on a policy holding only that atom,
 anchored at an empty temporary worktree. Other atoms are replaced by a
 scaffold that grants writes and commands, so an example shows what this atom
 decides on its own. A verify example runs the atom's evaluator on its evidence
-(a table whose keys ``runtime.manifests.evidence`` checked when the atom
+(a table checked against its kind's evidence model when the atom
 loaded); its ``says``, when given, is words the feedback must hold.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from runtime.checks.registry import VERIFY_KINDS, evaluate
 from runtime.errors import ManifestError
 from runtime.gate.decision import allow
 from runtime.gate.engine import decide
@@ -19,11 +20,10 @@ from runtime.gate.kinds.base import Gate
 from runtime.gate.policy import Policy
 from runtime.manifests.atom import Atom, GateExample
 from runtime.manifests.catalog import display_path
-from runtime.manifests.kinds import GATE_KINDS, TOOLS, VERIFY_KINDS
+from runtime.manifests.kinds import GATE_KINDS, TOOLS
 from runtime.manifests.params import check_value
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
 from runtime.policy.document import seal
-from runtime.verify.kinds import evaluate
 
 if TYPE_CHECKING:
     from runtime.gate.decision import GateDecision

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import tomlkit
 
+from runtime.checks.registry import KINDS
 from runtime.errors import ManifestError
-from runtime.manifests.evidence import BASE_KEYS
 from runtime.manifests.tomlsrc import TomlSource
 
 
@@ -31,7 +31,8 @@ def migrate_evidence(text: str, where: str) -> tuple[str, list[EvidenceChange]]:
         doc = tomlkit.parse(text)
     except Exception as exc:  # tomlkit raises its own ParseError family
         raise ManifestError(where, 1, f"invalid TOML: {exc}") from None
-    keys = BASE_KEYS.get(str(doc.get("verify", "")))
+    kind = KINDS.get(str(doc.get("verify", "")))
+    keys = kind.base_key if kind is not None else None
     examples = doc.get("examples")
     if keys is None or not isinstance(examples, list):
         return text, []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from runtime.checks.registry import KINDS
 from runtime.manifests.atom import AliasFile, AtomFile, GateExample, VerifyExample
-from runtime.manifests.evidence import EVIDENCE
 from runtime.manifests.program import ProgramFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
@@ -27,11 +27,12 @@ def _schema(model: type[BaseModel], title: str) -> dict[str, Any]:
 
 def _capability() -> dict[str, Any]:
     """An atom or an alias stub; an atom's examples are tool calls or verify examples, and a verify example's
-    evidence is the table its atom's verify kind reads (``runtime.manifests.evidence``)."""
+    evidence is the table its atom's verify kind reads (its kind's model, ``runtime.checks.registry``)."""
     atom = _schema(AtomFile, "Capability atom")
     alias = _schema(AliasFile, "Deprecated alias stub")
     defs: dict[str, Any] = {}
-    models: tuple[type[BaseModel], ...] = (GateExample, VerifyExample, *EVIDENCE.values())
+    evidence = {name: kind.evidence for name, kind in KINDS.items()}
+    models: tuple[type[BaseModel], ...] = (GateExample, VerifyExample, *dict.fromkeys(evidence.values()))
     for model in models:
         schema = model.model_json_schema(by_alias=True, mode="validation")
         defs.update(schema.pop("$defs", {}))
@@ -42,7 +43,7 @@ def _capability() -> dict[str, Any]:
          "then": {"properties": {"examples": {"items": {
              "if": {"required": ["evidence"]}, "then": {"properties": {"evidence": {"$ref": f"#/$defs/{model.__name__}"}}},
          }}}}}
-        for kind, model in EVIDENCE.items()
+        for kind, model in evidence.items()
     ]
     # The $defs of both branches live at the top, where their "#/$defs/..." references point.
     for branch in (atom, alias):

@@ -1,4 +1,4 @@
-"""Verify on return: gather each check's evidence, then judge it with its evaluator.
+"""Verify on return: gather each check's evidence through its kind, then judge it.
 
 The orchestrator runs this against the worktree after the agent stops. The
 evidence comes from git (every change against the base, untracked files,
@@ -13,30 +13,37 @@ difference is a rejection.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
+from runtime.checks import change_size
+from runtime.checks.base import MalformedInput
+from runtime.checks.kind import BaseRunRef, Change, CommandRun, Gathering
+from runtime.checks.record import CheckRecord
+from runtime.checks.registry import KINDS, evaluate
+from runtime.checks.result import VerifyResult, error
+from runtime.checks.runners.plan import TestPlan
+from runtime.checks.runners.results import TestRun
 from runtime.manifests.control import CONTROL, control_name, exempted
 from runtime.manifests.globs import globs_to_regex
 from runtime.policy.document import PolicyDocument
-from runtime.verify.kinds import evaluate
-from runtime.verify.kinds.baseline import wanted
-from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_FILE_BYTES
-from runtime.verify.record import CheckRecord
 from runtime.workspace.base_files import Blob, base_blobs, read_blob
-from runtime.workspace.changes import Change, changed_paths
+from runtime.workspace.changes import changed_paths
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, read_under, sha256_under, size_under
 
 # A command runner: (command, timeout_s) -> (exit code, combined output).
 RunCommand = Callable[[str, float], Awaitable[tuple[int, str]]]
+# A test plan's runner, on the work; and on the base, with which run of it that was.
+RunTests = Callable[[TestPlan], Awaitable[TestRun]]
+RunBaseTests = Callable[[TestPlan], Awaitable[tuple[TestRun, BaseRunRef]]]
 COMMAND_TIMEOUT_S = 900.0
 MAX_FILE_BYTES = 2_000_000
-DEFAULT_CHANGE_SIZE = {"max-file-bytes": DEFAULT_MAX_FILE_BYTES, "max-change-bytes": DEFAULT_MAX_CHANGE_BYTES}
+DEFAULT_CHANGE_SIZE = change_size.DEFAULTS
 
 
 @dataclass
@@ -52,8 +59,12 @@ class Workspace:
     # The change listing, when the caller has just made it over the same tree (the spawn pipeline's scratch
     # pass): listed once, not twice.
     changes: list[Change] | None = None
-    # The same commands on a checkout of the base, for a command that fails (`command_evidence`).
+    # The same commands on a checkout of the base, for a command that fails (`runtime.checks.baseline`).
     at_base: RunCommand | None = None
+    # Test plans on the work and on the base (`runtime.spawn.test_runs`); without them a test kind has no
+    # per-test results, which is an error of the check, never a pass.
+    run_tests: RunTests | None = None
+    tests_at_base: RunBaseTests | None = None
 
 
 def _text(data: bytes | None) -> str | None:
@@ -62,55 +73,116 @@ def _text(data: bytes | None) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _worktree_text(ws: Workspace, path: str) -> str | None:
-    """A changed file's text, read without following symlinks; None when it is not a small regular text file."""
-    size = size_under(ws.worktree, path)
-    if size is None or size > MAX_FILE_BYTES:
-        return None
-    try:
-        data, _ = read_under(ws.worktree, path, MAX_FILE_BYTES + 1)
-    except (OSError, UnsafeFile):
-        return None
-    return _text(data)
+class NoTestRunner(MalformedInput):
+    """A test plan was asked of a caller that cannot run one."""
 
 
-def _fingerprint(ws: Workspace, changes: list[Change]) -> dict[str, str]:
-    out = {}
-    for change in changes:
-        if change.reason is not None:
-            # A hazard: a nested repository (its `.git` is gone after the first listing, so the folder may
-            # no longer show), a folder git cannot hold. What it is, not its bytes.
-            out[change.path] = f"hazard:{change.reason}"
-            continue
+class _Commands:
+    """Running the task's commands for a command kind's gatherer: on the work, and on the base."""
+
+    def __init__(self, run_command: RunCommand, at_base: RunCommand | None, run_tests: RunTests | None = None,
+                 tests_at_base: RunBaseTests | None = None, package_json: str | None = None) -> None:
+        self._run, self._at_base = run_command, at_base
+        self._run_tests, self._tests_at_base, self._package_json = run_tests, tests_at_base, package_json
+
+    async def run_tests(self, plan: TestPlan) -> TestRun:
+        if self._run_tests is None:
+            raise NoTestRunner("this verify cannot run a test plan")
+        return await self._run_tests(plan)
+
+    async def run_tests_at_base(self, plan: TestPlan) -> tuple[TestRun, BaseRunRef] | None:
+        return None if self._tests_at_base is None else await self._tests_at_base(plan)
+
+    def package_json(self) -> str | None:
+        return self._package_json
+
+    async def run(self, command: str) -> CommandRun:
+        return CommandRun(*await self._run(command, COMMAND_TIMEOUT_S))
+
+    async def run_at_base(self, command: str) -> CommandRun | None:
+        if self._at_base is None:
+            return None
+        return CommandRun(*await self._at_base(command, COMMAND_TIMEOUT_S))
+
+
+class WorktreeGathering(_Commands):
+    """`runtime.checks.kind.Gathering` over an agent's worktree and its base commit: the changes listed once,
+    files read without following symlinks, the base read from the object store alone, commands run by the
+    caller's runners (in the sandbox, over a copy of the work)."""
+
+    def __init__(self, ws: Workspace, changes: list[Change]) -> None:
+        super().__init__(ws.run_command, ws.at_base, ws.run_tests, ws.tests_at_base,
+                         _text(ws.git.read_file(ws.base, "package.json")))
+        self._ws, self._changes = ws, changes
+
+    @property
+    def changes(self) -> Sequence[Change]:
+        return self._changes
+
+    @property
+    def report(self) -> str:
+        return self._ws.report or ""
+
+    def text(self, path: str) -> str | None:
+        size = size_under(self._ws.worktree, path)
+        if size is None or size > MAX_FILE_BYTES:
+            return None
         try:
-            digest = sha256_under(ws.worktree, change.path)  # streamed, never the whole file in memory
+            data, _ = read_under(self._ws.worktree, path, MAX_FILE_BYTES + 1)
         except (OSError, UnsafeFile):
-            digest = "-"
-        out[change.path] = f"{change.kind}:{digest}"
-    return out
+            return None
+        return _text(data)
+
+    def size(self, path: str) -> int | None:
+        return size_under(self._ws.worktree, path)
+
+    def base_text(self, path: str) -> str | None:
+        return _text(self._ws.git.read_file(self._ws.base, path))
+
+    def _blobs(self, paths: Iterable[str]) -> dict[str, Blob]:
+        origin = {c.path: c.old_path or c.path for c in self._changes if c.kind != "deleted"}
+        wanted = {path: origin.get(path, path) for path in paths}
+        blobs = base_blobs(self._ws.git, self._ws.base, wanted.values())
+        return {path: blobs[old] for path, old in wanted.items() if old in blobs}
+
+    def base_texts(self, paths: Iterable[str]) -> dict[str, str | None]:
+        return {path: _text(read_blob(self._ws.git, blob, MAX_FILE_BYTES)) for path, blob in self._blobs(paths).items()}
+
+    def base_sizes(self, paths: Iterable[str]) -> dict[str, int]:
+        return {path: blob.size for path, blob in self._blobs(paths).items()}
+
+    def base_files(self, globs: Collection[str]) -> list[str]:
+        pattern = globs_to_regex(list(globs))
+        if not pattern:
+            return []
+        rx = re.compile(pattern)
+        return [path for path in self._ws.git.files_at(self._ws.base) if rx.match(path)]
 
 
-def _sizes(ws: Workspace, changes: list[Change]) -> dict[str, int]:
-    """The size of every added or modified regular file, from lstat alone."""
-    sizes = {}
-    for change in changes:
-        if change.kind != "deleted" and (size := size_under(ws.worktree, change.path)) is not None:
-            sizes[change.path] = size
-    return sizes
+class CommandGathering(_Commands):
+    """`runtime.checks.kind.Gathering` for the command kinds alone, on a tree that is no agent's worktree (a
+    merge's re-check): it has commands to run and no change of its own to read."""
 
+    changes: Sequence[Change] = ()
+    report = ""
 
-def _at_base(ws: Workspace, changes: list[Change], paths: Iterable[str]) -> dict[str, Blob]:
-    """The base's regular file of each of ``paths`` (current names; a renamed file's from its old name), from
-    the base commit's tree in the object store: never from the agent's worktree, index or git files."""
-    origin = {c.path: c.old_path or c.path for c in changes if c.kind != "deleted"}
-    wanted = {path: origin[path] for path in paths if path in origin}
-    blobs = base_blobs(ws.git, ws.base, wanted.values())
-    return {path: blobs[old] for path, old in wanted.items() if old in blobs}
+    def text(self, path: str) -> str | None:
+        raise NotImplementedError("a command re-check reads no files")
 
+    def size(self, path: str) -> int | None:
+        raise NotImplementedError("a command re-check reads no files")
 
-def _change_sizes(ws: Workspace, changes: list[Change]) -> dict[str, Any]:
-    sizes = _sizes(ws, changes)
-    return {"sizes": sizes, "base-sizes": {path: blob.size for path, blob in _at_base(ws, changes, sizes).items()}}
+    def base_text(self, path: str) -> str | None:
+        raise NotImplementedError("a command re-check reads no files")
+
+    def base_texts(self, paths: Iterable[str]) -> dict[str, str | None]:
+        raise NotImplementedError("a command re-check reads no files")
+
+    def base_sizes(self, paths: Iterable[str]) -> dict[str, int]:
+        raise NotImplementedError("a command re-check reads no files")
+
+    def base_files(self, globs: Collection[str]) -> list[str]:
+        raise NotImplementedError("a command re-check reads no files")
 
 
 def control_changes(changes: list[Change], exempt: list[str]) -> list[tuple[str, str]]:
@@ -141,90 +213,20 @@ def _structural(changes: list[Change], exempt: list[str]) -> str | None:
     return "\n".join(out)
 
 
-def _changed(changes: list[Change]) -> list[str]:
-    return sorted({c.path for c in changes} | {c.old_path for c in changes if c.old_path})
-
-
-def _scope_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
-    return {"changed": _changed(changes)}
-
-
-def _dep_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
-    pattern = globs_to_regex(params["globs"])
-    rx = re.compile(pattern) if pattern else None
-    before, after = {}, {}
-    for path in (p for p in _changed(changes) if rx and rx.match(p)):
-        old = _text(ws.git.read_file(ws.base, path))
-        new = _worktree_text(ws, path)
-        if old is not None:
-            before[path] = old
-        if new is not None:
-            after[path] = new
-    return {"before": before, "after": after}
-
-
-def _size_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
-    files = {}
-    for c in changes:
-        if c.kind != "deleted" and (text := _worktree_text(ws, c.path)) is not None:
-            files[c.path] = text
-    base = {}
-    for path, blob in _at_base(ws, changes, files).items():
-        # A base version that is no text the check reads (binary, over MAX_FILE_BYTES) cannot be compared:
-        # the file, which was that at the base, is left out rather than judged as new.
-        if (text := _text(read_blob(ws.git, blob, MAX_FILE_BYTES))) is not None:
-            base[path] = text
-        else:
-            del files[path]
-    return {"files": files, "base-files": base}
-
-
-def _change_size_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
-    return _change_sizes(ws, changes)
-
-
-def _report_evidence(params: dict[str, Any], ws: Workspace, changes: list[Change]) -> dict[str, Any]:
-    return {"report": ws.report or ""}
-
-
-Gatherer = Callable[[dict[str, Any], Workspace, list[Change]], dict[str, Any]]
-
-# What each verify kind is judged on, gathered from the worktree: one entry per kind, beside its
-# evaluator in runtime.verify.kinds (which stays pure: it reads nothing). The command kinds are
-# gathered by running them (`command_evidence`).
-GATHERERS: dict[str, Gatherer] = {
-    "scope-whitelist": _scope_evidence,
-    "scope-denylist": _scope_evidence,
-    "no-changes": _scope_evidence,
-    "dep-stable": _dep_evidence,
-    "size-limits": _size_evidence,
-    "change-size": _change_size_evidence,
-    "report-fields": _report_evidence,
-    "severity-grades": _report_evidence,
-}
-COMMAND_KINDS = ("tests-green", "checks-green")
-
-
-async def command_evidence(kind: str, params: dict[str, Any], run_command: RunCommand,
-                           at_base: RunCommand | None = None) -> dict[str, Any]:
-    """The evidence of a command kind: its commands run (in the agent's worktree, or on a merge result).
-    With ``at_base`` and the kind's `baseline` parameter, a command that fails is run on the base as well,
-    so the evaluator can tell a failure the change made from one the repository already had
-    (`runtime.verify.kinds.baseline`)."""
-    async def base_of(command: str, code: int) -> dict[str, Any]:
-        if code == 0 or at_base is None or not wanted(params):
-            return {}
-        base_code, base_output = await at_base(command, COMMAND_TIMEOUT_S)
-        return {"base": {"exit-code": base_code, "output": base_output}}
-
-    if kind == "tests-green":
-        code, output = await run_command(params["command"], COMMAND_TIMEOUT_S)
-        return {"exit-code": code, "output": output, **await base_of(params["command"], code)}
-    results = []
-    for command in params["commands"]:
-        code, output = await run_command(command, COMMAND_TIMEOUT_S)
-        results.append({"command": command, "exit-code": code, "output": output, **await base_of(command, code)})
-    return {"results": results}
+def _fingerprint(ws: Workspace, changes: list[Change]) -> dict[str, str]:
+    out = {}
+    for change in changes:
+        if change.reason is not None:
+            # A hazard: a nested repository (its `.git` is gone after the first listing, so the folder may
+            # no longer show), a folder git cannot hold. What it is, not its bytes.
+            out[change.path] = f"hazard:{change.reason}"
+            continue
+        try:
+            digest = sha256_under(ws.worktree, change.path)  # streamed, never the whole file in memory
+        except (OSError, UnsafeFile):
+            digest = "-"
+        out[change.path] = f"{change.kind}:{digest}"
+    return out
 
 
 def _unreadable(exc: GitError) -> CheckRecord:
@@ -242,42 +244,38 @@ def _changes(ws: Workspace) -> list[Change]:
 
 
 async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True) -> list[CheckRecord]:
-    """Every verify entry of the policy, judged; structural violations fail the scope check. Without
-    ``commands``, the test and check commands are left out (a re-check of imported work runs none)."""
+    """Every verify entry of the policy, gathered through its kind and judged; structural violations fail the
+    scope check. Without ``commands``, the command kinds are left out (a re-check of imported work runs none)."""
     try:
         changes = await anyio.to_thread.run_sync(_changes, ws)
     except GitError as exc:
         return [_unreadable(exc)]
+    gathering = WorktreeGathering(ws, changes)
     records: list[CheckRecord] = []
     structural = _structural(changes, policy.control_files())
     to_run = []
     for entry in policy.verify_entries():
-        atom, kind, params = entry.atom, entry.kind, entry.params
-        if kind in COMMAND_KINDS:
+        kind = KINDS.get(entry.kind)
+        if kind is not None and kind.runs_commands:
             if commands:
                 to_run.append(entry)
             continue
-        gather = GATHERERS.get(kind)
-        # No gatherer: None, which evaluate answers with an error (it checks the evidence is a table
-        # itself; its annotation in runtime.verify.kinds is narrower than what it accepts).
-        evidence = gather(params, ws, changes) if gather is not None else cast("dict[str, Any]", None)
-        result = evaluate(kind, params, evidence)
+        result = await _judged(entry.kind, entry.params, gathering)
         status, feedback = result.status, result.feedback
-        if structural and kind in ("scope-whitelist", "no-changes") and status != "error":
+        if structural and entry.kind in ("scope-whitelist", "no-changes") and status != "error":
             status, feedback = "rejected", structural + ("" if result.ok else "\n" + feedback)
-        records.append(CheckRecord(atom, kind, status, feedback))
+        records.append(CheckRecord(entry.atom, entry.kind, status, feedback, result.tests, result.edits))
     if structural and not any(r.kind in ("scope-whitelist", "no-changes") for r in records):
         records.append(CheckRecord("runtime", "structure", "rejected", structural))
     if not policy.verify_entries(("change-size",)):
         # A role without the atom still gets its defaults: no change is ever unbounded.
-        result = evaluate("change-size", DEFAULT_CHANGE_SIZE, _change_sizes(ws, changes))
+        result = evaluate("change-size", change_size.DEFAULTS, change_size.sizes_of(gathering))
         records.append(CheckRecord("runtime", "change-size", result.status, result.feedback))
     if to_run:
         before = _fingerprint(ws, changes)
         for entry in to_run:
-            evidence = await command_evidence(entry.kind, entry.params, ws.run_command, ws.at_base)
-            result = evaluate(entry.kind, entry.params, evidence)
-            records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback))
+            result = await _judged(entry.kind, entry.params, gathering)
+            records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback, result.tests))
         try:
             later = await anyio.to_thread.run_sync(_changes, ws)
         except GitError as exc:
@@ -296,3 +294,23 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
                 "tests and checks must not write files that are not ignored",
             ))
     return records
+
+
+async def _judged(kind_name: str, params: Mapping[str, Any], gathering: Gathering) -> VerifyResult:
+    """One entry gathered through its kind and judged; a kind unknown here is an error result (`evaluate`)."""
+    kind = KINDS.get(kind_name)
+    if kind is None:
+        return evaluate(kind_name, params, {})
+    try:
+        evidence = await kind.gather(params, gathering)
+    except MalformedInput as exc:
+        return error(f"cannot check `{kind_name}`: {exc}")
+    return evaluate(kind_name, params, evidence)
+
+
+async def judge_commands(entry_kind: str, params: Mapping[str, Any], run_command: RunCommand,
+                         at_base: RunCommand | None = None, run_tests: RunTests | None = None,
+                         tests_at_base: RunBaseTests | None = None, package_json: str | None = None) -> VerifyResult:
+    """A command kind gathered and judged on a tree that is no agent's worktree (a merge's re-check, whose
+    base runners are ``at_base`` and ``tests_at_base``; ``package_json``: the base's)."""
+    return await _judged(entry_kind, params, CommandGathering(run_command, at_base, run_tests, tests_at_base, package_json))

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
+from runtime.checks.kind import Change
 from runtime.errors import FatalError
 from runtime.workspace import hazards as hazards_
 from runtime.workspace.git import Git
@@ -43,22 +44,7 @@ from runtime.workspace.safe_files import UnsafeFile, read_under
 KINDS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "typechange", "U": "modified"}
 GITLINK = "160000"  # a nested repository: git records a commit id and never looks inside
 
-
-@dataclass(frozen=True)
-class Change:
-    """One changed path (POSIX, relative to the worktree root); ``old_path`` only for renames.
-
-    ``escapes`` marks content a path check cannot vouch for: a symlink resolving
-    outside the worktree or into ``.git``, a nested repository, a tampered ``.git``,
-    a folder git cannot hold; ``reason`` says which, when a path alone does not.
-    """
-
-    path: str
-    kind: str
-    old_path: str | None = None
-    symlink_target: str | None = None
-    escapes: bool = False
-    reason: str | None = None
+__all__ = ["Change", "Listing", "WorkspaceMissing", "changed_paths", "check_worktree", "listing"]
 
 
 class WorkspaceMissing(FatalError):

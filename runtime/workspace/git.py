@@ -308,6 +308,12 @@ class Git:
         return [os.fsdecode(entry.split(b"\t", 1)[1]) for entry in out.split(b"\0")
                 if entry.startswith(b"160000 ") and b"\t" in entry]
 
+    def files_at(self, rev: str) -> list[str]:
+        """Every regular file ``rev`` records (paths from the top level), from the object store alone."""
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", self.resolve(rev)).stdout
+        return [os.fsdecode(entry.split(b"\t", 1)[1]) for entry in out.split(b"\0")
+                if entry.startswith((b"100644 ", b"100755 ")) and b"\t" in entry]
+
     def read_file(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``path`` (from the top level) at ``rev``; None when it is not a file there."""
         spec = f"{self.resolve(rev)}:{path.lstrip('/')}"

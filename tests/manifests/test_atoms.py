@@ -1,13 +1,15 @@
 """Atoms load only when every key is enforced: kinds, params and examples checked."""
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from runtime.checks.registry import KINDS, VERIFY_KINDS
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
 from runtime.manifests.catalog import Catalog
-from runtime.manifests.kinds import GATE_KINDS, VERIFY_KINDS
+from runtime.manifests.kinds import GATE_KINDS
 from tests.conftest import REPO
 
 SHIPPED = [
@@ -15,6 +17,7 @@ SHIPPED = [
     "scope::read-only", "policy::no-git-ops", "safety::no-dep-bump", "quality::tests-green",
     "quality::check-green", "quality::constructor-pattern", "output::report-format",
     "output::severity-grade", "net::no-network", "net::egress-allowlist", "scope::change-size",
+    "quality::tests-protected", "quality::runner-config", "quality::no-blanket-suppressions", "quality::no-test-detection",
 ]
 
 
@@ -33,10 +36,15 @@ def test_every_shipped_atom_loads_and_enforces_something():
 
 def test_gate_and_verify_kinds_match_the_implementations():
     from runtime.gate.kinds import GATES
-    from runtime.verify.kinds import EVALUATORS
 
     assert set(GATES) == set(GATE_KINDS)
-    assert set(EVALUATORS) == set(VERIFY_KINDS)
+    assert VERIFY_KINDS == {name: dict(kind.params) for name, kind in KINDS.items()}
+
+
+def test_every_verify_kind_a_shipped_atom_names_is_registered():
+    named = {atom["verify"] for path in REPO.glob("capabilities/*/*/capability.toml")
+             if "verify" in (atom := tomllib.loads(path.read_text()))}
+    assert named and named <= set(KINDS)
 
 
 def write_atom(root: Path, name: str, body: str, text: str | None = "Do the thing.\n") -> Path:

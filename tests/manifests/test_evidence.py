@@ -9,10 +9,10 @@ import tomllib
 import pytest
 from jsonschema import Draft202012Validator
 
+from runtime.checks.kind import Evidence
+from runtime.checks.registry import KINDS
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Atom, load_atom_folder
-from runtime.manifests.evidence import EVIDENCE
-from runtime.manifests.kinds import VERIFY_KINDS
 from runtime.tooling.examples import run_examples
 from tests.conftest import REPO
 from tests.manifests.test_atoms import write_atom
@@ -47,9 +47,10 @@ def load(tmp_path, body: str) -> Atom:
 
 
 def test_every_verify_kind_has_an_evidence_table_that_its_gathered_evidence_fits():
-    assert set(EVIDENCE) == set(VERIFY_KINDS)
+    assert set(VALID_CALLS) == set(KINDS)
     for kind, (_params, evidence) in VALID_CALLS.items():
-        EVIDENCE[kind].model_validate(evidence)
+        assert issubclass(KINDS[kind].evidence, Evidence)
+        KINDS[kind].evidence.model_validate(evidence)
 
 
 def test_an_example_with_a_base_loads_and_lint_runs_it(tmp_path):

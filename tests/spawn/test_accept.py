@@ -29,7 +29,7 @@ from runtime.spawn.accept import (
     last_checks,
     merge_verified,
 )
-from runtime.spawn.commands import CommandLog
+from runtime.spawn.commands import CommandLog, TreeRunners
 from runtime.spawn.outcome import Acceptance, Attempt, CheckRecord, Verdict
 from runtime.workspace.git import Git
 from tests.support import git
@@ -349,7 +349,8 @@ def test_no_decision_before_the_approval_timeout_is_a_denial(bare, capsys):
 
 # -- the checks on the simulated merge ------------------------------------------------------------
 
-TESTS = Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "min-count": 1})
+# By its exit code here: the per-test reading of a merge's tests is `test_the_merge_s_tests_are_judged_per_test...`.
+TESTS = Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "min-count": 1, "results": "exit-code"})
 CHECKS = Entry("quality::check-green", "checks-green", {"commands": ["ruff check", "mypy"]})
 
 
@@ -374,7 +375,7 @@ def fake_runner(monkeypatch, answers: dict[str, Any], at_base: dict[str, tuple[i
                 asked_at_base.append(command)
             return (at_base or {})[command]
 
-        yield run_command, base_command
+        yield TreeRunners(run_command, base_command, Path("/merge"), None)
 
     monkeypatch.setattr(accept_module, "tree_runners", runners)
     monkeypatch.setattr(accept_module, "check_limits", lambda limits, policy: "limits")

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from runtime.checks.runners.plan import plan_tests
 from runtime.tooling.project.available import missing
 from runtime.tooling.project.found import KINDS, Outcome
 from runtime.tooling.project.read_other import make_targets
@@ -185,10 +186,16 @@ def task_text(repo: Path, outcomes: list[Outcome]) -> str | None:
         "",
         "[scope]",
         f"files-whitelist = {json.dumps(_scope(repo))}  # what the agent may write",
+        "test-edits = []  # add tests, do not change existing ones: the base's test files this task may change",
         "",
         "[verification]",
         f"test-command = {json.dumps(test.found.command)}  # {test.found.origin.describe()}",
     ]
+    package = repo / "package.json"
+    plan = plan_tests(test.found.command, package.read_text(encoding="utf-8", errors="replace")
+                      if package.is_file() else None)
+    if plan.opaque:
+        lines.append(f'test-results = "exit-code"  # {plan.opaque}: judged by its exit code alone')
     if checks:
         lines.append("check-commands = [")
         lines += [f"    {json.dumps(o.found.command)},  # {o.found.origin.describe()}" for o in checks]
@@ -201,6 +208,8 @@ def task_text(repo: Path, outcomes: list[Outcome]) -> str | None:
         lines.append(f"check-commands = []  # {why}")
     lines += [
         "# baseline = true  # where the tests or checks fail at the base already: judge what the change adds",
+        "# hidden-tests = \"/srv/oracle/TASK\"  # tests the agent never sees (a folder outside the repository, or a "
+        "revision), laid over the tree for verify alone",
         "",
         "[agent]",
         'backend = "claude-code"  # or "builtin" with model = "PROVIDER/MODEL"',

@@ -124,10 +124,12 @@ def test_task_text_is_a_task_running_the_chosen_commands_each_with_its_origin(re
     text = task_text(repo, [lint, left_out, test, typing])
     data = tomllib.loads(text)
     assert data["task"] == {"role": "project", "goal": "Say in one line what the change is."}
-    assert data["scope"] == {"files-whitelist": ["src/**", "tests/**"]}
+    # the base's tests are protected by default: adding tests is free, changing one needs the task's word
+    assert data["scope"] == {"files-whitelist": ["src/**", "tests/**"], "test-edits": []}
     assert data["verification"] == {"test-command": "pytest -q", "check-commands": ["flake8 src", 'mypy "src dir"']}
     assert data["agent"] == {"backend": "claude-code"} and data["body"]["text"].strip()
     assert 'test-command = "pytest -q"  # tox.ini:8 (tox: every environment)' in text
+    assert "test-edits = []  # add tests, do not change existing ones" in text
     assert '    "flake8 src",  # setup.cfg:4 ([flake8])' in text
     assert '    "mypy \\"src dir\\"",  # Makefile:12 (make typing)' in text
 
@@ -192,3 +194,21 @@ def test_choose_keeps_a_check_the_test_script_does_not_run(tmp_path, scripts):
     types = _outcome("npm run test:typescript", "type", file="package.json", family="tsd")
     choose(tmp_path, [test, types], _scripts(tmp_path))
     assert [o.in_task for o in (test, types)] == ["test", "check"]
+
+
+def test_a_test_command_no_runner_reads_is_judged_by_its_exit_code_and_the_template_says_why(repo):
+    _files(repo, "src/pkg/__init__.py", "tests/test_pkg.py")
+    test = _outcome("make check", "test", "make check", file="Makefile", line=3)
+    test.in_task = "test"
+    text = task_text(repo, [test])
+    data = tomllib.loads(text)
+    assert data["verification"]["test-results"] == "exit-code"
+    assert "no test runner the runtime can read was found in `make check`" in text
+
+
+def test_an_npm_test_script_the_runtime_reads_is_judged_per_test(repo):
+    (repo / "package.json").write_text('{"scripts": {"test": "node --test"}}')
+    test = _outcome("npm test", "test", "package.json scripts.test", file="package.json", line=1)
+    test.in_task = "test"
+    data = tomllib.loads(task_text(repo, [test]))
+    assert "test-results" not in data["verification"]

@@ -1,0 +1,51 @@
+"""The runtime's pytest plugin: each test's outcome, as pytest decides it, written to the report file the
+orchestrator named in AGENT_RUNTIME_TEST_REPORT (outside the tree; the variable is removed before any test
+runs), one JSON object a line, ending with the session's exit status. Loaded with `-p <its random name>`,
+before any conftest of the tree. Runs inside the sandbox under the project's own interpreter: standard
+library and pytest only."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+_PATH = os.environ.pop("AGENT_RUNTIME_TEST_REPORT", None)
+_CHARS = 2000
+
+
+class _Reporter:
+    def __init__(self, path: str) -> None:
+        self._out = open(path, "a", encoding="utf-8")  # open for the whole session
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._out.write(json.dumps(record) + "\n")
+        self._out.flush()
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.write({"event": "collect-error", "id": report.nodeid, "message": str(report.longrepr)[:_CHARS]})
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.write({"event": "collected", "ids": [item.nodeid for item in session.items]})
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        record = {"event": "report", "id": report.nodeid, "when": report.when, "outcome": report.outcome,
+                  "xfail": hasattr(report, "wasxfail")}
+        if report.failed:
+            record["message"] = str(report.longreprtext)[:_CHARS]
+        self.write(record)
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        self.write({"event": "finish", "exitstatus": int(exitstatus)})
+        self._out.close()
+
+
+def pytest_configure(config: Any) -> None:
+    if _PATH is None or hasattr(config, "workerinput"):  # an xdist worker: its reports reach the controller
+        return
+    reporter = _Reporter(_PATH)
+    config.pluginmanager.register(reporter, "agent-runtime-report")
+    plugins = sorted({f"{dist.project_name} {dist.version}" for _, dist in config.pluginmanager.list_plugin_distinfo()})
+    reporter.write({"event": "start", "rootdir": str(config.rootpath), "inifile": str(config.inipath or ""),
+                    "args": [str(a) for a in config.args], "plugins": plugins})

@@ -1,0 +1,283 @@
+"""tests-green: the task's tests pass, judged test by test against the base's run of the same tests.
+
+The orchestrator starts the runner itself (``runtime.checks.runners``): the task's command (or the base's
+package.json script it names) is read into steps, each known runner started with the options that make it
+write its structured report outside anything the work can write. The output's text is never evidence:
+what counts is each test's identity and outcome, read from the report, compared with the base's run of the
+same plan (cached per base commit). Judged, in order:
+
+- each runner must have finished and written a report that reads (a run the code under test ended early,
+  `os._exit` after a fake summary, a crash, is rejected with its output);
+- a step without a runner (`tsd` in an npm test script) must exit 0;
+- every test the base ran must still run and pass, not fail, be skipped or xfailed, deselected, renamed or
+  gone, unless the task names it (``tests-removed``: id patterns); a test the base skipped may stay
+  skipped;
+- every test that fails now fails the work; with ``baseline`` (`[verification] baseline = true`) a test
+  that fails at the base too is the repository's, not the change's, and is let through (never a hidden
+  test, which is the oracle);
+- hidden tests (``hidden-tests``, laid over the tree for verify alone) must all run and pass;
+- at least ``min-count`` tests pass; new tests count in addition to the base's, never instead.
+
+A command no known runner reads is judged by its exit code alone only where the task says so
+(``results = "exit-code"``): a preflight refuses any other task before its agent runs.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from runtime.checks.base import MAX_LISTED, MAX_QUOTED_LINES, quoted, tail, take_int, take_str, take_str_list
+from runtime.checks.baseline import BaseRun, as_at_base, wanted
+from runtime.checks.kind import BaseRunRef, Evidence, Gathering, Kind, Params
+from runtime.checks.result import VerifyResult, error, passed, rejected
+from runtime.checks.runners.plan import TestPlan, plan_tests
+from runtime.checks.runners.results import BROKEN, GREEN, NOT_RUN, TestCase, TestRun
+from runtime.checks.summary import TestsSummary
+
+TAIL_LINES = 25
+PER_TEST_LINES = 12
+EXIT_CODE: Literal["exit-code"] = "exit-code"
+PER_TEST: Literal["per-test"] = "per-test"
+
+
+class PlanInfo(Evidence):
+    """The plan as the orchestrator read it: the task's command, where its steps come from, the steps, and
+    why it could not be read, if it could not."""
+
+    command: str
+    source: str
+    steps: list[str]
+    opaque: str = ""
+
+
+class TestsEvidence(Evidence):
+    """tests-green: the plan, its run on the work, the base's run of it and which run that was. In the
+    exit-code mode, ``base`` may hold the base's run of the command alone (``base-exit``)."""
+
+    __test__ = False
+    plan: PlanInfo
+    work: TestRun
+    base: TestRun | None = None
+    base_run: BaseRunRef | None = None
+    base_exit: BaseRun | None = None
+
+
+def info(plan: TestPlan) -> PlanInfo:
+    return PlanInfo(command=plan.command, source=plan.source, steps=[s.describe() for s in plan.steps],
+                    opaque=plan.opaque)
+
+
+async def gather(params: Params, gathering: Gathering) -> TestsEvidence:
+    command = take_str(params, "command", "parameter")
+    plan = plan_tests(command, gathering.package_json())
+    if _mode(params) == EXIT_CODE:
+        run = await gathering.run(command)
+        work = TestRun.model_validate({"steps": [{"command": command, "exit-code": run.exit_code, "output": run.output}]})
+        base_exit = None
+        if run.exit_code != 0 and wanted(params) and (again := await gathering.run_at_base(command)) is not None:
+            base_exit = BaseRun(exit_code=again.exit_code, output=again.output)
+        return TestsEvidence(plan=info(plan), work=work, base_exit=base_exit)
+    if plan.opaque:
+        return TestsEvidence(plan=info(plan), work=TestRun(steps=[]))
+    work = await gathering.run_tests(plan)
+    at_base = await gathering.run_tests_at_base(plan)
+    base, ref = at_base if at_base is not None else (None, None)
+    return TestsEvidence(plan=info(plan), work=work, base=base, base_run=ref)
+
+
+def _mode(params: Params) -> str:
+    mode = params.get("results", PER_TEST)
+    return mode if mode in (PER_TEST, EXIT_CODE) else PER_TEST
+
+
+def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
+    command = take_str(params, "command", "parameter")
+    min_count = take_int(params, "min-count", "parameter")
+    if _mode(params) == EXIT_CODE:
+        return _by_exit_code(command, params, evidence)
+    plan = evidence.plan
+    if plan.opaque:
+        return error(f"per-test results cannot be read from `{command}`: {plan.opaque}. Name a runner the runtime "
+                     "reads (pytest, python -m unittest, go test, cargo test, node --test, jest, vitest, mocha, tape, "
+                     "or an npm script that runs one), or set `[verification] test-results = \"exit-code\"`")
+    removed = _patterns(params)
+    hidden_expected = params.get("hidden-tests", "") not in ("", None)
+    work = evidence.work
+    broken_runs = _broken_runs(work, evidence.base, wanted(params))
+    if broken_runs:
+        return rejected("The tests did not run to their end, so nothing about them can be trusted:\n"
+                        + "\n".join(broken_runs), {"runners": [r.runner for r in work.reports()]})
+    now = work.cases()
+    before = evidence.base.cases() if evidence.base is not None else {}
+    hidden = set(work.hidden) | (set(evidence.base.hidden) if evidence.base is not None else set())
+    tolerate = wanted(params)
+    problems: list[str] = []
+    failing = [c for c in now.values() if c.outcome in BROKEN]
+    excused = [c for c in failing if tolerate and c.id not in hidden and before.get(c.id) is not None
+               and before[c.id].outcome in BROKEN]
+    failing = [c for c in failing if c not in excused and (c.id in hidden or not _named(c.id, removed))]
+    if failing:
+        problems.append(_listed(f"{len(failing)} test(s) fail", failing, quote=True))
+    gone, skipped_now = [], []
+    for test_id, was in before.items():
+        if _named(test_id, removed) or test_id in {c.id for c in excused}:
+            continue
+        case = now.get(test_id)
+        if case is None:
+            if not (was.outcome in BROKEN and _file_level(was) and _has_tests_of(was, now)):
+                gone.append(test_id)
+        elif case.outcome in NOT_RUN and was.outcome not in NOT_RUN:
+            skipped_now.append(case)
+    if gone:
+        problems.append(_ids(f"{len(gone)} test(s) the base ran no longer run (deleted, renamed, deselected or no "
+                             "longer collected); restore them: a test the task does not name is not the change's to "
+                             "remove", gone))
+    if skipped_now:
+        problems.append(_ids(f"{len(skipped_now)} test(s) the base ran are now skipped or expected to fail; remove the "
+                             "skip or xfail and make them pass", [c.id for c in skipped_now]))
+    hidden_now = [now[i] for i in sorted(hidden) if i in now]
+    if hidden_expected and not hidden_now:
+        problems.append("the task's hidden tests did not run: the work must keep the tree so that the test command "
+                        "collects tests added where the repository keeps its tests")
+    hidden_not_run = [c for c in hidden_now if c.outcome in NOT_RUN]
+    if hidden_not_run:  # the oracle is never excused: skipped is not passed
+        problems.append(_ids(f"{len(hidden_not_run)} hidden test(s) did not run (skipped)", [c.id for c in hidden_not_run]))
+    green = [c for c in now.values() if c.outcome in GREEN]
+    if len(green) < min_count:
+        problems.append(f"only {len(green)} test(s) passed, but at least {min_count} must run and pass")
+    summary = _summary(evidence, now, before, removed, hidden_now, excused)
+    details = {"passed": len(green), "base-tests": len(before), "runners": [r.runner for r in work.reports()]}
+    if problems:
+        return rejected(f"The tests are not green. Fix the code, not the tests, and run `{command}` again:\n"
+                        + "\n".join(f"- {p}" for p in problems), details, summary)
+    fixed = [i for i, was in before.items() if was.outcome in BROKEN and now.get(i) is not None and now[i].outcome in GREEN]
+    new = [i for i in now if i not in before]
+    parts = [f"{len(green)} test(s) passed ({min_count} required)",
+             f"the base's {len(before)} test(s) all still pass or are named by the task" if before else "the base ran no test"]
+    if fixed:
+        parts.append(f"{len(fixed)} the base failed now pass")
+    if new:
+        parts.append(f"{len(new)} new")
+    if hidden_now:
+        parts.append(f"{sum(1 for c in hidden_now if c.outcome in GREEN)} hidden test(s) pass")
+    if excused:
+        parts.append(f"{len(excused)} fail as they do at the base ({', '.join(c.id for c in excused[:5])}), nothing new")
+    return passed("; ".join(parts), details, summary)
+
+
+def _broken_runs(work: TestRun, base: TestRun | None, tolerate: bool) -> list[str]:
+    """Each step that failed without a per-test verdict to show for it: a runner whose report is missing,
+    unreadable or unfinished, or a step without a runner that failed (with ``tolerate``, not where the base's
+    same step failed the same way)."""
+    out = []
+    at_base = {s.command: s for s in base.steps} if base is not None else {}
+    for step in work.steps:
+        report = step.report
+        if report is None:
+            same = at_base.get(step.command)
+            if step.exit_code != 0 and tolerate and same is not None and \
+                    as_at_base(step.exit_code, step.output, (same.exit_code, same.output)):
+                continue
+            if step.exit_code != 0:
+                out.append(f"- `{step.command}` exited with code {step.exit_code}:\n{_tail(step.output)}")
+            continue
+        if report.problem or not report.complete:
+            why = report.problem or "the runner never reported its end (the process ended first: a crash, `os._exit`, " \
+                                    "a build that failed, a test that stopped the run)"
+            out.append(f"- {report.runner} (`{step.command}`, exit code {step.exit_code}): {why}\n{_tail(step.output)}")
+        elif step.exit_code != 0 and not any(c.outcome in BROKEN for c in report.tests):
+            out.append(f"- {report.runner} (`{step.command}`) exited with code {step.exit_code} though no test failed "
+                       f"(a collection error, a coverage threshold, a usage error):\n{_tail(step.output)}")
+    return out
+
+
+def _file_level(case: TestCase) -> bool:
+    """A failure of a whole file or package rather than of one test: it could not be collected or built."""
+    return (case.id == case.file or case.id.endswith("::(package)") or case.id == "(collection)"
+            or case.id.startswith("unittest.loader._FailedTest."))
+
+
+def _has_tests_of(case: TestCase, now: dict[str, TestCase]) -> bool:
+    """Whether the work runs tests of the file or package ``case`` failed to collect (its failure is fixed,
+    not its tests gone)."""
+    if case.id.endswith("::(package)"):
+        package = case.id[: -len("(package)")]
+        return any(i.startswith(package) for i in now)
+    if case.id.startswith("unittest.loader._FailedTest."):
+        module = case.id[len("unittest.loader._FailedTest."):]
+        return any(i.startswith(module + ".") for i in now)
+    return bool(case.file) and any(c.file == case.file for c in now.values())
+
+
+def _tail(output: str) -> str:
+    lines = tail(output, TAIL_LINES)
+    return quoted(lines) if lines else "    (it printed nothing)"
+
+
+def _patterns(params: Params) -> list[str]:
+    return take_str_list(params, "tests-removed", "parameter") if "tests-removed" in params else []
+
+
+def _named(test_id: str, patterns: list[str]) -> bool:
+    return any(fnmatchcase(test_id, p) for p in patterns)
+
+
+def _ids(head: str, ids: list[str]) -> str:
+    shown = [f"  - `{i}`" for i in ids[:MAX_LISTED]]
+    more = [f"  - ... and {len(ids) - MAX_LISTED} more"] if len(ids) > MAX_LISTED else []
+    return "\n".join([head + ":", *shown, *more])
+
+
+def _listed(head: str, cases: list[TestCase], *, quote: bool) -> str:
+    lines = [head + ":"]
+    budget = MAX_QUOTED_LINES
+    for case in cases[:MAX_LISTED]:
+        lines.append(f"  - `{case.id}` ({case.outcome})")
+        if quote and case.message and budget > 0:
+            text = case.message.strip().splitlines()[-PER_TEST_LINES:][:budget]
+            budget -= len(text)
+            lines.append(quoted(text))
+    if len(cases) > MAX_LISTED:
+        lines.append(f"  - ... and {len(cases) - MAX_LISTED} more")
+    return "\n".join(lines)
+
+
+def _summary(evidence: TestsEvidence, now: dict[str, TestCase], before: dict[str, TestCase], removed: list[str],
+             hidden: list[TestCase], excused: list[TestCase]) -> TestsSummary:
+    ref = evidence.base_run
+    return TestsSummary(
+        mode=PER_TEST, command=evidence.plan.command, source=evidence.plan.source,
+        steps=evidence.plan.steps,
+        runners=[r.runner for r in evidence.work.reports()],
+        config=[f"{r.runner}: {r.config}" for r in evidence.work.reports() if r.config],
+        base=ref.base if ref else "", base_run=ref.key if ref else "", base_cached=bool(ref and ref.cached),
+        base_ran_at=ref.ran_at if ref else 0.0,
+        passed=sum(1 for c in now.values() if c.outcome in GREEN), base_tests=len(before),
+        still_pass=sum(1 for i, c in before.items() if c.outcome in GREEN and now.get(i) is not None
+                       and now[i].outcome in GREEN),
+        fixed=[i for i, c in before.items() if c.outcome in BROKEN and now.get(i) is not None and now[i].outcome in GREEN],
+        new=sum(1 for i in now if i not in before), removed=[i for i in before if _named(i, removed)],
+        hidden=len([c for c in hidden if c.outcome in GREEN]), failing_as_at_base=[c.id for c in excused])
+
+
+def _by_exit_code(command: str, params: Params, evidence: TestsEvidence) -> VerifyResult:
+    run = evidence.work
+    summary = TestsSummary(mode=EXIT_CODE, command=command, source=evidence.plan.source, steps=[command])
+    code = run.exit_code
+    if code == 0:
+        return passed(f"`{command}` exited with code 0 (judged by its exit code only: the task sets "
+                      "`test-results = \"exit-code\"`, so no test was counted)", {"exit-code": 0}, summary)
+    base = evidence.base_exit
+    if base is not None and wanted(params) and as_at_base(code, run.output, (base.exit_code, base.output)):
+        return passed(f"`{command}` fails only as it does at the base (exit code {code}), nothing new",
+                      {"exit-code": code}, summary)
+    return rejected(f"The tests are not green: `{command}` exited with code {code}. Fix the cause and run it again.\n"
+                    f"End of the output:\n{_tail(run.output)}", {"exit-code": code}, summary)
+
+
+KIND = Kind("tests-green", {"command": "command", "min-count": "int", "baseline": "bool", "results": "test-results",
+                            "tests-removed": "str-list", "hidden-tests": "test-source"},
+            TestsEvidence, gather, tests_green, runs_commands=True,
+            optional=frozenset({"baseline", "results", "tests-removed", "hidden-tests"}),
+            private=frozenset({"hidden-tests"}))

@@ -1,0 +1,282 @@
+"""Running a test plan: the orchestrator starts each runner itself and reads its structured report.
+
+Each runner step gets a report folder of its own, made here, outside the tree and anything the work can
+write, bound read-write for that step alone, and the runtime's reporters in a read-only folder under a
+random module name (a module the work could shadow would have to be named first). After the step the
+report is read without following a symlink and within a size bound: the code under test runs as the
+agent's user and could leave anything in that folder. A runner that wrote no report, or one that does
+not read, says so in the step's result, and verify rejects it.
+
+The base's run of the same plan is cached per base commit in the state folder (`base-tests/`), shared by
+every agent and attempt that judges work against that base, and computed once under a lock when several
+ask at the same time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import anyio
+from filelock import FileLock
+
+from runtime.checks.kind import BaseRunRef
+from runtime.checks.runners.base import MAX_REPORT_BYTES, Reading, ReportPaths
+from runtime.checks.runners.plan import TestPlan
+from runtime.checks.runners.registry import BY_NAME, SUPPORT
+from runtime.checks.runners.results import RunnerReport, StepRun, TestRun
+from runtime.errors import FatalError
+from runtime.manifests.task import Task
+from runtime.manifests.toolchain import Toolchain
+from runtime.sandbox.identity import AgentUser
+from runtime.spawn.commands import Binds, Runner
+from runtime.workspace.git import Git
+from runtime.workspace.safe_files import UnsafeFile, read_under
+from runtime.workspace.tree import remove_tree
+
+COMMAND_TIMEOUT_S = 900.0
+# How long the base's cached run is trusted: the toolchain it ran with (a venv, node_modules) can change
+# under the same paths without the cache knowing.
+BASE_CACHE_TTL_S = 12 * 3600
+_GO_TEST = re.compile(r"^func (Test\w*)\(", re.M)
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """Tests the work never sees, laid over the tree for the runner steps alone: relative path -> bytes, and
+    the digest that tells one set from another (the base's cache keys on it)."""
+
+    files: tuple[tuple[str, bytes], ...]
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for path, data in self.files:
+            h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+        return h.hexdigest()
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.files]
+
+
+MAX_HIDDEN_FILES = 2000
+MAX_HIDDEN_BYTES = 32 * 1024 * 1024
+
+
+def load_hidden(git: Git, task: Task) -> Hidden | None:
+    """The task's hidden tests (`[verification] hidden-tests`): the files of a folder outside the repository
+    (an absolute path), or of a revision of the repository, which the agent's sandbox never shows; None when
+    the task names none. `runtime.spawn.preflight` has checked the source before anything was made."""
+    spec = task.fields.get("verification.hidden-tests")
+    if not spec:
+        return None
+    files: list[tuple[str, bytes]] = []
+    if str(spec).startswith("/"):
+        root = Path(spec)
+        total = 0
+        for path in sorted(root.rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            rel = path.relative_to(root).as_posix()
+            if any(part.startswith(".git") for part in rel.split("/")):
+                continue
+            content, _ = read_under(root, rel, MAX_HIDDEN_BYTES + 1)
+            total += len(content)
+            files.append((rel, content))
+            if len(files) > MAX_HIDDEN_FILES or total > MAX_HIDDEN_BYTES:
+                raise FatalError(f"{task.src.path}: the hidden tests in {spec} are more than {MAX_HIDDEN_FILES} files "
+                                 f"or {MAX_HIDDEN_BYTES // (1024 * 1024)} MB")
+    else:
+        rev = git.resolve(str(spec))
+        for rel in git.files_at(rev):
+            data = git.read_file(rev, rel)
+            if data is not None:
+                files.append((rel, data))
+    if not files:
+        raise FatalError(f"{task.src.path}: the hidden tests `{spec}` hold no file")
+    return Hidden(tuple(files))
+
+
+def support_files() -> dict[str, bytes]:
+    """The reporters, by the suffix each takes after the random module name."""
+    folder = resources.files("runtime.checks.runners.support")
+    return {suffix: folder.joinpath(name).read_bytes() for suffix, name in SUPPORT.items()}
+
+
+def support_digest() -> str:
+    return hashlib.sha256(b"".join(support_files()[k] for k in sorted(SUPPORT))).hexdigest()
+
+
+async def run_plan(plan: TestPlan, run: Runner, root: Path, folder: Path, user: AgentUser | None,
+                   hidden: Hidden | None = None) -> TestRun:
+    """Run ``plan``'s steps in order with ``run`` in the tree shown at ``root``, its reports under ``folder``
+    (made here, removed after)."""
+    await anyio.to_thread.run_sync(_fresh, folder, None)
+    try:
+        return await _run_steps(plan, run, root, folder, user, hidden)
+    finally:
+        await anyio.to_thread.run_sync(remove_tree, folder)
+
+
+async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user: AgentUser | None,
+                     hidden: Hidden | None) -> TestRun:
+    module = f"agent_runtime_{secrets.token_hex(6)}"
+    support = folder / "support"
+    await anyio.to_thread.run_sync(_write_support, support, module)
+    steps: list[StepRun] = []
+    for n, step in enumerate(plan.steps):
+        # Every step runs, whatever the one before did (`&&` would stop): a lint step failing as it does at the
+        # base must not hide the tests after it, and each step's verdict is its own.
+        if step.runner is None:
+            code, output = await run(step.render(str(root), None), COMMAND_TIMEOUT_S)
+            steps.append(StepRun(command=step.command.render(), exit_code=code, output=output))
+            continue
+        reports = folder / f"step-{n}"
+        await anyio.to_thread.run_sync(_fresh, reports, user)
+        paths = ReportPaths(str(reports / "report"), str(support), module)
+        command = step.render(str(root), paths)
+        code, output = await run(command, COMMAND_TIMEOUT_S,
+                                 binds=Binds(rw=(reports,), ro=(support,), overlay=hidden.files if hidden else ()))
+        runner = BY_NAME[step.runner]
+        data: bytes | None = output.encode("utf-8", errors="replace")
+        if not runner.output_is_report:
+            data = await anyio.to_thread.run_sync(_report, reports)
+        if data is None:
+            reading = Reading(problem="the runner wrote no report (it did not start, or something ended it first)")
+        else:
+            reading = runner.read(data, output, str(root))
+        steps.append(StepRun(command=step.command.render(), exit_code=code, output=output, report=RunnerReport(
+            runner=runner.name, command=command, exit_code=code, complete=reading.complete, problem=reading.problem,
+            config=reading.config, tests=reading.tests)))
+    result = TestRun(steps=steps)
+    return TestRun(steps=steps, hidden=hidden_ids(result, hidden)) if hidden is not None else result
+
+
+def hidden_ids(result: TestRun, hidden: Hidden) -> list[str]:
+    """The tests of ``result`` that come from the hidden files: by the file the runner names, and for go
+    (whose events name no file) by the test functions the hidden `_test.go` files define."""
+    paths = set(hidden.paths)
+    go_names = {name for path, data in hidden.files if path.endswith("_test.go")
+                for name in _GO_TEST.findall(data.decode("utf-8", errors="replace"))}
+    out = []
+    for case in result.cases().values():
+        if case.file in paths or _cargo_target(case.id, paths):
+            out.append(case.id)
+        elif "::" in case.id and case.id.split("::", 1)[1].split("/", 1)[0] in go_names:
+            out.append(case.id)
+    return sorted(out)
+
+
+def _cargo_target(test_id: str, paths: set[str]) -> bool:
+    """A cargo integration test from a hidden `tests/NAME.rs`: its binary is NAME."""
+    target = test_id.split("::", 1)[0]
+    return f"tests/{target}.rs" in paths
+
+
+def _fresh(folder: Path, user: AgentUser | None) -> None:
+    remove_tree(folder)
+    folder.mkdir(mode=0o700, parents=True)
+    if user is not None:
+        os.chown(folder, user.uid, user.gid, follow_symlinks=False)
+
+
+def _write_support(support: Path, module: str) -> None:
+    support.mkdir(mode=0o755)
+    for suffix, data in support_files().items():
+        (support / f"{module}{suffix}").write_bytes(data)
+        (support / f"{module}{suffix}").chmod(0o644)
+
+
+def _report(folder: Path) -> bytes | None:
+    """The step's report, never through a symlink and within the size bound; None when there is none."""
+    try:
+        data, size = read_under(folder, "report", MAX_REPORT_BYTES + 1)
+    except (OSError, UnsafeFile):
+        return None
+    return None if size > MAX_REPORT_BYTES else data
+
+
+class BaseTests:
+    """The base's run of a plan, cached per base commit under ``cache`` (the state folder's `base-tests/`):
+    the first caller runs it with ``run`` and stores it under a lock; every later one (another attempt,
+    another agent of the plan on the same base) reads it. ``context`` names everything else the run
+    depended on (the toolchain, the task's variables), which the key holds."""
+
+    def __init__(self, cache: Path, base: str, run: Runner, root: Path, folder: Path, user: AgentUser | None,
+                 context: Mapping[str, object], hidden: Hidden | None = None) -> None:
+        self._cache, self._base, self._run, self._root = cache, base, run, root
+        self._folder, self._user, self._context, self._hidden = folder, user, context, hidden
+
+    def key(self, plan: TestPlan) -> str:
+        data = json.dumps({"base": self._base, "plan": plan.key(), "context": self._context,
+                           "hidden": self._hidden.digest if self._hidden else None, "support": support_digest()},
+                          sort_keys=True, default=str)
+        return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+    async def __call__(self, plan: TestPlan) -> tuple[TestRun, BaseRunRef]:
+        key = self.key(plan)
+        folder = self._cache / self._base
+        await anyio.to_thread.run_sync(lambda: folder.mkdir(parents=True, exist_ok=True))
+        path = folder / f"{key}.json"
+        lock = FileLock(str(path) + ".lock")
+        await anyio.to_thread.run_sync(lock.acquire)
+        try:
+            cached = await anyio.to_thread.run_sync(_cached, path)
+            if cached is not None:
+                return cached[0], BaseRunRef(key=key, base=self._base, ran_at=cached[1], cached=True)
+            result = await run_plan(plan, self._run, self._root, self._folder, self._user, self._hidden)
+            ran_at = time.time()
+            if not any(s.report and s.report.problem for s in result.steps):  # a broken run is not kept
+                await anyio.to_thread.run_sync(_store, path, result, ran_at)
+            return result, BaseRunRef(key=key, base=self._base, ran_at=ran_at, cached=False)
+        finally:
+            lock.release()
+
+
+def _cached(path: Path) -> tuple[TestRun, float] | None:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if time.time() - float(raw["ran-at"]) > BASE_CACHE_TTL_S:
+            return None
+        return TestRun.model_validate(raw["run"]), float(raw["ran-at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a missing, stale or unreadable entry is run again (pydantic's errors are ValueErrors)
+
+
+def _store(path: Path, result: TestRun, ran_at: float) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"ran-at": ran_at, "run": result.model_dump(mode="json", by_alias=True)}), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def plan_context(toolchain: Toolchain, declared: Mapping[str, str]) -> dict[str, object]:
+    """What a base run depends on besides the base and the plan: the repository's toolchain and the task's
+    variables (its cache key holds them)."""
+    return {"toolchain": [*toolchain.folders, *toolchain.path, *toolchain.programs,
+                          *(f"{k}={v}" for k, v in toolchain.env)],
+            "env": dict(sorted(declared.items()))}
+
+
+def plan_runners(runner: Runner, at_base: Runner, root: Path, folder: Path, base: str, user: AgentUser | None,
+                 hidden: Hidden | None, context: Mapping[str, object],
+                 cache: Path) -> tuple[Callable[[TestPlan], Awaitable[TestRun]],
+                                       Callable[[TestPlan], Awaitable[tuple[TestRun, BaseRunRef]]]]:
+    """A verify's two test plan runners: on the work (``runner``, its reports under ``folder``), and on the
+    base (``at_base``), cached under ``cache`` per base commit."""
+
+    async def on_work(plan: TestPlan) -> TestRun:
+        return await run_plan(plan, runner, root, folder / "test-reports", user, hidden)
+
+    return on_work, BaseTests(cache, base, at_base, root, folder / "base-test-reports", user, context, hidden)
+
+
+__all__ = ["BaseTests", "Hidden", "hidden_ids", "load_hidden", "plan_context", "plan_runners", "run_plan", "support_files"]

@@ -1,0 +1,18 @@
+"""One arena per toy and test module: its repository and state folder are shared by the module's attacks,
+so the base's test run is computed once (cached per base commit) and every later attack reads it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gaming.arena import Arena
+from tests.gaming.other_attacks import CARGO, GO, NPM
+from tests.gaming.python_attacks import PYTHON
+
+TOYS = {"python": PYTHON, "npm": NPM, "cargo": CARGO, "go": GO}
+
+
+@pytest.fixture(scope="module")
+def arena(request, tmp_path_factory) -> Arena:
+    toy = TOYS[request.module.TOY]
+    return Arena(toy, tmp_path_factory.mktemp(toy.name))
