@@ -73,6 +73,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/agents.py
 	$(BIN)/python bench/spawn.py
+	$(BIN)/python bench/verify.py
 	$(BIN)/python bench/workspace.py
 	$(BIN)/python bench/scratch.py
 	$(BIN)/python bench/sandbox_start.py

@@ -59,7 +59,7 @@ def write_plan(root: Path) -> Path:
             lines += [
                 '[[subtask]]', f'id = "{sid}"', f'sequence = {g}', '[subtask.task]', 'role = "edit-local"',
                 f'goal = "Write notes/{sid}.md."', '[subtask.scope]', f'files-whitelist = ["notes/{sid}.md"]',
-                '[subtask.verification]', 'test-command = "true"', 'test-count-min = 0', 'check-commands = ["true"]',
+                '[subtask.verification]', 'test-command = "true"', 'test-results = "exit-code"', 'check-commands = ["true"]',
                 '[subtask.agent]', 'backend = "builtin"', f'model = "scripted/{sid}"', f'script = "{script}"',
                 '[subtask.body]', f'text = "Write notes/{sid}.md."', '',
             ]

@@ -92,6 +92,12 @@ RUST: tuple[Rule, ...] = (
     (CODE, re.compile(r"std::backtrace|Backtrace::(?:capture|force_capture)"), "reads its callers (which test calls it)"),
     ("both", re.compile(r"process::(?:exit|abort)\s*\(|libc::_?exit\s*\("), _EXIT),
 )
+# In every language: what reaches the runtime's reporter (its variable, its report's descriptor, its memory).
+_ANY: tuple[Rule, ...] = (
+    ("both", re.compile(r"AGENT_RUNTIME|agent_runtime_[0-9a-f]|/proc/self/(?:environ|fd)|/proc/\d+/(?:environ|fd)"),
+     "reaches for the test run's own report (its variable, its descriptors)"),
+)
+PYTHON, JAVASCRIPT, GO, RUST = (_ANY + PYTHON, _ANY + JAVASCRIPT, _ANY + GO, _ANY + RUST)
 BY_SUFFIX: dict[str, tuple[Rule, ...]] = {".py": PYTHON, ".js": JAVASCRIPT, ".cjs": JAVASCRIPT, ".mjs": JAVASCRIPT,
                                           ".ts": JAVASCRIPT, ".tsx": JAVASCRIPT, ".jsx": JAVASCRIPT, ".mts": JAVASCRIPT,
                                           ".cts": JAVASCRIPT, ".go": GO, ".rs": RUST}

@@ -42,12 +42,13 @@ MAX_OUTPUT = 200_000
 @dataclass(frozen=True)
 class Binds:
     """Folders outside the tree one command is given besides its sandbox's own (a test runner's report
-    folder, read-write; the runtime's reporters, read-only), and files laid over the tree's copy for it
-    alone (hidden tests: relative path -> bytes), removed after it."""
+    folder, read-write; the runtime's reporters, read-only), files laid over the tree's copy for it alone
+    (hidden tests: relative path -> bytes), removed after it, and the home it runs with."""
 
     rw: tuple[Path, ...] = ()
     ro: tuple[Path, ...] = ()
     overlay: tuple[tuple[str, bytes], ...] = ()
+    home: Path | None = None  # a home the caller made and removes (else the command gets one of its own)
 
 
 NO_BINDS = Binds()
@@ -97,7 +98,8 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
     async def run(command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
         cwd = worktree
-        own_home = Path(tempfile.mkdtemp(prefix="check-home-", dir=home.parent))
+        # the steps of one test plan share a home, as the steps of one command would (`binds.home`)
+        own_home = binds.home or Path(tempfile.mkdtemp(prefix="check-home-", dir=home.parent))
         try:
             with contextlib.ExitStack() as stack:
                 fds: tuple[int, ...] = ()
@@ -122,7 +124,8 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
                                          pass_fds=fds)
                 text = out.read_text(encoding="utf-8", errors="replace")[-MAX_OUTPUT:]
         finally:
-            await anyio.to_thread.run_sync(remove_tree, own_home)
+            if binds.home is None:
+                await anyio.to_thread.run_sync(remove_tree, own_home)
         if log is not None:
             log.write(where, command, result.exit_code if result.exit_code is not None else -1,
                       text + (f"\n[stopped: {result.breach}]" if result.breach else ""))

@@ -14,6 +14,7 @@ ask at the same time.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -26,7 +27,6 @@ from importlib import resources
 from pathlib import Path
 
 import anyio
-from filelock import FileLock
 
 from runtime.checks.kind import BaseRunRef
 from runtime.checks.runners.base import MAX_REPORT_BYTES, Reading, ReportPaths
@@ -132,12 +132,14 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
     module = f"agent_runtime_{secrets.token_hex(6)}"
     support = folder / "support"
     await anyio.to_thread.run_sync(_write_support, support, module)
+    home = folder / "home"  # one for all the steps, as one command's steps have (`pytest ... && cat "$HOME/x"`)
+    await anyio.to_thread.run_sync(_fresh, home, user)
     steps: list[StepRun] = []
     for n, step in enumerate(plan.steps):
         # Every step runs, whatever the one before did (`&&` would stop): a lint step failing as it does at the
         # base must not hide the tests after it, and each step's verdict is its own.
         if step.runner is None:
-            code, output = await run(step.render(str(root), None), COMMAND_TIMEOUT_S)
+            code, output = await run(step.render(str(root), None), COMMAND_TIMEOUT_S, binds=Binds(home=home))
             steps.append(StepRun(command=step.command.render(), exit_code=code, output=output))
             continue
         reports = folder / f"step-{n}"
@@ -145,7 +147,8 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
         paths = ReportPaths(str(reports / "report"), str(support), module)
         command = step.render(str(root), paths)
         code, output = await run(command, COMMAND_TIMEOUT_S,
-                                 binds=Binds(rw=(reports,), ro=(support,), overlay=hidden.files if hidden else ()))
+                                 binds=Binds(rw=(reports,), ro=(support,), overlay=hidden.files if hidden else (),
+                                             home=home))
         runner = BY_NAME[step.runner]
         data: bytes | None = output.encode("utf-8", errors="replace")
         if not runner.output_is_report:
@@ -183,8 +186,9 @@ def _cargo_target(test_id: str, paths: set[str]) -> bool:
 
 
 def _fresh(folder: Path, user: AgentUser | None) -> None:
+    folder.parent.mkdir(parents=True, exist_ok=True)
     remove_tree(folder)
-    folder.mkdir(mode=0o700, parents=True)
+    folder.mkdir(mode=0o700)
     if user is not None:
         os.chown(folder, user.uid, user.gid, follow_symlinks=False)
 
@@ -227,8 +231,10 @@ class BaseTests:
         folder = self._cache / self._base
         await anyio.to_thread.run_sync(lambda: folder.mkdir(parents=True, exist_ok=True))
         path = folder / f"{key}.json"
-        lock = FileLock(str(path) + ".lock")
-        await anyio.to_thread.run_sync(lock.acquire)
+        # One computes, the others wait and read: an flock on a file of its own (per open file, so parallel
+        # spawns of one process exclude each other as processes do; the kernel drops it with its holder).
+        lock = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        await anyio.to_thread.run_sync(fcntl.flock, lock, fcntl.LOCK_EX)
         try:
             cached = await anyio.to_thread.run_sync(_cached, path)
             if cached is not None:
@@ -239,7 +245,7 @@ class BaseTests:
                 await anyio.to_thread.run_sync(_store, path, result, ran_at)
             return result, BaseRunRef(key=key, base=self._base, ran_at=ran_at, cached=False)
         finally:
-            lock.release()
+            os.close(lock)  # releases the flock
 
 
 def _cached(path: Path) -> tuple[TestRun, float] | None:

@@ -141,7 +141,7 @@ def test_a_tox_and_setup_cfg_project(tmp_path):
     lint = run_cli("lint", "bad.toml", cwd=repo)
     assert lint.returncode == 1
     (error,) = [line for line in lint.stderr.splitlines() if line.startswith("error:")]
-    assert error.startswith("error: bad.toml:16: check command `codespell --write-changes src` is refused to role "
+    assert error.startswith("error: bad.toml:17: check command `codespell --write-changes src` is refused to role "
                             "`project` (strict mode), so its agent cannot run it: ")
 
 

@@ -147,7 +147,8 @@ def _attack_run(s: Spawner, name: str, where: str) -> tuple[dict, Seen, str]:
         task = s.task(agent_id=agent_id, command=command, limits=LIMITS)
     else:
         task = s.task(agent_id=agent_id, command=f"{SH_FIX}; {SH_REPORT}", limits=LIMITS,
-                      verification={"test-command": command, "test-count-min": 0,
+                      # the command is no test runner: judged by its exit code (and held to the limits)
+                      verification={"test-command": command, "test-results": "exit-code",
                                     "check-commands": ["python3 -m tabnanny src"]})
     seen = Seen()
     folders = [s.worktree(agent_id), s.run_dir(agent_id) / "scratch" / "tree"]

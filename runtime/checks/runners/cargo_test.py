@@ -153,9 +153,9 @@ def _ids(found: list[_Found]) -> list[str]:
     examples: dict[str, list[tuple[int, int]]] = {}  # a documentation item's id -> (line, index in found)
     for n, f in enumerate(found):
         if f.target.startswith("doc-tests "):
-            line = _DOC_LINE.search(f.name)
+            at = _DOC_LINE.search(f.name)
             base = f"{f.target}::{_DOC_LINE.sub('', f.name, count=1)}"
-            examples.setdefault(base, []).append((int(line.group(1)) if line else 0, n))
+            examples.setdefault(base, []).append((int(at.group(1)) if at else 0, n))
             ids.append(base)
         else:
             ids.append(f"{f.target}::{_SHOULD_PANIC.sub('', f.name)}")

@@ -44,11 +44,16 @@ class GoTest:
 
     def instrument(self, command: Simple, at: int, paths: ReportPaths) -> Simple:
         out = insert(command, at, [] if "-json" in command.argv else ["-json"])
-        # standard output (the events) to the report; so is standard error, by the `2>&1` after the step
-        return out.with_words([*out.words, Word(">" + paths.report, ">" + Word.added(paths.report).source)])
+        # standard output (the events) to the report, in a group of its own, so that the `2>&1` after the
+        # step keeps standard error (a build's errors) in the step's output: `{ go test -json ... >REPORT; }`
+        report = Word(">" + paths.report + ";", ">" + Word.added(paths.report).source + ";")
+        return Simple((), (Word("{", "{"), *out.assignments, *out.words, report, Word("}", "}")))
 
     def read(self, data: bytes, output: str, root: str) -> Reading:
         events, plain = _events(data)
+        # what go printed on standard error (the step's output: a build's `# pkg` and the compiler's lines),
+        # read with the report's own plain lines
+        plain = [line for line in _events(output.encode("utf-8", errors="replace"))[1]] + plain
         finals: dict[str, list[str]] = {}
         runs: dict[str, int] = {}
         lines: dict[str, list[str]] = {}

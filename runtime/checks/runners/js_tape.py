@@ -1,7 +1,12 @@
 """tape: the TAP it prints is the report (tape writes no file of its own): each `# name` starts a test, its
 `ok`/`not ok` lines are its assertions, and the closing plan (`1..N`) must count them all. A test file
 that prints lines of TAP's own form can pass as assertions; the plan's count and a name reported twice
-are the only checks, as for any runner whose results are its output. Recognised as `tape`."""
+are the only checks, as for any runner whose results are its output. Recognised as `tape`.
+
+A test `{ skip: true }` is headed `# SKIP name`, one `{ todo: true }` `# TODO name` (its failures count for
+nothing): both are skipped tests named `name`. A test whose assertions were all skipped (`t.skip`) is
+skipped; one with any assertion that ran, and none failing, passed. A test file that does not load ends node
+before tape prints anything: with no plan, the file node named is an error case."""
 
 from __future__ import annotations
 

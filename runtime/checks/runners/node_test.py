@@ -1,7 +1,14 @@
 """node's own test runner (`node --test`): started with the runtime's reporter beside a spec reporter on
 standard output (`--test-reporter`, `--test-reporter-destination`), from the parent process, which runs
 each test file in a process of its own. Recognised as `node [options] --test`, under any wrapper
-(`c8 --100 node --test`)."""
+(`c8 --100 node --test`).
+
+A test is `file > suite > name`. A `describe` is no test of its own (node counts suites apart): it is read only
+when it was skipped whole (node lists none of its tests) or failed for itself (a hook), not for its tests. A
+file that gave no result of its own (it did not load, or its process ended before any test did) is the
+file's own test, which node names by the file's absolute path: it is read as the file alone, an error when
+it failed. A test file that ends its process (`process.exit(0)`) loses its unfinished tests: they are
+absent, never passed."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ report. Words it does not touch must reach bash exactly as written (a glob, `tes
 to expand, as it would have been), so each word keeps its source; words it adds are quoted.
 
 Only what a test command needs is read: simple commands with leading variable assignments, joined by
-`&&`. Anything else (pipes, `;`, `||`, redirections, substitutions, expansions) makes the command opaque:
+`&&`, whose words may hold variables (`"$HOME/x"`, passed to bash as written). Anything else (pipes, `;`,
+`||`, redirections, command substitutions, other expansions) makes the command opaque:
 `split` raises ``Opaque`` saying why, and the caller judges such a command by its exit code only where the
 task asked for that. Hand-written rather than tree-sitter's: this package sits below the gate that holds
 the parser, and the reading needed is this small, exact subset, refused whole outside it.
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_VARIABLE = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})")
 _OPERATORS = "|&;<>()"
 _META_IN_DOUBLE = "$`"
 
@@ -35,6 +37,9 @@ class Word:
     value: str
     source: str
     glob: bool = False  # holds an unquoted `*`, `?` or `[`: bash may expand it
+    # holds a variable bash expands (`"$HOME/x"`): its value is only known at run time, so the word names no
+    # program or option the plan reads, and goes to bash as written
+    expands: bool = False
 
     @staticmethod
     def added(value: str) -> Word:
@@ -103,7 +108,7 @@ def _simple(words: list[Word], command: str) -> Simple:
 
 
 def _word(command: str, i: int) -> tuple[Word, int]:
-    start, value, glob = i, [], False
+    start, value, glob, expands = i, [], False, False
     n = len(command)
     while i < n:
         ch = command[i]
@@ -124,8 +129,14 @@ def _word(command: str, i: int) -> tuple[Word, int]:
                 if c == '"':
                     i += 1
                     break
+                if c == "$" and (m := _VARIABLE.match(command, i)):
+                    value.append(m.group(0))
+                    expands = True
+                    i = m.end()
+                    continue
                 if c in _META_IN_DOUBLE:
-                    raise Opaque(f"it expands `{c}` inside double quotes")
+                    raise Opaque(f"it expands `{c}` inside double quotes (only a variable, `$NAME` or `${{NAME}}`, "
+                                 "is read)")
                 if c == "\\" and i + 1 < n and command[i + 1] in '"\\$`\n':
                     value.append(command[i + 1])
                     i += 2
@@ -137,8 +148,12 @@ def _word(command: str, i: int) -> tuple[Word, int]:
                 raise Opaque("it continues a line with a backslash")
             value.append(command[i + 1])
             i += 2
+        elif ch == "$" and (m := _VARIABLE.match(command, i)):
+            value.append(m.group(0))
+            expands = True
+            i = m.end()
         elif ch in "$`":
-            raise Opaque(f"it expands `{ch}`")
+            raise Opaque(f"it expands `{ch}` (only a variable, `$NAME` or `${{NAME}}`, is read)")
         elif ch == "~" and i == start:
             raise Opaque("it starts a word with `~`")
         else:
@@ -146,7 +161,7 @@ def _word(command: str, i: int) -> tuple[Word, int]:
                 glob = True  # bash may expand it (a glob, a brace): its source goes to bash untouched
             value.append(ch)
             i += 1
-    return Word("".join(value), command[start:i], glob), i
+    return Word("".join(value), command[start:i], glob, expands), i
 
 
 def render(commands: Sequence[Simple]) -> str:

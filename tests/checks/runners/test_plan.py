@@ -67,9 +67,9 @@ def test_split_joins_commands_by_and() -> None:
     ("pytest > out.txt", "`>`"),
     ("pytest 2>&1", "`>`"),
     ("pytest < in.txt", "`<`"),
-    ("pytest $ARGS", "expands `$`"),
-    ("pytest ${ARGS}", "expands `$`"),
-    ('pytest "$ARGS"', "expands `$` inside double quotes"),
+    ("pytest $(cat args)", "expands `$`"),
+    ("pytest $1", "expands `$`"),
+    ('pytest "$(cat args)"', "expands `$` inside double quotes"),
     ("pytest `cat args`", "expands `` ` ``"),
     ('pytest "`cat args`"', "inside double quotes"),
     ("pytest\ngo test ./...", "several lines"),
@@ -86,6 +86,15 @@ def test_split_refuses_what_it_cannot_read_exactly(command: str, why: str) -> No
     with pytest.raises(Opaque) as caught:
         split(command)
     assert why.replace("`` ` ``", "```") in str(caught.value)
+
+
+@pytest.mark.parametrize("command", ["pytest $ARGS", "pytest ${ARGS}", 'pytest -q tests && cat "$HOME/ran"'])
+def test_a_variable_goes_to_bash_as_written_and_names_no_program(command: str) -> None:
+    simple = split(command)
+    assert render(simple) == command
+    expanding = [w for s in simple for w in s.words if "$" in w.source]
+    assert expanding and all(w.expands for w in expanding)
+    assert plan_tests(command).steps[0].runner == "pytest"
 
 
 def test_an_added_word_is_quoted_so_bash_gives_the_program_its_value() -> None:
@@ -138,9 +147,9 @@ def test_an_added_word_is_quoted_so_bash_gives_the_program_its_value() -> None:
     ("cargo +stable test", "cargo test", "cargo +stable test --no-fail-fast"),
     ("cargo test -q --workspace -- -q --format=terse --exact x", "cargo test",
      "cargo test --no-fail-fast --workspace -- --exact x"),
-    ("go test ./...", "go test", "go test -json ./... >/reports/step-0/report"),
-    ("go test -run X ./...", "go test", "go test -json -run X ./... >/reports/step-0/report"),
-    ("go test -json -v ./...", "go test", "go test -json -v ./... >/reports/step-0/report"),
+    ("go test ./...", "go test", "{ go test -json ./... >/reports/step-0/report; }"),
+    ("go test -run X ./...", "go test", "{ go test -json -run X ./... >/reports/step-0/report; }"),
+    ("go test -json -v ./...", "go test", "{ go test -json -v ./... >/reports/step-0/report; }"),
 ])
 def test_each_runner_is_recognised_under_its_wrappers(command: str, runner: str, rendered: str) -> None:
     plan = plan_tests(command)

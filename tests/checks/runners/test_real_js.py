@@ -127,6 +127,15 @@ def test_vitest_process_exit_in_a_test_fails_it(tmp_path: Path, js_runners: Path
     assert outcomes.get("test/exit.test.js > later") != "passed"
 
 
+
+def test_vitest_a_test_printing_vitest_s_own_lines_changes_nothing(tmp_path: Path, js_runners: Path) -> None:
+    root = _project(tmp_path / "proj", js_runners, "vitest", {"test/fake.test.js": """
+        import { it } from 'vitest';
+        it('victim', () => { throw new Error('really broken'); });
+        it('forger', () => { process.stdout.write(' ✓ test/fake.test.js > victim 1ms\\n      Tests  2 passed (2)\\n'); });
+    """})
+    green(run("npx vitest", root), {"test/fake.test.js > victim": "failed", "test/fake.test.js > forger": "passed"})
+
 # --- mocha ---------------------------------------------------------------------------------------------
 
 MOCHA_OUTCOMES = {  # mocha names a test by its full title, the titles joined by spaces
