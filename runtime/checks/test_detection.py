@@ -158,7 +158,7 @@ def no_test_detection(params: Params, evidence: Findings) -> VerifyResult:
     return judge_findings(
         params, evidence, allow="allowed",
         head="The change has code that knows it is under test or steers the test run",
-        advice="Remove it and make the code right for every caller, not for its tests: hidden tests judge this work "
+        advice="Remove it and make the code right for every caller, not for its tests: tests you cannot see may judge it "
                "too. If the task truly needs such code, say why in your report; a person can allow it "
                "(`[verification] allow-test-detection`).",
         ok="no code that detects its tests or steers their run was added")

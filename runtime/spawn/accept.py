@@ -42,7 +42,7 @@ def last_checks(attempts: Sequence[Attempt]) -> list[tuple[str, str]]:
     return [(c.atom, c.status) for c in attempts[-1].checks] if attempts else []
 
 
-def test_trailers(attempts: Sequence[Attempt]) -> str:
+def verdict_trailers(attempts: Sequence[Attempt]) -> str:
     """What the last attempt's verdict on the tests rests on, as commit trailers: the base's test files the
     task let the work change first (a reviewer reads them first), then which tests ran against which base."""
     if not attempts:
@@ -67,7 +67,7 @@ def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]],
     head = run.audit.append("commit-intent", run.agent_id, verified=verified, label=label)["hash"]
     return (
         f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
-        f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n" + test_trailers(attempts) +
+        f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n" + verdict_trailers(attempts) +
         f"Agent-Id: {run.agent_id}\nRole: {task.role.name}\nVerified: {'yes' if verified else 'no'}\n"
         + ("" if verified else f"Outcome: {label}\n")  # a merge may still fail after a verified commit
         + f"Audit-Head: {head}\n"

@@ -37,7 +37,7 @@ from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
 from runtime.spawn.attempts import run_attempts
 from runtime.spawn.outcome import Acceptance, Outcome, Verdict
-from runtime.spawn.preflight import preflight, tests_preflight
+from runtime.spawn.preflight import preflight, preflight_tests
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.remote import RemoteOrchestrator
@@ -194,7 +194,7 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     if options.merge:
         _check_merge_target(git, options)
     state_root = Path(options.state_dir or default_state_dir(git.root))
-    tests_preflight(task, git, git.resolve(options.base or "HEAD"), sandboxed=options.use_sandbox, state=state_root)
+    preflight_tests(task, git, git.resolve(options.base or "HEAD"), sandboxed=options.use_sandbox, state=state_root)
     toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
     # The policy as the worktree will have it, compiled once here: a role or toolchain it refuses (a
     # toolchain folder inside the write scope) is one line before any branch or worktree exists.

@@ -35,7 +35,7 @@ def preflight(task: Task, *, models_here: bool = True) -> None:
     backend_for(agent.backend).preflight(task, models_here)
 
 
-def tests_preflight(task: Task, git: Git, base: str, *, sandboxed: bool, state: Path | None = None) -> None:
+def preflight_tests(task: Task, git: Git, base: str, *, sandboxed: bool, state: Path | None = None) -> None:
     """A task whose tests verify cannot judge never runs its agent: a test command no known runner reads
     (unless the task asks for its exit code alone), hidden tests that do not exist, that lie where the agent
     could read them, or that a run without the OS sandbox could not keep hidden."""

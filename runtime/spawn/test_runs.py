@@ -241,7 +241,8 @@ class BaseTests:
                 return cached[0], BaseRunRef(key=key, base=self._base, ran_at=cached[1], cached=True)
             result = await run_plan(plan, self._run, self._root, self._folder, self._user, self._hidden)
             ran_at = time.time()
-            if not any(s.report and s.report.problem for s in result.steps):  # a broken run is not kept
+            # a run whose report is missing, unreadable or unfinished is not kept: the next one tries again
+            if all(s.report.complete and not s.report.problem for s in result.steps if s.report is not None):
                 await anyio.to_thread.run_sync(_store, path, result, ran_at)
             return result, BaseRunRef(key=key, base=self._base, ran_at=ran_at, cached=False)
         finally:

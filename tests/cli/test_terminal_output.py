@@ -205,6 +205,17 @@ def test_the_run_report_holds_no_control_character_and_keeps_its_fences():
     assert "\n`````\n```\n" in text and "\nafter\n`````\n" in text, text
 
 
+def test_the_run_report_shows_a_subtask_s_allowed_test_edits_first_and_what_its_tests_rest_on():
+    line = SubtaskLine("s1", 1, 1, "edit-local", "r1.s1", "ok", checks=[("quality::tests-green", "passed")],
+                       test_edits=[f"tests/{HOSTILE}.py"], tests="6 passed (pytest); base bbbbbbbbbbbb: 5 ran")
+    text = render(RunReport("r1", "goal", "accepted", "ok", subtasks=[line]))
+    assert_inert(text.encode("utf-8"), tty=False)
+    section = text.split("### s1\n", 1)[1]
+    assert section.lstrip().startswith("**Test edits (the task allowed them):** `tests/"), section
+    assert "**Tests:** 6 passed (pytest); base bbbbbbbbbbbb: 5 ran" in section
+    assert section.index("Test edits") < section.index("**Tests:**") < section.index("quality::tests-green")
+
+
 def test_json_outputs_stay_json(tmp_path):
     state = StateDir(tmp_path / "state")
     _hostile_run(state)

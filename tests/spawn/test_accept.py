@@ -28,6 +28,7 @@ from runtime.spawn.accept import (
     keep_for_inspection,
     last_checks,
     merge_verified,
+    verdict_trailers,
 )
 from runtime.spawn.commands import CommandLog, TreeRunners
 from runtime.spawn.outcome import Acceptance, Attempt, CheckRecord, Verdict
@@ -515,3 +516,60 @@ def test_a_nested_repository_is_never_committed_and_is_listed(run):
     assert left_out(message(run, commit)) == 'Left-Out: "vendor/lib" (nested repository or unreadable folder)'
     assert not (run.worktree / "vendor" / "lib" / ".git").exists()
     assert (run.worktree / "vendor" / "lib" / "code.py").exists()
+
+
+# -- the merge's tests, judged per test against the base branch's head ----------------------------------
+
+def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(bare, monkeypatch):
+    """On the simulated merge, the tests run as verify ran them: the plan on the merged tree and on the base
+    branch's head (the base the merge goes into, cached like any base), compared test by test; a base test
+    the merge loses fails the merge."""
+    from runtime.checks.kind import BaseRunRef
+    from runtime.checks.runners.results import TestRun
+
+    fake_runner(monkeypatch, {})
+    asked: list[tuple[str, str]] = []
+
+    def runs(*cases: tuple[str, str]) -> TestRun:
+        return TestRun.model_validate({"steps": [{"command": "pytest -q", "exit-code": 0, "output": "", "report": {
+            "runner": "pytest", "command": "pytest -q", "exit-code": 0, "complete": True,
+            "tests": [{"id": i, "outcome": o} for i, o in cases]}}]})
+
+    def plan_runners(run, at_base, root, folder, base, user, hidden, context, cache):
+        async def on_work(plan):
+            asked.append(("work", plan.command))
+            return runs(("tests/test_a.py::test_one", "passed"))
+
+        async def on_base(plan):
+            asked.append(("base", base))
+            return runs(("tests/test_a.py::test_one", "passed"), ("tests/test_a.py::test_two", "passed")), \
+                BaseRunRef(key="k", base=base, ran_at=0.0, cached=False)
+        return on_work, on_base
+
+    monkeypatch.setattr(accept_module, "plan_runners", plan_runners)
+    monkeypatch.setattr(accept_module, "load_hidden", lambda git, task: None)
+    monkeypatch.setattr(accept_module, "plan_context", lambda toolchain, declared: {})
+    bare.git = SimpleNamespace(read_file=lambda rev, path: None)
+    bare.catalog = SimpleNamespace(toolchain=None)
+    bare.policy = Policy([Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "min-count": 1})])
+    failures = anyio.run(_merged_checks_pass, bare, "tree", "head-of-trunk", "commit")
+    assert asked == [("work", "pytest -q"), ("base", "head-of-trunk")]
+    assert len(failures) == 1 and failures[0].startswith("quality::tests-green: The tests are not green")
+    assert "tests/test_a.py::test_two" in failures[0]
+
+
+def test_the_trailers_list_the_allowed_test_edits_first_then_what_the_tests_rest_on():
+    from runtime.checks.summary import TestsSummary
+
+    summary = TestsSummary(mode="per-test", command="pytest -q", runners=["pytest"], base="b" * 40, base_run="k1",
+                           base_cached=True, passed=6, base_tests=5, still_pass=4, fixed=["t::x"], new=1, hidden=2)
+    attempt = Attempt(1, checks=[CheckRecord("quality::tests-protected", "tests-protected", "passed", "ok",
+                                             test_edits=["tests/test_a.py"]),
+                                 CheckRecord("quality::tests-green", "tests-green", "passed", "ok", summary)])
+    text = verdict_trailers([attempt])
+    assert text.splitlines() == [
+        'Test-Edits: "tests/test_a.py"',
+        "Tests: 6 passed (pytest); base bbbbbbbbbbbb: 5 ran, 4 still pass, 1 fixed; 1 new; 2 hidden",
+        "Tests-Base-Run: k1 (cached)",
+    ]
+    assert verdict_trailers([Attempt(1)]) == "" and verdict_trailers([]) == ""

@@ -213,7 +213,9 @@ def test_gated_keyless_agent_commits_only_verified_work(project, tmp_path):
     assert (first["denials"], first["tool_calls"], first["exit_code"]) == (3, 6, 0), why
     rejected = [c for c in first["checks"] if c["status"] == "rejected"]
     assert [c["atom"] for c in rejected] == ["quality::tests-green"], first["checks"]
-    assert "test_add - assert -1 == 5" in rejected[0]["feedback"] and "Read-only" not in rejected[0]["feedback"]
+    feedback = rejected[0]["feedback"]
+    assert "`tests/test_calc.py::test_add` (failed)" in feedback and "assert -1 == 5" in feedback, feedback
+    assert "Read-only" not in feedback
     assert first["report"] == REPORT and first["turns"] == 7 and first["cost_usd"] > 0 and first["tokens"] > 0
     assert (second["denials"], second["tool_calls"]) == (0, 2)
     assert all(c["status"] == "passed" for c in second["checks"]), second["checks"]

@@ -1,0 +1,199 @@
+"""Running a test plan (runtime.spawn.test_runs): each runner step's report folder and the reporters, read
+back safely; plain steps; a home the steps share; hidden tests laid over for the runner steps; the base's
+run cached per base commit, computed once however many ask."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from runtime.checks.runners.plan import plan_tests
+from runtime.checks.runners.results import TestRun
+from runtime.spawn import test_runs
+from runtime.spawn.commands import NO_BINDS, Binds, _overlaid
+from runtime.spawn.test_runs import BaseTests, Hidden, hidden_ids, load_hidden, run_plan
+from tests.support import git
+
+PASSED = [{"event": "start", "rootdir": "/w", "inifile": "", "plugins": []},
+          {"event": "report", "id": "tests/test_a.py::test_one", "when": "call", "outcome": "passed", "xfail": False},
+          {"event": "finish", "exitstatus": 0}]
+
+
+class FakeRunner:
+    """Answers each command: a runner step writes ``records`` to its report (as our reporter would); every
+    call is kept with its binds."""
+
+    def __init__(self, records=PASSED, code: int = 0, output: str = "ok") -> None:
+        self.records, self.code, self.output = records, code, output
+        self.calls: list[tuple[str, Binds]] = []
+
+    async def __call__(self, command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
+        self.calls.append((command, binds))
+        if binds.rw:
+            (binds.rw[0] / "report").write_text("".join(json.dumps(r) + "\n" for r in self.records))
+        return self.code, self.output
+
+
+def test_a_runner_step_gets_its_own_report_folder_and_the_reporters_under_a_random_name(tmp_path):
+    runner = FakeRunner()
+    result = anyio.run(run_plan, plan_tests("pytest -q tests"), runner, Path("/w"), tmp_path / "plan", None)
+    [(command, binds)] = runner.calls
+    [reports], [support] = binds.rw, binds.ro
+    module = command.split(" -p ")[1].split()[0]
+    assert module.startswith("agent_runtime_") and len(module) > len("agent_runtime_") + 8
+    assert f"AGENT_RUNTIME_TEST_REPORT={reports / 'report'}" in command and f"PYTHONPATH={support}" in command
+    assert binds.home is not None and binds.home.parent == reports.parent
+    [step] = result.steps
+    assert step.report is not None and step.report.complete and step.report.runner == "pytest"
+    assert [(t.id, t.outcome) for t in step.report.tests] == [("tests/test_a.py::test_one", "passed")]
+    assert not (tmp_path / "plan").exists()  # made for the run, removed after
+
+
+def test_every_step_runs_with_one_home_and_a_plain_step_has_no_report(tmp_path):
+    runner = FakeRunner(code=1, output="lint failed")
+    result = anyio.run(run_plan, plan_tests('eslint . && pytest -q && cat "$HOME/ran"'), runner, Path("/w"),
+                       tmp_path / "plan", None)
+    assert [c for c, _ in runner.calls][0] == "eslint ." and len(runner.calls) == 3  # `&&` would have stopped
+    homes = {b.home for _, b in runner.calls}
+    assert len(homes) == 1 and None not in homes
+    assert [s.report is None for s in result.steps] == [True, False, True]
+
+
+def test_a_runner_that_wrote_no_report_or_a_symlink_says_so(tmp_path):
+    class NoReport(FakeRunner):
+        async def __call__(self, command, timeout_s, *, binds=NO_BINDS):
+            self.calls.append((command, binds))
+            (binds.rw[0] / "report").symlink_to("/etc/passwd")
+            return 0, "4 passed in 0.01s"
+
+    result = anyio.run(run_plan, plan_tests("pytest -q"), NoReport(), Path("/w"), tmp_path / "plan", None)
+    report = result.steps[0].report
+    assert report is not None and not report.complete and "wrote no report" in report.problem and report.tests == []
+
+
+def test_an_unfinished_report_is_read_as_unfinished(tmp_path):
+    result = anyio.run(run_plan, plan_tests("pytest -q"), FakeRunner(PASSED[:2]), Path("/w"), tmp_path / "plan", None)
+    assert result.steps[0].report is not None and not result.steps[0].report.complete
+
+
+def test_hidden_tests_are_laid_over_for_the_runner_steps_and_named_by_their_files(tmp_path):
+    runner = FakeRunner([*PASSED[:2], {"event": "report", "id": "tests/test_hidden.py::test_h", "when": "call",
+                                       "outcome": "passed", "xfail": False}, PASSED[2]])
+    hidden = Hidden((("tests/test_hidden.py", b"def test_h():\n    pass\n"),))
+    result = anyio.run(run_plan, plan_tests("echo go && pytest -q"), runner, Path("/w"), tmp_path / "plan", None, hidden)
+    plain, tests = runner.calls
+    assert plain[1].overlay == () and tests[1].overlay == hidden.files
+    assert result.hidden == ["tests/test_hidden.py::test_h"]
+
+
+def test_hidden_ids_follow_the_runners_files_go_s_test_names_and_cargo_s_targets():
+    run = TestRun.model_validate({"steps": [{"command": "x", "exit-code": 0, "output": "", "report": {
+        "runner": "x", "command": "x", "exit-code": 0, "complete": True, "tests": [
+            {"id": "tests/test_h.py::test_a", "outcome": "passed", "file": "tests/test_h.py"},
+            {"id": "tests/test_v.py::test_b", "outcome": "passed", "file": "tests/test_v.py"},
+            {"id": "example.com/calc::TestHidden/sub", "outcome": "passed"},
+            {"id": "example.com/calc::TestVisible", "outcome": "passed"},
+            {"id": "oracle::checks_mean", "outcome": "passed"}]}}]})
+    hidden = Hidden((("tests/test_h.py", b""), ("hidden_test.go", b"package calc\n\nfunc TestHidden(t *testing.T) {}\n"),
+                     ("tests/oracle.rs", b"")))
+    assert hidden_ids(run, hidden) == ["example.com/calc::TestHidden/sub", "oracle::checks_mean", "tests/test_h.py::test_a"]
+
+
+class Task:
+    def __init__(self, spec: str) -> None:
+        self.fields = {"verification.hidden-tests": spec}
+        self.src = type("Src", (), {"path": "task.toml"})()
+
+
+def test_hidden_tests_are_read_from_a_folder_without_links_or_git_files_or_from_a_revision(tmp_path):
+    folder = tmp_path / "oracle"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "tests" / "test_h.py").write_text("def test_h(): pass\n")
+    (folder / "tests" / "link.py").symlink_to("/etc/passwd")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "config").write_text("[core]\n")
+    assert load_hidden(None, Task(str(folder))).files == (("tests/test_h.py", b"def test_h(): pass\n"),)  # type: ignore[arg-type]
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "oracle", str(repo))
+    (repo / "t_test.go").write_text("package x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "oracle")
+    from runtime.workspace.git import Git
+    assert load_hidden(Git(repo), Task("oracle")).files == (("t_test.go", b"package x\n"),)  # type: ignore[arg-type]
+    assert load_hidden(Git(repo), type("T", (), {"fields": {}})()) is None  # type: ignore[arg-type]
+
+
+def test_files_laid_over_a_tree_are_taken_back_and_what_they_replaced_restored(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_a.py").write_text("the work's\n")
+    with _overlaid(tree, (("tests/test_a.py", b"the oracle's\n"), ("hidden/deep/test_h.py", b"h\n")), None):
+        assert (tree / "tests" / "test_a.py").read_text() == "the oracle's\n"
+        assert (tree / "hidden" / "deep" / "test_h.py").read_text() == "h\n"
+    assert (tree / "tests" / "test_a.py").read_text() == "the work's\n" and not (tree / "hidden").exists()
+
+
+def test_files_are_never_laid_through_a_symlink_the_tree_holds(tmp_path):
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    (tree / "tests").symlink_to(outside)
+    with pytest.raises(OSError), _overlaid(tree, (("tests/test_h.py", b"h\n"),), None):
+        pass
+    assert list(outside.iterdir()) == []
+
+
+# -- the base's run, cached ----------------------------------------------------------------------------
+
+def base_tests(tmp_path: Path, runner: FakeRunner, base: str = "b" * 40) -> BaseTests:
+    return BaseTests(tmp_path / "cache", base, runner, Path("/w"), tmp_path / "plan", None, {"toolchain": []})
+
+
+def test_the_base_s_run_is_computed_once_and_read_from_the_cache_after(tmp_path):
+    runner = FakeRunner()
+    plan = plan_tests("pytest -q")
+    first, ref = anyio.run(base_tests(tmp_path, runner), plan)
+    again, ref_again = anyio.run(base_tests(tmp_path, runner), plan)
+    assert len(runner.calls) == 1 and again == first
+    assert (ref.cached, ref_again.cached) == (False, True) and ref.key == ref_again.key and ref.base == "b" * 40
+    assert anyio.run(base_tests(tmp_path, runner, "c" * 40), plan)[1].cached is False  # another base
+
+
+def test_agents_asking_at_once_wait_for_one_run(tmp_path):
+    class Slow(FakeRunner):
+        async def __call__(self, command, timeout_s, *, binds=NO_BINDS):
+            await anyio.sleep(0.3)
+            return await super().__call__(command, timeout_s, binds=binds)
+
+    runner = Slow()
+    plan = plan_tests("pytest -q")
+    refs = []
+
+    async def ask() -> None:
+        refs.append((await base_tests(tmp_path, runner)(plan))[1])
+
+    async def both() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            group.start_soon(ask)
+
+    anyio.run(both)
+    assert len(runner.calls) == 1 and sorted(r.cached for r in refs) == [False, True]
+
+
+def test_a_broken_base_run_is_not_kept_and_a_stale_one_is_run_again(tmp_path):
+    plan = plan_tests("pytest -q")
+    broken = FakeRunner(records=PASSED[:2])  # no end: something ended the runner
+    assert anyio.run(base_tests(tmp_path, broken), plan)[1].cached is False
+    assert list((tmp_path / "cache").rglob("*.json")) == []
+    good = FakeRunner()
+    anyio.run(base_tests(tmp_path, good), plan)
+    [entry] = list((tmp_path / "cache").rglob("*.json"))
+    raw = json.loads(entry.read_text())
+    raw["ran-at"] = time.time() - test_runs.BASE_CACHE_TTL_S - 1
+    entry.write_text(json.dumps(raw))
+    assert anyio.run(base_tests(tmp_path, good), plan)[1].cached is False and len(good.calls) == 2
