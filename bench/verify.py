@@ -19,6 +19,7 @@ ratios are against the exit-code verify of the same project.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -39,6 +40,7 @@ DEMO = REPO / "manifests" / "examples" / "spawn-demo"
 
 def _spawn(repo: Path, state: Path, doc: dict[str, Any], path: Path, catalog: str | None) -> float:
     path.write_text(tomlkit.dumps(doc))
+    os.chdir(repo)  # where a user runs it: the repository's own catalog (`runtime init`'s) is found from there
     outcome = anyio.run(spawn, path, SpawnOptions(repo=repo, state_dir=state, catalog=catalog))
     assert outcome.status == "ok", outcome.to_dict()
     return outcome.timings["verify"]
