@@ -17,6 +17,7 @@ from runtime.sandbox.bwrap import system_visible
 from runtime.sandbox.cpus import check_cpus
 from runtime.sandbox.env import check_declared
 from runtime.spawn.backends import backend_for
+from runtime.spawn.sandboxing import runtime_binds
 from runtime.workspace.git import Git, GitError
 
 
@@ -73,6 +74,9 @@ def preflight_tests(task: Task, git: Git, base: str, *, sandboxed: bool, state: 
         if system_visible(real):
             raise src.error(loc, f"hidden tests: {hidden} lies in a system folder every sandbox shows read-only; "
                             "keep them in a folder of their own (under /srv, /home or /root)")
+        for shown in runtime_binds():  # the interpreter and the runtime, bound read-only into every sandbox
+            if real == shown or shown in real.parents:
+                raise src.error(loc, f"hidden tests: {hidden} lies in {shown}, which every sandbox shows read-only")
         return
     try:
         git.resolve(hidden)

@@ -90,10 +90,11 @@ def test_hidden_tests_in_a_folder_outside_the_repository_pass(repo, tmp_path):
     ("repo", "lies in or around the repository"),
     ("state", "lies in or around the state folder"),
     ("/usr/share", "a system folder every sandbox shows"),
+    ("runtime", "which every sandbox shows read-only"),
 ])
 def test_hidden_tests_the_agent_could_read_or_that_are_not_there_are_refused(repo, tmp_path, where, words):
     folder = {"missing": tmp_path / "nowhere", "repo": repo / "src", "state": tmp_path / "state" / "oracle",
-              "/usr/share": Path("/usr/share")}[where]
+              "/usr/share": Path("/usr/share"), "runtime": REPO / "manifests"}[where]
     if where == "state":
         folder.mkdir(parents=True)
     with pytest.raises(ManifestError) as caught:
