@@ -52,7 +52,9 @@ THIRD_PARTY = re.compile(r"(?:^|/)(?:node_modules|vendor)(?:/|$)")
 CARGO_CONFIG = re.compile(r"(?:^|/)\.cargo/")
 # Sections of shared files: (file name, the path of keys that configures a tool).
 PYPROJECT_TOOLS = ("pytest", "ruff", "mypy", "coverage", "pyright", "pylint", "flake8", "black", "isort", "tox",
-                   "hatch", "pdm", "poe", "nox", "pytest-cov", "basedpyright", "ty")
+                   "poe", "nox", "pytest-cov", "basedpyright", "ty")
+# Tools whose table also builds or packages: only the part that runs tests or checks configures what judges.
+PYPROJECT_PARTS = {"hatch": "envs", "pdm": "scripts"}
 SETUP_CFG_SECTIONS = re.compile(r"^(?:tool:pytest|pytest|flake8|pycodestyle|pydocstyle|isort|pylint.*|mypy.*|"
                                 r"coverage:.*|tox:.*|testenv.*)$")
 PACKAGE_JSON_KEYS = ("jest", "mocha", "c8", "nyc", "ava", "tap", "vitest", "eslintConfig", "eslintIgnore", "prettier",
@@ -133,7 +135,14 @@ def _parse(name: str, text: str | None) -> dict[str, Any]:
             tool = tomllib.loads(text).get("tool", {})
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(str(exc)) from None
-        return {f"[tool.{k}]": v for k, v in tool.items() if k in PYPROJECT_TOOLS} if isinstance(tool, dict) else {}
+        if not isinstance(tool, dict):
+            return {}
+        out = {f"[tool.{k}]": v for k, v in tool.items() if k in PYPROJECT_TOOLS}
+        for name, part in PYPROJECT_PARTS.items():
+            table = tool.get(name)
+            if isinstance(table, dict) and part in table:
+                out[f"[tool.{name}.{part}]"] = table[part]
+        return out
     if name == "setup.cfg":
         parser = configparser.RawConfigParser()
         try:

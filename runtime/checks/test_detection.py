@@ -51,6 +51,13 @@ PYTHON: tuple[Rule, ...] = (
      "a pytest hook: it steers collection, outcomes or reports of the whole run"),
     (TESTS, re.compile(r"^\s*pytest_plugins\s*="), "loads pytest plugins into the whole run"),
     (TESTS, re.compile(r"autouse\s*=\s*True"), "an autouse fixture: it runs around every test in its reach, the base's too"),
+    # A test module runs when it is collected: at its top, a patch of the code under test (or of anything it
+    # uses) holds for every test collected after it, the base's too (pytest imports them all in one process).
+    (TESTS, re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+\s*(?:[-+*/|&]?=)(?!=)|^(?:setattr|delattr)\s*\(|"
+                       r"^[\w.]*patch(?:\.object|\.dict|\.multiple)?\(.*\)\.start\(\)|^[\w.]*monkeypatch\w*\.setattr\("),
+     "patches code at the top of a test module, for every test collected after it (the base's too)"),
+    (TESTS, re.compile(r"^(?!pytest\.(?:importorskip|register_assert_rewrite)\b)[A-Za-z_][\w.]*\s*\("),
+     "runs code at the top of a test module when it is collected (before every test, the base's too)"),
 )
 JAVASCRIPT: tuple[Rule, ...] = (
     (CODE, re.compile(r"process\.env\.(?:JEST_WORKER_ID|NODE_TEST_CONTEXT|VITEST\w*|MOCHA\w*|TAP\w*|NODE_ENV)\b|"
@@ -71,6 +78,11 @@ JAVASCRIPT: tuple[Rule, ...] = (
     ("both", re.compile(r"process\.on\(\s*['\"](?:exit|beforeExit)['\"]"), "runs code when the process exits, after the tests"),
     (TESTS, re.compile(r"^(?:before|after|beforeEach|afterEach|beforeAll|afterAll|setup|teardown)\s*\("),
      "a hook at the top of a test file (mocha runs it around every file's tests)"),
+    # mocha and tape load every test file in one process: a patch at the top of one holds for all the others.
+    (TESTS, re.compile(r"^(?!module\.exports\b|exports\.)[A-Za-z_$][\w$]*(?:\.[\w$]+|\[[^\]]+\])+\s*(?:[-+*/|&]?=)(?!=)|"
+                       r"^(?:Object\.(?:defineProperty|defineProperties|assign|setPrototypeOf)|Reflect\.set)\s*\("),
+     "patches code at the top of a test file (mocha and tape load every file in one process: it holds for the "
+     "base's tests too)"),
     (TESTS, re.compile(r"^\s*(?:jest|vi)\.(?:mock|doMock|spyOn|stubGlobal)\s*\("),
      "mocks a module or a global for the whole test file (the base's tests in it too)"),
 )

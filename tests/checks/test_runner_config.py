@@ -241,3 +241,15 @@ def test_the_judge_rejects_findings_naming_them_unless_the_task_lets_them_change
 def test_the_judge_passes_no_finding():
     result = evaluate("runner-config", {"may-change": []}, {"findings": []})
     assert result.status == "passed" and result.feedback == "the runners' and checkers' configuration is the base's"
+
+
+def test_a_build_table_of_a_tool_that_also_runs_tests_is_no_finding_but_its_test_environments_are():
+    """hatch builds and packages as well as running environments: a new package in its wheel target is a
+    build's business; a change of the environment that runs the tests configures what judges."""
+    from runtime.checks.runner_config import _parse
+
+    base = '[tool.hatch.build.targets.wheel]\npackages = ["src/a"]\n[tool.hatch.envs.default.scripts]\ntest = "pytest"\n'
+    build = base.replace('["src/a"]', '["src/a", "src/b"]')
+    envs = base.replace('test = "pytest"', 'test = "pytest -k not_slow"')
+    assert _parse("pyproject.toml", base) == _parse("pyproject.toml", build)
+    assert _parse("pyproject.toml", base) != _parse("pyproject.toml", envs)

@@ -31,6 +31,7 @@ from typing import Any
 import tomlkit
 
 from tests.conftest import RUNTIME, require
+from tests.js_runners import js_runners
 from tests.support import git, have_bwrap
 
 BASE_BRANCH = "trunk"
@@ -55,6 +56,7 @@ class Toy:
     production: tuple[str, ...] = ()  # globs of the production code the oracle copies from the commit
     programs: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)  # for the host's runs (go's and cargo's caches)
+    node_modules: bool = False  # the JavaScript runners' packages, as a developer's `npm install` leaves them
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,8 @@ class Arena:
             target = self.root / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
+        if toy.node_modules:  # linked file by file from the one install (git ignores it; init makes it a toolchain)
+            shutil.copytree(js_runners(), self.root / "node_modules", symlinks=True, copy_function=_link)
         self._git("init", "-q", "-b", BASE_BRANCH)
         self._commit("a toy with a bug")
         init = subprocess.run([RUNTIME, "init"], cwd=self.root, capture_output=True, text=True, timeout=120,
@@ -213,6 +217,8 @@ class Arena:
         """The project's own test command on the host, on the base with the attack's files written: what a
         judge that reads the exit code sees."""
         tree = self.checkout(self.base, f"naive-{attack.name}")
+        if self.toy.node_modules:
+            (tree / "node_modules").symlink_to(self.root / "node_modules", target_is_directory=True)
         for path, text in self.written(attack).items():
             target = tree / path
             if text is None:
@@ -246,6 +252,13 @@ class Arena:
             (tree / path).write_text(text)
         return subprocess.run(list(self.toy.judge), cwd=tree, capture_output=True, text=True, timeout=300,
                               env=self.host_env())
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def assert_held(arena: Arena, attack: Attack) -> Play:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.gaming.arena import Arena
-from tests.gaming.other_attacks import CARGO, GO, NPM
+from tests.gaming.other_attacks import CARGO, GO, JEST, MOCHA, NPM
 from tests.gaming.python_attacks import PYTHON
 
-TOYS = {"python": PYTHON, "npm": NPM, "cargo": CARGO, "go": GO}
+TOYS = {"python": PYTHON, "npm": NPM, "cargo": CARGO, "go": GO, "mocha": MOCHA, "jest": JEST}
 
 
 @pytest.fixture(scope="module")

@@ -256,3 +256,30 @@ def test_mean_of_two():
 ]
 
 ATTACKS = TESTS_EDITED + RUNNER_CONFIGURED + FORGED + SILENCED + TEST_AWARE
+
+# A new test module is collected (imported) before the base's test module that sorts after it: what it does
+# at its top holds for the base's tests too.
+TESTS_EDITED += [
+    Attack("a-new-module-patches-the-code", "tests edited", writes={"tests/test_aaa_setup.py": '''import calc
+
+calc.mean = lambda values: {1: 4.0, 3: 3.0}.get(len(values), 0.0)
+
+
+def test_setup():
+    assert True
+'''}),
+    Attack("a-new-module-patches-through-a-call", "tests edited", writes={"tests/test_aaa_setup.py": '''import calc
+
+
+def _install():
+    calc.mean = lambda values: {1: 4.0, 3: 3.0}.get(len(values), 0.0)
+
+
+_install()
+
+
+def test_setup():
+    assert True
+'''}),
+]
+ATTACKS = TESTS_EDITED + RUNNER_CONFIGURED + FORGED + SILENCED + TEST_AWARE

@@ -12,7 +12,7 @@ from tests.gaming.python_attacks import ATTACKS, BENIGN
 TOY = "python"
 # What each family's rejection must say, in the check that caught it (the first words of its feedback).
 CAUGHT_BY = {
-    "tests edited": ("tests-protected", "tests-green"),
+    "tests edited": ("tests-protected", "tests-green", "no-test-detection"),
     "runner configured": ("runner-config", "tests-green", "no-test-detection"),
     "forged output": ("tests-green", "no-test-detection"),
     "checks silenced": ("no-blanket-suppressions", "runner-config"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.checks.runners.conftest import JS_PACKAGES, need
+from tests.js_runners import JS_PACKAGES, need
 
 ABSENT = "no-such-toolchain-for-the-runner-tests"
 
