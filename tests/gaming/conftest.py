@@ -7,9 +7,9 @@ import pytest
 
 from tests.gaming.arena import Arena
 from tests.gaming.other_attacks import CARGO, GO, JEST, MOCHA, NPM
-from tests.gaming.python_attacks import PYTHON
+from tests.gaming.python_attacks import PYTHON, UNITTEST
 
-TOYS = {"python": PYTHON, "npm": NPM, "cargo": CARGO, "go": GO, "mocha": MOCHA, "jest": JEST}
+TOYS = {"python": PYTHON, "npm": NPM, "cargo": CARGO, "go": GO, "mocha": MOCHA, "jest": JEST, "unittest": UNITTEST}
 
 
 @pytest.fixture(scope="module")
