@@ -56,7 +56,9 @@ PYTHON: tuple[Rule, ...] = (
     (TESTS, re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+\s*(?:[-+*/|&]?=)(?!=)|^(?:setattr|delattr)\s*\(|"
                        r"^[\w.]*patch(?:\.object|\.dict|\.multiple)?\(.*\)\.start\(\)|^[\w.]*monkeypatch\w*\.setattr\("),
      "patches code at the top of a test module, for every test collected after it (the base's too)"),
-    (TESTS, re.compile(r"^(?!pytest\.(?:importorskip|register_assert_rewrite)\b)[A-Za-z_][\w.]*\s*\("),
+    # (a test module's own set-up at its top is common and harmless: where it imports from, which warnings show)
+    (TESTS, re.compile(r"^(?!(?:pytest\.(?:importorskip|register_assert_rewrite)|sys\.path\.(?:insert|append)|"
+                       r"warnings\.\w+|matplotlib\.use|logging\.\w+)\s*\()[A-Za-z_][\w.]*\s*\("),
      "runs code at the top of a test module when it is collected (before every test, the base's too)"),
 )
 JAVASCRIPT: tuple[Rule, ...] = (

@@ -177,3 +177,17 @@ def test_the_allowed_globs_let_their_files_through():
 
 def test_no_finding_passes():
     assert evaluate("no-test-detection", {"allowed": []}, {"findings": []}).status == "passed"
+
+
+@pytest.mark.parametrize("line", [
+    "sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'src'))",
+    "sys.path.append('src')",
+    "pytest.importorskip('numpy')",
+    "warnings.filterwarnings('ignore', category=DeprecationWarning)",
+])
+def test_a_test_module_s_own_set_up_at_its_top_is_no_finding(line):
+    """Where the module imports from and which warnings show are a test module's common set-up (the example
+    plan's new test module does the first): code the test run reaches otherwise is a finding."""
+    from runtime.checks.test_detection import PYTHON, TESTS
+
+    assert [what for where, pattern, what in PYTHON if where in (TESTS, "both") and pattern.search(line)] == []

@@ -119,7 +119,8 @@ def calculator_repo(tmp_path: Path) -> tuple[Path, str]:
     return repo, _git(repo, "rev-parse", "HEAD")
 
 
-def _task(tmp_path: Path, agent_id: str, url: str, whitelist: list[str], retries: int) -> Path:
+def _task(tmp_path: Path, agent_id: str, url: str, whitelist: list[str], retries: int,
+          allow_test_detection: tuple[str, ...] = ()) -> Path:
     path = tmp_path / f"{agent_id}.toml"
     path.write_text(f"""[task]
 role = "edit-local"
@@ -133,6 +134,7 @@ files-whitelist = {json.dumps(whitelist)}
 test-command = "pytest -q tests"
 test-count-min = 1
 check-commands = ["python3 -m tabnanny src"]
+allow-test-detection = {json.dumps(list(allow_test_detection))}
 
 [output]
 report-fields-required = ["summary", "files-changed"]
@@ -293,7 +295,10 @@ def test_an_out_of_scope_file_the_gate_allowed_never_lands(project, tmp_path):
         REPORT,
     ]
     with WatchingServer(turns, state / "runs" / agent_id / "home") as server:
-        task = _task(tmp_path, agent_id, server.url, ["src/**", "tests/new/**"], retries=0)
+        # the planter's top-level write is a finding of quality::no-test-detection, allowed here: what this
+        # test holds is that its effect outside the scope never lands whatever verify says of the rest
+        task = _task(tmp_path, agent_id, server.url, ["src/**", "tests/new/**"], retries=0,
+                     allow_test_detection=("tests/new/conftest.py",))
         proc, outcome = _spawn(repo, state, task)
     why = _describe(proc, state, agent_id)
     assert proc.returncode == 0 and outcome.get("label") == "ok", why

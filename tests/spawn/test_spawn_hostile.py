@@ -108,8 +108,10 @@ def test_conftest_through_the_gate_cannot_reach_host_root(spawner: Spawner):
                     + "    fh.write(' '.join(out) + '\\n')\n")
         script = [FIX_TURN, [{"name": "Write", "input": {"file_path": "tests/conftest.py", "content": conftest}}],
                   TEST_TURN, REPORT]
+        # the conftest's top-level code would be a finding of quality::no-test-detection: the task allows it,
+        # so that the payload also reaches the simulated merge, whose sandbox holds it too
         verification = {"test-command": 'pytest -q tests && cat "$HOME/probe"', "test-count-min": 4,
-                        "check-commands": ["python3 -m tabnanny src"]}
+                        "check-commands": ["python3 -m tabnanny src"], "allow-test-detection": ["tests/conftest.py"]}
         r = s.spawn(s.task(agent_id="ag-hostile-gate", script=script, verification=verification), "--merge")
     finally:
         listener.close()
