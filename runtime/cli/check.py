@@ -26,6 +26,7 @@ import os
 import sys
 
 from runtime.lang.lazy_re import LazyPattern
+from runtime.manifests.kinds import BUILTIN_SUBAGENTS
 from runtime.manifests.locate import role_file
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
@@ -43,10 +44,6 @@ USAGE = (
 _OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait",
             "--on-allow"}
 _ROLE = LazyPattern(r"^[a-z][a-z0-9-]{0,63}$")
-# Claude Code's own subagent types in a session without a role of its own (a session with one judges
-# every subagent by it), gated as the closest role unless the catalog has a role of that name:
-# Explore and Plan only read; general-purpose may do anything, which no role here grants.
-BUILTIN_SUBAGENTS: dict[str, str | None] = {"Explore": "explorer", "Plan": "read-only", "general-purpose": None}
 
 
 def parse(argv: list[str]) -> dict[str, str]:

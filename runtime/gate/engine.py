@@ -14,7 +14,7 @@ from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.kinds.egress import EgressAllowlist
 from runtime.gate.paths import PathError, descriptor_kind, holder_reason, protected_reason, relative_to, resolve
 from runtime.gate.policy import SANDBOXED, Policy
-from runtime.manifests.kinds import SESSION_TOOLS
+from runtime.manifests.kinds import PERSON_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -376,10 +376,47 @@ def _session(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     return allow(f"`{ctx.tool}` only keeps the session's own state", None, "session-tools")
 
 
+def _person(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+    """A question to the person, plan mode, a skill (kinds.PERSON_TOOLS says why each is safe): allowed with
+    the fields they are known to take, in a role for a person's own session."""
+    bad = _unknown_keys(ctx.tool, inp, PERSON_TOOLS[ctx.tool])
+    if bad:
+        return bad
+    if ctx.tool == "Skill" and not (isinstance(inp.get("skill"), str) and inp["skill"]):
+        return deny("`Skill` needs the skill's name as a string `skill`", None, "input")
+    return allow(_PERSON_REASONS[ctx.tool], None, "person-tools")
+
+
+_PERSON_REASONS = {
+    "AskUserQuestion": "a question to the person: their answer is the result",
+    "EnterPlanMode": "plan mode narrows the session to reading and planning",
+    "ExitPlanMode": "the plan goes to the person, who approves it or not",
+    "Skill": "a skill's instructions: every call they lead to is gated as its own",
+}
+
+
+def _subagent(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+    """Starting a subagent: allowed when its type names a role the hook gates its every call by."""
+    bad = _unknown_keys(ctx.tool, inp, SUBAGENT_TOOLS[ctx.tool])
+    if bad:
+        return bad
+    kind = inp.get("subagent_type")
+    roles = ctx.policy.subagents
+    if not isinstance(kind, str) or kind not in roles:
+        known = ", ".join(f"`{k}`" + (f" (as {v})" if v != k else "") for k, v in roles.items()) or "none"
+        named = f"`{kind}`" if isinstance(kind, str) else "no `subagent_type`"
+        return deny(f"{named} is no subagent type the gate can hold to a role, so its calls could not be judged: "
+                    f"start one of these instead: {known}", None, "subagents")
+    via = f" (Claude Code's built-in type, as role `{roles[kind]}`)" if roles[kind] != kind else ""
+    return allow(f"subagent `{kind}`{via}: every call it makes is gated by its role", None, "subagents")
+
+
 _HANDLERS = {
     "Read": _read, "Glob": _read, "Grep": _read,
     "Write": _write, "Edit": _write, "MultiEdit": _write, "NotebookEdit": _write,
     "Bash": _bash,
     "WebFetch": _web, "WebSearch": _web,
     **{name: _session for name in SESSION_TOOLS},
+    **{name: _person for name in PERSON_TOOLS},
+    **{name: _subagent for name in SUBAGENT_TOOLS},
 }

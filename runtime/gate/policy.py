@@ -24,7 +24,7 @@ class Policy:
     """A loaded policy: the gate objects, ready to decide."""
 
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
-                 "tool_path", "exempt", "mode", "audience", "_outside", "package_scripts")
+                 "tool_path", "exempt", "mode", "audience", "_outside", "package_scripts", "subagents")
 
     def __init__(self, doc: dict[str, Any] | PolicyDocument, extra_protected: tuple[str, ...] = (), *,
                  assume_sandbox: bool = False) -> None:
@@ -44,6 +44,7 @@ class Policy:
         self.protected = tuple(os.path.realpath(p) for p in document.protected) + tuple(extra_protected)
         self.tool_path = frozenset(os.path.normpath(os.path.join(self.root, p)) for p in document.toolchain_path)
         self.package_scripts: dict[str, str] = document.package_scripts
+        self.subagents: dict[str, str] = document.subagents
         self.gates = []
         for entry in document.gates:
             cls = GATES.get(entry.kind)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # Tools the runtime knows how to gate. A role can show only these; anything
 # else an agent asks for (MCP tools, Agent/Task, future tools) is denied.
-TOOLS: tuple[str, ...] = (
+WORK_TOOLS: tuple[str, ...] = (
     "Read", "Glob", "Grep", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "WebFetch", "WebSearch",
 )
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
@@ -18,7 +18,8 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 # the input fields it takes (any other field is denied, as for every tool). Each touches only the
 # session's own state, reads nothing outside what the gate already shows the agent, and runs nothing.
 # Delegating tools stay out, since their work does not pass this gate as one agent's: Agent/Task and
-# Workflow start other agent loops, Skill loads instructions (and may fork a subagent) from files,
+# Workflow start other agent loops (a person's session may start subagents: SUBAGENT_TOOLS), Skill loads
+# instructions (and may fork a subagent) from files (a person's session may: PERSON_TOOLS),
 # ScheduleWakeup, CronCreate and Monitor run or resume work later, LSP starts language servers,
 # EnterWorktree makes a git worktree; so do tools nobody has described here yet.
 SESSION_TOOLS: dict[str, frozenset[str]] = {
@@ -40,6 +41,31 @@ SESSION_TOOLS: dict[str, frozenset[str]] = {
     # Loads the descriptions of deferred tools; each tool it reveals is still judged by its own name.
     "ToolSearch": frozenset({"query", "max_results"}),
 }
+# The harness's tools for a person at the keyboard: a role for a person's own session (`[role] for-sessions`)
+# may show them; a spawned agent never does, as nobody is there to answer it. Each with the fields it takes
+# (any other is denied) and why it is safe.
+PERSON_TOOLS: dict[str, frozenset[str]] = {
+    # Asks the person; the answer is theirs and comes back as the tool's result. It runs and reads nothing.
+    "AskUserQuestion": frozenset({"questions", "answers", "annotations", "metadata"}),
+    # Plan mode. Entering it narrows the session to reading and planning; leaving it shows the plan to the
+    # person and waits for their approval. `allowedPrompts` are shown to them and grant nothing past this gate.
+    "EnterPlanMode": frozenset(),
+    "ExitPlanMode": frozenset({"plan", "allowedPrompts"}),
+    # Loads a skill's instructions, from `.claude/skills` (control files no agent writes) or the person's own;
+    # every call they lead to passes this gate as a call of its own.
+    "Skill": frozenset({"skill", "args"}),
+}
+# Starting a subagent: allowed where its type names a role the hook gates it by (`subagent_type` -> role,
+# or a built-in type mapped to one, BUILTIN_SUBAGENTS), since every call the subagent makes then passes the
+# gate under that role. A person's session only: a spawned agent's delegation would leave its task's scope.
+SUBAGENT_TOOLS: dict[str, frozenset[str]] = {name: frozenset({
+    "description", "prompt", "subagent_type", "model", "max_turns", "run_in_background", "resume", "isolation"})
+    for name in ("Agent", "Task")}
+# Claude Code's own subagent types in a session without a role of its own, gated as the closest role unless
+# the catalog has a role of that name: Explore and Plan only read; general-purpose may do anything, which no
+# role here grants.
+BUILTIN_SUBAGENTS: dict[str, str | None] = {"Explore": "explorer", "Plan": "read-only", "general-purpose": None}
+TOOLS: tuple[str, ...] = WORK_TOOLS + tuple(PERSON_TOOLS) + tuple(SUBAGENT_TOOLS)
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 

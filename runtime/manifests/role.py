@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Atom
 from runtime.manifests.catalog import Catalog, display_path, warn_once
-from runtime.manifests.kinds import TOOLS
+from runtime.manifests.kinds import PERSON_TOOLS, SUBAGENT_TOOLS, TOOLS
 from runtime.manifests.model import Model, parse_model
 from runtime.manifests.names import check_role_name
 from runtime.manifests.params import check_value
@@ -196,6 +196,11 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
             params.setdefault(atom_name, {})[pname] = value
     if role.role.for_sessions and role.role.spawnable:
         raise src.error(("role", "for-sessions"), "a role for sessions is never spawned: set `spawnable = false`")
+    personal = [t for t in tools if t in PERSON_TOOLS or t in SUBAGENT_TOOLS]
+    if personal and not role.role.for_sessions:
+        raise src.error(("tools", "shown"), f"`{personal[0]}` is a tool of a person's own session (a question, plan "
+                        "mode, a skill, a subagent): a spawned agent has nobody to answer it and no scope to hand on; "
+                        "show it only in a role with `for-sessions = true`")
     return ResolvedRole(
         role.role.name, role.role.display_name, role.role.description, tuple(role.role.use_cases),
         role.role.spawnable, escalation, tools, atoms, params,

@@ -22,9 +22,9 @@ from runtime.lang.audience import AGENT, AUDIENCES
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
-from runtime.manifests.kinds import GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, WRITE_TOOLS
+from runtime.manifests.kinds import BUILTIN_SUBAGENTS, GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS, WRITE_TOOLS
 from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
-from runtime.manifests.role import ResolvedRole
+from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
 from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, PolicyDocument, content_hash
@@ -184,6 +184,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "sandbox": sandbox,
         "toolchain": {"path": list(toolchain.path)},
         "package-scripts": package_scripts(Path(root).resolve()),
+        "subagents": subagent_roles(catalog) if SUBAGENT_TOOLS.keys() & set(role.tools) else {},
         # Every layer's catalog files: an agent must not rewrite the rules it runs under.
         "protected": [str(layer / part) for layer in catalog.layers
                       for part in (*CATALOG_PARTS, TOOLCHAIN_FILE)]
@@ -191,6 +192,24 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     }
     doc["hash"] = content_hash(doc)
     return doc
+
+
+def subagent_roles(catalog: Catalog) -> dict[str, str]:
+    """The subagent types a person's session may start, each with the role the hook gates it by: every role
+    of the catalog an agent may run under, by its own name, and Claude Code's built-in types mapped to the
+    closest role (`BUILTIN_SUBAGENTS`) where no role has their name."""
+    out: dict[str, str] = {}
+    for name in catalog.role_names():
+        try:
+            role = load_role(catalog, name)
+        except ManifestError:
+            continue  # a role that does not load cannot gate a subagent; lint says why
+        if role.spawnable:
+            out[name] = name
+    for builtin, mapped in BUILTIN_SUBAGENTS.items():
+        if builtin not in out and mapped is not None and mapped in out:
+            out[builtin] = mapped
+    return dict(sorted(out.items()))
 
 
 def compile_document(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog, *,

@@ -110,7 +110,7 @@ class PolicyDocument:
     when the gate is built (`runtime.gate.policy`); here, the document's shape."""
 
     __slots__ = ("raw", "version", "mode", "audience", "role", "escalation", "task", "root", "tools", "gates",
-                 "verify", "sandbox", "toolchain_path", "package_scripts", "protected", "hash")
+                 "verify", "sandbox", "toolchain_path", "package_scripts", "protected", "hash", "subagents")
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
@@ -168,6 +168,13 @@ class PolicyDocument:
         if not isinstance(scripts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in scripts.items()):
             raise PolicyError("`package-scripts` must map script names to commands")
         self.package_scripts: dict[str, str] = scripts
+        # The subagent types a person's session may start (`Agent`/`Task`), each the role the hook gates it by:
+        # optional, none when absent (a policy that shows no subagent tool).
+        subagents = raw.get("subagents", {})
+        if not isinstance(subagents, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                      for k, v in subagents.items()):
+            raise PolicyError("`subagents` must map subagent types to the roles that gate them")
+        self.subagents: dict[str, str] = subagents
         self.gates = _entries(raw, "gates", params=True)
         self.verify = _entries(raw, "verify", params=True, optional=True)
         self.sandbox = _entries(raw, "sandbox", params=False, optional=True)
