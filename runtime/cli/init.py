@@ -23,7 +23,7 @@ from runtime.errors import UsageError
 from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.tooling.claude import write_atomic
 from runtime.tooling.project.found import Outcome, Skipped
-from runtime.tooling.project.render import GRAMMARS, ROLE_HEAD, choose, presets, task_text, toolchain_text
+from runtime.tooling.project.render import GRAMMARS, ROLE_HEAD, choose, mcp_text, presets, task_text, toolchain_text
 from runtime.tooling.project.rules import project_rules
 from runtime.tooling.project.scan import scan
 from runtime.tooling.project.translate import translate
@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     toolchain = toolchain_text(repo)
     found, skipped = translate(scanned, uv="uv" in presets(repo))
     role, outcomes = project_rules(repo, toolchain, ROLE_HEAD, found)
+    role += mcp_text(repo)
     choose(repo, outcomes, scanned.npm_scripts)
     task = task_text(repo, outcomes)
     if task is None:

@@ -12,8 +12,11 @@ import stat
 
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.kinds.egress import EgressAllowlist
+from runtime.gate.kinds.mcp import PREFIX as MCP_PREFIX
+from runtime.gate.kinds.mcp import split_name
 from runtime.gate.paths import PathError, descriptor_kind, holder_reason, protected_reason, relative_to, resolve
 from runtime.gate.policy import SANDBOXED, Policy
+from runtime.lang.audience import SESSION as SESSION_AUDIENCE
 from runtime.manifests.kinds import PERSON_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
@@ -168,6 +171,8 @@ def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecis
         outside = policy.outside_sandbox()
         if outside is not None:
             return deny(outside, None, "sandbox")
+    if tool.startswith(MCP_PREFIX):
+        return _mcp(policy, tool, inp, Context(policy, tool, cwd))
     if tool not in policy.tools:
         shown = ", ".join(sorted(policy.tools)) or "none"
         return deny(f"`{tool}` is not available to role `{policy.role}`; do the work yourself with the tools you may "
@@ -188,6 +193,32 @@ def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecis
     if d.verdict == DENY or pending is None:
         return d
     return pending
+
+
+def _mcp(policy: Policy, tool: str, inp: dict[str, Any], ctx: Context) -> GateDecision:
+    """An MCP tool: decided by the role's `tools::mcp-allowlist` rules (a deny of any other gate first); one
+    no rule names is refused, saying the rule that would allow it."""
+    named = split_name(tool)
+    decision = None
+    for gate in policy.tool_gates:
+        d = gate.on_tool(tool, inp, ctx)
+        if d is not None and (d.verdict == DENY or decision is None or d.verdict == ASK):
+            decision = d
+            if d.verdict == DENY:
+                return d
+    if decision is not None:
+        return decision
+    if named is None:
+        return deny(f"`{tool}` is not an MCP tool's name (`mcp__<server>__<tool>`)", None, "mcp")
+    server, name = named
+    if policy.audience == SESSION_AUDIENCE:
+        return deny(f"`{tool}`: the MCP server `{server}` is not one the repository configures, so this session does "
+                    f"not call it (an MCP server runs outside the sandbox). Configure it in the repository's "
+                    "`.mcp.json`: its calls are then asked of you, each time", None, "mcp")
+    return deny(f"no rule of role `{policy.role}` lets it call `{tool}` (the MCP server `{server}` runs outside the "
+                f"sandbox). To allow it, add a rule to the project catalog (`.agent-runtime/roles/project.toml`): "
+                f'`[[params."tools::mcp-allowlist".servers]]` with `server = "{server}"`, `tools = ["{name}"]` (and '
+                "`ask = true` to be asked each time); or do the work with the tools you have", None, "mcp")
 
 
 def _unknown_keys(tool: str, inp: dict[str, Any], known: set[str] | frozenset[str]) -> GateDecision | None:

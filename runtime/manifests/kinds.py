@@ -80,6 +80,7 @@ GATE_KINDS: dict[str, dict[str, str]] = {
     "dep-files": {"globs": "glob-list", "commands": "str-list"},
     "no-network": {"programs": "str-list", "tools": "tool-list"},
     "egress-allowlist": {"domains": "domain-list", "addresses": "cidr-list", "ports": "port-list"},
+    "mcp-allowlist": {"servers": "mcp-rules", "configured": "ask-or-deny"},
 }
 
 SANDBOX_KINDS: dict[str, dict[str, str]] = {

@@ -158,6 +158,65 @@ def _str(v: Any) -> str:
 
 
 TEST_RESULTS = ("per-test", "exit-code")
+MCP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MCP_TOOL = re.compile(r"^[A-Za-z0-9_*?.-]{1,128}$")
+FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+class McpRule(Model):
+    """One rule of ``tools::mcp-allowlist``: a server, the tools of it (names or `*` patterns), the input fields
+    that name paths it reads or writes or URLs it reaches (checked as Read, Write and WebFetch check theirs), and
+    whether a person is asked each time."""
+
+    server: str
+    tools: list[str]
+    reads: list[str] = Field(default_factory=list)
+    writes: list[str] = Field(default_factory=list)
+    urls: list[str] = Field(default_factory=list)
+    ask: bool = False
+
+    @field_validator("server")
+    @classmethod
+    def _server(cls, v: str) -> str:
+        if not MCP_NAME.fullmatch(v) or "__" in v:
+            raise ValueError(f"`{v}` is not an MCP server's name")
+        return v
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("a rule names at least one tool (`*` for all of the server's)")
+        for t in v:
+            if not MCP_TOOL.fullmatch(t):
+                raise ValueError(f"`{t}` is not an MCP tool's name or pattern")
+        return v
+
+    @field_validator("reads", "writes", "urls")
+    @classmethod
+    def _fields(cls, v: list[str]) -> list[str]:
+        for f in v:
+            if not FIELD_NAME.fullmatch(f):
+                raise ValueError(f"`{f}` is not an input field's name")
+        return v
+
+
+def _mcp_rules(v: Any) -> list[dict[str, Any]]:
+    if not isinstance(v, list):
+        raise ValueError("expected an array of MCP rules")
+    out = []
+    for n, item in enumerate(v):
+        try:
+            out.append(McpRule.model_validate(item).model_dump(by_alias=True))
+        except ValidationError as exc:
+            raise ValueError(f"rule {n + 1}: {describe(dict(exc.errors(include_url=False)[0]))}") from None
+    return out
+
+
+def _ask_or_deny(v: Any) -> str:
+    if v not in ("ask", "deny"):
+        raise ValueError(f"expected \"ask\" or \"deny\", got {v!r}")
+    return str(v)
 
 
 def _test_results(v: Any) -> str:
@@ -336,6 +395,8 @@ PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
     "str-list": _str_list,
     "test-results": _test_results,
     "test-source": _test_source,
+    "mcp-rules": _mcp_rules,
+    "ask-or-deny": _ask_or_deny,
     "glob-list": _glob_list,
     "control-path-list": _control_path_list,
     "tool-list": _tool_list,

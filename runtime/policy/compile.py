@@ -24,6 +24,7 @@ from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
 from runtime.manifests.kinds import BUILTIN_SUBAGENTS, GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS, WRITE_TOOLS
 from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
+from runtime.manifests.params import MCP_NAME
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
@@ -149,7 +150,10 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     for atom in role.atoms:
         have = values[atom.name]
         if atom.gate:
-            gates.append({"atom": atom.name, "kind": atom.gate, "params": {p: have[p] for p in GATE_KINDS[atom.gate]}})
+            params = {p: have[p] for p in GATE_KINDS[atom.gate]}
+            if atom.gate == "mcp-allowlist" and params.get("configured") == "ask":
+                params["servers"] = [*params["servers"], *configured_mcp(Path(root), params["servers"])]
+            gates.append({"atom": atom.name, "kind": atom.gate, "params": params})
         if atom.verify and all(p in have for p in VERIFY_KINDS[atom.verify]):
             # Without a task, a verify kind may lack its task-given values;
             # such a policy gates calls but verifies nothing (nothing to verify).
@@ -192,6 +196,25 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     }
     doc["hash"] = content_hash(doc)
     return doc
+
+
+def configured_mcp(root: Path, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A rule asking a person for every tool of each MCP server the repository configures (`.mcp.json`'s
+    `mcpServers`) that no rule names already: where `configured = "ask"` (a person's session), the servers the
+    project set up are there to use, each call under the person's eye, and never allowed silently."""
+    import json
+
+    named = {r["server"] for r in rules}
+    try:
+        data = json.loads((root / ".mcp.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return []
+    return [{"server": name, "tools": ["*"], "reads": [], "writes": [], "urls": [], "ask": True}
+            for name in sorted(servers) if isinstance(name, str) and MCP_NAME.fullmatch(name) and "__" not in name
+            and name not in named]
 
 
 def subagent_roles(catalog: Catalog) -> dict[str, str]:

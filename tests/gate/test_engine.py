@@ -13,10 +13,13 @@ from runtime.policy.document import content_hash
 
 def test_tools_the_role_does_not_show_are_denied_with_the_list(policy_for, worktree):
     policy = policy_for("edit-local")
-    for tool in ("Agent", "Task", "NotebookEdit", "WebFetch", "PowerShell", "mcp__fs__write_file", "FutureTool"):
+    for tool in ("Agent", "Task", "NotebookEdit", "WebFetch", "PowerShell", "FutureTool"):
         d = decide(policy, tool, {}, str(worktree))
         assert d.verdict == DENY and d.rule == "tools"
         assert "do the work yourself with the tools you may use: Bash, BashOutput, Edit, Glob, Grep" in d.reason
+    # an MCP tool no rule names: refused with the rule that would allow it (tests/gate/test_mcp.py)
+    d = decide(policy, "mcp__fs__write_file", {}, str(worktree))
+    assert d.verdict == DENY and d.rule == "mcp" and 'server = "fs"' in d.reason
 
 
 def test_write_inside_scope_is_granted_by_the_whitelist_atom(policy_for, worktree):

@@ -58,6 +58,23 @@ README, "programs/<name>.program.toml".
 '''
 
 
+def mcp_text(repo: Path) -> str:
+    """The project role's rules for the MCP servers the repository configures (`.mcp.json`), each call asked of
+    a person: never allowed by default."""
+    from runtime.policy.compile import configured_mcp
+
+    servers = [r["server"] for r in configured_mcp(repo, [])]
+    if not servers:
+        return ""
+    lines = ["", "# The MCP servers this repository configures (.mcp.json): every call of an agent of this role is",
+             "# asked of a person (`ask = true`). Narrow `tools`, name the fields that carry paths (`reads`, `writes`)",
+             "# or URLs (`urls`), or drop `ask` for what you trust."]
+    for server in servers:
+        lines += ["", '[[params."tools::mcp-allowlist".servers]]', f"server = {json.dumps(server)}", 'tools = ["*"]',
+                  "ask = true"]
+    return "\n".join(lines) + "\n"
+
+
 def presets(repo: Path) -> list[str]:
     """The toolchain presets ``repo`` has: a virtualenv (run through uv when uv.lock is there), node_modules,
     a go module, a cargo package."""

@@ -212,3 +212,12 @@ def test_an_npm_test_script_the_runtime_reads_is_judged_per_test(repo):
     test.in_task = "test"
     data = tomllib.loads(task_text(repo, [test]))
     assert "test-results" not in data["verification"]
+
+
+def test_the_project_role_asks_for_each_mcp_server_the_repository_configures(repo):
+    from runtime.tooling.project.render import mcp_text
+
+    assert mcp_text(repo) == ""
+    (repo / ".mcp.json").write_text('{"mcpServers": {"github": {"command": "gh"}, "docs": {"url": "http://x"}}}')
+    rules = tomllib.loads(mcp_text(repo))["params"]["tools::mcp-allowlist"]["servers"]
+    assert rules == [{"server": "docs", "tools": ["*"], "ask": True}, {"server": "github", "tools": ["*"], "ask": True}]

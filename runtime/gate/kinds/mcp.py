@@ -1,0 +1,89 @@
+"""tools::mcp-allowlist: MCP tools (`mcp__<server>__<tool>`), each allowed, or asked, by a rule naming its
+server and tool, with the input fields that name paths or URLs checked as Read, Write and WebFetch check
+theirs. A tool no rule names is not this gate's to grant: the engine refuses it, saying which rule would.
+
+An MCP server runs outside every sandbox the runtime builds, with whatever it can reach: a rule says which of
+its tools a role may call and which of their fields carry paths (`reads`, `writes`) or URLs (`urls`); the
+other fields are the server's own business. `ask = true` leaves each call to a person.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+
+from runtime.gate.decision import allow, ask, deny
+from runtime.gate.kinds.base import Gate, PolicyError, no_more
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from runtime.gate.decision import GateDecision
+    from runtime.gate.engine import Context
+
+PREFIX = "mcp__"
+
+
+def split_name(tool: str) -> tuple[str, str] | None:
+    """(server, tool) of an MCP tool's name, or None for any other tool."""
+    if not tool.startswith(PREFIX):
+        return None
+    server, sep, name = tool[len(PREFIX):].partition("__")
+    return (server, name) if sep and server and name else None
+
+
+class McpAllowlist(Gate):
+    kind = "mcp-allowlist"
+
+    def configure(self, params: dict[str, object]) -> None:
+        rules = params.pop("servers", [])
+        params.pop("configured", None)  # applied when the policy was compiled (runtime.policy.compile)
+        if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+            raise PolicyError("mcp-allowlist: `servers` must be a list of rules")
+        self.rules: list[dict[str, Any]] = rules
+        no_more(self.kind, params)
+
+    def rule_for(self, server: str, name: str) -> dict[str, Any] | None:
+        from fnmatch import fnmatchcase  # only MCP calls pay for it
+
+        for rule in self.rules:
+            if rule.get("server") == server and any(fnmatchcase(name, t) for t in rule.get("tools", [])):
+                return rule
+        return None
+
+    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
+        named = split_name(tool)
+        if named is None:
+            return None
+        rule = self.rule_for(*named)
+        if rule is None:
+            return None
+        for field in rule.get("reads", []):
+            value = tool_input.get(field)
+            if value is not None and (not isinstance(value, str) or not value or "\x00" in value):
+                return deny(f"`{tool}`: `{field}` names a path to read, and must be a non-empty path", self.atom, "mcp")
+        for field in rule.get("writes", []):
+            value = tool_input.get(field)
+            if value is None:
+                continue
+            if not isinstance(value, str) or value[:1] == "~":
+                return deny(f"`{tool}`: `{field}` names a path to write, and must be an absolute path", self.atom, "mcp")
+            d = ctx.check_write(value, (ctx.cwd,), tool)
+            if d.verdict == "deny":
+                return d
+        for field in rule.get("urls", []):
+            value = tool_input.get(field)
+            if value is None:
+                continue
+            from runtime.gate.kinds.egress import EgressAllowlist
+            from runtime.lang.domains import url_refusal
+
+            gates = [g for g in ctx.policy.gates if isinstance(g, EgressAllowlist)]
+            why = url_refusal([d for g in gates for d in g.domains], value, tuple(p for g in gates for p in g.ports),
+                              ctx.policy.audience)
+            if why:
+                return deny(f"`{tool}`: `{field}` refused: {why}", self.atom, "mcp")
+        server = rule["server"]
+        if rule.get("ask"):
+            return ask(f"`{tool}` is a tool of the MCP server `{server}`, which runs outside the sandbox: a person "
+                       "decides each call", self.atom, f"mcp:{server}")
+        return allow(f"`{tool}`: the MCP server `{server}`'s rule allows it", self.atom, f"mcp:{server}")
