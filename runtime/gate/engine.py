@@ -17,7 +17,7 @@ from runtime.gate.kinds.mcp import split_name
 from runtime.gate.paths import PathError, descriptor_kind, holder_reason, protected_reason, relative_to, resolve
 from runtime.gate.policy import SANDBOXED, Policy
 from runtime.lang.audience import SESSION as SESSION_AUDIENCE
-from runtime.manifests.kinds import PERSON_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS
+from runtime.manifests.kinds import BUILTIN_SUBAGENTS, PERSON_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -434,10 +434,18 @@ def _subagent(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     kind = inp.get("subagent_type")
     roles = ctx.policy.subagents
     if not isinstance(kind, str) or kind not in roles:
-        known = ", ".join(f"`{k}`" + (f" (as {v})" if v != k else "") for k, v in roles.items()) or "none"
+        builtin = [f"`{k}` (as {v})" for k, v in roles.items() if v != k]
+        own = [f"`{k}`" for k, v in roles.items() if v == k]
         named = f"`{kind}`" if isinstance(kind, str) else "no `subagent_type`"
-        return deny(f"{named} is no subagent type the gate can hold to a role, so its calls could not be judged: "
-                    f"start one of these instead: {known}", None, "subagents")
+        why = ("Claude Code's own catch-all subagent, which may do anything no role here grants"
+               if kind in BUILTIN_SUBAGENTS else "no subagent type the gate can hold to a role, so its calls could not be "
+                                                 "judged")
+        return deny(f"{named} is {why}: start one of these instead: {', '.join(builtin) or 'none'}"
+                    + (f"; or a role as its own type, once `runtime export claude-agents` has written the roles as "
+                       f"subagents: {', '.join(own)}" if own else ""), None, "subagents")
+    if inp.get("isolation") not in (None, ""):
+        return deny("a subagent in a worktree of its own (`isolation`) works under `.claude/worktrees`, which the gate "
+                    "and the sandbox keep read-only: start it without `isolation`", None, "subagents")
     via = f" (Claude Code's built-in type, as role `{roles[kind]}`)" if roles[kind] != kind else ""
     return allow(f"subagent `{kind}`{via}: every call it makes is gated by its role", None, "subagents")
 

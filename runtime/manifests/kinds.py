@@ -59,12 +59,13 @@ PERSON_TOOLS: dict[str, frozenset[str]] = {
 # or a built-in type mapped to one, BUILTIN_SUBAGENTS), since every call the subagent makes then passes the
 # gate under that role. A person's session only: a spawned agent's delegation would leave its task's scope.
 SUBAGENT_TOOLS: dict[str, frozenset[str]] = {name: frozenset({
-    "description", "prompt", "subagent_type", "model", "max_turns", "run_in_background", "resume", "isolation"})
-    for name in ("Agent", "Task")}
+    "description", "prompt", "subagent_type", "model", "effort", "max_turns", "run_in_background", "resume",
+    "isolation"}) for name in ("Agent", "Task")}
 # Claude Code's own subagent types in a session without a role of its own, gated as the closest role unless
 # the catalog has a role of that name: Explore and Plan only read; general-purpose may do anything, which no
 # role here grants.
-BUILTIN_SUBAGENTS: dict[str, str | None] = {"Explore": "explorer", "Plan": "read-only", "general-purpose": None}
+BUILTIN_SUBAGENTS: dict[str, str | None] = {"Explore": "explorer", "Plan": "read-only", "general-purpose": None,
+                                            "claude": None}
 TOOLS: tuple[str, ...] = WORK_TOOLS + tuple(PERSON_TOOLS) + tuple(SUBAGENT_TOOLS)
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})

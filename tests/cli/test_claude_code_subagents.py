@@ -55,7 +55,8 @@ def bash(command: str) -> dict:
 def settings_with(hook_log: Path) -> dict:
     recorder = f"{{ cat; echo; }} >> {shlex.quote(str(hook_log))}"
     return {
-        # Our hook defers for the main session; under dontAsk only this rule lets it spawn.
+        # Our hook defers for the main session. (2.1.330 needed this rule to spawn under dontAsk; 2.1.332 starts
+        # Agent without it: the rule is kept, as it costs nothing and holds on either.)
         "permissions": {"allow": ["Agent"]},
         "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
             {"type": "command", "command": GATE, "timeout": 30},

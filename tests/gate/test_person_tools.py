@@ -66,12 +66,21 @@ def test_a_subagent_whose_type_is_a_role_starts_and_is_gated_by_it(session, tool
     assert session.subagents[kind] == role
 
 
-@pytest.mark.parametrize("kind", ["general-purpose", "claude-code-guide", "git-ops", "session", None])
+@pytest.mark.parametrize("kind", ["general-purpose", "claude", "claude-code-guide", "git-ops", "session", None])
 def test_a_subagent_no_role_holds_is_refused_naming_the_ones_that_start(session, kind):
     d = decide(session, "Agent", {"description": "x", "prompt": "y", **({"subagent_type": kind} if kind else {})},
                session.root)
     assert d.verdict == DENY and d.rule == "subagents"
-    assert "start one of these instead" in d.reason and "`Explore` (as explorer)" in d.reason
+    assert "start one of these instead: `Explore` (as explorer), `Plan` (as read-only)" in d.reason
+    assert "once `runtime export claude-agents` has written the roles as subagents: `edit-local`" in d.reason
+    if kind in ("general-purpose", "claude"):
+        assert "Claude Code's own catch-all subagent" in d.reason
+
+
+def test_a_subagent_in_a_worktree_of_its_own_is_refused_saying_why(session):
+    d = decide(session, "Agent", {"description": "x", "prompt": "y", "subagent_type": "Explore", "isolation": "worktree",
+                                  "effort": "low"}, session.root)
+    assert d.verdict == DENY and "start it without `isolation`" in d.reason
 
 
 def test_the_session_s_subagents_are_the_spawnable_roles_and_the_builtins_mapped_to_them(session):
