@@ -8,15 +8,18 @@ ASK = "ask"
 
 
 class GateDecision:
-    """A verdict (allow, deny or ask), why, and which atom and rule decided."""
+    """A verdict (allow, deny or ask), why, and which atom and rule decided. ``undecided``: an ask because no
+    rule decides the call (`runtime.gate.undecided`), not because a rule says to ask."""
 
-    __slots__ = ("verdict", "reason", "atom", "rule")
+    __slots__ = ("verdict", "reason", "atom", "rule", "undecided")
 
-    def __init__(self, verdict: str, reason: str, atom: str | None = None, rule: str | None = None) -> None:
+    def __init__(self, verdict: str, reason: str, atom: str | None = None, rule: str | None = None,
+                 undecided: bool = False) -> None:
         self.verdict = verdict
         self.reason = reason
         self.atom = atom
         self.rule = rule
+        self.undecided = undecided
 
     @property
     def allowed(self) -> bool:
@@ -37,5 +40,13 @@ def allow(reason: str, atom: str | None = None, rule: str | None = None) -> Gate
     return GateDecision(ALLOW, reason, atom, rule)
 
 
-def ask(reason: str, atom: str | None = None, rule: str | None = None) -> GateDecision:
-    return GateDecision(ASK, reason, atom, rule)
+def ask(reason: str, atom: str | None = None, rule: str | None = None, undecided: bool = False) -> GateDecision:
+    return GateDecision(ASK, reason, atom, rule, undecided)
+
+
+def unattended(d: GateDecision) -> GateDecision:
+    """What a run nobody watches answers: an ask is a deny at once, saying so (never a wait for an expiry)."""
+    if d.verdict != ASK:
+        return d
+    return GateDecision(DENY, f"nobody approves calls in this run, so what would be asked is refused: {d.reason}",
+                        d.atom, d.rule, d.undecided)

@@ -266,7 +266,7 @@ def _write(ctx: Context, inp: dict[str, Any]) -> GateDecision:
 
 def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     from runtime.gate.shell import analyze
-    from runtime.lang.shell_types import ShellDeny
+    from runtime.lang.shell_types import ShellDeny, ShellUnseen
 
     bad = _unknown_keys("Bash", inp, _BASH_KEYS)
     if bad:
@@ -278,6 +278,8 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
         return judge_bash(ctx, command)
     try:
         script = analyze(command, ctx.cwd)
+    except ShellUnseen as exc:
+        return _unseen(ctx, command, str(exc))
     except ShellDeny as exc:
         return deny(str(exc), None, "shell")
     ctx.streams_ok = not script.streams_redirected
@@ -291,19 +293,25 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
             return found
         commands, labels = found
     for cmd in commands:
+        grant = None
         if cmd.path is not None:
             d = _by_path(ctx, cmd, cmd.path)
             if d is not None:
-                return d if labels is None else _labelled(d, labels.get(id(cmd)))
-        grant = None
+                if d.verdict == DENY:
+                    return d if labels is None else _labelled(d, labels.get(id(cmd)))
+                grant = d  # a script: asked, unless a gate below forbids what it is by name
+                pending = pending or d
         for gate in policy.command_gates:
+            if grant is not None and gate.grants:
+                continue
             d = gate.on_command(cmd, ctx)
             if d is None:
                 continue
             if d.verdict == DENY:
                 return d if labels is None else _labelled(d, labels.get(id(cmd)))
             if d.verdict == ASK:
-                pending = d
+                # The first ask says what the person is asked about first; every later one is asked with it.
+                pending = pending or (d if labels is None else _labelled(d, labels.get(id(cmd))))
             if gate.grants:
                 grant = d  # allow, or ask: granted pending approval
         if grant is None:
@@ -348,12 +356,15 @@ def _package_scripts(ctx: Context, commands: list[Command]) -> tuple[list[Comman
 def _labelled(d: GateDecision, line: str | None) -> GateDecision:
     if line is None:
         return d
-    return deny(f"the package script runs `{line[:80]}`: {d.reason}", d.atom, d.rule)
+    return GateDecision(d.verdict, f"the package script runs `{line[:80]}`: {d.reason}", d.atom, d.rule, d.undecided)
 
 
 def _by_path(ctx: Context, cmd: Command, path: str) -> GateDecision | None:
-    """A program called by its ``path`` runs only from a toolchain folder (`.venv/bin/pytest`), from every
-    folder the shell may be in; the rules then judge it by its name like any other."""
+    """A program called by its ``path`` runs from a toolchain folder (`.venv/bin/pytest`), from every folder
+    the shell may be in; the rules then judge it by its name like any other (None). From anywhere else it
+    is a script or a program no rule names: undecided, so asked."""
+    from runtime.gate.undecided import undecided
+
     folder = os.path.dirname(path)
     for cwd in cmd.cwds:
         full = os.path.normpath(os.path.join(cwd, folder))
@@ -363,9 +374,22 @@ def _by_path(ctx: Context, cmd: Command, path: str) -> GateDecision | None:
         if not ok:
             allowed = ", ".join(os.path.relpath(p, ctx.policy.root) for p in ctx.policy.tool_path)
             where = f"only the toolchain's folders ({allowed}) may be" if allowed else "no toolchain folder is declared"
-            return deny(f"`{path}` runs a program by its path; call it by name (`{cmd.name}`) so the policy can "
-                        f"check it ({where})", None, "program-path")
+            return undecided(f"`{path}` runs a program by its path, which no rule names ({where}; a program the rules "
+                             f"name runs by its name, `{cmd.name}`)", ctx.policy, None, "program-path", name=path)
     return None
+
+
+def _unseen(ctx: Context, command: object, why: str) -> GateDecision:
+    """A command holding what the strict reading cannot see through (`$(...)`, a loop, `eval`): read leniently,
+    as the sandboxed mode reads it, for what any gate forbids by name or any write it can name; refused for
+    that, else undecided, so asked."""
+    from runtime.gate.sandboxed import judge_bash
+    from runtime.gate.undecided import undecided
+
+    d = judge_bash(ctx, command)
+    if d.verdict == DENY:
+        return d
+    return undecided(why.rstrip("."), ctx.policy, d.atom if d.verdict == ASK else None, "shell")
 
 
 def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:

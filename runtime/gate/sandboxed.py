@@ -52,8 +52,12 @@ SCRATCH = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _MAX_MATCHES = 1000  # files a glob in a write target may name before the gate stops expanding it
 
 
-def _early(d: GateDecision) -> GateDecision:
-    return GateDecision(DENY, d.reason + EARLY, d.atom, d.rule)
+def _early(d: GateDecision, ctx: Context) -> GateDecision:
+    """A deny, saying it saves a turn where the sandbox stands behind the gate (not in strict mode, which reads a
+    command this way only to refuse what is forbidden in what it cannot read strictly)."""
+    from runtime.gate.policy import SANDBOXED
+
+    return GateDecision(DENY, d.reason + EARLY if ctx.policy.mode == SANDBOXED else d.reason, d.atom, d.rule)
 
 
 def judge_bash(ctx: Context, command: object) -> GateDecision:
@@ -74,7 +78,7 @@ def judge_bash(ctx: Context, command: object) -> GateDecision:
             if d is None:
                 continue
             if d.verdict == DENY:
-                return _early(d)
+                return _early(d, ctx)
             if d.verdict == ASK:
                 pending = d
         wanted = _approval(cmd, rule_sets)
@@ -84,7 +88,7 @@ def judge_bash(ctx: Context, command: object) -> GateDecision:
             d = _write(ctx, target)
             if d is not None:
                 if d.verdict == DENY:
-                    return _early(d)
+                    return _early(d, ctx)
                 pending = d
     if effects.network:
         from runtime.gate.kinds.no_network import NoNetwork
@@ -92,12 +96,12 @@ def judge_bash(ctx: Context, command: object) -> GateDecision:
         closed = next((g for g in policy.gates if isinstance(g, NoNetwork)), None)
         if closed is not None:
             return _early(deny(f"`{effects.network[0]}` opens a network connection, which this role does not have",
-                               closed.atom, "network-redirection"))
+                               closed.atom, "network-redirection"), ctx)
     for target in effects.writes:
         d = _write(ctx, target)
         if d is not None:
             if d.verdict == DENY:
-                return _early(d)
+                return _early(d, ctx)
             pending = d
     if pending is not None:
         return pending
@@ -125,7 +129,8 @@ def _approval(cmd: Command, rule_sets: list[object]) -> GateDecision | None:
         found = getattr(gate, "rules", {}).get(cmd.name)
         for rule in (found if isinstance(found, list) else [found] if found is not None else []):
             if rule.ask and (not rule.subcommands or any(tuple(cmd.args[: len(s)]) == s for s in rule.subcommands)):
-                return ask(f"`{cmd.name}` needs approval under this role's rules", getattr(gate, "atom", None), cmd.name)
+                return ask(f"`{cmd.name}` needs approval under this role's rules (its rule says `ask = true`; drop `ask` "
+                           "from the rule to allow it without asking)", getattr(gate, "atom", None), cmd.name)
     return None
 
 

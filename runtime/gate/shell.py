@@ -34,7 +34,7 @@ from runtime.gate import wrappers
 from runtime.gate.envvars import BASE, check_assignment
 from runtime.gate.paths import PATH_MAX, PathError, collapse
 from runtime.gate.shell_redirects import STATEMENTS, WORD_NODES, RedirectReader
-from runtime.lang.shell_types import Command, Input, Script, ShellDeny, Word
+from runtime.lang.shell_types import Command, Input, Script, ShellDeny, ShellUnseen, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Tree
@@ -106,7 +106,7 @@ _SHELL_VARIABLES = frozenset({
 # The analysis reads nothing but its two strings and the folders `cd` names, so it is memoised: an agent
 # re-runs the same commands (its tests, above all) many times in one session.
 # Every check that looks at the file system or the policy runs on each call.
-_MEMO: dict[tuple[str, str], Script | str] = {}
+_MEMO: dict[tuple[str, str], Script | ShellDeny] = {}
 _MEMO_SIZE = 512
 
 
@@ -123,12 +123,12 @@ def analyze(source: object, cwd: str) -> Script:
         try:
             found = _analyze(source, cwd)
         except ShellDeny as exc:
-            found = str(exc)
+            found = exc
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.clear()
         _MEMO[key] = found
-    if isinstance(found, str):
-        raise ShellDeny(found)
+    if isinstance(found, ShellDeny):
+        raise type(found)(str(found))  # a ShellUnseen stays one: what the gate cannot read is asked
     return found
 
 
@@ -397,7 +397,7 @@ class _Walker(RedirectReader):
             words += self.carry[1]  # a `-` tree-sitter left out before a redirection of the whole pipeline
             self.carry = None
         if not words:
-            raise ShellDeny("shell variable assignments on their own are not allowed; put the variable on the command "
+            raise ShellUnseen("shell variable assignments on their own are not allowed; put the variable on the command "
                             "that reads it (`NAME=value program …`), where the program's rule judges it")
         tails, self.tails = self.tails, saved
         state = self.simple(words, assigns, self.via, False, cwds, True, stdin)

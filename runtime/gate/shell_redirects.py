@@ -11,7 +11,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 from runtime.gate.shell_words import WordReader
-from runtime.lang.shell_types import Input, Script, ShellDeny, Word, Write
+from runtime.lang.shell_types import Input, Script, ShellDeny, ShellUnseen, Word, Write
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -116,7 +116,7 @@ class RedirectReader(WordReader):
                     if part.type != "heredoc_content":
                         raise self.refuse(part)
                 if not quoted and any(ch in self.text(child) for ch in "$`"):
-                    raise ShellDeny("an unquoted heredoc expands `$` and backticks; quote its delimiter (<<'EOF') to keep the text literal")
+                    raise ShellUnseen("an unquoted heredoc expands `$` and backticks; quote its delimiter (<<'EOF') to keep the text literal")
                 self.cover(child)
                 if quoted:
                     self.literal.append((child.start_byte, child.end_byte))

@@ -11,7 +11,7 @@ import re
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.lang.shell_types import ShellDeny, Word
+from runtime.lang.shell_types import ShellDeny, ShellUnseen, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -67,14 +67,14 @@ class WordReader:
     def cover(self, node: Node) -> None:
         self.spans.append((node.start_byte, node.end_byte))
 
-    def refuse(self, node: Node) -> ShellDeny:
+    def refuse(self, node: Node) -> ShellUnseen:
         what = _CONSTRUCT_NAMES.get(node.type, f"`{node.type}`")
         snippet = self.text(node).strip().splitlines()[0][:60] if self.text(node).strip() else node.type
         instead = _INSTEAD.get(node.type, "")
         if node.type == "simple_expansion" and snippet == "$?":
             instead = "; to see whether a command worked, write `cmd && echo ok || echo failed`"
         verb = "are" if node.type in _PLURAL else "is"
-        return ShellDeny(f"{what} {verb} not allowed (in `{snippet}`): the gate cannot see what it would run; write "
+        return ShellUnseen(f"{what} {verb} not allowed (in `{snippet}`): the gate cannot see what it would run; write "
                          f"plain commands with literal arguments{instead}")
 
     def word(self, node: Node) -> Word:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from runtime.lang.shell_types import ShellDeny, Word
+from runtime.lang.shell_types import ShellDeny, ShellUnseen, Word
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -256,7 +256,7 @@ def _uv(args: list[Word]) -> Unwrapped | None:
     i = _options("uv run", args[1:], set(), _UV_FLAGS) + 1
     if "--no-sync" not in {a.value for a in args[1:i]}:
         inner = " ".join(a.value for a in args[i:i + 4]) or "CMD"
-        raise ShellDeny("`uv run` first syncs the environment (writes .venv, downloads packages); "
+        raise ShellUnseen("`uv run` first syncs the environment (writes .venv, downloads packages); "
                         f"run `uv run --no-sync {inner}`")
     if i >= len(args):
         raise ShellDeny("`uv run` needs a command")
@@ -349,10 +349,10 @@ def _xargs(args: list[Word]) -> Unwrapped:
 def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
     """What ``name args`` runs if it is a wrapper; None for an ordinary program."""
     if name in FORBIDDEN_BUILTINS:
-        raise ShellDeny(f"`{name}` is not allowed: it runs text or changes the shell in ways the gate cannot see; "
+        raise ShellUnseen(f"`{name}` is not allowed: it runs text or changes the shell in ways the gate cannot see; "
                         "run the programs themselves, with their arguments written out")
     if name in OPAQUE_RUNNERS:
-        raise ShellDeny(f"`{name}` runs other programs in a way the gate cannot check; run the inner command directly")
+        raise ShellUnseen(f"`{name}` runs other programs in a way the gate cannot check; run the inner command directly")
     if name == "env":
         return _env(args)
     if name in SHELLS:

@@ -17,12 +17,6 @@ SESSION = "session"
 AUDIENCES = (AGENT, SESSION)
 
 _PHRASES = {
-    # after "`X` is not an allowed program for this role (allowed: ...)"
-    "unlisted-program": (
-        "if the task needs it, say so in your report: a person can allow it for this repository with a rule in its "
-        "project catalog (`runtime init`, then `.agent-runtime/roles/project.toml`)",
-        "if the work needs it, ask the person to run it, or to allow it for this repository with a rule in its "
-        "project catalog (`runtime init`, then `.agent-runtime/roles/project.toml`)"),
     "dependencies": ("say in your report what you need", "ask the person to change them"),
     "network": ("work with what the worktree holds, and say in your report what you needed from the network",
                 "work with what the repository holds, and ask the person for what you needed from the network"),

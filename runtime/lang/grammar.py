@@ -97,6 +97,10 @@ class ArgDeny(Exception):
     """A word the grammar does not allow; the message says which and what is allowed."""
 
 
+class ArgForbidden(ArgDeny):
+    """A word the grammar forbids by name (`forbidden`): what it does is never allowed, so no person is asked."""
+
+
 class ValueType:
     """One declared value type: a scalar name, an enum, or `KEY=VALUE` assignments with a type per key;
     optional or not."""
@@ -199,7 +203,7 @@ class Grammar:
     """A compiled grammar; ``read(words)`` returns the typed uses or raises ArgDeny."""
 
     __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo",
-                 "min_positionals", "stdin")
+                 "min_positionals", "stdin", "forbidden")
 
     def __init__(self, raw: dict[str, Any], program: str) -> None:
         if not isinstance(raw, dict):
@@ -257,8 +261,18 @@ class Grammar:
             raise GrammarError(f"{program}: `stdin = \"diff\"` needs an option or operand of type `diff` naming the file instead")
         trailing = raw.get("trailing")
         self.trailing = Grammar(trailing, f"{program} --") if trailing is not None else None
+        # Options whose effect is never allowed (`git commit --amend` rewrites history), each with why: a deny,
+        # where any other option the grammar does not declare is only undecided (a person may be asked).
+        self.forbidden: dict[str, str] = {}
+        for spelling, why in (raw.get("forbidden") or {}).items():
+            if not spelling.startswith("-"):
+                continue  # a subcommand: the rule judges it, before the grammar reads the words
+            key = spelling.lstrip("-") if self.style == "go" else spelling
+            if key in self.options:
+                raise GrammarError(f"{program}: `{spelling}` is both declared and forbidden")
+            self.forbidden[key] = why
         # Reading depends on the words alone: an agent re-runs the same commands many times.
-        self._memo: dict[tuple[tuple[str, bool, bool], ...], list[Use] | str] = {}
+        self._memo: dict[tuple[tuple[str, bool, bool], ...], list[Use] | ArgDeny] = {}
 
     # -- reading ------------------------------------------------------------
     def read(self, words: list[Word]) -> list[Use]:
@@ -269,12 +283,12 @@ class Grammar:
             try:
                 found = self._read(words)
             except ArgDeny as exc:
-                found = str(exc)
+                found = exc
             if len(self._memo) >= 256:
                 self._memo.clear()
             self._memo[key] = found
-        if isinstance(found, str):
-            raise ArgDeny(found)
+        if isinstance(found, ArgDeny):
+            raise type(found)(str(found))
         return found
 
     def _read(self, words: list[Word]) -> list[Use]:
@@ -313,7 +327,7 @@ class Grammar:
             name, eq, value = a.partition("=")
             t = self.options.get(name)
             if t is None:
-                raise ArgDeny(self._unknown(name))
+                raise self._unknown(name)
             return self._valued(name, t, words, i, uses, value if eq else None)
         head = a.partition("=")[0]
         t = self.options.get(head) if len(head) > 2 else None
@@ -325,8 +339,9 @@ class Grammar:
             opt = "-" + a[k]
             t = self.options.get(opt)
             if t is None:
-                raise ArgDeny(self._unknown(opt) if k == 1 else
-                              f"`{a}`: `{opt}` inside the cluster is not an option allowed for `{self.program}`"
+                if k == 1 or opt in self.forbidden:
+                    raise self._unknown(opt)
+                raise ArgDeny(f"`{a}`: `{opt}` inside the cluster is not an option allowed for `{self.program}`"
                               f"{self._allowed()}")
             if t.takes_value:
                 attached = a[k + 1:]
@@ -344,7 +359,7 @@ class Grammar:
         name, eq, value = body.partition("=")
         t = self.options.get(name)
         if t is None:
-            raise ArgDeny(self._unknown("-" + name))
+            raise self._unknown("-" + name, name)
         if t.name == FLAG:
             if eq and value not in _BOOL:
                 raise ArgDeny(f"`{a}`: `-{name}` is a boolean flag (true or false)")
@@ -397,12 +412,17 @@ class Grammar:
             uses.append(Use("", t.name, w.value, w, rest))
 
     # -- messages -----------------------------------------------------------
-    def _unknown(self, name: str) -> str:
+    def _unknown(self, name: str, key: str | None = None) -> ArgDeny:
+        """The refusal of an option the grammar does not declare: forbidden by name, or only undeclared."""
         spelled = ("-" + name.lstrip("-")) if self.style == "go" else name
+        why = self.forbidden.get(name if key is None else key)
+        if why is not None:
+            return ArgForbidden(f"`{self.program} {spelled}` is never allowed: {why}")
         full = [o for o in self.options if o.startswith(name) and o != name] if name.startswith("--") else []
         if full:
-            return f"`{self.program} {spelled}`: spell the option out in full (`{full[0]}`), so the gate and the program read it alike"
-        return f"`{self.program} {spelled}` is not an option this role allows{self._allowed()}"
+            return ArgDeny(f"`{self.program} {spelled}`: spell the option out in full (`{full[0]}`), so the gate and "
+                           "the program read it alike")
+        return ArgDeny(f"`{self.program} {spelled}` is not an option this role allows{self._allowed()}")
 
     def _allowed(self) -> str:
         names = sorted(self.options, key=lambda o: (o.lstrip("-").lower(), o))

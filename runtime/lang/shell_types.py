@@ -7,6 +7,11 @@ class ShellDeny(Exception):
     """The command cannot be allowed; the message says why and what to do."""
 
 
+class ShellUnseen(ShellDeny):
+    """The command holds what the gate cannot read before it runs (`$(...)`, a loop, `eval`, a runner it cannot
+    unwrap): no rule decides it, so it is asked of a person once nothing the gate can see in it is forbidden."""
+
+
 class Word:
     __slots__ = ("value", "glob", "tilde", "dash")
 

@@ -51,6 +51,19 @@ class GrammarFields(Model):
     # What the program reads on standard input when no option or operand of that type names a file:
     # `diff` for patch, whose targets the gate then reads from a heredoc (or a file the agent cannot change).
     stdin: Literal["diff"] | None = None
+    # What the program may never be given, each with why: an option spelling (`--amend`) or a subcommand
+    # (`push`). A deny, where a word no rule declares is only undecided (a person may be asked).
+    forbidden: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("forbidden")
+    @classmethod
+    def _forbidden(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, why in v.items():
+            if not key or key != " ".join(key.split()) or (key.startswith("-") and " " in key):
+                raise ValueError(f"forbidden `{key}`: an option spelling (`--amend`) or subcommand words (`push`)")
+            if not why.strip():
+                raise ValueError(f"forbidden `{key}`: say why it is never allowed")
+        return v
 
     @field_validator("env")
     @classmethod
@@ -98,7 +111,7 @@ class ProgramRule(GrammarFields):
 
 
 _GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
-                 "harmless-options", "min-positionals", "glob-writes", "stdin")
+                 "harmless-options", "min-positionals", "glob-writes", "stdin", "forbidden")
 # Types that mean the program loads code from, or writes to, what it is given: not harmless options.
 _NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope", "copy-in-scope", "copy-to-scope",
                  "diff")
@@ -128,6 +141,8 @@ def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
     out["harmless-options"] = out["harmless-options"] is True
     out["min-positionals"] = out["min-positionals"] or 0
     out["glob-writes"] = out["glob-writes"] is True
+    out["forbidden"] = {spelling: why for key, why in (out["forbidden"] or {}).items()
+                        for spelling in (key.split("|") if key.startswith("-") else [key])}
     if out["glob-writes"]:
         last = out["positionals"][-1] if out["positionals"] else None
         if not (isinstance(last, str) and last in ("path-in-scope...", "file-in-scope...")):

@@ -29,7 +29,7 @@ EXAMPLE_SCOPE = "out/**"
 
 class CommandExample(Model):
     command: str
-    expect: Literal["allow", "deny"]
+    expect: Literal["allow", "deny", "ask"]
     subcommands: list[str] = Field(default_factory=list)  # the example rule's, as a role would set them
     # The example rule's program, when a role runs the grammar under another name (`python` with
     # subcommand `-m unittest` for the grammar `unittest`); the grammar's own name by default.

@@ -29,6 +29,7 @@ class Verdict:
     command: str
     verdict: str  # allow, deny or ask
     reason: str
+    undecided: bool = False  # an ask because no rule decides the command
 
 
 def repository_root(catalog: Catalog) -> Path:
@@ -42,7 +43,7 @@ def judge(policy: Policy, commands: list[str], root: Path) -> list[Verdict]:
     out = []
     for command in commands:
         d = decide(policy, "Bash", {"command": command}, str(root))
-        out.append(Verdict(command, d.verdict, d.reason))
+        out.append(Verdict(command, d.verdict, d.reason, d.undecided))
     return out
 
 
@@ -64,6 +65,10 @@ def task_command_errors(task: Task, catalog: Catalog, root: Path) -> tuple[list[
         if verdict.verdict == "deny":
             errors.append(task.src.error(loc, f"{what} `{command}` is refused to role `{task.role.name}` (strict "
                                               f"mode), so its agent cannot run it: {verdict.reason}"))
+        elif verdict.undecided:
+            errors.append(task.src.error(loc, f"no rule of role `{task.role.name}` decides the {what} `{command}` "
+                                              "(strict mode), so its agent could run it only with a person's "
+                                              f"approval each time: {verdict.reason}"))
         elif verdict.verdict == "ask":
             err = task.src.error(loc, f"{what} `{command}` needs a person's approval each time role "
                                       f"`{task.role.name}` runs it")

@@ -344,7 +344,8 @@ def test_the_hook_deadline_never_cuts_a_persons_answer_short(env, root):
 def test_check_allows_and_denies_without_asking_anyone(env, root):
     env.service()
     ok = run_cli("check", "--policy", str(ask_policy(root)), "--approvals", str(env.socket), input=hook_input("ls", root))
-    no = run_cli("check", "--policy", str(ask_policy(root)), "--approvals", str(env.socket), input=hook_input("rm x", root))
+    no = run_cli("check", "--policy", str(ask_policy(root)), "--approvals", str(env.socket),
+                 input=hook_input("ls > x", root))  # a write, and the policy has no write scope
     assert ok.returncode == 0 and no.returncode == 2 and env.store.all() == []
 
 

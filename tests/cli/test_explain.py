@@ -16,7 +16,8 @@ def test_explain_gives_the_gates_decision_atom_and_reason(tmp_path):
     assert allowed.returncode == 0 and allowed.stdout.startswith("allow")
     cluster = run_cli("explain", "--role", "explorer", "--json", "sort -no x y", cwd=tmp_path)
     doc = json.loads(cluster.stdout)
-    assert cluster.returncode == 2 and doc["decision"] == "deny" and doc["atom"] == "tools::bash-allowlist"
+    # no rule declares `-o` for sort: undecided, so asked (exit 3)
+    assert cluster.returncode == 3 and doc["decision"] == "ask" and doc["atom"] == "tools::bash-allowlist"
     assert "`-o` inside the cluster" in doc["reason"] and "allowed: " in doc["reason"]
 
 

@@ -43,8 +43,8 @@ def test_a_project_catalog_adds_a_role_and_a_rule_to_the_shipped_catalog(tmp_pat
 
     assert explain("tox -e py311").returncode == 0                # the project's rule
     assert explain("pytest -q src").returncode == 0               # edit-local's rules are still there
-    assert explain("tox -e py311 --installpkg x").returncode == 2  # only the declared form
-    assert explain("uv run --no-sync pytest -p evil").returncode == 2  # judged as pytest, through its grammar
+    assert explain("tox -e py311 --installpkg x").returncode == 3  # only the declared form: the rest is asked
+    assert explain("uv run --no-sync pytest -p evil").returncode == 3  # judged as pytest, through its grammar
     # The hook reads the same layers, and the project's catalog files are protected like the shipped ones.
     call = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(repo),
             "tool_input": {"command": "tox -e py311"}}
@@ -85,4 +85,4 @@ def test_init_without_a_toolchain_writes_one_that_declares_nothing(tmp_path):
     assert "presets = []" in (repo / ".agent-runtime/toolchain.toml").read_text()
     (repo / "task.toml").write_text(TASK)
     explain = run_cli("explain", "--task", "task.toml", ".venv/bin/pytest -q", cwd=repo)
-    assert explain.returncode == 2 and "no toolchain folder is declared" in explain.stdout + explain.stderr
+    assert explain.returncode == 3 and "no toolchain folder is declared" in explain.stdout + explain.stderr

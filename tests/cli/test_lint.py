@@ -58,7 +58,9 @@ def test_a_check_command_the_role_refuses_is_a_lint_error(catalog_copy):
     proc = run_cli("lint", cwd=catalog_copy)
     errors = sorted(l for l in proc.stderr.splitlines() if l.startswith("error:"))
     assert proc.returncode == 1 and len(errors) == 2
-    assert errors[0].startswith("error: manifests/examples/plan/plan.toml:62: check command `test -s docs/calc.md` is "
-                                "refused to role `edit-local`")
-    assert errors[1].startswith("error: manifests/examples/spawn-demo/task.toml:14: test command `tox -e py311` is "
-                                "refused to role `edit-local`")
+    # No rule decides them: the agent could run them only with a person's approval each time, which is an error too.
+    assert errors[0].startswith("error: manifests/examples/plan/plan.toml:62: no rule of role `edit-local` decides the "
+                                "check command `test -s docs/calc.md` (strict mode)")
+    assert errors[1].startswith("error: manifests/examples/spawn-demo/task.toml:14: no rule of role `edit-local` decides "
+                                "the test command `tox -e py311` (strict mode)")
+    assert "`runtime allow 'tox -e py311' --role edit-local`" in errors[1]

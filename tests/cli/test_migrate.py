@@ -126,12 +126,14 @@ def test_denylist_rules_become_grammars_and_say_what_is_now_denied(catalog_copy)
     # what the migrated rules decide, through the real hook
     root = catalog_copy / "work"
     (root / "sub").mkdir(parents=True)
-    for command, verdict in (("make -C sub", "allow"), ("make -f evil.mk", "deny"), ("make -C /tmp", "deny"),
-                             ("python3 -m pytest -q sub", "allow"), ("python3 -m pytest -p evil", "deny")):
+    # what no rule declares is undecided: asked (Claude Code's prompt, exit 0)
+    for command, verdict in (("make -C sub", "allow"), ("make -f evil.mk", "ask"), ("make -C /tmp", "deny"),
+                             ("python3 -m pytest -q sub", "allow"), ("python3 -m pytest -p evil", "ask")):
         proc = run_cli("check", "--role", "denylist", "--catalog", str(catalog_copy), "--root", str(root),
                        input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                                          "tool_input": {"command": command}, "cwd": str(root)}))
-        assert proc.returncode == (0 if verdict == "allow" else 2), (command, proc.stdout, proc.stderr)
+        assert proc.returncode == (2 if verdict == "deny" else 0), (command, proc.stdout, proc.stderr)
+        assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == verdict, (command, proc.stdout)
 
 
 MODULES_ROLE = """#:schema ../schemas/role.schema.json
@@ -182,11 +184,12 @@ def test_a_python_rule_for_two_modules_becomes_a_rule_per_grammar(catalog_copy):
     root = catalog_copy / "work"
     root.mkdir()
     for command, verdict in (("python3 -m unittest -v", "allow"), ("python3 -m pytest -q", "allow"),
-                             ("python3 -m unittest -p evil", "allow"), ("python3 -m pytest -p evil", "deny")):
+                             ("python3 -m unittest -p evil", "allow"), ("python3 -m pytest -p evil", "ask")):
         proc = run_cli("check", "--role", "modules", "--catalog", str(catalog_copy), "--root", str(root),
                        input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                                          "tool_input": {"command": command}, "cwd": str(root)}))
-        assert proc.returncode == (0 if verdict == "allow" else 2), (command, proc.stdout, proc.stderr)
+        assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
+        assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == verdict, (command, proc.stdout)
 
 
 OLD_SIZE_ATOM = '''#:schema ../../../schemas/capability.schema.json

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
 from runtime.policy.build import build_policy
 from tests.conftest import REPO
-from tests.gate.test_refusals_say_what_to_do import NEXT_STEP
+from tests.gate.test_refusals_say_what_to_do import NEXT_STEP, UNDECIDED
 
 CALLS = [json.loads(line) for line in (Path(__file__).parent / "data/agent_calls.jsonl").read_text().splitlines()]
 TASK = '''[task]
@@ -68,9 +68,14 @@ def test_legitimate_calls_are_allowed(replay, call):
 
 
 @pytest.mark.parametrize("call", [c for c in CALLS if c["family"] == "strict-refused"], ids=_id)
-def test_what_strict_mode_still_refuses_says_what_works(replay, call):
+def test_what_strict_mode_cannot_read_is_asked_saying_what_would_allow_it(replay, call):
+    """Where no rule decides these, and nothing the gate reads in them is forbidden, a person is asked (a run
+    nobody watches refuses at once), told what would allow it for good, or that nothing can; where they are
+    written so the gate cannot judge them (`find .` walking into `.git`, a folder given to a formatter), the
+    refusal says how to write them."""
     d = _decide(replay, call)
-    assert d.verdict == DENY and NEXT_STEP.search(d.reason), d
+    assert d.verdict in (ASK, DENY) and NEXT_STEP.search(d.reason), d
+    assert d.verdict == DENY or UNDECIDED.search(d.reason), d
 
 
 def test_the_replay_covers_every_family():

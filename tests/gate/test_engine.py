@@ -42,9 +42,10 @@ def test_reasons_tell_the_model_what_it_may_do(policy_for, worktree):
     d = decide(policy_for(), "Edit", {"file_path": "docs/x.md", "old_string": "a", "new_string": "b"}, str(worktree))
     assert d.verdict == DENY and "you may write only inside: src/**, tests/**" in d.reason
     d = decide(policy_for(), "Bash", {"command": "make all"}, str(worktree))
-    assert d.verdict == DENY and "`make` is not an allowed program" in d.reason and "pytest" in d.reason
+    assert d.verdict == ASK and "no rule of role `edit-local` runs `make`" in d.reason and "pytest" in d.reason
+    assert "`runtime allow 'make all' --role edit-local`" in d.reason
     d = decide(policy_for(), "Bash", {"command": "cargo -q test"}, str(worktree))
-    assert d.verdict == DENY and "options after the subcommand" in d.reason
+    assert d.verdict == ASK and "options after the subcommand" in d.reason
 
 
 def test_bash_redirect_and_scope_flags_are_write_checked(policy_for, worktree):
@@ -78,7 +79,9 @@ def test_ask_rules_ask_and_deny_beats_ask(worktree):
     policy = _policy_with_ask(worktree)
     assert decide(policy, "Bash", {"command": "npm test"}, str(worktree)).verdict == ASK
     assert decide(policy, "Bash", {"command": "ls && npm test"}, str(worktree)).verdict == ASK
-    assert decide(policy, "Bash", {"command": "npm test && curl x"}, str(worktree)).verdict == DENY
+    assert decide(policy, "Bash", {"command": "npm test && ls > out.txt"}, str(worktree)).verdict == DENY  # no scope
+    d = decide(policy, "Bash", {"command": "npm test && curl x"}, str(worktree))
+    assert d.verdict == ASK and "`npm` needs approval" in d.reason  # no rule decides curl: asked too, after npm
     assert decide(policy, "Bash", {"command": "ls"}, str(worktree)).verdict == ALLOW
 
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
 from runtime.gate.shell import analyze
 from runtime.lang.shell_types import ShellDeny
@@ -26,7 +26,8 @@ def test_at_words_of_programs_without_argument_files_are_allowed(policy_for, wor
 @pytest.mark.parametrize("command", ["pytest @args.txt", "python -m pytest @args.txt", "mypy @flags"])
 def test_at_words_of_programs_that_read_argument_files_stay_refused(policy_for, worktree, command):
     d = _bash(policy_for("explorer"), command, worktree)
-    assert d.verdict == DENY and "file of more arguments" in d.reason
+    # No rule declares `arg-files`: undecided, so asked, saying the key that would allow it.
+    assert d.verdict == ASK and "file of more arguments" in d.reason and "`arg-files = true`" in d.reason
 
 
 # -- a `-` operand just before a redirection -------------------------------------------------
@@ -46,7 +47,7 @@ def test_a_dash_before_a_redirection_is_an_operand(command, args):
 def test_a_dash_tree_sitter_leaves_out_is_still_judged(policy_for, worktree):
     assert _bash(policy_for(), "echo x | diff src/pkg/mod.py - 2>&1", worktree).verdict == ALLOW
     d = _bash(policy_for(), "python - <<'EOF'\nimport os\nEOF", worktree)  # the `-` is python's: a stdin script
-    assert d.verdict == DENY and "`python -`" in d.reason
+    assert d.verdict == ASK and "`python -`" in d.reason
     with pytest.raises(ShellDeny, match="`bash -`"):
         analyze("echo id | bash - 2>&1", "/w")
 
@@ -190,11 +191,11 @@ def test_a_backslash_newline_that_joins_words_stays_refused(command):
     ("export DJANGO_SETTINGS_MODULE=app.settings && pytest", "`NAME=value program …`"),
     ("X=1", "`NAME=value program …`"),
     ("awk '{print $1}' src/pkg/mod.py", "cut -d, -f3"),
-    ("sqlfluff lint x.sql", "`.agent-runtime/roles/project.toml`"),
+    ("sqlfluff lint x.sql", "`runtime allow 'sqlfluff lint x.sql' --role edit-local`"),
     ("tox -e py311", "run the tests directly"),
     ("yarn test", "`npm test`"),
     ("bash scripts/check.sh", "run them one by one"),
 ])
 def test_a_refusal_of_what_agents_reach_for_names_what_works(policy_for, worktree, command, step):
     d = _bash(policy_for(), command, worktree)
-    assert d.verdict == DENY and step in d.reason, d
+    assert d.verdict == ASK and step in d.reason, d  # no rule decides, and nothing in them is forbidden

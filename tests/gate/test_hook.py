@@ -203,7 +203,7 @@ def test_the_role_cache_notices_an_edited_grammar_and_a_new_file(worktree, tmp_p
     assert len(list((tmp_path / "cache").glob("index-explorer-*.json"))) == 1
     grammar = catalog_copy / "programs/pytest.program.toml"
     grammar.write_text(grammar.read_text().replace('"--maxfail" = "int"\n', ""))
-    assert verdict() == "deny"
+    assert verdict() == "ask"  # an option no rule declares: undecided
     grammar.write_text(grammar.read_text().replace('"-q|--quiet" = "flag"', '"-q|--quiet" = "flag"\n"--maxfail" = "int"'))
     assert verdict() == "allow"
     (catalog_copy / "programs/pytest.program.toml").rename(catalog_copy / "programs/pytest.program.toml.off")
@@ -267,6 +267,9 @@ def test_adversarial_lengths_are_decided_by_the_gate_itself(policy_file, worktre
     assert "did not decide" not in proc.stderr
     if reason == "allow":
         assert proc.returncode == 0 and decision(proc)["permissionDecision"] == "allow", proc.stderr[:300]
+    elif reason == "sed script":  # a script no rule declares (sed's `e` runs commands): undecided, so asked
+        assert proc.returncode == 0 and decision(proc)["permissionDecision"] == "ask", proc.stdout[:300]
+        assert reason in decision(proc)["permissionDecisionReason"]
     else:
         assert proc.returncode == 2 and reason in proc.stderr, proc.stderr[:300]
 
@@ -286,4 +289,4 @@ def test_the_role_cache_notices_an_edited_package_json(worktree, tmp_path):
     (worktree / "package.json").write_text(_json.dumps({"scripts": {"test": "jest"}}))
     assert verdict() == "allow"  # jest --watch=false
     (worktree / "package.json").write_text(_json.dumps({"scripts": {"test": "node run-tests.js"}}))
-    assert verdict() == "deny"  # node is no program of explorer's
+    assert verdict() == "ask"  # no rule of explorer's runs a node script: undecided

@@ -84,7 +84,7 @@ def test_an_edited_mode_breaks_the_seal(worktree, tmp_path):
 
 def test_explain_shows_the_mode_and_asks_either(tmp_path):
     strict = run_cli("explain", "--role", "explorer", "python -c 'print(1)'", cwd=tmp_path)
-    assert strict.returncode == 2 and "  mode: strict (" in strict.stdout
+    assert strict.returncode == 3 and strict.stdout.startswith("ask") and "  mode: strict (" in strict.stdout
     sandboxed = run_cli("explain", "--role", "explorer", "--mode", "sandboxed", "python -c 'print(1)'", cwd=tmp_path)
     assert sandboxed.returncode == 0 and sandboxed.stdout.startswith("allow")
     assert "  mode: sandboxed (" in sandboxed.stdout
@@ -220,10 +220,10 @@ def test_sandboxed_read_only_role_denies_writers(worktree, tmp_path):
         assert d.verdict == DENY and "read-only" in d.reason, command
 
 
-def test_strict_mode_is_unchanged(worktree, tmp_path):
+def test_strict_mode_asks_what_the_sandboxed_mode_allows(worktree, tmp_path):
     strict = Policy(_doc(tmp_path, worktree, STRICT))
     for command in ("python reproduce.py", "python -c 'print(1)'", "for f in a; do echo $f; done", "./run.sh"):
-        assert decide(strict, "Bash", {"command": command}, str(worktree)).verdict == DENY, command
+        assert decide(strict, "Bash", {"command": command}, str(worktree)).verdict == ASK, command
 
 
 def test_too_much_to_judge_is_denied(sandboxed, worktree):

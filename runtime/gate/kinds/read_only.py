@@ -32,6 +32,9 @@ class ReadOnly(Gate):
         if cmd.name in WRITERS:
             return deny(f"this role is read-only: `{cmd.name}` changes files; "
                         f"{phrase(ctx.policy.audience, 'read-only')}", self.atom, cmd.name)
+        if cmd.deletes is not None:
+            return deny(f"this role is read-only: `{cmd.name}` would remove what it finds; "
+                        f"{phrase(ctx.policy.audience, 'read-only')}", self.atom, cmd.name)
         if cmd.name in ("sed", "perl", "ruby") and any(a == "-i" or a.startswith(("-i", "--in-place")) for a in cmd.args):
             return deny(f"this role is read-only: `{cmd.name} -i` edits files in place", self.atom, cmd.name)
         return None
