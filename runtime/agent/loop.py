@@ -20,7 +20,7 @@ from runtime.agent.schemas import tool_schemas
 from runtime.agent.tools import TOOLS
 from runtime.approvals import DEFAULT_TIMEOUT_S
 from runtime.approvals.service import ask_orchestrator
-from runtime.gate.decision import ALLOW, ASK
+from runtime.gate.decision import ALLOW, ASK, unattended
 from runtime.gate.engine import decide
 from runtime.gate.policy import load_policy
 from runtime.models.broker import BrokerClient
@@ -91,6 +91,8 @@ def main(argv: list[str]) -> int:
             started = time.perf_counter()
             decision = decide(policy, call.name, call.arguments, args.root)
             gate_ms = (time.perf_counter() - started) * 1000
+            if decision.verdict == ASK and not args.approvals:
+                decision = unattended(decision)  # nobody approves in this run: refused at once
             verdict, reason, extra = decision.verdict, decision.reason, {}
             if verdict == ASK and args.approvals:
                 # Held pending in the orchestrator until a person decides (or it expires: a deny).
@@ -106,7 +108,6 @@ def main(argv: list[str]) -> int:
             elif extra:
                 text, is_error = f"Not run: {reason}", True
             else:
-                # Without an approvals socket no one can approve an `ask`: it is refused, with the reason.
                 text, is_error = f"Refused by the runtime's gate: {reason}", True
             emit("tool", tool=call.name, input=call.arguments, decision=verdict, reason=reason,
                  atom=decision.atom, rule=decision.rule, is_error=is_error, result=text[:400], gate_ms=round(gate_ms, 4),

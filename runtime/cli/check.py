@@ -12,7 +12,8 @@ most ``--approval-wait`` seconds (default and maximum 25, see
 ``runtime.approvals.HOOK_WAIT_MAX_S``), plus a 2 s grace for the answer:
 Claude Code kills a hook after 30 s (and then blocks the call: the hooks the runtime
 writes carry `onFailure: block`), so the hook must answer before that. A request not decided in time has expired: a deny.
-Without ``--approvals`` an ``ask`` is answered as ``ask``.
+Without ``--approvals`` an ``ask`` is answered as ``ask`` (Claude Code then asks the person at its own
+prompt); with ``--unattended`` (a run nobody watches) it is a deny at once, saying so.
 
 ``--on-allow`` says what an allowed call is answered: ``allow`` (the default, for spawned agents
 under ``dontAsk``, where the gate is the permission system) or ``defer`` (no decision at all, for
@@ -39,10 +40,12 @@ if TYPE_CHECKING:
 
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
-    " [--main-session ROLE|defer|gate] [--on-allow allow|defer] [--approvals SOCK [--approval-wait SECONDS]]"
+    " [--main-session ROLE|defer|gate] [--on-allow allow|defer] [--approvals SOCK [--approval-wait SECONDS]"
+    " | --unattended]"
 )
 _OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait",
             "--on-allow"}
+_FLAGS = {"--unattended"}
 _ROLE = LazyPattern(r"^[a-z][a-z0-9-]{0,63}$")
 
 
@@ -52,6 +55,12 @@ def parse(argv: list[str]) -> dict[str, str]:
     while i < len(argv):
         arg = argv[i]
         key, eq, value = arg.partition("=")
+        if arg in _FLAGS:
+            if arg in opts:
+                raise ValueError(f"`{arg}` given twice")
+            opts[arg] = ""
+            i += 1
+            continue
         if key not in _OPTIONS:
             raise ValueError(f"unknown argument `{arg}`")
         if not eq:
@@ -82,13 +91,20 @@ def parse(argv: list[str]) -> dict[str, str]:
         if not 0 < wait <= HOOK_WAIT_MAX_S:
             raise ValueError(f"--approval-wait must be more than 0 and at most {HOOK_WAIT_MAX_S} s "
                              "(Claude Code stops the hook after 30 s)")
+    if "--approvals" in opts and "--unattended" in opts:
+        raise ValueError("--unattended refuses what --approvals would ask a person: give one of them")
     if "--approvals" in opts and not opts["--approvals"].startswith("/"):
         raise ValueError("--approvals must be the absolute path of the orchestrator's approvals socket")
     return opts
 
 
 def approval_asker(opts: dict[str, str]) -> Callable[[dict[str, Any], GateDecision], GateDecision] | None:
-    """``on_ask`` for ``run_hook``: ask the orchestrator, answer what a person decided (None without --approvals)."""
+    """``on_ask`` for ``run_hook``: ask the orchestrator, answer what a person decided; with --unattended, refuse
+    at once (None without either: the ask goes to Claude Code's own prompt)."""
+    if "--unattended" in opts:
+        from runtime.gate.decision import unattended
+
+        return lambda data, decision: unattended(decision)
     socket_path = opts.get("--approvals")
     if socket_path is None:
         return None

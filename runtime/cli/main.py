@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--merge", action="store_true", help="merge verified work into the base after re-checking the merge")
     p.add_argument("--keep", action="store_true", help="keep the worktree afterwards")
     p.add_argument("--no-os-sandbox", action="store_true", help="run without bubblewrap (loudly warned; the gate still applies)")
+    p.add_argument("--unattended", action="store_true",
+                   help="nobody watches this run: what the gate would ask a person is refused at once, and control "
+                        "files are never merged (default: asked through `runtime approvals` and the console)")
     p.add_argument("--state-dir", metavar="DIR", help="where runs, worktrees and the audit log live")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
@@ -156,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--merge", action="store_true", help="merge the accepted result into the base branch")
     p.add_argument("--save-plan", metavar="FILE", help="write the plan (with its [agent] tables) to FILE")
     p.add_argument("--no-os-sandbox", action="store_true", help="run agents without bubblewrap (loudly warned)")
+    p.add_argument("--unattended", action="store_true",
+                   help="nobody watches this run: every agent refuses at once what the gate would ask a person")
     p.add_argument("--state-dir", metavar="DIR")
     p.add_argument("--json", action="store_true", help="an event stream, one JSON object per line")
     p.add_argument("--executor", choices=("local", "ray"), default=None,

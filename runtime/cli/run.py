@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = RunOptions(repo=git.root, merge=args.merge, use_sandbox=not args.no_os_sandbox, state_dir=state_dir,
                          catalog=args.catalog, resume=resume, on_event=emit, replanner=replanner,
-                         reviewer=reviewer, remember=meta.remember, executor=executor)
+                         reviewer=reviewer, remember=meta.remember, executor=executor, unattended=args.unattended)
     if args.no_os_sandbox:
         print("WARNING: --no-os-sandbox: agents run WITHOUT an OS sandbox", file=sys.stderr)
     from runtime.sandbox.limits import fallback_note

@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     live, listener = (None, None) if args.json else _live()
     options = SpawnOptions(repo=Path.cwd(), base=args.base, merge=args.merge, keep=args.keep,
                            use_sandbox=not args.no_os_sandbox, state_dir=Path(args.state_dir) if args.state_dir else None,
-                           catalog=args.catalog, listener=listener)
+                           catalog=args.catalog, listener=listener, unattended=args.unattended)
     import signal
 
     # SIGTERM stops a spawn the way Ctrl-C does: the agent is stopped and its work kept to resume.

@@ -44,6 +44,7 @@ class Job:
     memory_mb: int = 4096  # the agent's memory limit ([agent.limits] memory-mb): what a cluster reserves for it
     cpus: int | None = None  # the CPUs the agent is pinned to ([agent.limits] cpus): a cluster reserves them (else 1)
     node_labels: dict[str, str] = field(default_factory=dict)  # only a cluster's node carrying them may run it
+    unattended: bool = False  # nobody watches the run: what the gate would ask is refused at once
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

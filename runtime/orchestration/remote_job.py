@@ -198,7 +198,7 @@ def run_job(job_json: str, base: bytes, use_sandbox: bool = True, desk: Desk | N
         git.run("checkout", "--quiet", "base")
         state = folder / "state"
         options = SpawnOptions(repo=repo, base=job.base, use_sandbox=use_sandbox, state_dir=state,
-                               catalog=job.catalog, context=job.context)
+                               catalog=job.catalog, context=job.context, unattended=job.unattended)
         if desk is not None:
             told = desk  # bound for the closure (mypy: desk is not None here)
             options = replace(options, orchestrator=_DeskOrchestrator(desk),

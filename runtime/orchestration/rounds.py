@@ -42,6 +42,7 @@ class RoundContext:
     base: str = ""  # where the next group's worktrees start: the integration so far (a commit id)
     catalog_digest: str = ""
     round_results: dict[str, SubtaskResult] = field(default_factory=dict)  # this round's own outcomes
+    unattended: bool = False  # nobody watches the run: its jobs refuse at once what the gate would ask
 
 
 def questions_in(report: str | None) -> list[str]:
@@ -126,7 +127,8 @@ async def _dispatch(ctx: RoundContext, sub: Subtask) -> str | None:
     job = Job(run_id, sub.id, agent_id, task.manifest, str(task.path), task.digest, str(ctx.catalog.root),
               ctx.catalog_digest, ctx.base, context,
               memory_mb=task.agent.limits.memory_mb if task.agent is not None else Job.memory_mb,
-              cpus=task.agent.limits.cpus if task.agent is not None else None, node_labels=dict(sub.node_labels))
+              cpus=task.agent.limits.cpus if task.agent is not None else None, node_labels=dict(sub.node_labels),
+              unattended=ctx.unattended)
     return await ctx.executor.start(job)
 
 

@@ -69,6 +69,7 @@ class RunOptions:
     reviewer: Callable[..., Any] | None = None  # (run, checks) -> Review
     remember: Callable[..., Any] | None = None  # (run, verdict): the meta-validation's memory writes
     executor: ExecutorFactory = LocalExecutor  # what runs the subtasks
+    unattended: bool = False  # nobody watches: every agent refuses at once what the gate would ask a person
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,8 @@ def _listener(run: PlanRun) -> Listener:
 async def _round(run: PlanRun, subtasks: list[Subtask], number: int, catalog: Catalog) -> None:
     run.rounds.append(subtasks)
     spawn_options = SpawnOptions(repo=run.git.root, base=run.base, use_sandbox=run.options.use_sandbox,
-                                 state_dir=run.state_dir, catalog=run.options.catalog)
+                                 state_dir=run.state_dir, catalog=run.options.catalog,
+                                 unattended=run.options.unattended)
 
     async def integrate_so_far() -> str:
         await anyio.to_thread.run_sync(_integrate, run)
@@ -165,7 +167,8 @@ async def _round(run: PlanRun, subtasks: list[Subtask], number: int, catalog: Ca
         executor = run.options.executor(group, spawn_options, run.plan.concurrency, _listener(run))
         ctx = RoundContext(run.run_id, number, run.state, executor, catalog, run.plan.max_dispatches, run.results,
                            _describe(run), run.emit, integrate_so_far, _importer(run, catalog),
-                           run.git.resolve(run.integration), catalog_digest=catalog.digest())
+                           run.git.resolve(run.integration), catalog_digest=catalog.digest(),
+                           unattended=run.options.unattended)
         run.round_results.append(ctx.round_results)
         await run_round(ctx, subtasks)
 

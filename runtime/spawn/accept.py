@@ -137,6 +137,10 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
     if failures:
         return Acceptance(commit, refused="the checks fail on the simulated merge:\n" + "\n".join(failures))
     control = changed_control_files(run, commit)
+    if control and run.options.unattended:
+        return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} changes control files "
+                                           f"({', '.join(control)}) and was not merged: that needs a person's approval, "
+                                           f"and nobody approves in this run (--unattended); it stays on {run.branch}"))
     if control:
         decision = await anyio.to_thread.run_sync(_approve_control_change, run, commit, control)
         if not decision.allowed:

@@ -53,9 +53,10 @@ def _start_broker(run: SpawnRun) -> tuple[ModelAccess | None, Path | None]:
     return backend_for(run.agent.backend).model_access(run)
 
 
-def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalService, Path | None]:
+def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalService | None, Path | None]:
     """The run's approvals service: its socket next to the broker's, in the same short folder
-    (bound read-only into the sandbox), or in a folder of its own when there is no broker.
+    (bound read-only into the sandbox), or in a folder of its own when there is no broker. None in a
+    run nobody watches (`unattended`): the agent's side then refuses every ask at once.
 
     Returns the service and the folder when it made one (the caller removes it). Decisions live in
     the state folder's `approvals.sqlite`, which no sandbox binds.
@@ -66,6 +67,8 @@ def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalServic
     own = None
     if folder is None:
         own = folder = socket_folder(run.state.root)
+    if run.options.unattended:
+        return None, own
     try:
         store = ApprovalStore.for_state(run.state.root)
         on_pending = getattr(run.options, "on_pending", None)
@@ -167,7 +170,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
         if run.options.use_sandbox:
             hand_over(sock_folder, agent_user())
         for n in range(1, agent.retries + 2):
-            approvals.attempt = n
+            if approvals is not None:
+                approvals.attempt = n
             fresh_home(run.home)
             progress = Progress(run.agent_id, attempt=n, listener=run.options.listener, audit=run.audit)
             binds = [run.run_ro] + ([sock_folder] if sock_folder else [])
@@ -177,7 +181,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             attempt_dir = run.state.attempt(run.agent_id, n)
             setup = AttemptSetup(run.task, run.policy, run.worktree, run.run_ro, run.home, attempt_dir, sandbox,
                                  broker.socket_path if broker else None, feedback, progress,
-                                 usage=broker.usage if broker else None, approvals_socket=approvals.socket_path,
+                                 usage=broker.usage if broker else None, approvals_socket=approvals.socket_path if approvals else None,
                                  egress_socket=egress.socket_path if egress else None,
                                  model_token=getattr(broker, "token", None), toolchain=run.toolchain)
             with run.timed("agent"):

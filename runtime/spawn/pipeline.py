@@ -61,6 +61,9 @@ class SpawnOptions:
     # On a cluster's worker node: the orchestrator that sent the job, which makes the agent's model
     # calls with the keys only it holds and takes its approvals (`runtime.spawn.remote`). None: here.
     orchestrator: RemoteOrchestrator | None = None
+    # A run nobody watches: what the gate would ask a person is refused at once (no approvals service, so
+    # no agent waits out an expiry), and control files are never merged.
+    unattended: bool = False
 
 
 class PhaseClock:

@@ -193,8 +193,30 @@ def test_the_agent_loop_without_an_approvals_socket_still_refuses_ask(spawner: S
         shutil.rmtree(folder, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr
     [event] = [json.loads(line) for line in proc.stdout.splitlines() if '"event": "tool"' in line]
-    assert event["decision"] == "ask" and event["is_error"] and "needs approval" in event["result"]
+    assert event["decision"] == "deny" and event["is_error"] and "needs approval" in event["result"]
+    assert "nobody approves calls in this run, so what would be asked is refused" in event["result"]
     assert "gate" not in event and not (s.repo / "src" / "calc" / "x.txt").exists()
+
+
+def test_an_unattended_spawn_refuses_what_it_would_ask_at_once(spawner: Spawner, approving_catalog: Path):
+    """`runtime spawn --unattended`: no approvals service, so an ask is refused the moment it is made (never a
+    wait for the expiry), and the run goes on to commit its verified work."""
+    s = spawner
+    agent_id = "ag-unattended"
+    task = s.task(agent_id=agent_id, role="edit-approve", script=[touch("asked.txt"), FIX_TURN, TEST_TURN, REPORT],
+                  limits={"approval-timeout-s": 300, "timeout-s": 120})
+    started = time.monotonic()
+    proc = s.cli("spawn", "--json", "--unattended", "--catalog", str(approving_catalog), str(task))
+    took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outcome = json.loads(proc.stdout)
+    assert outcome["label"] == "ok" and took < 120  # never the 300 s an approval could wait
+    [event] = [e for e in tool_events(s, agent_id) if e["input"].get("command") == "touch src/calc/asked.txt"]
+    assert event["decision"] == "deny" and event["is_error"] and "gate" not in event
+    assert "nobody approves calls in this run" in event["result"] and "needs approval" in event["result"]
+    assert "src/calc/asked.txt" not in s.files_at(outcome["commit"])
+    assert ApprovalStore.for_state(s.state).all() == [] and "approval needed" not in proc.stderr
+    assert s.audit(kind="approval-request", agent=agent_id) == []
 
 
 def test_a_command_agent_asks_through_runtime_check_inside_its_sandbox(spawner: Spawner, approving_catalog: Path):

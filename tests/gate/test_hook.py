@@ -290,3 +290,23 @@ def test_the_role_cache_notices_an_edited_package_json(worktree, tmp_path):
     assert verdict() == "allow"  # jest --watch=false
     (worktree / "package.json").write_text(_json.dumps({"scripts": {"test": "node run-tests.js"}}))
     assert verdict() == "ask"  # no rule of explorer's runs a node script: undecided
+
+
+def test_unattended_refuses_at_once_what_it_would_ask(policy_file, worktree):
+    """`--unattended`: a run nobody watches. What no rule decides is a deny (exit 2), saying so and what would
+    allow it; what a rule allows or forbids is answered as always."""
+    asked = hook_input("Bash", {"command": "make all"}, worktree)
+    plain = run_cli("check", "--policy", str(policy_file), input=asked)
+    assert plain.returncode == 0 and decision(plain)["permissionDecision"] == "ask"
+    alone = run_cli("check", "--policy", str(policy_file), "--unattended", input=asked)
+    assert alone.returncode == 2 and decision(alone)["permissionDecision"] == "deny"
+    reason = decision(alone)["permissionDecisionReason"]
+    assert reason.startswith("nobody approves calls in this run, so what would be asked is refused: no rule of role "
+                             "`edit-local` runs `make`") and "`runtime allow 'make all' --role edit-local`" in reason
+    ok = run_cli("check", "--policy", str(policy_file), "--unattended",
+                 input=hook_input("Bash", {"command": "pytest -q"}, worktree))
+    assert ok.returncode == 0 and decision(ok)["permissionDecision"] == "allow"
+    both = run_cli("check", "--policy", str(policy_file), "--unattended", "--approvals", "/tmp/x.sock", input=asked)
+    assert both.returncode == 2 and "--unattended refuses what --approvals would ask" in both.stderr
+    twice = run_cli("check", "--policy", str(policy_file), "--unattended", "--unattended", input=asked)
+    assert twice.returncode == 2 and "given twice" in twice.stderr

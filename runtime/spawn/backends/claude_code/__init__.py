@@ -60,6 +60,8 @@ class ClaudeCodeBackend:
         if setup.approvals_socket is not None:
             _hook_asks_orchestrator(setup.run_ro / "claude-settings.json", setup.approvals_socket,
                                     agent.limits.approval_timeout_s)
+        else:  # a run nobody watches: the hook refuses what it would ask, at once
+            _hook_tail(setup.run_ro / "claude-settings.json", "--unattended")
         return argv, stdin, extra
 
     def on_line(self, progress: Progress) -> Callable[[str], None] | None:
@@ -82,8 +84,12 @@ def _hook_asks_orchestrator(settings: Path, socket_path: Path, wait_s: int) -> N
     ``wait_s`` was capped below Claude Code's hook timeout when the task was loaded
     (`runtime.manifests.agent`); `runtime check` refuses a longer wait anyway.
     """
+    _hook_tail(settings, shlex.join(["--approvals", str(socket_path), "--approval-wait", str(wait_s)]))
+
+
+def _hook_tail(settings: Path, tail: str) -> None:
+    """Add ``tail`` to the CLI's PreToolUse hook commands (written afresh for every attempt)."""
     doc = json.loads(settings.read_text(encoding="utf-8"))
-    tail = shlex.join(["--approvals", str(socket_path), "--approval-wait", str(wait_s)])
     for entry in doc["hooks"]["PreToolUse"]:
         for hook in entry["hooks"]:
             hook["command"] = f"{hook['command']} {tail}"
