@@ -136,16 +136,27 @@ def _ancestors(catalog: str, role: str) -> list[str]:
     """
     import tomllib
 
+    from runtime.manifests.locate import role_file_below
+
     chain: list[str] = []
     name: object = role
-    while isinstance(name, str) and _ROLE.match(name) and name not in chain and len(chain) < 16:
-        chain.append(name)
+    path: str | None = role_file(catalog, role)
+    while isinstance(name, str) and _ROLE.match(name) and path is not None and len(chain) < 16:
+        if name not in chain:
+            chain.append(name)
         try:
-            with open(role_file(catalog, name), "rb") as fh:
+            with open(path, "rb") as fh:
                 doc = tomllib.load(fh)
         except (OSError, ValueError):
             break
-        name = (doc.get("capabilities") or {}).get("extends")
+        parent = (doc.get("capabilities") or {}).get("extends")
+        if parent == name:  # a project role adding to the role of its own name in the layer below
+            path = role_file_below(catalog, name, path)
+        elif isinstance(parent, str) and _ROLE.match(parent) and parent not in chain:
+            path = role_file(catalog, parent)
+        else:
+            path = None
+        name = parent
     return chain
 
 
@@ -180,12 +191,18 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
         return cached_policy(catalog, role, os.path.realpath(task) if task else None, os.path.realpath(root))
 
     def select(data: dict[str, Any]) -> Policy | None:
-        from runtime.manifests.locate import find_catalog
+        from runtime.manifests.locate import PROJECT_FOLDER, find_catalog, project_catalog
 
         agent_type = data.get("agent_type")
         role = opts.get("--role")
         task = opts.get("--task")
         catalog = find_catalog(opts.get("--catalog"), search_cwd=False)
+        if "--catalog" not in opts and not os.environ.get("RUNTIME_CATALOG"):
+            # The repository's own catalog, when it has one (its roles and the rules `runtime allow` wrote):
+            # found at the project's root, never searched for upward from wherever the call runs.
+            root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
+            if isinstance(root, str) and root.startswith("/"):
+                catalog = project_catalog(os.path.join(root, PROJECT_FOLDER)) or catalog
         if role is None and agent_type in BUILTIN_SUBAGENTS and not os.path.isfile(role_file(catalog, agent_type)):
             mapped = BUILTIN_SUBAGENTS[agent_type]
             if mapped is None:

@@ -45,6 +45,7 @@ VERBS = {
     "approve": "runtime.cli.approve",
     "deny": "runtime.cli.approve",
     "approvals": "runtime.cli.approve",
+    "allow": "runtime.cli.allow",
 }
 
 
@@ -94,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("init", help="start a project catalog (.agent-runtime/) that extends the shipped one")
     p.add_argument("path", nargs="?", metavar="DIR", help="the repository (default: .)")
     p.add_argument("--json", action="store_true", help="what was found, from where, and what was written, as JSON")
+
+    p = add("allow", help="write the rule that allows a command into the repository's catalog (.agent-runtime/roles)")
+    p.add_argument("command", metavar="COMMAND", help="the Bash command the gate asked about, quoted as one word")
+    p.add_argument("--role", default="project",
+                   help="the role to allow it for (default: project; a shipped role, `session` say, gets a file of "
+                        "its name in .agent-runtime/roles that adds to it)")
+    p.add_argument("--repo", metavar="DIR", help="the repository (default: the one around the working folder)")
+    p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    p.add_argument("--json", action="store_true", help="what was written, as JSON")
 
     p = verb("explain", help="would a tool call be allowed, and why? (the gate's answer, no hook JSON)")
     p.add_argument("subject", metavar="COMMAND_OR_PATH", help="a Bash command, or the path (URL, query) of --tool")

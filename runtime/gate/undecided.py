@@ -41,6 +41,8 @@ def rule_refusal(name: str, args: list[str]) -> str | None:
         return f"`{name}` runs other commands, and a rule names the commands themselves"
     if any(not w or any(c.isspace() for c in w) for w in args):
         return "an argument holds a space, which a rule's words cannot"
+    if any(w[:1] == "~" or any(c in w for c in "*?[") for w in args):
+        return "an argument is a pattern, which bash may expand into other words than a rule names"
     if INTERPRETERS.match(name) and not (args[:1] == ["-m"] and len(args) > 1 and _MODULE.match(args[1])):
         return f"`{name}` runs a script or code given to it, which can change between calls"
     return None

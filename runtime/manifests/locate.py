@@ -50,6 +50,11 @@ def _is_catalog(folder: str) -> bool:
     return _is_full(folder) or _is_layer(folder)
 
 
+def project_catalog(folder: str) -> str | None:
+    """``folder`` (a repository's `.agent-runtime`), resolved, when it is a catalog layer; else None."""
+    return os.path.realpath(folder) if _is_catalog(folder) else None
+
+
 def catalog_layers(root: str) -> list[str]:
     """The folders a catalog is made of, base first: [root] for a full catalog, [shipped, root] for a project one."""
     root = os.path.realpath(root)
@@ -69,6 +74,19 @@ def role_file(catalog_root: str, name: str) -> str:
         if os.path.isfile(path):
             return path
     return os.path.join(layers[-1], "roles", f"{name}.toml")
+
+
+def role_file_below(catalog_root: str, name: str, path: str) -> str | None:
+    """The file of role ``name`` in a layer below the one holding ``path``: what a project role that extends a
+    role of its own name adds to (`.agent-runtime/roles/session.toml` over the shipped `session`); None if none."""
+    layers = catalog_layers(catalog_root)
+    folder = os.path.dirname(os.path.dirname(os.path.realpath(path)))
+    below = layers[: layers.index(folder)] if folder in layers else []
+    for layer in reversed(below):
+        candidate = os.path.join(layer, "roles", f"{name}.toml")
+        if os.path.isfile(candidate):
+            return candidate
+    return None
 
 
 def shipped_catalog() -> str | None:

@@ -18,6 +18,7 @@ from runtime.errors import ManifestError
 from runtime.manifests.atom import Atom
 from runtime.manifests.catalog import Catalog, display_path, warn_once
 from runtime.manifests.kinds import PERSON_TOOLS, SUBAGENT_TOOLS, TOOLS
+from runtime.manifests.locate import role_file_below
 from runtime.manifests.model import Model, parse_model
 from runtime.manifests.names import check_role_name
 from runtime.manifests.params import check_value
@@ -84,6 +85,9 @@ class ResolvedRole:
     # `[tools] session`: the harness's session tools (kinds.SESSION_TOOLS) pass too, with the fields they take.
     session: bool = False
     for_sessions: bool = False  # `[role] for-sessions`: gates a person's own session, never spawned
+    # The file of each role of the chain, in its order: a project role may extend the shipped role of its own
+    # name (adding to it), so a name may stand twice in the chain, for two files.
+    paths: tuple[Path, ...] = ()
 
     def atom_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.atoms)
@@ -126,9 +130,17 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
     parent: ResolvedRole | None = None
     if caps.extends is not None:
         loc: tuple[str, ...] = ("capabilities", "extends")
-        if caps.extends == role.role.name or caps.extends in seen:
+        if caps.extends == role.role.name:
+            # A project role extending the role of its own name adds to the one of the layer below (the shipped
+            # `session` plus the rules `runtime allow --role session` wrote), instead of replacing it.
+            below = role_file_below(str(catalog.root), role.role.name, str(path))
+            if below is None:
+                raise _cycle_error(catalog, (*seen, role.role.name), caps.extends)
+            parent_path = Path(below)
+        elif caps.extends in seen:
             raise _cycle_error(catalog, (*seen, role.role.name), caps.extends)
-        parent_path = catalog.role_path(caps.extends)
+        else:
+            parent_path = catalog.role_path(caps.extends)
         if not parent_path.is_file():
             raise src.error(loc, f"unknown parent role `{caps.extends}`")
         parent = _resolve(catalog, parent_path, (*seen, role.role.name))
@@ -205,4 +217,5 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
         role.role.name, role.role.display_name, role.role.description, tuple(role.role.use_cases),
         role.role.spawnable, escalation, tools, atoms, params,
         (*(parent.chain if parent else ()), role.role.name), path, src, session, role.role.for_sessions,
+        (*(parent.paths if parent else ()), path),
     )

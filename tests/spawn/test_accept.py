@@ -70,7 +70,7 @@ def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
         agent_id=AGENT, branch=BRANCH, base_branch="trunk",
         task=SimpleNamespace(goal="Fix a.\nIt is wrong.", role=SimpleNamespace(name="edit-local"),
                              path=Path("/tasks/fix-a.toml"), digest="d" * 64, agent=SimpleNamespace(env=())),
-        audit=Audit(), options=SimpleNamespace(merge=False, use_sandbox=False, state_dir=None), resumed=None,
+        audit=Audit(), options=SimpleNamespace(merge=False, use_sandbox=False, state_dir=None, unattended=False), resumed=None,
         saves=saves, save=lambda status, **extra: saves.append(status), policy=Policy(),
         agent=SimpleNamespace(limits=SimpleNamespace(approval_timeout_s=5.0)), home=tmp_path / "home",
         toolchain=None, state=SimpleNamespace(root=tmp_path / "state", run=lambda agent: tmp_path / "state" / "runs" / agent),
@@ -304,6 +304,20 @@ def test_a_change_to_control_files_without_approval_stays_on_its_branch(run, mon
     got = anyio.run(merge_verified, run, commit)
     assert got.failure == ("failed", "merge", f"the verified commit {commit} changes control files (.mcp.json) and was "
                                               f"not merged: no approval ({why}); it stays on {BRANCH}")
+    assert git(run.repo, "rev-parse", "trunk") == run.base
+
+
+def test_an_unattended_run_never_merges_control_files_and_asks_nobody(run, monkeypatch):
+    commit = committed(run, {".claude/settings.json": "{}"})
+    asked = []
+    monkeypatch.setattr(accept_module, "_approve_control_change", lambda *args: asked.append(args))
+    run.options.unattended = True
+    got = anyio.run(merge_verified, run, commit)
+    assert asked == []
+    assert got.failure == ("failed", "merge", f"the verified commit {commit} changes control files "
+                                              "(.claude/settings.json) and was not merged: that needs a person's "
+                                              f"approval, and nobody approves in this run (--unattended); it stays on "
+                                              f"{BRANCH}")
     assert git(run.repo, "rev-parse", "trunk") == run.base
 
 

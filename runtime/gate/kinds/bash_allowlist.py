@@ -28,6 +28,7 @@ from runtime.gate.envvars import BASE
 from runtime.gate.interpreters import inline_code
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
+from runtime.lang.audience import SESSION
 from runtime.lang.grammar import (
     COPY,
     COPY_TO,
@@ -206,8 +207,9 @@ class BashAllowlist(Gate):
         if rules is None:
             instead = _INSTEAD.get(name)
             step = f" ({instead})" if instead else ""
-            return self._undecided(f"no rule of role `{ctx.policy.role}` runs `{name}`{step}; the programs its rules "
-                                   f"run: {self.programs}", cmd, ctx, name)
+            # A person's prompt names the program, not the role's sixty others; an agent is shown what it may run.
+            listed = "" if ctx.policy.audience == SESSION else f"; the programs its rules run: {self.programs}"
+            return self._undecided(f"no rule of role `{ctx.policy.role}` runs `{name}`{step}{listed}", cmd, ctx, name)
         forbidden = self._forbidden(rules, cmd)
         if forbidden is not None:
             return forbidden

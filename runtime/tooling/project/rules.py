@@ -35,10 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from runtime.gate.policy import Policy
-from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
+from runtime.gate.undecided import INTERPRETERS, rule_refusal
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import PROJECT_FOLDER
-from runtime.manifests.params import PROGRAM_NAME
 from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
 from runtime.policy.document import STRICT
@@ -47,7 +46,6 @@ from runtime.tooling.project.found import Found, Outcome
 
 PARENT = "edit-local"
 ATOM = "tools::bash-allowlist"
-_INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun|lua|Rscript)$")
 
 
 @dataclass(frozen=True)
@@ -60,8 +58,7 @@ def inherited_rules(catalog: Catalog, role: str) -> list[dict[str, Any]]:
     """The shell rules ``role`` holds, as their role files write them (grammar names, not compiled grammars)."""
     resolved = load_role(catalog, role)
     rules: list[dict[str, Any]] = []
-    for name in resolved.chain:
-        path = catalog.role_path(name)
+    for path in resolved.paths:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         params = data.get("params", {})
         mine = next((v.get("rules") for k, v in params.items()
@@ -89,19 +86,13 @@ def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) ->
     if words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
         return "a rule cannot give a program variables its grammar does not list"
     program, args = words[0], words[1:]
-    if not PROGRAM_NAME.fullmatch(program):
-        return "it runs a program by its path: give its name"
-    if program in SHELLS or program in OPAQUE_RUNNERS or program in FORBIDDEN_BUILTINS or program in ("env", "xargs"):
-        return f"`{program}` runs other commands: give the commands it runs"
-    if any(not w or any(c.isspace() for c in w) for w in args):
-        return "an argument holds a space, which a rule's words cannot"
-    if _INTERPRETERS.match(program):
-        if args[:1] == ["-m"] and len(args) > 1 and re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", args[1]):
-            if args[1] in grammars:
-                return {"program": program, "grammar": args[1], "subcommands": [f"-m {args[1]}"]}
-            return {"program": program, "subcommands": [" ".join(args)], "positionals": []}
-        return (f"`{program}` runs a script or code the agent could change, which no rule of init's allows; allow it "
-                "by hand if you trust it")
+    refusal = rule_refusal(program, args)  # shells, runners, paths, scripts, patterns: what no rule may allow
+    if refusal is not None:
+        return refusal
+    if INTERPRETERS.match(program):  # `python -m MODULE`: rule_refusal let nothing else through
+        if args[1] in grammars:
+            return {"program": program, "grammar": args[1], "subcommands": [f"-m {args[1]}"]}
+        return {"program": program, "subcommands": [" ".join(args)], "positionals": []}
     mine = [r for r in parent if r["program"] == program]
     grammar = program if program in grammars else next((r["grammar"] for r in mine if r.get("grammar")), None)
     if mine and all(not r.get("subcommands") for r in mine):

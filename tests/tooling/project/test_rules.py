@@ -47,13 +47,13 @@ def test_candidate_is_the_narrowest_rule_that_could_allow_the_command(command, r
 
 @pytest.mark.parametrize(("command", "why"), [
     ("FOO=1 pytest", "a rule cannot give a program variables its grammar does not list"),
-    ("./scripts/check", "it runs a program by its path: give its name"),
-    (".venv/bin/pytest", "it runs a program by its path: give its name"),
-    ("bash -c pytest", "`bash` runs other commands: give the commands it runs"),
-    ("sudo pytest", "`sudo` runs other commands: give the commands it runs"),
-    ("env CI=1 pytest", "`env` runs other commands: give the commands it runs"),
-    ("xargs -n1 flake8", "`xargs` runs other commands: give the commands it runs"),
-    ("eval pytest", "`eval` runs other commands: give the commands it runs"),
+    ("./scripts/check", "it runs a program by its path, which can change between calls"),
+    (".venv/bin/pytest", "it runs a program by its path, which can change between calls"),
+    ("bash -c pytest", "`bash` runs other commands, and a rule names the commands themselves"),
+    ("sudo pytest", "`sudo` runs other commands, and a rule names the commands themselves"),
+    ("env CI=1 pytest", "`env` runs other commands, and a rule names the commands themselves"),
+    ("xargs -n1 flake8", "`xargs` runs other commands, and a rule names the commands themselves"),
+    ("eval pytest", "`eval` runs other commands, and a rule names the commands themselves"),
     ("codespell 'a b'", "an argument holds a space, which a rule's words cannot"),
     ("codespell ''", "an argument holds a space, which a rule's words cannot"),
     ("mypy --install-types src", "the program's grammar refuses these arguments"),
@@ -77,7 +77,7 @@ def test_candidate_for_a_program_the_parent_declares_inline_without_a_grammar():
                                      "perl t/run.pl", "python -m ./x", "ruby -Itest test/all.rb"])
 def test_candidate_never_allows_code_the_agent_could_change(command):
     why = candidate(command, GRAMMARS, PARENT_RULES)
-    assert isinstance(why, str) and "runs a script or code the agent could change" in why
+    assert isinstance(why, str) and "runs a script or code given to it, which can change between calls" in why
 
 
 def test_rule_toml_is_one_table_of_the_atom_s_rules_with_its_comment():
