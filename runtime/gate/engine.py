@@ -17,6 +17,7 @@ from runtime.gate.kinds.mcp import split_name
 from runtime.gate.paths import PathError, descriptor_kind, holder_reason, protected_reason, relative_to, resolve
 from runtime.gate.policy import SANDBOXED, Policy
 from runtime.lang.audience import SESSION as SESSION_AUDIENCE
+from runtime.lang.audience import phrase
 from runtime.manifests.kinds import BUILTIN_SUBAGENTS, PERSON_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
@@ -393,18 +394,33 @@ def _unseen(ctx: Context, command: object, why: str) -> GateDecision:
 
 
 def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:
-    from runtime.lang.domains import domain_allowed, url_refusal  # only web calls pay for it
+    from urllib.parse import urlsplit
+
+    from runtime.gate.kinds.no_network import NoNetwork
+    from runtime.lang.domains import domain_allowed, internal_host, url_refusal, url_shape_refusal  # only web calls pay for it
 
     # Allowlisted: a web tool reaches only the domains an egress-allowlist atom declares (none without it).
     gates = [g for g in ctx.policy.gates if isinstance(g, EgressAllowlist)]
     domains = [d for g in gates for d in g.domains]
     ports = tuple(p for g in gates for p in g.ports)
     atom = gates[0].atom if gates else None
+    # Without `net::no-network` the network is not forbidden: a domain no rule names is undecided, so asked.
+    open_net = not any(isinstance(g, NoNetwork) for g in ctx.policy.gates)
     if ctx.tool == "WebFetch":
         bad = _unknown_keys("WebFetch", inp, {"url", "prompt"})
         if bad:
             return bad
         why = url_refusal(domains, inp.get("url"), ports, ctx.policy.audience)
+        # A URL of a shape never fetched, or of an address inside the machine or its network, stays refused.
+        shaped = why is not None and open_net and url_shape_refusal(inp.get("url"), ports) is None
+        host = (urlsplit(str(inp.get("url"))).hostname or "") if shaped else ""
+        if shaped and internal_host(host):
+            return deny(f"`WebFetch` refused: `{host}` is this machine or its private network (loopback, link-local, "
+                        "cloud metadata, private ranges), never fetched by a web tool; "
+                        f"{phrase(ctx.policy.audience, 'network')}", atom, "egress")
+        if shaped:
+            return _web_undecided(ctx, f"`WebFetch` of `{host}`: no rule of role `{ctx.policy.role}` names the domain",
+                                  atom, host)
         if why:
             return deny(f"`WebFetch` refused: {why}", atom, "egress")
         return allow("the URL's host is in the domains this agent may reach", atom, "egress")
@@ -412,14 +428,30 @@ def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     if bad or not isinstance(inp.get("query"), str):
         return bad or deny("`WebSearch` needs a string `query`", None, "input")
     wanted = inp.get("allowed_domains")
-    if not isinstance(wanted, list) or not wanted or not all(isinstance(d, str) for d in wanted):
+    if wanted is not None and not (isinstance(wanted, list) and all(isinstance(d, str) for d in wanted)):
+        return deny("`WebSearch` needs `allowed_domains` as a list of domains", None, "input")
+    if not wanted:
+        if open_net:
+            return _web_undecided(ctx, "`WebSearch` of the whole web: no rule of role "
+                                       f"`{ctx.policy.role}` limits it to domains it names", atom, None)
         return deny("`WebSearch` needs `allowed_domains`, drawn from the domains this agent may reach "
                     f"({', '.join(domains) or 'none'})", atom, "egress")
     outside = [d for d in wanted if not domain_allowed(domains, d)]
+    if outside and open_net:
+        return _web_undecided(ctx, f"`WebSearch` of {', '.join(outside)}: no rule of role `{ctx.policy.role}` names "
+                                   "the domain", atom, outside[0])
     if outside:
         return deny(f"`WebSearch` refused: {', '.join(outside)} not in the domains this agent may reach "
                     f"({', '.join(domains) or 'none'})", atom, "egress")
     return allow("the search is limited to domains this agent may reach", atom, "egress")
+
+
+def _web_undecided(ctx: Context, reason: str, atom: str | None, host: str | None) -> GateDecision:
+    from runtime.gate.undecided import undecided
+
+    named = f'`domains = ["{host}"]`' if host else "the domains"
+    return undecided(reason, ctx.policy, atom, "egress",
+                     instead=f"a person may add {named} to the role's `[params.\"net::egress-allowlist\"]`")
 
 
 def _session(ctx: Context, inp: dict[str, Any]) -> GateDecision:

@@ -34,6 +34,7 @@ from runtime.gate import wrappers
 from runtime.gate.envvars import BASE, check_assignment
 from runtime.gate.paths import PATH_MAX, PathError, collapse
 from runtime.gate.shell_redirects import STATEMENTS, WORD_NODES, RedirectReader
+from runtime.gate.shell_words import EXPANSIONS
 from runtime.lang.shell_types import Command, Input, Script, ShellDeny, ShellUnseen, Word
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ _parser: Parser | None = None
 
 MAX_COMMAND = 1 << 20  # characters: far above any real command (bash -c itself is bounded by ARG_MAX, 2 MB)
 MAX_FOLDERS = 16
+MAX_LOOP_VALUES = 32  # the values of one `for` loop read strictly, each a reading of its body
+MAX_LOOP_BODIES = 128  # loop bodies read in one command, nested loops multiplied out
 # The parse's budget: a real 100 KB command parses in about 50 ms here. Counted in this process's CPU
 # time, not on the wall clock: on a loaded machine (CI's two cores, parallel agents) the wall clock ran
 # past the budget for commands that parse well within it, and refused them. The hook's own deadline
@@ -186,6 +189,8 @@ class _Walker(RedirectReader):
         self._cd: dict[tuple[str, str], str] = {}
         self.last_cwds = cwds  # where the last simple command (a `cd` too) started
         self.literal: list[tuple[int, int]] = []  # single-quoted strings and quoted heredoc bodies
+        self.bound: dict[str, Word] = {}
+        self.iterations = 0  # loop bodies read, every loop and value counted
 
     # -- helpers -----------------------------------------------------------
     def run(self) -> None:
@@ -217,9 +222,11 @@ class _Walker(RedirectReader):
     # -- statements --------------------------------------------------------
     def sequence(self, node: Node, cwds: tuple[str, ...]) -> State:
         """Statements one after another (a script, a group, a subshell's body)."""
+        return self.statements(node.children, cwds)
+
+    def statements(self, children: list[Node], cwds: tuple[str, ...]) -> State:
         state: State = (cwds, ())
         current = cwds
-        children = node.children
         for n, child in enumerate(children):
             if not child.is_named:
                 if child.type not in _SEPARATORS:
@@ -258,6 +265,8 @@ class _Walker(RedirectReader):
         if kind == "compound_statement":
             self.group_ends.add(node.end_byte)
             return self.sequence(node, cwds)
+        if kind == "for_statement":
+            return self.loop(node, cwds)
         if kind == "negated_command":
             state: State = (cwds, cwds)
             for child in node.children:
@@ -269,6 +278,53 @@ class _Walker(RedirectReader):
                     raise self.refuse(child)
             return state[1], state[0]
         raise self.refuse(node)
+
+    def loop(self, node: Node, cwds: tuple[str, ...]) -> State:
+        """`for NAME in WORDS; do BODY; done` over literal words: the body read once per word, with `$NAME`
+        (`"$NAME"`, `${NAME}`) as that word; a glob word stands for the names it matches, so only `"$NAME"`
+        may take it. The body runs once per value, one after another (a `cd` in it carries on)."""
+        name: str | None = None
+        values: list[Word] = []
+        body: Node | None = None
+        seen_in = False
+        for child in node.children:
+            kind = child.type
+            if kind in ("for", ";", "\n", "comment"):
+                self.cover(child)
+            elif kind == "variable_name" and name is None:
+                self.cover(child)
+                name = self.text(child)
+            elif kind == "in":
+                self.cover(child)
+                seen_in = True
+            elif kind in WORD_NODES and seen_in and body is None:
+                values.append(self.word(child))
+            elif kind == "do_group" and body is None:
+                body = child
+            else:
+                raise self.refuse(node)
+        if name is None or body is None or not seen_in or not values:
+            raise self.refuse(node)  # `for f; do`: the script's own arguments
+        if len(values) > MAX_LOOP_VALUES or self.iterations + len(values) > MAX_LOOP_BODIES:
+            raise ShellUnseen(f"a loop over more than {MAX_LOOP_VALUES} values (or loops reading more than "
+                              f"{MAX_LOOP_BODIES} bodies in all) is not read; give the program all the values at once")
+        statements = [c for c in body.children if c.type not in ("do", "done")]
+        for keyword in (c for c in body.children if c.type in ("do", "done")):
+            self.cover(keyword)
+        saved = self.bound
+        ok_all: tuple[str, ...] = ()
+        fail_all: tuple[str, ...] = ()
+        current = cwds
+        try:
+            for value in values:
+                self.iterations += 1
+                self.bound = {**saved, name: value}
+                ok, fail = self.statements(statements, current)
+                ok_all, fail_all = _merge(ok_all, ok), _merge(fail_all, fail)
+                current = _merge(ok, fail)
+        finally:
+            self.bound = saved
+        return ok_all, fail_all
 
     def and_or(self, node: Node, cwds: tuple[str, ...]) -> State:
         # `a && b || c` nests to the left; walked without recursion, so a long chain costs no stack.
@@ -381,7 +437,7 @@ class _Walker(RedirectReader):
                 if child.child_count != 1:
                     raise self.refuse(child)
                 words.append(self.word(child.children[0]))
-            elif kind in WORD_NODES:
+            elif kind in WORD_NODES or (kind in EXPANSIONS and self.bound_word(child) is not None):
                 words.append(self.word(child))
             elif kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 extra = self.redirect(child, cwds) + extra

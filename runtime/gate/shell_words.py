@@ -56,10 +56,35 @@ _GLOB = re.compile(r"[*?\[]")
 _SPECIAL = re.compile(r"[*?\[{]")
 
 
+_IFS_OR_SPECIAL = re.compile(r"[\s*?\[{~]")
+EXPANSIONS = frozenset({"simple_expansion", "expansion"})
+
+
 class WordReader:
     src: bytes
     spans: list[tuple[int, int]]
     literal: list[tuple[int, int]]  # spans whose bytes bash takes as they are (single quotes, quoted heredocs)
+    # A loop's variable, while its body is read for one of its values; the walker sets its own.
+    bound: dict[str, Word] = {}  # noqa: RUF012 - never changed in place: a loop binds a new dict
+
+    def bound_word(self, node: Node) -> Word | None:
+        """The value a loop gave the variable ``node`` expands (`$f`, `${f}`), or None: any other expansion."""
+        kids = [k.type for k in node.children]
+        if kids == ["$", "variable_name"] or kids == ["${", "variable_name", "}"]:
+            return self.bound.get(self.text(node.children[1]))
+        return None
+
+    def _unquoted_bound(self, node: Node) -> Word | None:
+        """An unquoted `$f` of a loop: its value when bash would take it as it is (no blank to split it at, no
+        glob or brace or tilde to expand); refused when it would not, or when it stands for the names a glob
+        matches (a name holding a blank would split into other arguments)."""
+        word = self.bound_word(node)
+        if word is None:
+            return None
+        if word.glob or word.tilde or _IFS_OR_SPECIAL.search(word.value) or not word.value:
+            raise ShellUnseen(f"`{self.text(node)}` unquoted would be split and expanded again; write "
+                              f"`\"{self.text(node)}\"`")
+        return word
 
     def text(self, node: Node) -> str:
         return self.src[node.start_byte:node.end_byte].decode(errors="replace")
@@ -81,6 +106,16 @@ class WordReader:
         """Dequote one word; refuse anything whose value is not literal."""
         kind = node.type
         self.spans.append((node.start_byte, node.end_byte))
+        if kind in EXPANSIONS:
+            plain = self._unquoted_bound(node)
+            if plain is not None:
+                return Word(plain.value)
+        if kind == "string" and self.bound:
+            inside = double_quoted(self.src, node)  # `"$f"`: the value itself, a glob's names one by one
+            if inside is not None and len(inside) == 3 and inside[0] == inside[2] == "" and not isinstance(inside[1], str):
+                whole = self.bound_word(inside[1])
+                if whole is not None:
+                    return Word(whole.value, whole.glob, whole.tilde, whole.dash)
         if kind == "word":
             raw = (node.text or b"").decode()
             if "\\" not in raw and not _SPECIAL.search(raw):
@@ -110,6 +145,10 @@ class WordReader:
         kind = node.type
         if kind == "$" and self._literal_dollar(node, quoted=False):
             return "$", "$"
+        if kind in EXPANSIONS:
+            plain = self._unquoted_bound(node)
+            if plain is not None:
+                return plain.value, plain.value
         raw = self.text(node)
         if kind in ("word", "number"):
             if "\\" not in raw:
@@ -132,16 +171,59 @@ class WordReader:
             self.literal.append((node.start_byte, node.end_byte))
             return body, "q" * len(body)
         if kind == "string":
+            texts: dict[int, str] = {}  # a `$(cat <<'EOF' ... EOF)` inside: the literal text it prints
             for child in node.children:  # an expansion is refused by name, whatever else the string holds
+                if child.type == "command_substitution":
+                    found = literal_substitution(self.src, child)
+                    if found is not None:
+                        texts[child.start_byte] = found
+                        continue
+                if child.type in EXPANSIONS:
+                    bound = self.bound_word(child)
+                    if bound is not None and not bound.glob and not bound.tilde:
+                        texts[child.start_byte] = bound.value
+                        continue
                 if child.type not in ('"', "string_content") and not (
                         child.type == "$" and self._literal_dollar(child, quoted=True)):
                     raise self.refuse(child)
             parts = double_quoted(self.src, node)
-            if parts is None or not all(isinstance(p, str) for p in parts):
+            if parts is None:
                 raise unreadable(self.text(node))
-            body = "".join(p for p in parts if isinstance(p, str))
+            read = [p if isinstance(p, str) else texts.get(p.start_byte) for p in parts]
+            if any(p is None for p in read):
+                raise unreadable(self.text(node))
+            body = "".join(p for p in read if p is not None)
             return body, "q" * len(body)
         raise self.refuse(node)
+
+
+def literal_substitution(src: bytes, node: Node) -> str | None:
+    """What `$(cat <<'EOF' ... EOF)` prints, exactly: the quoted heredoc's text without its trailing newlines
+    (bash strips them from a substitution), as Claude Code writes a commit message. None for anything else:
+    any other command or argument, a pipe, an unquoted or `<<-` heredoc, text beside the delimiters."""
+    kids = node.children
+    if [k.type for k in kids] != ["$(", "redirected_statement", ")"]:
+        return None
+    stmt = kids[1].children
+    if [k.type for k in stmt] != ["command", "heredoc_redirect"] or src[stmt[0].start_byte:stmt[0].end_byte] != b"cat":
+        return None
+    if src[kids[0].end_byte:stmt[0].start_byte] != b"" or src[stmt[0].end_byte:stmt[1].start_byte] != b" ":
+        return None
+    parts = stmt[1].children
+    if [k.type for k in parts] != ["<<", "heredoc_start", "heredoc_body", "heredoc_end"]:
+        return None
+    opener, start, body, end = parts
+    word = src[start.start_byte:start.end_byte]
+    delimiter = src[end.start_byte:end.end_byte]
+    if len(word) < 3 or word[:1] not in (b"'", b'"') or word[-1:] != word[:1] or word[1:-1] != delimiter \
+            or not delimiter.replace(b"_", b"").isalnum():
+        return None
+    if body.children or src[opener.end_byte:start.start_byte] not in (b"", b" ") \
+            or src[start.end_byte:body.start_byte] != b"\n" or body.end_byte != end.start_byte \
+            or (body.end_byte > body.start_byte and src[body.end_byte - 1:body.end_byte] != b"\n") \
+            or src[end.end_byte:kids[2].start_byte] != b"\n":
+        return None
+    return src[body.start_byte:body.end_byte].decode(errors="surrogateescape").rstrip("\n")
 
 
 def unreadable(text: str) -> ShellDeny:

@@ -249,17 +249,17 @@ def _find(args: list[Word]) -> Unwrapped:
 
 def _uv(args: list[Word]) -> Unwrapped | None:
     """`uv run --no-sync CMD` runs CMD in the project's environment, and is judged as CMD; plain
-    `uv run` syncs the environment before it runs anything. uv's other commands (add, sync, pip)
-    are an ordinary program's, for the role's rules (which have none for uv) to judge."""
+    `uv run CMD` first syncs the environment (it writes .venv and may download the locked packages): it
+    is judged as CMD and as `uv run` itself, which a rule must allow (a person's session has one; an
+    agent's role none: it runs `uv run --no-sync`). uv's other commands (add, sync, pip) are an ordinary
+    program's, for the role's rules (which have none for uv) to judge."""
     if not args or args[0].value != "run":
         return None
     i = _options("uv run", args[1:], set(), _UV_FLAGS) + 1
-    if "--no-sync" not in {a.value for a in args[1:i]}:
-        inner = " ".join(a.value for a in args[i:i + 4]) or "CMD"
-        raise ShellUnseen("`uv run` first syncs the environment (writes .venv, downloads packages); "
-                        f"run `uv run --no-sync {inner}`")
     if i >= len(args):
         raise ShellDeny("`uv run` needs a command")
+    if "--no-sync" not in {a.value for a in args[1:i]}:
+        return Unwrapped([args[i:]], record_self=True, self_args=[Word("run")])
     return Unwrapped([args[i:]])
 
 

@@ -71,8 +71,9 @@ def domain_allowed(patterns: Sequence[str], host: str) -> bool:
     return False
 
 
-def url_refusal(patterns: Sequence[str], url: object, ports: Sequence[int] = WEB_PORTS, audience: str = AGENT) -> str | None:
-    """Why the agent may not fetch ``url``, or None when the allowlist covers it."""
+def url_shape_refusal(url: object, ports: Sequence[int] = WEB_PORTS) -> str | None:
+    """Why ``url`` is never fetched whatever the domains (not http(s), unparsable, credentials, a port off the
+    list), or None."""
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return "only http(s) URLs can be fetched"
     try:
@@ -84,7 +85,32 @@ def url_refusal(patterns: Sequence[str], url: object, ports: Sequence[int] = WEB
         return "URLs with credentials (`user@host`) are not fetched; drop them from the URL"
     if (port or (443 if parts.scheme == "https" else 80)) not in ports:
         return f"only ports {', '.join(map(str, ports))} are reachable"
-    host = parts.hostname or ""
+    return None
+
+
+def internal_host(host: str) -> bool:
+    """Whether ``host`` names the machine itself or its private network by address (loopback, link-local, the
+    cloud metadata address, private ranges) or as `localhost`: never asked of a person, who cannot tell from a
+    prompt what such an address serves."""
+    import ipaddress
+
+    name = host.strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        addr = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_reserved or addr.is_unspecified
+
+
+def url_refusal(patterns: Sequence[str], url: object, ports: Sequence[int] = WEB_PORTS, audience: str = AGENT) -> str | None:
+    """Why the agent may not fetch ``url``, or None when the allowlist covers it."""
+    shape = url_shape_refusal(url, ports)
+    if shape is not None:
+        return shape
+    assert isinstance(url, str)  # url_shape_refusal refused anything else
+    host = urlsplit(url).hostname or ""
     if not patterns:
         return ("this role declares no domains it may reach (the task's `network.allowed-domains`); "
                 f"{phrase(audience, 'network')}")

@@ -73,7 +73,7 @@ NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 # kind -> {parameter name: parameter type}
 GATE_KINDS: dict[str, dict[str, str]] = {
     "deny-tools": {"tools": "tool-list"},
-    "bash-allowlist": {"rules": "program-rules"},
+    "bash-allowlist": {"rules": "program-rules", "repository-targets": "bool"},
     "write-whitelist": {"globs": "glob-list", "control-files": "control-path-list"},
     "write-denylist": {"globs": "glob-list"},
     "read-only": {},

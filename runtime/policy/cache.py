@@ -88,9 +88,12 @@ def _from_index(index: str) -> str | None:
 
 
 def _root_inputs(root: str) -> list[str]:
-    """Files of the worktree the policy reads when it is compiled: package.json's scripts
-    (`npm test -- ARGS`), present or not."""
-    return [os.path.join(root, "package.json")]
+    """Files of the worktree the policy reads when it is compiled, present or not: package.json's scripts
+    (`npm test -- ARGS`), the Makefile's targets and tox.ini's environments (`repository-targets`), and the
+    servers .mcp.json configures."""
+    from runtime.policy.targets import INPUTS
+
+    return [os.path.join(root, name) for name in ("package.json", ".mcp.json", *INPUTS)]
 
 
 def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:

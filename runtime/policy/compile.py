@@ -60,6 +60,18 @@ def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, Any]]) -
                 )
 
 
+def bash_rules(params: dict[str, Any], root: Path | str) -> dict[str, Any]:
+    """`tools::bash-allowlist`'s gate parameters: its rules, and with `repository-targets` the rules for the
+    repository's own make targets and tox environments (`runtime.policy.targets`), read from ``root`` now,
+    beside the role's own rules for make and tox (a program's rules are alternatives)."""
+    from runtime.policy.targets import repository_rules
+
+    rules = list(params["rules"])
+    if params.get("repository-targets"):
+        rules += repository_rules(str(root))
+    return {"rules": rules}
+
+
 def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
     """`make TARGET` for the targets the toolchain names: no -f, -C, -e or VAR=value (which would run
     another Makefile or override what the recipes run)."""
@@ -151,6 +163,8 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         have = values[atom.name]
         if atom.gate:
             params = {p: have[p] for p in GATE_KINDS[atom.gate]}
+            if atom.gate == "bash-allowlist":
+                params = bash_rules(params, root)
             if atom.gate == "mcp-allowlist" and params.get("configured") == "ask":
                 params["servers"] = [*params["servers"], *configured_mcp(Path(root), params["servers"])]
             gates.append({"atom": atom.name, "kind": atom.gate, "params": params})

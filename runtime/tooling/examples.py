@@ -23,6 +23,7 @@ from runtime.manifests.catalog import display_path
 from runtime.manifests.kinds import GATE_KINDS, TOOLS
 from runtime.manifests.params import check_value
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
+from runtime.policy.compile import bash_rules
 from runtime.policy.document import seal
 
 if TYPE_CHECKING:
@@ -50,8 +51,11 @@ def _values(atom: Atom, overrides: dict[str, Any]) -> dict[str, Any]:
 
 def example_policy(atom: Atom, values: dict[str, Any], root: str) -> Policy:
     assert atom.gate is not None  # a tool-call example needs a gate kind, checked when the atom loaded
+    params = {p: values[p] for p in GATE_KINDS[atom.gate]}
+    if atom.gate == "bash-allowlist":
+        params = bash_rules(params, root)
     policy = Policy(seal(role=f"example of {atom.name}", root=root, tools=TOOLS, gates=[
-        {"atom": atom.name, "kind": atom.gate, "params": {p: values[p] for p in GATE_KINDS[atom.gate]}}]))
+        {"atom": atom.name, "kind": atom.gate, "params": params}]))
     scaffold = _Scaffold("example-scaffold", {})
     if atom.gate != "write-whitelist":
         policy.write_gates.append(scaffold)

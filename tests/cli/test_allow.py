@@ -24,7 +24,8 @@ def repo(tmp_path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "Makefile").write_text("lint:\n\ttrue\n")
+    (root / "Makefile").write_text("test:\n\ttrue\nlint:\n\ttrue\n")
+    (root / "GNUmakefile").write_text("test:\n\ttrue\n")  # what make reads first: lint is no target of it
     return root.resolve()
 
 
@@ -61,6 +62,8 @@ def test_the_reason_of_an_ask_leads_to_the_rule_and_the_call_is_allowed_next_tim
     assert run_cli("lint", cwd=repo).returncode == 0
     again = run_cli("allow", "make lint", "--role", "session", cwd=repo)
     assert again.returncode == 0 and again.stdout.startswith("role `session` already allows it") and role.read_text() == text
+    code, answer = session_hook(repo, "make test")  # the repository's own target, beside the rule added
+    assert code == 0 and answer == {}
 
 
 def test_the_project_role_is_made_on_first_use_and_restates_the_rules_it_replaces(repo):
@@ -85,7 +88,7 @@ def test_the_project_role_is_made_on_first_use_and_restates_the_rules_it_replace
     ("git push origin main", "session", "a rule forbids it"),
     ("python -c 'print(1)'", "session", "runs a script or code given to it"),
     ("./scripts/run.sh", "project", "by its path"),
-    ("for f in a b; do echo $f; done", "project", "the gate cannot read all of what it runs"),
+    ("for f in $(ls); do echo $f; done", "project", "the gate cannot read all of what it runs"),
     ("echo x > .git/config", "session", "a rule forbids it"),
     ("make lint", "nobody", "unknown role `nobody`"),
     ("make lint", "Bad_Name", "role name"),

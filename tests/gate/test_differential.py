@@ -164,6 +164,7 @@ def scratch(tmp_path_factory) -> Path:
     # command runs something other than what the gate saw (`xargs -e sh cat` runs ./cat).
     # A file whose name is a sed script that runs a program: `sed s*e` in its folder would run it.
     (root / "src/pkg/s|def|id;|e").write_text("")
+    (root / "docs/z ..").write_text("")  # `for f in docs/*; do rm -rf $f` would split it into `..`
     for folder in ("src/pkg", "src/pkg/10", "src/pkg/11", "src/pkg/12"):
         (root / folder).mkdir(exist_ok=True)
         script = root / folder / "cat"
@@ -501,8 +502,27 @@ def _find_delete_family(draw, names: list[str]) -> str:
     return f"{cd}find {options}{start} {draw(st.sampled_from(FIND_TESTS))} {draw(st.sampled_from(FIND_ACTIONS))}"
 
 
+# Loops over literal values, read once per value: globs (a planted name holding a blank would split into other
+# arguments unquoted), symlinks, hard links, `~`, the variable as a program's name, nested loops, `cd` in a body.
+LOOP_VALUES = ["src/pkg/a.py src/pkg/mod.py", "src/pkg/*.py", "src/pkg/*", "docs/*", ".git/config", "src/pkg/into/*",
+               "src/pkg/gitlink/*", "src/pkg/escape src", "'docs/z ..'", "~", "src/pkg/hardlink.py", '"src/pkg/a.py" docs',
+               "cat ls", "src/pkg/deep/..", "a b"]
+LOOP_BODIES = ['touch "$f"', 'rm -rf "$f"', "rm -rf $f", 'echo x > "$f"', "echo x > $f.txt", 'cp src/pkg/a.py "$f"',
+               'cd "$f" && touch q', 'sed -i s/a/b/ "$f"', "$f", 'cat "$f"', 'mkdir -p "$f/new"',
+               'for g in a b; do touch "$f/$g"; done', 'cd src/pkg && touch "${f}x"', 'cd src/pkg; $f mod.py',
+               'touch "src/pkg/$f"', "ls ${f}"]
+
+
+@st.composite
+def _loop_family(draw, names: list[str]) -> str:
+    values = draw(st.sampled_from(LOOP_VALUES))
+    body = draw(st.sampled_from(LOOP_BODIES))
+    after = draw(st.sampled_from(["", "", "; touch q", " && ls"]))
+    return f"for f in {values}; do {body}; done{after}"
+
+
 FAMILIES = [_xargs_family, _find_family, _cd_family, _shell_family, _descriptor_family, _dotdot_family, _copy_family,
-            _glob_family, _patch_family, _find_delete_family]
+            _glob_family, _patch_family, _find_delete_family, _loop_family]
 
 
 @st.composite
@@ -597,3 +617,14 @@ def test_the_planted_scripts_are_seen_when_run(scratch, oracle):
     """The families' bait works: running the planted `cat` (as `xargs -e sh cat` does) is reported."""
     touched = reality.run_for_real("cd src/pkg && printf x | xargs -e sh cat", scratch, SANDBOX_PATH)
     assert "executed a program the role does not allow: /usr/bin/id" in oracle.violations(touched, frozenset())
+
+
+def test_every_loop_the_gate_allows_touches_only_what_the_role_allows(scratch, policy, oracle):
+    """Every pairing of the loop family's values and bodies, exhaustively: each allowed one is run for real."""
+    seen: dict[str, int] = {}
+    for values in LOOP_VALUES:
+        for body in LOOP_BODIES:
+            verdict = _judge(f"for f in {values}; do {body}; done", policy, oracle, scratch)
+            seen[verdict] = seen.get(verdict, 0) + 1
+    print(f"differential loops: {seen}")
+    assert seen.get("allow", 0) >= 40 and seen.get("deny", 0) >= 20 and seen.get("ask", 0) >= 10, seen

@@ -222,7 +222,7 @@ def test_sandboxed_read_only_role_denies_writers(worktree, tmp_path):
 
 def test_strict_mode_asks_what_the_sandboxed_mode_allows(worktree, tmp_path):
     strict = Policy(_doc(tmp_path, worktree, STRICT))
-    for command in ("python reproduce.py", "python -c 'print(1)'", "for f in a; do echo $f; done", "./run.sh"):
+    for command in ("python reproduce.py", "python -c 'print(1)'", "for f in $(ls); do echo $f; done", "./run.sh"):
         assert decide(strict, "Bash", {"command": command}, str(worktree)).verdict == ASK, command
 
 

@@ -23,7 +23,7 @@ from tests.gate.test_adversarial import DENY, _decide, policies, worktree  # noq
 
 # Phrasings that name what to do: an allowed form or value, the shape a field must have, or a step.
 NEXT_STEP = re.compile("|".join([
-    r"(?:; |\()allowed: ", r"allowed forms: ", r"its forms: ", r"`runtime allow '", r"so it is asked each time", r"options unwrapped: ", r"only -i, -0 and -u are unwrapped",
+    r"(?:; |\()allowed: ", r"allowed forms: ", r"its forms: ", r"`runtime allow '", r"so it is asked each time", r"it is asked each time, unless ", r"options unwrapped: ", r"only -i, -0 and -u are unwrapped",
     r"you may (?:use|write|run|reach)", r"may also be given", r"the tools you may use", r"may reach \(",
     r"must be (?:one of |a |an )", r"\bneeds `", r"\bneeds (?:a|at least|exactly|its) ", r"takes no (?:options|arguments|value)",
     r"takes at most", r"leave it", r"\bonly (?:ports |http|[^;]*`)", r"just edit files and report", r"say (?:in your report|what)",

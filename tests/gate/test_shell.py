@@ -78,7 +78,7 @@ def test_heredoc_tail_commands_are_seen():
     ("$'\\x67it' push", "ANSI-C"),
     ("f() { id; }; f", "function"),
     ("if true; then id; fi", "if statements"),
-    ("for x in a; do id; done", "loops"),
+    ("for x; do id; done", "loops"),
     ("export A=1", "declarations"),
     ("A=1", "shell variable assignments"),
     ("PATH=~/bin cargo build", "uses `~`"),

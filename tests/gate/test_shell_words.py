@@ -305,3 +305,45 @@ def test_strict_mode_denies_a_write_into_a_folder_named_with_a_quoted_newline(po
         d = decide(policy, "Bash", {"command": command}, str(worktree))
         assert d.verdict == DENY and "outside your write scope" in d.reason, command
     assert decide(policy, "Bash", {"command": 'echo x > "src/ok.py"'}, str(worktree)).verdict == ALLOW
+
+
+# -- `$(cat <<'EOF' ... EOF)`: Claude Code's commit message, read as the literal text bash passes -----------
+
+MESSAGES = [
+    "Fix the parser",
+    "Fix the parser\n\nThe tokenizer dropped a quote.\n\nCo-Authored-By: Claude <noreply@anthropic.com>",
+    "a $(id) `x` ${HOME} $'q' \"dq\" 'sq' \\ back",
+    "trailing newlines go\n\n\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_a_quoted_heredoc_substituted_in_double_quotes_is_the_text_bash_passes(message):
+    from runtime.gate.shell import analyze
+
+    for delimiter in ("'EOF'", '"EOF"', "'END_MSG'"):
+        bare = delimiter.strip("'\"")
+        body = f"{message}\n" if message else ""
+        command = f'printf %s "$(cat <<{delimiter}\n{body}{bare}\n)"'
+        args = analyze(command, "/w").commands[0].args
+        ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=True).stdout
+        assert args == ["%s", ran], (command, args, ran)
+
+
+@pytest.mark.parametrize("command", [
+    'git commit -m "$(cat <<EOF\nx $(id)\nEOF\n)"',  # unquoted: it expands
+    "git commit -m \"$(cat x <<'EOF'\nm\nEOF\n)\"",  # cat of a file too
+    "git commit -m $(cat <<'EOF'\nm\nEOF\n)",  # unquoted substitution: split into words
+    "git commit -m \"$(cat <<'EOF' | sh\nm\nEOF\n)\"",  # piped on
+    "git commit -m \"$(cat <<-'EOF'\n\tm\n\tEOF\n)\"",  # <<- strips tabs
+    "git commit -m \"$(tac <<'EOF'\nm\nEOF\n)\"",  # another program
+    "git commit -m \"$(cat <<'EOF'\nm\nEOF\necho more)\"",  # another command after it
+])
+def test_anything_else_in_a_substitution_stays_unread(command):
+    from runtime.gate.shell import analyze
+    from runtime.lang.shell_types import ShellUnseen
+
+    with pytest.raises(ShellDeny) as caught:
+        analyze(command, "/w")
+    assert isinstance(caught.value, ShellUnseen) or "could not be" in str(caught.value), str(caught.value)

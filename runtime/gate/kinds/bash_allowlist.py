@@ -69,6 +69,8 @@ _SCRIPT = ("a script runs commands the gate cannot read before they run: run the
 _INSTEAD = {
     "awk": _AWK, "gawk": _AWK, "mawk": _AWK, "nawk": _AWK,
     "yarn": "the package's scripts run with `npm test` or `npm run SCRIPT`",
+    "uv": "`uv run` first syncs the environment (it writes .venv and may download packages): `uv run --no-sync "
+          "CMD` is judged as CMD alone",
     "pnpm": "the package's scripts run with `npm test` or `npm run SCRIPT`",
     "tox": "tox builds environments and runs what its configuration says: run the tests directly (`python -m pytest`)",
     "nox": "nox builds environments and runs what its configuration says: run the tests directly (`python -m pytest`)",
