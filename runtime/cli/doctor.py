@@ -55,6 +55,29 @@ def _sandbox() -> list[Finding]:
     return out
 
 
+def _session() -> list[Finding]:
+    """How the hook of a person's Claude Code session judges Bash here, and why (`runtime hook install`)."""
+    from runtime.tooling.claude_sandbox import strict_reason, unavailable_note
+
+    settings = [p for p in (".claude/settings.json", ".claude/settings.local.json") if os.path.exists(p)]
+    sandboxed = False
+    for path in settings:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                block = json.load(fh).get("sandbox")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(block, dict) and block.get("enabled") is True:
+            sandboxed = block.get("failIfUnavailable") is True and block.get("allowUnsandboxedCommands") is False
+    where = ("Claude Code's sandbox is on, fail-closed, in this repository's settings; "
+             if sandboxed else "Claude Code's sandbox is not set fail-closed in this repository's settings; ")
+    out = [Finding("session gate", True, where + strict_reason(os.geteuid() == 0))]
+    note = unavailable_note()
+    if sandboxed and note:
+        out.append(Finding("session sandbox", False, note))
+    return out
+
+
 def _limits() -> list[Finding]:
     from runtime.sandbox import disk
     from runtime.sandbox.cgroups import CONTROLLERS, support
@@ -77,11 +100,11 @@ def _limits() -> list[Finding]:
 
 
 def run(args: argparse.Namespace) -> int:
-    sandbox, limits = _sandbox(), _limits()
+    sandbox, limits, session = _sandbox(), _limits(), _session()
     can_spawn = all(f.ok for f in sandbox)
     if args.json:
         print(json.dumps({"sandbox": [asdict(f) for f in sandbox], "limits": [asdict(f) for f in limits],
-                          "spawn_in_os_sandbox": can_spawn}, indent=2))
+                          "session": [asdict(f) for f in session], "spawn_in_os_sandbox": can_spawn}, indent=2))
         return 0 if can_spawn else 1
     from rich.table import Table
 
@@ -91,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title="what a spawned agent gets on this machine")
     for col in ("", "check", "detail"):
         table.add_column(col, overflow="fold")
-    for f in (*sandbox, *limits):
+    for f in (*sandbox, *limits, *session):
         table.add_row(text("ok", "green") if f.ok else text("no", "yellow"), text(f.what), text(f.detail))
     out.print(table)
     if not can_spawn:

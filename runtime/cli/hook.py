@@ -97,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
                       "Code reads but git should not track; put `runtime` on PATH for a command that works on every clone")
     if not args.role:
         builtin_note = (f"the main session is gated as `{SESSION_ROLE}` (writes anywhere in the repository but its "
-                        "control files; its toolchain; git to look, stage and commit, never to push or rewrite "
-                        "history; no network programs); Claude Code's built-in subagents: Explore is gated as "
+                        "control files; its toolchain and the repository's own make and tox targets; git to look, stage "
+                        "and commit, never to push or rewrite history; credentials never read; the network and "
+                        "whatever no rule decides asked of you); Claude Code's built-in subagents: Explore is gated as "
                         "`explorer`, Plan as `read-only`, and general-purpose is denied (no role grants what it may "
                         "do); `runtime export claude-agents` writes the roles as subagents")
     before = read_settings(path)

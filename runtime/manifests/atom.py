@@ -24,7 +24,7 @@ from runtime.manifests.params import PARAM_TYPES, check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 
 PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
-ParamType = Literal["bool", "int", "str", "str-list", "test-results", "test-source", "mcp-rules", "ask-or-deny", "glob-list", "control-path-list", "tool-list", "command", "command-list",
+ParamType = Literal["bool", "int", "str", "str-list", "test-results", "test-source", "mcp-rules", "ask-or-deny", "glob-list", "secret-path-list", "control-path-list", "tool-list", "command", "command-list",
                     "program-rules", "domain-list", "cidr-list", "port-list"]
 assert set(get_args(ParamType)) == set(PARAM_TYPES), "ParamType must list every parameter type"
 

@@ -76,6 +76,7 @@ GATE_KINDS: dict[str, dict[str, str]] = {
     "bash-allowlist": {"rules": "program-rules", "repository-targets": "bool"},
     "write-whitelist": {"globs": "glob-list", "control-files": "control-path-list"},
     "write-denylist": {"globs": "glob-list"},
+    "secret-reads": {"never": "secret-path-list", "asked": "secret-path-list"},
     "read-only": {},
     "no-git": {"programs": "str-list"},
     "dep-files": {"globs": "glob-list", "commands": "str-list"},

@@ -286,6 +286,22 @@ def _glob_list(v: Any) -> list[str]:
     return [check_glob(g) for g in _str_list(v)]
 
 
+def _secret_path_list(v: Any) -> list[str]:
+    """Paths that hold secrets, as globs of three shapes: `~/REL` below the home folder, `/ABS`, `**/NAME` at
+    any depth."""
+    out = []
+    for g in _str_list(v):
+        if g.startswith("~/"):
+            out.append("~/" + check_glob(g[2:]))
+        elif g.startswith("/"):
+            out.append("/" + check_glob(g[1:]))
+        elif g.startswith("**/"):
+            out.append(check_glob(g))
+        else:
+            raise ValueError(f"`{g}` must start with `~/` (below the home folder), `/` or `**/` (at any depth)")
+    return out
+
+
 def _control_path_list(v: Any) -> list[str]:
     """Control files a task may change: plain relative paths (no wildcards) through a control name
     other than `.git`, which only the orchestrator ever writes."""
@@ -413,6 +429,7 @@ PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
     "mcp-rules": _mcp_rules,
     "ask-or-deny": _ask_or_deny,
     "glob-list": _glob_list,
+    "secret-path-list": _secret_path_list,
     "control-path-list": _control_path_list,
     "tool-list": _tool_list,
     "command": _command,

@@ -38,3 +38,16 @@ def test_plain_output_without_a_terminal_is_one_row_per_check():
     for what in ("bubblewrap", "limits", "cgroup pids", "prlimit", "disk meter"):
         assert what in result.stdout
     assert "\x1b[" not in result.stdout
+
+
+def test_it_says_how_the_hook_of_a_person_s_session_judges_bash_and_why(tmp_path):
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude/settings.json").write_text(json.dumps({"sandbox": {
+        "enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}}))
+    on = subprocess.run([RUNTIME, "doctor", "--json"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    found = json.loads(on.stdout)["session"][0]
+    assert found["what"] == "session gate" and "sandbox is on, fail-closed" in found["detail"]
+    assert "strict mode" in found["detail"]
+    (tmp_path / ".claude/settings.json").write_text("{}")
+    off = subprocess.run([RUNTIME, "doctor", "--json"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert "not set fail-closed" in json.loads(off.stdout)["session"][0]["detail"]

@@ -47,6 +47,7 @@ WL = "scope::files-whitelist"
 DL = "scope::files-denylist"
 RO = "scope::read-only"
 BA = "tools::bash-allowlist"
+SEC = "safety::no-secrets"
 
 EDIT, EXPLORER, READONLY = "edit", "explorer", "read-only"
 WEB = "read-only-web"  # the read-only role with a task that declares domains
@@ -207,7 +208,9 @@ DENY = [
     B("arithmetic-expansion", "echo $((1+1)) > src/pkg/x.txt"),
     B("ansi-c-program-name", "$'\\x67\\x69\\x74' status"),
     B("locale-string-program", '$"git" status'),
-    B("tilde-rm-home", "rm -rf ~/.ssh", BA),
+    B("tilde-rm-home", "rm -rf ~/.ssh", SEC),
+    B("tilde-cat-key", "cat ~/.ssh/id_rsa", SEC),
+    B("proc-environ", "cat /proc/self/environ", SEC),
     B("tilde-redirect-bashrc", "echo x >> ~/.bashrc"),
     B("variable-assignment-alone", "X=git"),
     # quoting of program names

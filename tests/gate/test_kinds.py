@@ -31,7 +31,7 @@ def command(line, assigns=(), via=""):
 
 def test_the_registry_holds_each_kind_under_its_name():
     assert set(GATES) == {"deny-tools", "bash-allowlist", "write-whitelist", "write-denylist", "read-only", "no-git",
-                          "dep-files", "no-network", "egress-allowlist", "mcp-allowlist"}
+                          "dep-files", "no-network", "egress-allowlist", "mcp-allowlist", "secret-reads"}
     assert all(cls.kind == kind and issubclass(cls, Gate) for kind, cls in GATES.items())
 
 

@@ -16,7 +16,7 @@ SHIPPED = [
     "tools::deny-tools", "tools::bash-allowlist", "scope::files-whitelist", "scope::files-denylist",
     "scope::read-only", "policy::no-git-ops", "safety::no-dep-bump", "quality::tests-green",
     "quality::check-green", "quality::constructor-pattern", "output::report-format",
-    "output::severity-grade", "net::no-network", "net::egress-allowlist", "scope::change-size",
+    "output::severity-grade", "net::no-network", "net::egress-allowlist", "safety::no-secrets", "scope::change-size",
     "quality::tests-protected", "quality::runner-config", "quality::no-blanket-suppressions", "quality::no-test-detection",
     "tools::mcp-allowlist",
 ]

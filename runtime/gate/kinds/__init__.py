@@ -11,12 +11,13 @@ from runtime.gate.kinds.mcp import McpAllowlist
 from runtime.gate.kinds.no_git import NoGit
 from runtime.gate.kinds.no_network import NoNetwork
 from runtime.gate.kinds.read_only import ReadOnly
+from runtime.gate.kinds.secrets import SecretReads
 from runtime.gate.kinds.write_scope import WriteDenylist, WriteWhitelist
 
 GATES: dict[str, type[Gate]] = {
     cls.kind: cls
     for cls in (DenyTools, BashAllowlist, WriteWhitelist, WriteDenylist, ReadOnly, NoGit, DepFiles, NoNetwork,
-                EgressAllowlist, McpAllowlist)
+                EgressAllowlist, McpAllowlist, SecretReads)
 }
 
 __all__ = ["GATES", "Gate", "PolicyError"]
