@@ -58,6 +58,7 @@ different parsers, which no one library models.
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from runtime.lang.lazy_re import LazyPattern
@@ -203,7 +204,7 @@ class Grammar:
     """A compiled grammar; ``read(words)`` returns the typed uses or raises ArgDeny."""
 
     __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo",
-                 "min_positionals", "stdin", "forbidden")
+                 "min_positionals", "stdin", "forbidden", "anchored")
 
     def __init__(self, raw: dict[str, Any], program: str) -> None:
         if not isinstance(raw, dict):
@@ -271,6 +272,11 @@ class Grammar:
             if key in self.options:
                 raise GrammarError(f"{program}: `{spelling}` is both declared and forbidden")
             self.forbidden[key] = why
+        # Options whose relative paths land under another option's folder (`-outputdir`), by that option.
+        anchored = raw.get("anchored") or {}
+        if not isinstance(anchored, dict) or not all(isinstance(k, str) and isinstance(v, list) for k, v in anchored.items()):
+            raise GrammarError(f"{program}: `anchored` must map an option to the options it places")
+        self.anchored: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in anchored.items()}
         # Reading depends on the words alone: an agent re-runs the same commands many times.
         self._memo: dict[tuple[tuple[str, bool, bool], ...], list[Use] | ArgDeny] = {}
 
@@ -314,7 +320,28 @@ class Grammar:
                 positional.append(w)
                 i += 1
         self._positionals(positional, uses)
+        if self.anchored:
+            return self._anchored(uses)
         return uses
+
+    def _anchored(self, uses: list[Use]) -> list[Use]:
+        """The uses with each relative path an anchored option names placed under its folder option's value
+        (the program writes it there, not in its working folder), where it is judged. The last value of a
+        folder option is the one the program takes."""
+        bases = {}
+        for u in uses:
+            if u.spelled in self.anchored:
+                if u.word is not None and (u.word.glob or u.word.tilde):
+                    raise ArgDeny(f"`{self.program} {u.spelled}`: write the folder out (no glob or `~`): the "
+                                  f"files of {', '.join(sorted(self.anchored[u.spelled]))} are placed in it")
+                bases[u.spelled] = u.value
+        out = []
+        for u in uses:
+            folder = next((bases[f] for f, placed in self.anchored.items() if f in bases and u.spelled in placed), None)
+            if folder is not None and not u.value.startswith("/"):
+                u = Use(u.spelled, u.type, posixpath.join(folder, u.value), None)
+            out.append(u)
+        return out
 
     def _option(self, words: list[Word], i: int, uses: list[Use]) -> int:
         a = words[i].value

@@ -54,6 +54,9 @@ class GrammarFields(Model):
     # What the program may never be given, each with why: an option spelling (`--amend`) or a subcommand
     # (`push`). A deny, where a word no rule declares is only undecided (a person may be asked).
     forbidden: dict[str, str] = Field(default_factory=dict)
+    # Options whose relative paths the program places under another option's folder when that one is given
+    # (`go test -outputdir DIR -cpuprofile F` writes DIR/F): such a value is judged there too.
+    anchored: dict[str, list[str]] = Field(default_factory=dict)
 
     @field_validator("forbidden")
     @classmethod
@@ -111,7 +114,7 @@ class ProgramRule(GrammarFields):
 
 
 _GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
-                 "harmless-options", "min-positionals", "glob-writes", "stdin", "forbidden")
+                 "harmless-options", "min-positionals", "glob-writes", "stdin", "forbidden", "anchored")
 # Types that mean the program loads code from, or writes to, what it is given: not harmless options.
 _NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope", "copy-in-scope", "copy-to-scope",
                  "diff")
@@ -143,6 +146,12 @@ def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
     out["glob-writes"] = out["glob-writes"] is True
     out["forbidden"] = {spelling: why for key, why in (out["forbidden"] or {}).items()
                         for spelling in (key.split("|") if key.startswith("-") else [key])}
+    out["anchored"] = {folder: list(names) for folder, names in (out["anchored"] or {}).items()}
+    for folder, names in out["anchored"].items():
+        for name in (folder, *names):
+            vtype = out["options"].get(name)
+            if not isinstance(vtype, str) or vtype.rstrip("?") not in ("path-in-scope", "folder-in-scope", "file-in-scope"):
+                raise ValueError(f"anchored `{folder}`: `{name}` must be an option declared with a path type")
     if out["glob-writes"]:
         last = out["positionals"][-1] if out["positionals"] else None
         if not (isinstance(last, str) and last in ("path-in-scope...", "file-in-scope...")):

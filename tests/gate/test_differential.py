@@ -74,6 +74,8 @@ text = "x"
 
 # Commands found to be allowed wrongly, kept as regressions: each runs for real every time.
 REGRESSIONS: list[str] = [
+    "cp -r src/pkg/sub src/pkg/into", "cp -a src/pkg/sub/ src/pkg/into/sub", "cp -rT src/pkg/sub src/pkg/into/sub",
+    "cd src/pkg/sub && go test -outputdir=.. -cpuprofile=../../.git/hooks/pre-commit ./...",
     "sort -no.git/config src/pkg/mod.py",
     "cp -ft.git/hooks src/pkg/mod.py",
     "sed -Ei.bak s/a/b/ .git/config",
@@ -160,6 +162,10 @@ def scratch(tmp_path_factory) -> Path:
     (root / "src/pkg/into").mkdir()
     os.link(root / ".git/config", root / "src/pkg/into/mod.py")
     os.link(root / ".git/config", root / "src/pkg/into/a.py")
+    # Below it, where a recursive copy of src/pkg/sub writes: `cp -r src/pkg/sub src/pkg/into` writes through it.
+    (root / "src/pkg/sub/inner/h.py").write_text("h = 1\n")
+    (root / "src/pkg/into/sub/inner").mkdir(parents=True)
+    os.link(root / ".git/config", root / "src/pkg/into/sub/inner/h.py")
     # Scripts named like an allowed program, which run one no role allows: executed only when a
     # command runs something other than what the gate saw (`xargs -e sh cat` runs ./cat).
     # A file whose name is a sed script that runs a program: `sed s*e` in its folder would run it.

@@ -83,7 +83,8 @@ _MAX_GLOB_MATCHES = 1000
 # A glob of files to write reads one folder: past this many names in it, the agent names the files.
 _MAX_GLOB_SCAN = 20000
 # Facts about the program its grammar may state; absent, each takes the cautious value.
-_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals", "glob-writes", "stdin", "forbidden"}
+_OPTIONAL_KEYS = {"response-files", "harmless-options", "min-positionals", "glob-writes", "stdin", "forbidden",
+                  "anchored"}
 # How far a call got through a rule (`BashAllowlist._judge`): no subcommand of the rule's matched; refused
 # before the grammar read the words; refused by the grammar; judged after it (the paths it names).
 NO_FORM, BEFORE, GRAMMAR, AFTER = 0, 1, 2, 3
@@ -129,6 +130,36 @@ def into_folder(operands: list[str]) -> list[str]:
     return out
 
 
+MAX_COPIED_NAMES = 5000  # names below a copied folder judged one by one; past this, the agent copies less
+
+
+def below_copies(operands: list[str], cwds: tuple[str, ...]) -> list[str] | None:
+    """Every name a recursive copy writes below its target: for each source that is a folder now, each name
+    under it (symlinks not followed), placed under the target itself (`cp -rT`, or a target not yet made)
+    and under the target's folder of the source's name (a target that is a folder). A name there may be a
+    hard link an earlier call planted, which cp would write through. None: too many to judge."""
+    if len(operands) < 2:
+        return []
+    target = operands[-1].rstrip("/") or "/"
+    out: list[str] = []
+    for source in operands[:-1]:
+        base = source.rstrip("/").rpartition("/")[2]
+        for cwd in cwds:
+            top = os.path.join(cwd, source)
+            if os.path.islink(top.rstrip("/")) or not os.path.isdir(top):
+                continue
+            for folder, dirs, files in os.walk(top):
+                rel = os.path.relpath(folder, top)
+                for entry in (*dirs, *files):
+                    name = entry if rel == "." else f"{rel}/{entry}"
+                    out.append(f"{target}/{name}")
+                    if base not in ("", ".", ".."):
+                        out.append(f"{target}/{base}/{name}")
+                if len(out) > 2 * MAX_COPIED_NAMES:
+                    return None
+    return list(dict.fromkeys(out))
+
+
 class Rule:
     __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask",
                  "response_files", "harmless_options", "glob_writes", "forbidden")
@@ -143,6 +174,8 @@ class Rule:
             grammar["min-positionals"] = raw["min-positionals"]
         if raw.get("stdin") is not None:
             grammar["stdin"] = raw["stdin"]
+        if raw.get("anchored"):
+            grammar["anchored"] = raw["anchored"]
         forbidden = raw.get("forbidden") or {}
         if not isinstance(forbidden, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                       for k, v in forbidden.items()):
@@ -387,7 +420,11 @@ class BashAllowlist(Gate):
             if d is not None and d.verdict == DENY:
                 return d
             pending = pending if d is None or d.verdict == ALLOW else d
-        for inside in into_folder(copies):
+        below = below_copies(copies, cmd.cwds)
+        if below is None:
+            return deny(f"`{name} {' '.join(copies)}`: the folders copied hold more than {MAX_COPIED_NAMES} names for "
+                        "the gate to judge one by one; copy fewer at a time", self.atom, name)
+        for inside in into_folder(copies) + below:
             d = ctx.check_write(inside, cmd.cwds, f"{name} {' '.join(copies)} (writes {inside})")
             if d.verdict == DENY:
                 return d
