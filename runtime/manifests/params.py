@@ -146,10 +146,12 @@ def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
     out["glob-writes"] = out["glob-writes"] is True
     out["forbidden"] = {spelling: why for key, why in (out["forbidden"] or {}).items()
                         for spelling in (key.split("|") if key.startswith("-") else [key])}
-    out["anchored"] = {folder: list(names) for folder, names in (out["anchored"] or {}).items()}
-    for folder, names in out["anchored"].items():
+    anchored: dict[str, list[str]] = {folder: list(names) for folder, names in (out["anchored"] or {}).items()}
+    out["anchored"] = anchored
+    options: dict[str, Any] = out["options"]
+    for folder, names in anchored.items():
         for name in (folder, *names):
-            vtype = out["options"].get(name)
+            vtype = options.get(name)
             if not isinstance(vtype, str) or vtype.rstrip("?") not in ("path-in-scope", "folder-in-scope", "file-in-scope"):
                 raise ValueError(f"anchored `{folder}`: `{name}` must be an option declared with a path type")
     if out["glob-writes"]:
