@@ -148,7 +148,7 @@ def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
                         for spelling in (key.split("|") if key.startswith("-") else [key])}
     anchored: dict[str, list[str]] = {folder: list(names) for folder, names in (out["anchored"] or {}).items()}
     out["anchored"] = anchored
-    options: dict[str, Any] = out["options"]
+    options: dict[str, Any] = out["options"] or {}
     for folder, names in anchored.items():
         for name in (folder, *names):
             vtype = options.get(name)
