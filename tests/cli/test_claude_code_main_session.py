@@ -52,7 +52,7 @@ def test_the_main_session_is_gated_by_the_session_role(installed, tmp_path):
     assert not write.get("is_error") and (project / "notes.md").read_text() == "notes\n", write
     assert commit.get("is_error") is not True, commit
     assert _git(project, "log", "-1", "--format=%s") == "notes"  # the person's session commits
-    for result, words in ((push, "`git push origin` is not allowed"), (out, "outside the worktree"),
+    for result, words in ((push, "`git push` is never allowed here"), (out, "outside the worktree"),
                           (control, "which this session never changes")):
         assert result.get("is_error") is True and words in str(result.get("content")), result
         assert "orchestrator" not in str(result.get("content"))

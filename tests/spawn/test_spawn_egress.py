@@ -67,7 +67,8 @@ def test_a_read_only_agent_reaches_its_allowed_site_and_nothing_else(spawner: Sp
                           report])
     text = task.read_text() + '\n[network]\nallowed-domains = ["localhost"]\n'
     task.write_text(text)
-    proc = s.cli("spawn", "--json", "--catalog", str(catalog), str(task), timeout=150)
+    # Unattended: a domain off the list, which a person would be asked about, is refused at once.
+    proc = s.cli("spawn", "--json", "--unattended", "--catalog", str(catalog), str(task), timeout=150)
     outcome = json.loads(proc.stdout)
     assert outcome["label"] == "ok", proc.stdout + proc.stderr
     assert _Site.seen == ["/page"]  # the one allowed fetch arrived, through the proxy
