@@ -15,7 +15,13 @@ import sys
 
 from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailure
 from runtime.manifests.kinds import AGENT_BACKENDS
-from runtime.printable import printable
+
+
+def printable(text: str) -> str:
+    """runtime.printable's, imported only when an error is printed: the hook's calls never need unicodedata."""
+    from runtime.printable import printable as made_safe
+
+    return made_safe(text)
 
 TYPE_CHECKING = False  # typing's, without importing typing: `runtime check` is a fresh process per call
 if TYPE_CHECKING:

@@ -323,6 +323,14 @@ def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
             return d
         if d.verdict == ASK:
             pending = d
+    if pending is not None and pending.undecided:
+        # No rule decides a command of it (a program or form no rule names): read leniently too, as a sandbox
+        # would see it, for what any gate forbids by effect (`ln -s X .git/hooks/...`, `dd of=/etc/...`).
+        from runtime.gate.sandboxed import judge_bash
+
+        d = judge_bash(ctx, inp.get("command"))
+        if d.verdict == DENY:
+            return d
     if pending is not None:
         return pending
     names = ", ".join(dict.fromkeys(c.name for c in commands))

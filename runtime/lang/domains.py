@@ -10,12 +10,14 @@ proxy checks the resolved address separately.
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from runtime.lang.audience import AGENT, phrase
+
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")  # matched whole: `$` would take a label ending in a newline
 WEB_PORTS = (80, 443)
@@ -26,14 +28,17 @@ def normalise_host(host: str) -> str | None:
     if not isinstance(host, str):
         return None
     name = host.strip().rstrip(".").lower()
-    if not name or len(name) > 253 or is_ip_literal(name):
+    if not name or len(name) > 253:
         return None
-    if not all(_LABEL.fullmatch(label) for label in name.split(".")):
-        return None  # IDNA and anything else unusual: a declared punycode name still matches
+    labels = name.split(".")
+    if not all(_LABEL.fullmatch(label) for label in labels) or labels[-1].isdigit():
+        return None  # IDNA and anything else unusual (a declared punycode name still matches); an address
     return name
 
 
 def is_ip_literal(host: str) -> bool:
+    import ipaddress  # only where an address may be given: the hook's policy load never needs it
+
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -92,7 +97,7 @@ def internal_host(host: str) -> bool:
     """Whether ``host`` names the machine itself or its private network by address (loopback, link-local, the
     cloud metadata address, private ranges) or as `localhost`: never asked of a person, who cannot tell from a
     prompt what such an address serves."""
-    import ipaddress
+    import ipaddress  # only for a web call no rule decides
 
     name = host.strip("[]").rstrip(".").lower()
     if name == "localhost" or name.endswith(".localhost"):
@@ -100,7 +105,12 @@ def internal_host(host: str) -> bool:
     try:
         addr = ipaddress.ip_address(name)
     except ValueError:
-        return False
+        import socket
+
+        try:  # the forms a resolver also takes for an address: `0x7f000001`, `127.1`, `2130706433`
+            addr = ipaddress.ip_address(socket.inet_aton(name))
+        except (OSError, ValueError):
+            return name.split(".")[-1].isdigit()  # no DNS name ends in a number
     return addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_reserved or addr.is_unspecified
 
 
