@@ -15,6 +15,10 @@ writes carry `onFailure: block`), so the hook must answer before that. A request
 Without ``--approvals`` an ``ask`` is answered as ``ask`` (Claude Code then asks the person at its own
 prompt); with ``--unattended`` (a run nobody watches) it is a deny at once, saying so.
 
+With ``--resident`` (``runtime hook install --resident``) the call is answered by a resident process of this
+user's when one runs (``runtime.cli.resident``: started on demand, over a socket only this user reaches),
+and cold here otherwise, or whenever its answer is not one.
+
 ``--on-allow`` says what an allowed call is answered: ``allow`` (the default, for spawned agents
 under ``dontAsk``, where the gate is the permission system) or ``defer`` (no decision at all, for
 interactive sessions: Claude Code's own rules and prompts then still apply, and only denies and
@@ -27,8 +31,6 @@ import os
 import sys
 
 from runtime.lang.lazy_re import LazyPattern
-from runtime.manifests.kinds import BUILTIN_SUBAGENTS
-from runtime.manifests.locate import role_file
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -41,11 +43,13 @@ if TYPE_CHECKING:
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
     " [--main-session ROLE|defer|gate] [--on-allow allow|defer] [--approvals SOCK [--approval-wait SECONDS]"
-    " | --unattended]"
+    " | --unattended] [--resident]"
 )
 _OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-session", "--approvals", "--approval-wait",
             "--on-allow"}
 _FLAGS = {"--unattended"}
+# Answered by a resident process of this user's when one runs (started on demand), else here: `runtime.cli.resident`.
+RESIDENT = "--resident"
 _ROLE = LazyPattern(r"^[a-z][a-z0-9-]{0,63}$")
 
 
@@ -126,6 +130,13 @@ def approval_asker(opts: dict[str, str]) -> Callable[[dict[str, Any], GateDecisi
     return on_ask
 
 
+def role_file(catalog: str, role: str) -> str:
+    from runtime.manifests.locate import role_file as located  # not on a resident server's client path
+
+    found: str = located(catalog, role)
+    return found
+
+
 def _ancestors(catalog: str, role: str) -> list[str]:
     """``role`` and the roles it extends, nearest first: the roles a subagent of ``role`` may narrow to.
 
@@ -203,6 +214,8 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
             root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
             if isinstance(root, str) and root.startswith("/"):
                 catalog = project_catalog(os.path.join(root, PROJECT_FOLDER)) or catalog
+        from runtime.manifests.kinds import BUILTIN_SUBAGENTS
+
         if role is None and agent_type in BUILTIN_SUBAGENTS and not os.path.isfile(role_file(catalog, agent_type)):
             mapped = BUILTIN_SUBAGENTS[agent_type]
             if mapped is None:
@@ -241,20 +254,13 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
     return select
 
 
-def main(argv: list[str]) -> int:
-    from runtime.gate import deadline
+def respond(argv: list[str], raw: bytes) -> tuple[str, str, int]:
+    """The hook's answer to one call: its stdout, stderr and exit code. Never raises: a failure is a deny."""
     from runtime.gate.decision import deny
     from runtime.gate.hook import DEFER, answer, run_hook
 
-    if argv in (["--help"], ["-h"]):  # a person asking; Claude Code never passes these
-        print(__doc__.strip() + "\n\n" + USAGE)
-        return 0
-    late = answer(deny(f"the gate did not decide within {deadline.seconds():g} s, so the call is denied; split the "
-                       "command into smaller ones", None, "deadline"))
-    deadline.arm(late.stdout.encode(), late.stderr.encode())
     try:
         opts = parse(argv)
-        raw = sys.stdin.buffer.read()
         try:
             select = policy_selector(opts)
         except Exception as exc:  # noqa: BLE001 - a policy that cannot load denies every call
@@ -265,8 +271,43 @@ def main(argv: list[str]) -> int:
                 result = DEFER
     except Exception as exc:  # noqa: BLE001 - fail closed, never exit 1
         result = answer(deny(f"runtime check: {exc}. {USAGE}", None, "usage"))
+    return result.stdout, result.stderr, result.exit_code
+
+
+def main(argv: list[str]) -> int:
+    if argv in (["--help"], ["-h"]):  # a person asking; Claude Code never passes these
+        print(__doc__.strip() + "\n\n" + USAGE)
+        return 0
+    resident = RESIDENT in argv
+    if resident:
+        argv = [a for a in argv if a != RESIDENT]
+    try:
+        raw = sys.stdin.buffer.read()
+    except Exception:  # noqa: BLE001 - unreadable input: the gate below denies the empty call
+        raw = b""
+    if resident and "--approvals" not in argv:
+        from runtime.cli import resident as server
+
+        served = server.ask(argv, raw)  # None: no server, or an answer that is not one; then the cold path
+        if served is not None:
+            return _write(*served)
+    from runtime.gate import deadline
+    from runtime.gate.decision import deny
+    from runtime.gate.hook import answer
+
+    late = answer(deny(f"the gate did not decide within {deadline.seconds():g} s, so the call is denied; split the "
+                       "command into smaller ones", None, "deadline"))
+    deadline.arm(late.stdout.encode(), late.stderr.encode())
+    out, err, code = respond(argv, raw)
     deadline.disarm()
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
+    code = _write(out, err, code)
+    if resident and "--approvals" not in argv:
+        server.start()  # for the next call, which this one answered without
+    return code
+
+
+def _write(out: str, err: str, code: int) -> int:
+    sys.stdout.write(out)
+    sys.stderr.write(err)
     sys.stdout.flush()
-    return result.exit_code
+    return code

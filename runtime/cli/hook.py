@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         task = load_task(catalog, args.task)  # checked now: a broken task would deny every call
         if args.role and task.role.name != args.role:
             raise UsageError(f"--task {args.task} is for role `{task.role.name}`, not `{args.role}`")
-    command, portable = hook_command(exe, str(catalog.root), args.role, os.getcwd(), args.task)
+    command, portable = hook_command(exe, str(catalog.root), args.role, os.getcwd(), args.task, args.resident)
     path = Path(args.settings or DEFAULT_SETTINGS)
     local_note = builtin_note = None
     if args.settings is None and not portable:

@@ -13,9 +13,6 @@ import importlib
 import os
 import sys
 
-from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailure
-from runtime.manifests.kinds import AGENT_BACKENDS
-
 
 def printable(text: str) -> str:
     """runtime.printable's, imported only when an error is printed: the hook's calls never need unicodedata."""
@@ -131,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--role", help="gate the main session with this role (default: leave it to Claude Code; gate subagents by their role)")
     h.add_argument("--command", metavar="PATH", help="the runtime executable to call (default: this one)")
     h.add_argument("--task", metavar="FILE", help="scope the subagent of this task's role (or the --role session) by the task")
+    h.add_argument("--resident", action="store_true", help="answer each call from a resident process of yours, over a "
+                   "socket only you reach (started on demand, gone after 15 idle minutes; a call it cannot answer is "
+                   "answered cold)")
     h.add_argument("--json", action="store_true")
 
     p = sub.add_parser("export", help="export roles for other tools")
@@ -188,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--planner-api-base", metavar="URL")
     p.add_argument("--planner-script", metavar="FILE", help="the scripted planner's playback file")
     p.add_argument("--planner-retries", type=int, default=2, metavar="N", help="invalid plans sent back (default 2)")
+    from runtime.manifests.kinds import AGENT_BACKENDS
+
     p.add_argument("--agent-backend", default="builtin", choices=AGENT_BACKENDS)
     p.add_argument("--agent-model", help="the model of planned subtasks' agents")
     p.add_argument("--agent-api-base", metavar="URL")
@@ -274,10 +276,12 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["check"]:
+    if argv[:1] == ["check"]:  # the hook: a fresh process per tool call, which imports only what it needs
         from runtime.cli import check
 
         return check.main(argv[1:])
+    from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailure
+
     args = build_parser().parse_args(argv)
     try:
         module = importlib.import_module(VERBS[args.verb])

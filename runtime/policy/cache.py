@@ -141,7 +141,28 @@ def _write_json(folder: str, path: str, doc: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+# Policies kept in this process while their file is unchanged (a resident hook server, `runtime.cli.resident`,
+# sets it; a cold hook reads one policy once): (path, size, mtime, inode, HOME) -> Policy.
+KEPT: dict[tuple[object, ...], Policy] | None = None
+
+
 def _load(folder: str, path: str) -> Policy:
+    if KEPT is not None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return _read(folder, path)
+        key = (path, st.st_size, st.st_mtime_ns, st.st_ino, os.environ.get("HOME"))
+        found = KEPT.get(key)
+        if found is None:
+            if len(KEPT) >= 64:
+                KEPT.clear()
+            found = KEPT[key] = _read(folder, path)
+        return found
+    return _read(folder, path)
+
+
+def _read(folder: str, path: str) -> Policy:
     policy = load_policy(path)
     # The cache holds the runtime's own files: never agent-writable.
     policy.protected += (os.path.realpath(folder),)

@@ -27,7 +27,7 @@ def _in_project(path: str, project: str | None) -> str | None:
 
 
 def hook_command(executable: str, catalog_root: str, role: str | None, project: str | None = None,
-                 task: str | None = None) -> tuple[str, bool]:
+                 task: str | None = None, resident: bool = False) -> tuple[str, bool]:
     """The hook's command line, and whether it works on every clone (no path of this machine in it).
 
     `runtime` is called by name when that name finds this very executable; the catalog is left out
@@ -49,7 +49,7 @@ def hook_command(executable: str, catalog_root: str, role: str | None, project: 
         inside = _in_project(task, project)
         words += ["--task", inside or shlex.quote(os.path.realpath(task))]
         portable = portable and inside is not None
-    return " ".join(words + session_options(role)), portable
+    return " ".join(words + session_options(role) + (["--resident"] if resident else [])), portable
 
 
 def session_options(role: str | None) -> list[str]:

@@ -16,9 +16,13 @@ def test_explain_gives_the_gates_decision_atom_and_reason(tmp_path):
     assert allowed.returncode == 0 and allowed.stdout.startswith("allow")
     cluster = run_cli("explain", "--role", "explorer", "--json", "sort -no x y", cwd=tmp_path)
     doc = json.loads(cluster.stdout)
-    # no rule declares `-o` for sort: undecided, so asked (exit 3)
+    # no rule declares `-o` for sort, and read leniently it writes `x`: a read-only role's deny (exit 2)
+    assert cluster.returncode == 2 and doc["decision"] == "deny" and doc["atom"] == "scope::read-only"
+    cluster = run_cli("explain", "--role", "explorer", "--json", "sort -nT /tmp y", cwd=tmp_path)
+    doc = json.loads(cluster.stdout)
+    # no rule declares `-T` for sort, and nothing read of it is forbidden: undecided, so asked (exit 3)
     assert cluster.returncode == 3 and doc["decision"] == "ask" and doc["atom"] == "tools::bash-allowlist"
-    assert "`-o` inside the cluster" in doc["reason"] and "allowed: " in doc["reason"]
+    assert "`-T` inside the cluster" in doc["reason"] and "allowed: " in doc["reason"]
 
 
 def test_explain_judges_file_tools_and_refuses_bad_input_in_one_line(tmp_path):
