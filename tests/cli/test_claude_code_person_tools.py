@@ -218,3 +218,38 @@ def test_questions_and_plan_mode_pass_the_hook_and_the_cli_handles_them(installe
     assert not any("PreToolUse" in text for text in (asked, entered, left))
     assert [(d["tool_use_id"], d["tool_name"]) for d in run.permission_denials] == [
         (ask, "AskUserQuestion"), (leave, "ExitPlanMode")], run.describe()
+
+
+def test_an_asked_call_s_reason_leads_to_runtime_allow_and_the_next_session_runs_it(installed, tmp_path):
+    """A program no rule of `session` names is asked (the CLI, with nobody at its prompt in a print session,
+    refuses it); the reason names the `runtime allow` that writes the rule; once run, the next session runs it."""
+    from tests.conftest import run_cli
+
+    project, settings = installed
+    log = with_recorder(settings, tmp_path)
+    turns = [[bash("nproc --all > cpus.txt")], "Done."]
+    env = {"PATH": f"{VENV_BIN}:{SYSTEM_PATH}"}
+    with FakeAnthropicServer(turns) as server:
+        run = run_claude("Follow the scripted steps.", project, settings, server.url, tools=TOOLS, env=env,
+                         timeout=120)
+    assert run.returncode == 0 and run.result is not None, run.describe()
+    ((asked,), ()) = server.scripted_tool_use_ids()
+    [seen] = recorded(log)
+    answer = json.loads(seen["stdout"])["hookSpecificOutput"]
+    assert seen["exit"] == 0 and answer["permissionDecision"] == "ask", seen
+    assert "`runtime allow 'nproc --all' --role session` writes the rule" in answer["permissionDecisionReason"]
+    result(server, asked, error=True)  # nobody answered the CLI's prompt
+    assert not (project / "cpus.txt").exists()
+
+    allowed = run_cli("allow", "nproc --all", "--role", "session", cwd=project)
+    assert allowed.returncode == 0 and "the gate now allows it" in allowed.stdout, allowed.stderr
+    assert (project / ".agent-runtime/roles/session.toml").exists()
+    with FakeAnthropicServer(turns) as server:
+        run = run_claude("Follow the scripted steps.", project, settings, server.url, tools=TOOLS, env=env,
+                         timeout=120)
+    assert run.returncode == 0 and run.result is not None, run.describe()
+    ((ran,), ()) = server.scripted_tool_use_ids()
+    result(server, ran, error=False)
+    seen = recorded(log)[-1]
+    assert seen["exit"] == 0 and seen["stdout"] == "" and seen["decision"] == "allow", seen  # deferred to the CLI
+    assert (project / "cpus.txt").read_text().strip().isdigit()

@@ -112,3 +112,14 @@ def test_an_unattended_run_refuses_what_a_person_would_be_asked(repo):
 
     d = unattended(decide(_policy(repo, "session"), "Read", {"file_path": ".env"}, str(repo)))
     assert d.verdict == DENY
+
+
+def test_inside_the_sandbox_it_judges_nothing(repo):
+    """The OS sandbox shows no credential store, and a process's environment there is the agent's own."""
+    catalog = Catalog(REPO)
+    from runtime.policy.document import SANDBOXED
+
+    policy = Policy(compile_policy(load_role(catalog, "edit-local"), None, repo, catalog, mode=SANDBOXED),
+                    assume_sandbox=True)
+    d = decide(policy, "Bash", {"command": "cat /proc/self/environ"}, str(repo))
+    assert d.verdict == ALLOW, d

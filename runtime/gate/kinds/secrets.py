@@ -1,7 +1,8 @@
 """safety::no-secrets: the machine's credential stores are never read; a repository's own secrets are asked.
 
-Read where a person's session or a strict (unsandboxed) agent runs: the OS sandbox hides `/home` and
-`/root` already, so there the gate only says it earlier. Each path a call names is resolved (`~` and
+Judged where a person's session or a strict (unsandboxed) agent runs. In the sandboxed mode it judges
+nothing: the OS sandbox shows none of these stores (`/home` and `/root` are empty there, the agent has a
+home of its own) and a process's environment there is the agent's own, cleaned by the orchestrator. Each path a call names is resolved (`~` and
 symlinks followed: a link planted by an earlier call points nowhere new) and matched against the
 atom's two lists; a glob word is matched by what it expands to now. `Grep` and `Glob` search a folder
 whole, so one above a credential store (the home folder, `/`) is refused too.
@@ -19,6 +20,7 @@ from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
 from runtime.gate.kinds.write_scope import GlobMatch
 from runtime.lang.audience import SESSION
+from runtime.policy.document import SANDBOXED
 
 if TYPE_CHECKING:
     from runtime.gate.decision import GateDecision
@@ -79,7 +81,7 @@ class SecretReads(Gate):
     # -- the file tools ------------------------------------------------------------------------------
     def on_tool(self, tool: str, tool_input: dict[str, object], ctx: Context) -> GateDecision | None:
         keys = _PATH_KEYS.get(tool)
-        if keys is None:
+        if keys is None or ctx.policy.mode == SANDBOXED:
             return None
         for key in keys:
             value = tool_input.get(key)
@@ -103,6 +105,8 @@ class SecretReads(Gate):
 
     # -- shell commands ------------------------------------------------------------------------------
     def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
+        if ctx.policy.mode == SANDBOXED:
+            return None
         cwds = cmd.cwds or (ctx.cwd,)
         for word in cmd.words:
             for value in _candidates(word.value):
