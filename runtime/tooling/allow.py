@@ -16,6 +16,7 @@ shown as a diff, to be reviewed and committed like code.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import shlex
 import shutil
@@ -23,7 +24,7 @@ import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import ManifestError
 from runtime.gate.decision import ALLOW, DENY
@@ -36,6 +37,9 @@ from runtime.manifests.locate import PROJECT_FOLDER, shipped_catalog
 from runtime.manifests.names import check_role_name
 from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 from runtime.policy.document import STRICT
 from runtime.tooling.project.rules import ATOM, inherited_rules, rule_toml
 
@@ -106,20 +110,13 @@ class _Layer:
         with the whole repository as its scope: which files a task lets it write is the task's, not a rule's."""
         from runtime.manifests.task import load_task
 
-        with tempfile.TemporaryDirectory(prefix="runtime-allow-") as tmp:
-            layer = Path(tmp) / PROJECT_FOLDER
-            existing = self.repo / PROJECT_FOLDER
-            if existing.is_dir():
-                shutil.copytree(existing, layer, symlinks=True)
-            (layer / "roles").mkdir(parents=True, exist_ok=True)
-            if text is not None:
-                (layer / "roles" / f"{role}.toml").write_text(text, encoding="utf-8")
+        with self._layer(role, text) as layer:
             catalog = Catalog(layer)
             resolved = load_role(catalog, role)
             task = None
             if resolved.spawnable and "scope::files-whitelist" in resolved.atom_names() \
                     and not resolved.params.get("scope::files-whitelist", {}).get("globs"):
-                manifest = Path(tmp) / "task.toml"
+                manifest = layer.parent / "task.toml"
                 manifest.write_text(f'[task]\nrole = "{role}"\ngoal = "Judge a rule."\n\n[scope]\n'
                                     'files-whitelist = ["**"]\n\n[verification]\ntest-command = "true"\n'
                                     'test-results = "exit-code"\ncheck-commands = []\n\n[body]\ntext = "x"\n',
@@ -129,6 +126,12 @@ class _Layer:
 
     def rules_of(self, role: str, text: str | None = None) -> list[dict[str, Any]]:
         """The shell rules ``role`` holds, as its files write them."""
+        with self._layer(role, text) as layer:
+            return inherited_rules(Catalog(layer), role)
+
+    @contextlib.contextmanager
+    def _layer(self, role: str, text: str | None) -> Iterator[Path]:
+        """A scratch copy of the repository's catalog, with ``role``'s file replaced by ``text`` if given."""
         with tempfile.TemporaryDirectory(prefix="runtime-allow-") as tmp:
             layer = Path(tmp) / PROJECT_FOLDER
             existing = self.repo / PROJECT_FOLDER
@@ -137,7 +140,7 @@ class _Layer:
             (layer / "roles").mkdir(parents=True, exist_ok=True)
             if text is not None:
                 (layer / "roles" / f"{role}.toml").write_text(text, encoding="utf-8")
-            return inherited_rules(Catalog(layer), role)
+            yield layer
 
 
 def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:

@@ -253,3 +253,66 @@ def test_an_asked_call_s_reason_leads_to_runtime_allow_and_the_next_session_runs
     seen = recorded(log)[-1]
     assert seen["exit"] == 0 and seen["stdout"] == "" and seen["decision"] == "allow", seen  # deferred to the CLI
     assert (project / "cpus.txt").read_text().strip().isdigit()
+
+
+# A stdio MCP server with one tool (newline-delimited JSON-RPC, as the CLI speaks it).
+FAKE_MCP = """
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"].get("protocolVersion", "2024-11-05"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "echo", "description": "Echo the text back",
+                             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                                             "required": ["text"]}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "ECHO:" + msg["params"]["arguments"]["text"]}]}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def test_an_mcp_server_the_repository_configures_is_asked_and_runs_under_a_rule(installed, tmp_path):
+    """The repository's `.mcp.json` names a server: its tool is asked of the person (here nobody answers the
+    CLI's prompt); with a rule in the project catalog naming server and tool, the hook allows it and the CLI
+    calls the real server."""
+    project, settings = installed
+    server_script = tmp_path / "fake_mcp.py"
+    server_script.write_text(FAKE_MCP)
+    config = {"mcpServers": {"fake": {"type": "stdio", "command": sys.executable, "args": [str(server_script)]}}}
+    (project / ".mcp.json").write_text(json.dumps(config))
+    settings["permissions"]["allow"].append("mcp__fake__echo")  # the CLI's own permission, after our hook
+    log = with_recorder(settings, tmp_path)
+    turns = [[{"name": "mcp__fake__echo", "input": {"text": "hi"}}], "Done."]
+    env = {"PATH": f"{VENV_BIN}:{SYSTEM_PATH}"}
+    mcp = ["--mcp-config", str(project / ".mcp.json"), "--strict-mcp-config"]
+    with FakeAnthropicServer(turns) as server:
+        run = run_claude("Follow the scripted steps.", project, settings, server.url, tools=TOOLS, env=env,
+                         extra_args=mcp, timeout=120)
+    assert run.returncode == 0 and run.result is not None, run.describe()
+    assert "mcp__fake__echo" in server.offered_tools(), server.offered_tools()
+    ((asked,), ()) = server.scripted_tool_use_ids()
+    [seen] = recorded(log)
+    assert seen["input"]["tool_name"] == "mcp__fake__echo" and seen["decision"] == "ask", seen
+    assert "ECHO:" not in result(server, asked, error=True)  # nobody answered: the server was never called
+
+    role = project / ".agent-runtime/roles/session.toml"
+    role.parent.mkdir(parents=True)
+    role.write_text('[role]\nname = "session"\ndisplay-name = "session"\ndescription = "x"\nuse-cases = ["x"]\n'
+                    'spawnable = false\nfor-sessions = true\n\n[capabilities]\nextends = "session"\n\n'
+                    '[[params."tools::mcp-allowlist".servers]]\nserver = "fake"\ntools = ["echo"]\n')
+    with FakeAnthropicServer(turns) as server:
+        run = run_claude("Follow the scripted steps.", project, settings, server.url, tools=TOOLS, env=env,
+                         extra_args=mcp, timeout=120)
+    assert run.returncode == 0 and run.result is not None, run.describe()
+    ((ran,), ()) = server.scripted_tool_use_ids()
+    assert "ECHO:hi" in result(server, ran, error=False)
+    seen = recorded(log)[-1]
+    assert seen["decision"] == "allow" and seen["exit"] == 0 and seen["stdout"] == "", seen
