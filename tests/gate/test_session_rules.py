@@ -167,6 +167,9 @@ def test_a_loop_over_too_many_values_is_asked_not_read(repo):
     ("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "read"}, DENY),
     ("WebFetch", {"url": "http://127.0.0.1/", "prompt": "read"}, DENY),
     ("WebFetch", {"url": "http://localhost/", "prompt": "read"}, DENY),
+    ("WebFetch", {"url": "http://0x7f000001/", "prompt": "read"}, DENY),  # forms a resolver takes for 127.0.0.1
+    ("WebFetch", {"url": "http://127.1/", "prompt": "read"}, DENY),
+    ("WebFetch", {"url": "http://10.0.0.1/", "prompt": "read"}, DENY),
     ("WebFetch", {"url": "https://user:pw@example.com/", "prompt": "read"}, DENY),
     ("WebFetch", {"url": "ftp://example.com/", "prompt": "read"}, DENY),
 ])
