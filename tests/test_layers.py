@@ -8,7 +8,7 @@ own layer or below (at any depth: lazy imports inside functions count too).
     spawn
     orchestration
     tooling
-    cli
+    cli, console
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ LAYERS = [
     {"spawn"},
     {"orchestration"},
     {"tooling"},
-    {"cli"},
+    {"cli", "console"},
 ]
 RANK = {package: n for n, layer in enumerate(LAYERS) for package in layer}
 

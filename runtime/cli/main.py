@@ -49,6 +49,7 @@ VERBS = {
     "deny": "runtime.cli.approve",
     "approvals": "runtime.cli.approve",
     "allow": "runtime.cli.allow",
+    "console": "runtime.cli.console",
 }
 
 
@@ -235,6 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agent", nargs="?", help="one agent id")
     p.add_argument("--state-dir", metavar="DIR")
     p.add_argument("--json", action="store_true")
+
+    p = verb("console", help="the runs of this repository in a browser, live (local, behind a token)")
+    p.add_argument("--no-open", action="store_true", help="print the URL and serve; do not open a browser")
+    p.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: any free one)")
+    p.add_argument("--state-dir", metavar="DIR")
 
     p = verb("prune", help="clean up finished runs: state, worktrees, merged agent branches (frees their agent ids)")
     p.add_argument("--older-than", type=float, default=0, metavar="DAYS", help="only runs last updated this many days ago")

@@ -1,0 +1,118 @@
+"""The console's web application: an ASGI app (Starlette) over one state folder, behind its guard."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from runtime.console.guard import COOKIE, HEADERS, Guard
+from runtime.console.pages import page, runs_fragment
+from runtime.orchestration.overview import runs_overview
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from starlette.requests import Request
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from runtime.spawn.state import StateDir
+
+STATIC = Path(__file__).with_name("static")
+WATCH_S = 0.2  # how often the state folder is looked at for a change, per open page
+
+
+def fingerprint(state: StateDir) -> tuple[tuple[str, int, int], ...]:
+    """What changes when any run writes its state: each state file's and the orchestrator database's size
+    and modification time."""
+    paths = [*(state.root / "runs").glob("*/state.json"), *state.root.glob("orchestrator.sqlite*")]
+    out = []
+    for path in sorted(paths):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out.append((str(path), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def build_app(state: StateDir, guard: Guard) -> ASGIApp:
+    async def home(request: Request) -> Response:
+        if "token" in request.query_params and request.cookies.get(COOKIE) != guard.token:
+            # The token leaves the address bar: a cookie only this site is sent, then the page without it.
+            answer = RedirectResponse("/", status_code=303)
+            answer.set_cookie(COOKIE, guard.token, httponly=True, samesite="strict", path="/")
+            return answer
+        agents, plans = runs_overview(state)
+        body = runs_fragment(str(state.root), agents, plans)
+        return HTMLResponse(page("runs", body, guard.csrf))
+
+    async def runs(request: Request) -> Response:
+        agents, plans = runs_overview(state)
+        return HTMLResponse(runs_fragment(str(state.root), agents, plans))
+
+    async def events(request: Request) -> Response:
+        async def stream() -> AsyncIterator[bytes]:
+            seen = fingerprint(state)
+            yield b": the runs of this state folder, each change an event\n\n"
+            while not await request.is_disconnected():
+                await asyncio.sleep(WATCH_S)
+                now = fingerprint(state)
+                if now != seen:
+                    seen = now
+                    yield b"event: runs\ndata: changed\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    app = Starlette(routes=[
+        Route("/", home), Route("/runs", runs), Route("/events", events),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ])
+    return Guarded(app, guard)
+
+
+class Guarded:
+    """The guard in front of every request (``runtime.console.guard``), and its headers on every answer."""
+
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        cookies = SimpleCookie()
+        try:
+            cookies.load(headers.get("cookie", ""))
+        except Exception:  # noqa: BLE001 - a cookie header that does not parse carries no token
+            cookies = SimpleCookie()
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        why = self.guard.refusal(scope["method"], headers.get("host"),
+                                 cookies[COOKIE].value if COOKIE in cookies else None,
+                                 (query.get("token") or [None])[0], headers.get("x-csrf-token"),
+                                 headers.get("origin"))
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                present = {k.lower() for k, _ in message["headers"]}
+                message["headers"] = [*message["headers"], *((k.encode(), v.encode()) for k, v in HEADERS.items()
+                                                               if k.encode() not in present)]
+            await send(message)
+
+        if why is not None:
+            await PlainTextResponse(f"refused: {why}\n", status_code=403)(scope, receive, with_headers)
+            return
+        await self.app(scope, receive, with_headers)
+
+

@@ -1,0 +1,136 @@
+"""`runtime console`: the token, the Host check, the CSRF token and the headers on every request, text a run
+wrote shown as text, and a run's change reaching an open page's event stream.
+
+A real `runtime console --no-open` process on loopback over a state folder written by the runtime's own
+`StateDir`; requests over real HTTP (`http.client`, which sends the Host header it is told to).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import subprocess
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from runtime.spawn.outcome import Attempt
+from runtime.spawn.state import RunRecord, StateDir
+from tests.conftest import RUNTIME
+
+HOSTILE = "<script>alert(1)</script>\x1b]0;pwned\x07\u202e<img src=x onerror=alert(2)>"
+
+
+@pytest.fixture
+def console(tmp_path):
+    state = StateDir(tmp_path / "state")
+    (state.root / "runs").mkdir(parents=True)
+    state.write(RunRecord(agent_id="ag-one", status="ok", role="edit-local", label="ok", message=HOSTILE,
+                          attempts=(Attempt(number=1, turns=4, tool_calls=7, denials=2, tokens=1200, cost_usd=0.0123),)))
+    proc = subprocess.Popen([RUNTIME, "console", "--no-open", "--state-dir", str(state.root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and "?token=" in url, (url, proc.stderr.read() if proc.poll() else "")
+        parts = urlsplit(url)
+        yield state, parts.port, parts.query.split("=", 1)[1]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def request(port: int, path: str, *, method: str = "GET", host: str | None = None, cookie: str | None = None,
+            headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    sent = {"Host": host or f"127.0.0.1:{port}", **(headers or {})}
+    if cookie is not None:
+        sent["Cookie"] = f"runtime_console={cookie}"
+    conn.request(method, path, headers=sent)
+    answer = conn.getresponse()
+    body = answer.read().decode()
+    conn.close()
+    return answer.status, {k.lower(): v for k, v in answer.getheaders()}, body
+
+
+def test_the_printed_url_becomes_a_strict_cookie_and_the_page_lists_the_runs(console):
+    state, port, token = console
+    status, headers, _ = request(port, f"/?token={token}")
+    assert status == 303 and headers["location"] == "/"
+    cookie = headers["set-cookie"]
+    assert f"runtime_console={token}" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    status, headers, body = request(port, "/", cookie=token)
+    assert status == 200 and "ag-one" in body and "edit-local" in body
+    assert ">7<" in body and ">2<" in body and "$0.0123" in body  # tool calls, denials, cost
+    assert headers["content-security-policy"].startswith("default-src 'none'; script-src 'self'")
+    assert headers["x-frame-options"] == "DENY" and headers["x-content-type-options"] == "nosniff"
+    assert token not in body  # the page never shows the token
+
+
+@pytest.mark.parametrize("how", ["no token", "wrong token", "foreign host", "rebinding name", "post without csrf",
+                                 "post from another origin"])
+def test_every_request_without_what_it_needs_is_refused(console, how):
+    state, port, token = console
+    csrf = _csrf(port, token)
+    asks = {
+        "no token": dict(path="/"),
+        "wrong token": dict(path="/", cookie="x" * len(token)),
+        "foreign host": dict(path="/", cookie=token, host=f"example.com:{port}"),
+        "rebinding name": dict(path=f"/?token={token}", host=f"attacker.test:{port}"),
+        "post without csrf": dict(path="/", method="POST", cookie=token),
+        "post from another origin": dict(path="/", method="POST", cookie=token,
+                                         headers={"X-CSRF-Token": csrf, "Origin": "http://attacker.test"}),
+    }[how]
+    status, headers, body = request(port, **asks)
+    assert status == 403 and body.startswith("refused: "), (status, body)
+    assert "content-security-policy" in headers
+    assert "ag-one" not in body
+
+
+def test_a_request_with_the_csrf_token_passes_the_guard(console):
+    state, port, token = console
+    csrf = _csrf(port, token)
+    status, _, body = request(port, "/", method="POST", cookie=token,
+                              headers={"X-CSRF-Token": csrf, "Origin": f"http://127.0.0.1:{port}"})
+    assert status == 405, body  # past the guard: the home page takes no POST
+
+
+def test_what_a_run_wrote_is_shown_as_text(console):
+    state, port, token = console
+    state.write(RunRecord(agent_id="ag-two", status="rejected", role=HOSTILE, label=HOSTILE))
+    _, _, body = request(port, "/", cookie=token)
+    assert "<script>alert" not in body and "<img src=x" not in body and "\x1b" not in body and "\u202e" not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+def test_a_run_that_changes_reaches_an_open_page_as_an_event(console):
+    state, port, token = console
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/events", headers={"Host": f"127.0.0.1:{port}", "Cookie": f"runtime_console={token}"})
+    stream = conn.getresponse()
+    assert stream.status == 200 and stream.getheader("content-type").startswith("text/event-stream")
+    assert stream.readline().startswith(b":")  # the stream's opening comment
+    stream.readline()
+    started = time.monotonic()
+    state.write(RunRecord(agent_id="ag-three", status="running", role="explorer"))
+    assert stream.readline() == b"event: runs\n" and stream.readline() == b"data: changed\n"
+    assert time.monotonic() - started < 2
+    conn.close()
+    _, _, fragment = request(port, "/runs", cookie=token)
+    assert fragment.startswith('<section id="runs"') and "ag-three" in fragment
+
+
+def _csrf(port: int, token: str) -> str:
+    _, _, body = request(port, "/", cookie=token)
+    start = body.index('name="csrf-token" content="') + len('name="csrf-token" content="')
+    return body[start:body.index('"', start)]
+
+
+def test_the_static_script_runs_nothing_inline_and_talks_only_to_the_console(console):
+    state, port, token = console
+    status, headers, script = request(port, "/static/console.js", cookie=token)
+    assert status == 200 and "EventSource(\"/events\")" in script
+    assert "http" not in script.split("\n", 2)[-1]  # no other origin
+    _, _, body = request(port, "/", cookie=token)
+    assert "<script>" not in body and "onerror" not in body.replace("onerror=alert(2)", "")
+    json.dumps(body)  # the page is text
