@@ -15,7 +15,8 @@ from tests.conftest import REPO
 
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # Extra -> the one module that may import it (lazily, turning its absence into one line).
-OPTIONAL = {"litellm": ("models", "runtime/models/llm.py"), "ray": ("ray", "runtime/orchestration/ray_executor.py")}
+OPTIONAL = {"litellm": ("models", "runtime/models/llm.py"), "ray": ("ray", "runtime/orchestration/ray_executor.py"),
+            "starlette": ("console", "runtime/console/app.py"), "uvicorn": ("console", "runtime/console/app.py")}
 
 
 def _name(requirement: str) -> str:
@@ -44,7 +45,9 @@ def test_the_core_declares_no_model_sdk_and_the_extras_hold_them():
     assert not core & {"litellm", "openai", "anthropic", "mcp", "tokenizers", "huggingface-hub", "boto3"}
     extras = PROJECT["optional-dependencies"]
     assert [_name(r) for r in extras["models"]] == ["litellm", "mcp"]  # litellm imports mcp without declaring it
-    assert f"{DISTRIBUTION}[models]" in extras["dev"]  # the suite exercises model calls through litellm
+    # The suite exercises model calls through litellm, and the console on uvicorn.
+    assert f"{DISTRIBUTION}[models,console]" in extras["dev"]
+    assert [_name(r) for r in extras["console"]] == ["starlette", "uvicorn"]
 
 
 def test_every_module_the_runtime_imports_is_a_declared_dependency_or_behind_its_extra():

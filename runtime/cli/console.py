@@ -19,9 +19,7 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        import uvicorn
-
-        from runtime.console.app import build_app
+        from runtime.console.app import serve
         from runtime.console.guard import Guard
     except ImportError as exc:
         raise FatalError(f"the console needs its extra: pip install 'agent-role-runtime[console]' ({exc})") from None
@@ -39,10 +37,8 @@ def run(args: argparse.Namespace) -> int:
         import webbrowser
 
         webbrowser.open(guard.url())
-    config = uvicorn.Config(build_app(state, guard), log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
     try:
-        server.run(sockets=[listener])
+        serve(state, guard, listener)
     except KeyboardInterrupt:
         pass
     print(f"console stopped ({state.root})", file=sys.stderr)

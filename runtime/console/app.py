@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,11 +15,16 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from runtime.approvals.service import decided_by
+from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
+from runtime.audit.log import records
 from runtime.console.guard import COOKIE, HEADERS, Guard
-from runtime.console.pages import page, runs_fragment
+from runtime.console.pages import agent_page, approvals_fragment, page, runs_fragment
+from runtime.manifests.names import AGENT_ID
 from runtime.orchestration.overview import runs_overview
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import AsyncIterator
 
     from starlette.requests import Request
@@ -59,6 +65,38 @@ def build_app(state: StateDir, guard: Guard) -> ASGIApp:
         agents, plans = runs_overview(state)
         return HTMLResponse(runs_fragment(str(state.root), agents, plans))
 
+    async def agent(request: Request) -> Response:
+        agent_id = request.path_params["agent_id"]
+        record = state.read(agent_id) if AGENT_ID.fullmatch(agent_id) and ".." not in agent_id else None
+        if record is None:
+            return PlainTextResponse("no run of that agent here\n", status_code=404)
+        decisions = list(records(state.audit, agent=agent_id, kind="gate")) if state.audit.exists() else []
+        return HTMLResponse(page(f"agent {agent_id}", agent_page(record, decisions), guard.csrf))
+
+    def store() -> ApprovalStore | None:
+        return ApprovalStore.for_state(state.root) if store_path(state.root).is_file() else None
+
+    async def approvals(request: Request) -> Response:
+        found = store()
+        pending = found.pending() if found is not None else []
+        return HTMLResponse(page("waiting for you", "<p><a href=\"/\">all runs</a></p>"
+                                 + approvals_fragment(pending, time.time()), guard.csrf))
+
+    async def decide(request: Request) -> Response:
+        """Approve or deny one pending call (a console button): the same store `runtime approve` writes."""
+        found = store()
+        if found is None:
+            return PlainTextResponse("no approval requests here\n", status_code=404)
+        if request.path_params["decision"] not in ("approve", "deny"):
+            return PlainTextResponse("approve or deny\n", status_code=404)
+        approved = request.path_params["decision"] == "approve"
+        reason = None if approved else "denied in the console by the person watching; do it another way"
+        try:
+            taken = found.decide(request.path_params["request_id"], approved, reason, decided_by("console"))
+        except ApprovalError as exc:
+            return PlainTextResponse(f"{exc}\n", status_code=409)
+        return PlainTextResponse(f"{taken.status}\n")
+
     async def events(request: Request) -> Response:
         async def stream() -> AsyncIterator[bytes]:
             seen = fingerprint(state)
@@ -73,10 +111,21 @@ def build_app(state: StateDir, guard: Guard) -> ASGIApp:
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     app = Starlette(routes=[
-        Route("/", home), Route("/runs", runs), Route("/events", events),
+        Route("/", home), Route("/runs", runs), Route("/events", events), Route("/agents/{agent_id}", agent),
+        Route("/approvals", approvals),
+        Route("/approvals/{request_id}/{decision:str}", decide, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ])
     return Guarded(app, guard)
+
+
+def serve(state: StateDir, guard: Guard, listener: socket.socket) -> None:
+    """Serve the console on ``listener`` (bound to loopback, listening) until interrupted; no access log (the
+    URL of the first request holds the token)."""
+    import uvicorn
+
+    config = uvicorn.Config(build_app(state, guard), log_level="warning", access_log=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[listener])
 
 
 class Guarded:

@@ -6,6 +6,7 @@ attribute without quotes."""
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 
 from runtime.printable import printable
@@ -22,7 +23,8 @@ def page(title: str, body: str, csrf: str) -> str:
             f"<meta name=\"csrf-token\" content=\"{text(csrf)}\"><title>{text(title)}</title>"
             "<link rel=\"stylesheet\" href=\"/static/console.css\">"
             "<script src=\"/static/console.js\" defer></script></head>\n"
-            f"<body><header><h1>{text(title)}</h1></header><main>{body}</main></body></html>\n")
+            f"<body><header><nav><a href=\"/\">runs</a> · <a href=\"/approvals\">waiting for you</a></nav>"
+            f"<h1>{text(title)}</h1></header><main>{body}</main></body></html>\n")
 
 
 def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str, Any]]) -> str:
@@ -50,10 +52,85 @@ def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str
             denials = sum(a.denials for a in r.attempts)
             tokens = sum(a.tokens for a in r.attempts)
             cost = sum(a.cost_usd for a in r.attempts)
-            parts.append(f"<tr><td>{text(r.agent_id)}</td><td>{text(r.role)}</td>"
+            parts.append(f"<tr><td><a href=\"/agents/{text(r.agent_id)}\">{text(r.agent_id)}</a></td><td>{text(r.role)}</td>"
                          f"<td class=\"status\">{text(r.label or r.status)}</td><td>{len(r.attempts)}</td>"
                          f"<td>{turns}</td><td>{calls}</td><td>{denials}</td><td>{tokens}</td><td>${cost:.4f}</td>"
                          f"<td>{text((r.commit or '')[:12])}</td><td>{text(r.updated)}</td></tr>")
         parts.append("</tbody></table>")
     parts.append("</section>")
+    return "".join(parts)
+
+
+def _pre(value: object) -> str:
+    return f"<pre>{html.escape(printable('' if value is None else str(value), multiline=True), quote=True)}</pre>"
+
+
+def agent_page(record: RunRecord, decisions: list[dict[str, Any]]) -> str:
+    """One agent's run: what it is, each attempt with its spend and its checks' evidence, and every tool call
+    the gate decided, with the atom and rule that decided it."""
+    facts = [("role", record.role), ("status", record.label or record.status), ("message", record.message),
+             ("branch", record.branch), ("base", record.base_branch or record.base[:12]),
+             ("commit", (record.commit or "")[:12]), ("merged", (record.merged or "")[:12]), ("updated", record.updated)]
+    parts = ["<p><a href=\"/\">all runs</a></p><dl class=\"facts\">"]
+    parts += [f"<dt>{text(k)}</dt><dd>{text(v)}</dd>" for k, v in facts if v]
+    parts.append("</dl><h2>attempts</h2><table class=\"attempts\"><thead><tr><th>#</th><th>duration</th><th>exit</th>"
+                 "<th>breach</th><th>turns</th><th>tool calls</th><th>denials</th><th>tokens</th><th>cost</th>"
+                 "<th>peak memory</th><th>peak processes</th><th>disk</th></tr></thead><tbody>")
+    for a in record.attempts:
+        parts.append(f"<tr><td>{a.number}</td><td>{a.duration_s:.1f} s</td><td>{text(a.exit_code)}</td>"
+                     f"<td>{text(a.breach or '')}</td><td>{a.turns}</td><td>{a.tool_calls}</td><td>{a.denials}</td>"
+                     f"<td>{a.tokens}</td><td>${a.cost_usd:.4f}</td><td>{a.peak_memory_mb:.0f} MB</td>"
+                     f"<td>{a.peak_processes}</td><td>{a.disk_mb:.1f} MB</td></tr>")
+    parts.append("</tbody></table>")
+    for a in record.attempts:
+        if not a.checks:
+            continue
+        parts.append(f"<h3>attempt {a.number}: checks</h3><table class=\"checks\"><thead><tr><th>atom</th><th>kind</th>"
+                     "<th>status</th><th>evidence</th></tr></thead><tbody>")
+        for c in a.checks:
+            evidence = _pre(c.feedback) if c.feedback else ""
+            if c.tests is not None:
+                evidence += _pre(json.dumps(c.tests.model_dump(mode="json", by_alias=True), indent=1))
+            if c.test_edits:
+                evidence += f"<p class=\"test-edits\">test edits: {text(', '.join(c.test_edits))}</p>"
+            parts.append(f"<tr><td>{text(c.atom)}</td><td>{text(c.kind)}</td><td class=\"status\">{text(c.status)}</td>"
+                         f"<td>{evidence}</td></tr>")
+        parts.append("</tbody></table>")
+    parts.append("<h2>tool calls, as the gate decided them</h2>")
+    if not decisions:
+        parts.append("<p class=\"empty\">no tool call recorded</p>")
+    else:
+        parts.append("<table class=\"decisions\"><thead><tr><th>time</th><th>tool</th><th>input</th><th>decision</th>"
+                     "<th>atom</th><th>rule</th><th>reason</th></tr></thead><tbody>")
+        for d in decisions:
+            data = d.get("data", {})
+            shown = json.dumps(data.get("input"), ensure_ascii=False)
+            shown = shown if len(shown) <= 400 else shown[:399] + "…"
+            parts.append(f"<tr class=\"{text(_verdict(data.get('decision')))}\"><td>{text(d.get('time'))}</td>"
+                         f"<td>{text(data.get('tool'))}</td><td><code>{text(shown)}</code></td>"
+                         f"<td class=\"status\">{text(data.get('decision'))}</td><td>{text(data.get('atom') or '')}</td>"
+                         f"<td>{text(data.get('rule') or '')}</td><td>{text(data.get('reason') or '')}</td></tr>")
+        parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def _verdict(decision: object) -> str:
+    return decision if decision in ("allow", "deny", "ask") else "other"
+
+
+def approvals_fragment(pending: list[Any], now: float) -> str:
+    """What waits for a person: each call the gate asked about, its reason (which says what rule would allow
+    it), its expiry ticking, and the buttons that decide it."""
+    if not pending:
+        return "<section id=\"approvals\"><p class=\"empty\">nothing waits for you</p></section>"
+    parts = ["<section id=\"approvals\"><table class=\"approvals\"><thead><tr><th>agent</th><th>call</th>"
+             "<th>why it is asked</th><th>expires in</th><th></th></tr></thead><tbody>"]
+    for a in pending:
+        left = max(0, int(a.expires - now))
+        parts.append(f"<tr data-id=\"{text(a.id)}\"><td><a href=\"/agents/{text(a.agent)}\">{text(a.agent)}</a></td>"
+                     f"<td><code>{text(a.summary)}</code></td><td>{text(a.gate_reason)}</td>"
+                     f"<td class=\"expiry\" data-expires=\"{int(a.expires)}\">{left} s</td>"
+                     f"<td><button class=\"decide\" data-id=\"{text(a.id)}\" data-decision=\"approve\">approve</button> "
+                     f"<button class=\"decide\" data-id=\"{text(a.id)}\" data-decision=\"deny\">deny</button></td></tr>")
+    parts.append("</tbody></table></section>")
     return "".join(parts)

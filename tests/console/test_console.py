@@ -134,3 +134,63 @@ def test_the_static_script_runs_nothing_inline_and_talks_only_to_the_console(con
     _, _, body = request(port, "/", cookie=token)
     assert "<script>" not in body and "onerror" not in body.replace("onerror=alert(2)", "")
     json.dumps(body)  # the page is text
+
+
+def test_an_agent_s_page_shows_its_attempts_checks_and_every_gate_decision_with_its_rule(console):
+    from runtime.audit.log import AuditLog
+    from runtime.checks.record import CheckRecord
+
+    state, port, token = console
+    check = CheckRecord(atom="quality::tests-green", kind="tests-green", status="rejected",
+                        feedback="`tests/test_calc.py::test_add` (failed)\nassert -1 == 5")
+    state.write(RunRecord(agent_id="ag-four", status="ok", role="edit-local", label="ok", commit="a" * 40,
+                          attempts=(Attempt(number=1, turns=3, tool_calls=2, denials=1, checks=[check]),)))
+    log = AuditLog(state.audit)
+    log.append("gate", agent="ag-four", tool="Bash", input={"command": "git push origin main"}, decision="deny",
+               reason="agents never run git", atom="policy::no-git-ops", rule="git")
+    log.append("gate", agent="ag-four", tool="Write", input={"file_path": HOSTILE, "content": "x"}, decision="allow",
+               reason="inside the scope", atom="scope::files-whitelist", rule="files-whitelist")
+    log.append("gate", agent="ag-one", tool="Bash", input={"command": "ls"}, decision="allow", reason="ok")
+    status, _, body = request(port, "/agents/ag-four", cookie=token)
+    assert status == 200
+    assert "quality::tests-green" in body and "assert -1 == 5" in body and "rejected" in body
+    assert "git push origin main" in body and "policy::no-git-ops" in body and "agents never run git" in body
+    assert body.count("<tr class=") == 2  # this agent's two decisions, not another's
+    assert "<script>alert" not in body and "&lt;script&gt;" in body
+    _, _, home = request(port, "/", cookie=token)
+    assert '<a href="/agents/ag-four">ag-four</a>' in home
+
+
+@pytest.mark.parametrize("agent", ["nobody", "..%2Fstate", "ag-one%00", "%2E%2E"])
+def test_an_agent_page_of_no_run_is_not_found(console, agent):
+    state, port, token = console
+    status, _, body = request(port, f"/agents/{agent}", cookie=token)
+    assert status == 404 and "ag-one" not in body
+
+
+def test_a_waiting_call_is_listed_with_its_reason_and_decided_with_the_csrf_token(console):
+    from runtime.approvals.store import ApprovalStore
+
+    state, port, token = console
+    store = ApprovalStore.for_state(state.root)
+    asked, _ = store.request("ag-one", "Bash", {"command": "make deploy"},
+                             "no rule of role `edit-local` runs `make deploy`; `runtime allow 'make deploy'` writes it", 300)
+    other, _ = store.request("ag-one", "Bash", {"command": HOSTILE}, "asked", 300)
+    status, _, body = request(port, "/approvals", cookie=token)
+    assert status == 200 and "make deploy" in body and "runtime allow" in body and "&lt;script&gt;" in body
+    assert f'data-id="{asked.id}"' in body and 'data-decision="approve"' in body
+    assert "<script>alert" not in body
+    csrf = _csrf(port, token)
+    status, _, _ = request(port, f"/approvals/{asked.id}/approve", method="POST", cookie=token)
+    assert status == 403 and store.get(asked.id).pending  # no CSRF token: nothing decided
+    status, _, said = request(port, f"/approvals/{asked.id}/approve", method="POST", cookie=token,
+                              headers={"X-CSRF-Token": csrf})
+    assert status == 200 and said.strip() == "approved"
+    taken = store.get(asked.id)
+    assert taken.allowed and "(console)" in taken.decided_by
+    status, _, said = request(port, f"/approvals/{asked.id}/deny", method="POST", cookie=token,
+                              headers={"X-CSRF-Token": csrf})
+    assert status == 409  # decided once
+    status, _, said = request(port, f"/approvals/{other.id}/deny", method="POST", cookie=token,
+                              headers={"X-CSRF-Token": csrf})
+    assert status == 200 and said.strip() == "denied" and store.get(other.id).reason
