@@ -14,6 +14,8 @@ have setpriv || missing+=(util-linux)      # a root orchestrator drops to the ag
 have socat || missing+=(socat)             # Claude Code's own sandbox relays its network through it on Linux
 have strace || missing+=(strace)           # the gate's differential tests trace what allowed commands execute
 have ip || missing+=(iproute2)             # the Ray tests' loopback-only network namespace
+have chromium || missing+=(chromium)       # the console's tests in a real browser (headless)
+have chromedriver || missing+=(chromium-driver)  # ...driven by Selenium through it
 # The sandbox's seccomp filter is built with the system's libseccomp.
 ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing+=(libseccomp2)
 # The toolchain tests build a crate with the host's cargo (rustup's, where it is installed), and the

@@ -124,7 +124,9 @@ def serve(state: StateDir, guard: Guard, listener: socket.socket) -> None:
     URL of the first request holds the token)."""
     import uvicorn
 
-    config = uvicorn.Config(build_app(state, guard), log_level="warning", access_log=False, lifespan="off")
+    # An open page holds its event stream open: on a stop, it is cut after a second rather than waited for.
+    config = uvicorn.Config(build_app(state, guard), log_level="warning", access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[listener])
 
 
