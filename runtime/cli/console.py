@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import socket
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runtime.cli.status import state_dir
 from runtime.errors import FatalError
+from runtime.workspace.git import Git, GitError
 
 if TYPE_CHECKING:
     import argparse
@@ -38,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
 
         webbrowser.open(guard.url())
     try:
-        serve(state, guard, listener)
+        repo = Git(Path.cwd()).root
+    except GitError:
+        repo = None  # outside a repository: no diffs, only what the state folder holds
+    try:
+        serve(state, guard, listener, repo)
     except KeyboardInterrupt:
         pass
     print(f"console stopped ({state.root})", file=sys.stderr)

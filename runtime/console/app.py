@@ -19,9 +19,10 @@ from runtime.approvals.service import decided_by
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.audit.log import records
 from runtime.console.guard import COOKIE, HEADERS, Guard
-from runtime.console.pages import agent_page, approvals_fragment, page, runs_fragment
+from runtime.console.pages import agent_page, approvals_fragment, diff_page, page, runs_fragment
 from runtime.manifests.names import AGENT_ID
 from runtime.orchestration.overview import runs_overview
+from runtime.workspace.git import Git, GitError
 
 if TYPE_CHECKING:
     import socket
@@ -50,7 +51,7 @@ def fingerprint(state: StateDir) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
-def build_app(state: StateDir, guard: Guard) -> ASGIApp:
+def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIApp:
     async def home(request: Request) -> Response:
         if "token" in request.query_params and request.cookies.get(COOKIE) != guard.token:
             # The token leaves the address bar: a cookie only this site is sent, then the page without it.
@@ -72,6 +73,22 @@ def build_app(state: StateDir, guard: Guard) -> ASGIApp:
             return PlainTextResponse("no run of that agent here\n", status_code=404)
         decisions = list(records(state.audit, agent=agent_id, kind="gate")) if state.audit.exists() else []
         return HTMLResponse(page(f"agent {agent_id}", agent_page(record, decisions), guard.csrf))
+
+    async def diff(request: Request) -> Response:
+        """The agent's branch against the base it started from, in the repository the console was opened in."""
+        agent_id = request.path_params["agent_id"]
+        record = state.read(agent_id) if AGENT_ID.fullmatch(agent_id) and ".." not in agent_id else None
+        if record is None or repo is None or not record.base:
+            return PlainTextResponse("no change of that agent here\n", status_code=404)
+        git = Git(repo)
+        try:
+            head = record.commit or git.resolve(f"refs/heads/{record.branch}")
+            shown = git.run("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", record.base, head).stdout
+        except GitError as exc:
+            return PlainTextResponse(f"the change cannot be read: {exc}\n", status_code=404)
+        edits = {e for a in record.attempts for c in a.checks for e in c.test_edits}
+        body = diff_page(agent_id, record.base, head, shown.decode("utf-8", errors="replace"), edits)
+        return HTMLResponse(page(f"agent {agent_id}: the change", body, guard.csrf))
 
     def store() -> ApprovalStore | None:
         return ApprovalStore.for_state(state.root) if store_path(state.root).is_file() else None
@@ -111,7 +128,7 @@ def build_app(state: StateDir, guard: Guard) -> ASGIApp:
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     app = Starlette(routes=[
-        Route("/", home), Route("/runs", runs), Route("/events", events), Route("/agents/{agent_id}", agent),
+        Route("/", home), Route("/runs", runs), Route("/events", events), Route("/agents/{agent_id}", agent), Route("/agents/{agent_id}/diff", diff),
         Route("/approvals", approvals),
         Route("/approvals/{request_id}/{decision:str}", decide, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
@@ -119,13 +136,13 @@ def build_app(state: StateDir, guard: Guard) -> ASGIApp:
     return Guarded(app, guard)
 
 
-def serve(state: StateDir, guard: Guard, listener: socket.socket) -> None:
+def serve(state: StateDir, guard: Guard, listener: socket.socket, repo: Path | None = None) -> None:
     """Serve the console on ``listener`` (bound to loopback, listening) until interrupted; no access log (the
     URL of the first request holds the token)."""
     import uvicorn
 
     # An open page holds its event stream open: on a stop, it is cut after a second rather than waited for.
-    config = uvicorn.Config(build_app(state, guard), log_level="warning", access_log=False, lifespan="off",
+    config = uvicorn.Config(build_app(state, guard, repo), log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[listener])
 

@@ -71,7 +71,8 @@ def agent_page(record: RunRecord, decisions: list[dict[str, Any]]) -> str:
     facts = [("role", record.role), ("status", record.label or record.status), ("message", record.message),
              ("branch", record.branch), ("base", record.base_branch or record.base[:12]),
              ("commit", (record.commit or "")[:12]), ("merged", (record.merged or "")[:12]), ("updated", record.updated)]
-    parts = ["<p><a href=\"/\">all runs</a></p><dl class=\"facts\">"]
+    parts = [f"<p><a href=\"/\">all runs</a> · <a href=\"/agents/{text(record.agent_id)}/diff\">the change</a></p>"
+             "<dl class=\"facts\">"]
     parts += [f"<dt>{text(k)}</dt><dd>{text(v)}</dd>" for k, v in facts if v]
     parts.append("</dl><h2>attempts</h2><table class=\"attempts\"><thead><tr><th>#</th><th>duration</th><th>exit</th>"
                  "<th>breach</th><th>turns</th><th>tool calls</th><th>denials</th><th>tokens</th><th>cost</th>"
@@ -134,3 +135,49 @@ def approvals_fragment(pending: list[Any], now: float) -> str:
                      f"<button class=\"decide\" data-id=\"{text(a.id)}\" data-decision=\"deny\">deny</button></td></tr>")
     parts.append("</tbody></table></section>")
     return "".join(parts)
+
+
+def diff_page(agent_id: str, base: str, head: str, diff: str, test_edits: set[str]) -> str:
+    """The agent's branch against its base, file by file: each line escaped and marked as added, removed or
+    context; the existing test files the task let it change (verify's `test-edits`) marked apart."""
+    parts = [f"<p><a href=\"/agents/{text(agent_id)}\">agent {text(agent_id)}</a> · {text(base[:12])}..{text(head[:12])}</p>"]
+    if not diff.strip():
+        return "".join([*parts, "<p class=\"empty\">no change against the base</p>"])
+    for block in _files(diff):
+        path = block[0]
+        edited = path in test_edits
+        badge = ' <span class="badge">test edit</span>' if edited else ""
+        kind = "file test-edit" if edited else "file"
+        parts.append(f'<section class="{kind}"><h2>{text(path)}{badge}</h2><pre class="diff">')
+        for line in block[1]:
+            kind = ("add" if line.startswith("+") else "del" if line.startswith("-") else
+                    "hunk" if line.startswith("@@") else "ctx")
+            parts.append(f"<span class=\"{kind}\">{html.escape(printable(line), quote=True)}</span>\n")
+        parts.append("</pre></section>")
+    return "".join(parts)
+
+
+def _files(diff: str) -> list[tuple[str, list[str]]]:
+    """A unified diff (`git diff`) split by file: its path after the change, and its lines from the first hunk."""
+    out: list[tuple[str, list[str]]] = []
+    path, in_hunks = "", False
+    lines: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            if path or lines:
+                out.append((path, lines))
+            path, lines, in_hunks = "", [], False
+        elif line.startswith("+++ ") and not in_hunks:
+            target = line[4:]
+            path = target[2:] if target.startswith("b/") else target
+        elif line.startswith("--- ") and not in_hunks:
+            source = line[4:]
+            path = path or (source[2:] if source.startswith("a/") else source)
+        elif line.startswith("@@"):
+            in_hunks = True
+            lines.append(line)
+        elif in_hunks:
+            lines.append(line)
+    if path or lines:
+        out.append((path, lines))
+    return out

@@ -194,3 +194,53 @@ def test_a_waiting_call_is_listed_with_its_reason_and_decided_with_the_csrf_toke
     status, _, said = request(port, f"/approvals/{other.id}/deny", method="POST", cookie=token,
                               headers={"X-CSRF-Token": csrf})
     assert status == 200 and said.strip() == "denied" and store.get(other.id).reason
+
+
+def test_the_change_is_shown_file_by_file_with_test_edits_marked_and_every_line_escaped(tmp_path):
+    from runtime.checks.record import CheckRecord
+
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "tests").mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (repo / "src/calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "tests/test_calc.py").write_text("def test_add():\n    assert True\n")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    base = git("rev-parse", "HEAD")
+    git("checkout", "-qb", "agent/ag-diff")
+    (repo / "src/calc.py").write_text("def add(a, b):\n    return a + b  # <script>alert(1)</script>\n")
+    (repo / "tests/test_calc.py").write_text("def test_add():\n    assert add(2, 3) == 5\n")
+    (repo / "src/<b>bold<i>.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "fix")
+    head = git("rev-parse", "HEAD")
+    git("checkout", "-q", "main")
+    state = StateDir(tmp_path / "state")
+    (state.root / "runs").mkdir(parents=True)
+    edits = CheckRecord(atom="quality::tests-protected", kind="tests-protected", status="passed", feedback="",
+                        test_edits=["tests/test_calc.py"])
+    state.write(RunRecord(agent_id="ag-diff", status="ok", role="edit-local", base=base, branch="agent/ag-diff",
+                          commit=head, attempts=(Attempt(number=1, checks=[edits]),)))
+    proc = subprocess.Popen([RUNTIME, "console", "--no-open", "--state-dir", str(state.root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=repo)
+    try:
+        parts = urlsplit(proc.stdout.readline().strip())
+        port, token = parts.port, parts.query.split("=", 1)[1]
+        status, _, body = request(port, "/agents/ag-diff/diff", cookie=token)
+        assert status == 200, body
+        assert "<h2>src/calc.py</h2>" in body and '<span class="del">-    return a - b</span>' in body
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>alert" not in body
+        assert '<section class="file test-edit"><h2>tests/test_calc.py <span class="badge">test edit</span>' in body
+        assert "&lt;b&gt;bold&lt;i&gt;.py" in body and "<b>bold" not in body
+        status, _, _ = request(port, "/agents/nobody/diff", cookie=token)
+        assert status == 404
+    finally:
+        proc.terminate()
+        proc.wait(10)
