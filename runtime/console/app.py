@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from runtime.spawn.state import StateDir
+    from runtime.spawn.state import RunRecord, StateDir
 
 STATIC = Path(__file__).with_name("static")
 WATCH_S = 0.2  # how often the state folder is looked at for a change, per open page
@@ -66,9 +66,13 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         agents, plans = runs_overview(state)
         return HTMLResponse(runs_fragment(str(state.root), agents, plans))
 
+    def run_of(agent_id: str) -> RunRecord | None:
+        """The run of an agent id from a URL: only a well-formed id is looked up in the state folder."""
+        return state.read(agent_id) if AGENT_ID.fullmatch(agent_id) and ".." not in agent_id else None
+
     async def agent(request: Request) -> Response:
         agent_id = request.path_params["agent_id"]
-        record = state.read(agent_id) if AGENT_ID.fullmatch(agent_id) and ".." not in agent_id else None
+        record = run_of(agent_id)
         if record is None:
             return PlainTextResponse("no run of that agent here\n", status_code=404)
         decisions = list(records(state.audit, agent=agent_id, kind="gate")) if state.audit.exists() else []
@@ -77,7 +81,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
     async def diff(request: Request) -> Response:
         """The agent's branch against the base it started from, in the repository the console was opened in."""
         agent_id = request.path_params["agent_id"]
-        record = state.read(agent_id) if AGENT_ID.fullmatch(agent_id) and ".." not in agent_id else None
+        record = run_of(agent_id)
         if record is None or repo is None or not record.base:
             return PlainTextResponse("no change of that agent here\n", status_code=404)
         git = Git(repo)

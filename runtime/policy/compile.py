@@ -60,16 +60,23 @@ def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, Any]]) -
                 )
 
 
-def bash_rules(params: dict[str, Any], root: Path | str) -> dict[str, Any]:
-    """`tools::bash-allowlist`'s gate parameters: its rules, and with `repository-targets` the rules for the
-    repository's own make targets and tox environments (`runtime.policy.targets`), read from ``root`` now,
-    beside the role's own rules for make and tox (a program's rules are alternatives)."""
-    from runtime.policy.targets import repository_rules
+def gate_params(kind: str, values: dict[str, Any], root: Path | str) -> dict[str, Any]:
+    """The parameters a gate of ``kind`` is compiled with, from its atom's values, with what they say to read
+    from the worktree at ``root`` now: `tools::bash-allowlist`'s `repository-targets` adds the rules of the
+    repository's own make targets and tox environments (`runtime.policy.targets`) beside the role's own (a
+    program's rules are alternatives); `tools::mcp-allowlist`'s `configured = "ask"` adds an asking rule per
+    server the repository's `.mcp.json` configures."""
+    params = {p: values[p] for p in GATE_KINDS[kind]}
+    if kind == "bash-allowlist":
+        from runtime.policy.targets import repository_rules
 
-    rules = list(params["rules"])
-    if params.get("repository-targets"):
-        rules += repository_rules(str(root))
-    return {"rules": rules}
+        rules = list(params["rules"])
+        if params.get("repository-targets"):
+            rules += repository_rules(str(root))
+        return {"rules": rules}
+    if kind == "mcp-allowlist" and params.get("configured") == "ask":
+        params["servers"] = [*params["servers"], *configured_mcp(Path(root), params["servers"])]
+    return params
 
 
 def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
@@ -162,12 +169,7 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     for atom in role.atoms:
         have = values[atom.name]
         if atom.gate:
-            params = {p: have[p] for p in GATE_KINDS[atom.gate]}
-            if atom.gate == "bash-allowlist":
-                params = bash_rules(params, root)
-            if atom.gate == "mcp-allowlist" and params.get("configured") == "ask":
-                params["servers"] = [*params["servers"], *configured_mcp(Path(root), params["servers"])]
-            gates.append({"atom": atom.name, "kind": atom.gate, "params": params})
+            gates.append({"atom": atom.name, "kind": atom.gate, "params": gate_params(atom.gate, have, root)})
         if atom.verify and all(p in have for p in VERIFY_KINDS[atom.verify]):
             # Without a task, a verify kind may lack its task-given values;
             # such a policy gates calls but verifies nothing (nothing to verify).

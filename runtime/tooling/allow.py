@@ -16,15 +16,12 @@ shown as a diff, to be reviewed and committed like code.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import shlex
-import shutil
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runtime.errors import ManifestError
 from runtime.gate.decision import ALLOW, DENY
@@ -37,11 +34,8 @@ from runtime.manifests.locate import PROJECT_FOLDER, shipped_catalog
 from runtime.manifests.names import check_role_name
 from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 from runtime.policy.document import STRICT
-from runtime.tooling.project.rules import ATOM, inherited_rules, rule_toml
+from runtime.tooling.project.rules import ATOM, inherited_rules, rule_toml, scratch_layer
 
 
 class AllowRefused(Exception):
@@ -110,7 +104,7 @@ class _Layer:
         with the whole repository as its scope: which files a task lets it write is the task's, not a rule's."""
         from runtime.manifests.task import load_task
 
-        with self._layer(role, text) as layer:
+        with scratch_layer(self.repo, {} if text is None else {f"roles/{role}.toml": text}) as layer:
             catalog = Catalog(layer)
             resolved = load_role(catalog, role)
             task = None
@@ -126,21 +120,8 @@ class _Layer:
 
     def rules_of(self, role: str, text: str | None = None) -> list[dict[str, Any]]:
         """The shell rules ``role`` holds, as its files write them."""
-        with self._layer(role, text) as layer:
+        with scratch_layer(self.repo, {} if text is None else {f"roles/{role}.toml": text}) as layer:
             return inherited_rules(Catalog(layer), role)
-
-    @contextlib.contextmanager
-    def _layer(self, role: str, text: str | None) -> Iterator[Path]:
-        """A scratch copy of the repository's catalog, with ``role``'s file replaced by ``text`` if given."""
-        with tempfile.TemporaryDirectory(prefix="runtime-allow-") as tmp:
-            layer = Path(tmp) / PROJECT_FOLDER
-            existing = self.repo / PROJECT_FOLDER
-            if existing.is_dir():
-                shutil.copytree(existing, layer, symlinks=True)
-            (layer / "roles").mkdir(parents=True, exist_ok=True)
-            if text is not None:
-                (layer / "roles" / f"{role}.toml").write_text(text, encoding="utf-8")
-            yield layer
 
 
 def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:

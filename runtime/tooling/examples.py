@@ -20,10 +20,10 @@ from runtime.gate.kinds.base import Gate
 from runtime.gate.policy import Policy
 from runtime.manifests.atom import Atom, GateExample
 from runtime.manifests.catalog import display_path
-from runtime.manifests.kinds import GATE_KINDS, TOOLS
+from runtime.manifests.kinds import TOOLS
 from runtime.manifests.params import check_value
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
-from runtime.policy.compile import bash_rules
+from runtime.policy.compile import gate_params
 from runtime.policy.document import seal
 
 if TYPE_CHECKING:
@@ -51,11 +51,8 @@ def _values(atom: Atom, overrides: dict[str, Any]) -> dict[str, Any]:
 
 def example_policy(atom: Atom, values: dict[str, Any], root: str) -> Policy:
     assert atom.gate is not None  # a tool-call example needs a gate kind, checked when the atom loaded
-    params = {p: values[p] for p in GATE_KINDS[atom.gate]}
-    if atom.gate == "bash-allowlist":
-        params = bash_rules(params, root)
     policy = Policy(seal(role=f"example of {atom.name}", root=root, tools=TOOLS, gates=[
-        {"atom": atom.name, "kind": atom.gate, "params": params}]))
+        {"atom": atom.name, "kind": atom.gate, "params": gate_params(atom.gate, values, root)}]))
     scaffold = _Scaffold("example-scaffold", {})
     if atom.gate != "write-whitelist":
         policy.write_gates.append(scaffold)

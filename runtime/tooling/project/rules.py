@@ -24,6 +24,7 @@ dropped, and the command reported with the gate's reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
@@ -32,12 +33,15 @@ import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.gate.policy import Policy
 from runtime.gate.undecided import INTERPRETERS, rule_refusal
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import PROJECT_FOLDER
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
 from runtime.policy.document import STRICT
@@ -143,6 +147,21 @@ def rules_text(parent_rules: list[dict[str, Any]], new: list[NewRule]) -> str:
     return "\n".join(parts)
 
 
+@contextlib.contextmanager
+def scratch_layer(repo: Path, files: dict[str, str]) -> Iterator[Path]:
+    """A scratch copy of the repository's project catalog (`.agent-runtime`, with a `roles` folder), with
+    ``files`` (paths inside it) written over it: a catalog to compile a candidate against, nothing written."""
+    with tempfile.TemporaryDirectory(prefix="runtime-catalog-") as tmp:
+        layer = Path(tmp) / PROJECT_FOLDER
+        existing = repo / PROJECT_FOLDER
+        if existing.is_dir():
+            shutil.copytree(existing, layer, symlinks=True)
+        (layer / "roles").mkdir(parents=True, exist_ok=True)
+        for rel, text in files.items():
+            (layer / rel).write_text(text, encoding="utf-8")
+        yield layer
+
+
 class Judge:
     """Compiles a candidate project layer (role, toolchain, and whatever the project catalog holds already)
     and asks the gate, in strict mode at the repository's root, about each command."""
@@ -152,28 +171,15 @@ class Judge:
         self.toolchain = toolchain
 
     def verdicts(self, role: str, role_text: str | None, commands: list[str]) -> dict[str, Verdict]:
-        with tempfile.TemporaryDirectory(prefix="runtime-init-") as tmp:
-            layer = Path(tmp) / PROJECT_FOLDER
-            existing = self.root / PROJECT_FOLDER
-            if existing.is_dir():
-                shutil.copytree(existing, layer, symlinks=True)
-            (layer / "roles").mkdir(parents=True, exist_ok=True)
-            (layer / "toolchain.toml").write_text(self.toolchain, encoding="utf-8")
-            if role_text is not None:
-                (layer / "roles" / f"{role}.toml").write_text(role_text, encoding="utf-8")
+        files = {"toolchain.toml": self.toolchain, **({f"roles/{role}.toml": role_text} if role_text is not None else {})}
+        with scratch_layer(self.root, files) as layer:
             catalog = Catalog(layer)
             policy = Policy(compile_policy(load_role(catalog, role), None, self.root, catalog, mode=STRICT))
             return {v.command: v for v in judge(policy, commands, self.root)}
 
     def catalog(self) -> tuple[set[str], list[dict[str, Any]]]:
         """The grammars the project sees, and the parent role's rules."""
-        with tempfile.TemporaryDirectory(prefix="runtime-init-") as tmp:
-            layer = Path(tmp) / PROJECT_FOLDER
-            existing = self.root / PROJECT_FOLDER
-            if existing.is_dir():
-                shutil.copytree(existing, layer, symlinks=True)
-            layer.mkdir(exist_ok=True)
-            (layer / "toolchain.toml").write_text(self.toolchain, encoding="utf-8")
+        with scratch_layer(self.root, {"toolchain.toml": self.toolchain}) as layer:
             catalog = Catalog(layer)
             return set(catalog.programs), inherited_rules(catalog, PARENT)
 
