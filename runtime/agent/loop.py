@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 KICKOFF = "Begin the task. Work in {root}. When you are done, answer with your final report and no tool calls."
-RETRY = ("Your previous attempt was rejected when it was verified:\n\n{feedback}\n\n"
+RETRY = ("Your previous attempt was not accepted:\n\n{feedback}\n\n"
          "Fix this in the same worktree (your earlier changes are still there), then answer with your final report.")
 
 

@@ -13,7 +13,7 @@ from runtime.checks.summary import TestsSummary
 
 # Text an agent controls (its report, its test output) is kept as an excerpt of at most this many
 # characters wherever it is stored or printed: state.json, `--json`, the run report.
-TEXT_BOUNDS = {"report": 64 * 1024, "feedback": 32 * 1024, "message": 64 * 1024}
+TEXT_BOUNDS = {"report": 64 * 1024, "feedback": 32 * 1024, "message": 64 * 1024, "sent_back": 32 * 1024}
 
 
 def excerpt(text: str, limit: int) -> str:

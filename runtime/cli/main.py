@@ -38,6 +38,7 @@ VERBS = {
     "explain": "runtime.cli.explain",
     "init": "runtime.cli.init",
     "spawn": "runtime.cli.spawn",
+    "again": "runtime.cli.again",
     "run": "runtime.cli.run",
     "memory": "runtime.cli.memory",
     "verify": "runtime.cli.verify",
@@ -166,6 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unattended", action="store_true",
                    help="nobody watches this run: what the gate would ask a person is refused at once, and control "
                         "files are never merged (default: asked through `runtime approvals` and the console)")
+    p.add_argument("--state-dir", metavar="DIR", help="where runs, worktrees and the audit log live")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    p = add("again", help="a new series of attempts for an agent whose run finished, on its work, with what you send back")
+    p.add_argument("agent", metavar="ID", help="the agent id (`runtime status` lists them)")
+    p.add_argument("--feedback", metavar="FILE", help="what the agent is told first: a file, or - for standard input")
+    p.add_argument("--merge", action="store_true", help="merge verified work into the branch it came from")
     p.add_argument("--state-dir", metavar="DIR", help="where runs, worktrees and the audit log live")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 

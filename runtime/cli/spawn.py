@@ -42,7 +42,8 @@ def _summary(outcome: Outcome) -> None:
         table.add_column(col)
     for a in outcome.attempts:
         ended = f"stopped: {a.breach}" if a.breach else ("rejected" if a.feedback else "finished")
-        table.add_row(*(text(v) for v in (a.number, a.exit_code, a.turns, a.tool_calls, a.denials, a.tokens,
+        number = f"{a.number} (series {a.series}, sent back)" if a.sent_back else a.number
+        table.add_row(*(text(v) for v in (number, a.exit_code, a.turns, a.tool_calls, a.denials, a.tokens,
                                           f"{a.duration_s:.1f}", ended)))
     out.print(table)
     last = outcome.attempts[-1].checks if outcome.attempts else []
@@ -69,6 +70,9 @@ def _summary(outcome: Outcome) -> None:
             out.print(line(f"{label}: ", value))
     if outcome.message:
         out.print(block(outcome.message))
+    if outcome.status != "ok" and not outcome.id_free and outcome.branch:
+        out.print(line(f"`runtime again {outcome.agent_id}` starts a new series of attempts on this work "
+                       "(`--feedback FILE` tells the agent what to change)"))
     if outcome.id_free:
         out.print(line(f"nothing was kept: agent id {outcome.agent_id} is free, so the same command runs again "
                        "once the cause is fixed"))
@@ -113,37 +117,47 @@ def _interrupted_line(task_path: str, options: SpawnOptions) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import anyio
-
     from runtime.spawn.pipeline import SpawnOptions, spawn
 
     if args.no_os_sandbox:
         print("WARNING: --no-os-sandbox: the agent runs WITHOUT an OS sandbox; only the gate stands between it "
               "and your machine (no file-system or network isolation)", file=sys.stderr)
+    options = SpawnOptions(repo=Path.cwd(), base=args.base, merge=args.merge, keep=args.keep,
+                           use_sandbox=not args.no_os_sandbox, state_dir=Path(args.state_dir) if args.state_dir else None,
+                           catalog=args.catalog, unattended=args.unattended)
+    return execute(lambda o: spawn(args.task, o), options, args.json, lambda: _interrupted_line(args.task, options))
+
+
+def execute(start: Callable[[SpawnOptions], Awaitable[Outcome]], options: SpawnOptions, as_json: bool,
+            interrupted: Callable[[], str]) -> int:
+    """Run a spawn (``start(options)``) with a live line on stderr, print its outcome, return its exit code;
+    Ctrl-C or SIGTERM stops it the way a spawn stops, and ``interrupted()`` says what it left."""
+    import dataclasses
+
+    import anyio
+
     from runtime.sandbox.limits import fallback_note
 
     if note := fallback_note():
         print(note, file=sys.stderr)
-    live, listener = (None, None) if args.json else _live()
-    options = SpawnOptions(repo=Path.cwd(), base=args.base, merge=args.merge, keep=args.keep,
-                           use_sandbox=not args.no_os_sandbox, state_dir=Path(args.state_dir) if args.state_dir else None,
-                           catalog=args.catalog, listener=listener, unattended=args.unattended)
+    live, listener = (None, None) if as_json else _live()
+    options = dataclasses.replace(options, listener=listener)
     import signal
 
     # SIGTERM stops a spawn the way Ctrl-C does: the agent is stopped and its work kept to resume.
     previous = signal.signal(signal.SIGTERM, lambda _sig, _frame: signal.raise_signal(signal.SIGINT))
     try:
-        outcome = anyio.run(_interruptible, spawn, args.task, options)
+        outcome = anyio.run(_interruptible, start, options)
     except KeyboardInterrupt:
         if live is not None and live.is_started:
             live.stop()
-        print(printable(_interrupted_line(args.task, options)), file=sys.stderr)
+        print(printable(interrupted()), file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
         if live is not None and live.is_started:
             live.stop()
-    if args.json:
+    if as_json:
         print(json.dumps(outcome.to_dict(), indent=2))
     else:
         _shown(outcome)

@@ -153,7 +153,8 @@ class LocalExecutor:
             if self._listener is not None:
                 self._listener(handle, progress_event(progress))
 
-        options = replace(self._options, context=job.context, listener=seen, base=job.base or self._options.base)
+        options = replace(self._options, context=job.context, listener=seen, base=job.base or self._options.base,
+                          subtask=job.subtask_id)
         role = "-"
         try:
             if job.node_labels:  # where it may run is a cluster's to decide: this machine carries no labels

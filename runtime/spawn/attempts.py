@@ -145,8 +145,9 @@ def _stderr_tail(attempt_dir: Path) -> str:
 
 
 async def run_attempts(run: SpawnRun) -> Verdict:
-    """Attempts until the checks pass or the retries are spent; a failure on the way is a Verdict too."""
-    attempts: list[Attempt] = []
+    """Attempts until the checks pass or the retries are spent; a failure on the way is a Verdict too.
+    A new series (`runtime again`) follows the earlier attempts the record holds, numbered after them."""
+    attempts: list[Attempt] = list(run.journal.record.attempts)
     try:
         return await _attempts(run, attempts)
     except RunFailure as exc:
@@ -156,7 +157,8 @@ async def run_attempts(run: SpawnRun) -> Verdict:
 async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
     agent = run.agent
     broker = sock_folder = approvals = approvals_folder = egress = None
-    feedback = None
+    feedback = run.options.feedback if run.options.again else None  # what a person sent back
+    series, first = run.journal.record.series, len(attempts)
     spent = (0, 0.0)  # tokens and cost of the earlier attempts
     base_results: dict[str, tuple[int, str]] = {}  # a failing command's run on the base, for every attempt
     hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task)  # the oracle, read once
@@ -169,7 +171,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
         egress = _start_egress(run, sock_folder)
         if run.options.use_sandbox:
             hand_over(sock_folder, agent_user())
-        for n in range(1, agent.retries + 2):
+        for k in range(agent.retries + 1):
+            n = first + k + 1
             if approvals is not None:
                 approvals.attempt = n
             fresh_home(run.home)
@@ -194,7 +197,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             spent = (progress.tokens, progress.cost_usd)
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
                               progress.tool_calls, progress.denials, tokens, cost, result.peak_memory_mb, progress.report,
-                              peak_processes=result.peak_processes, disk_mb=result.disk_mb)
+                              peak_processes=result.peak_processes, disk_mb=result.disk_mb, series=series,
+                              sent_back=feedback if k == 0 and run.options.again else None)
             attempts.append(attempt)
             run.save("running", attempts=tuple(attempts))
             if breach == "loop":
@@ -248,7 +252,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             if not rejected:
                 return Verdict("ok", None, "", tuple(attempts))
             feedback = feedback_for(rejected)
-            if n <= agent.retries:
+            if k < agent.retries:
                 attempt.feedback = feedback
                 run.audit.append("retry", run.agent_id, attempt=n, checks=[c.atom for c in rejected])
                 continue

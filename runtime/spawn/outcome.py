@@ -35,6 +35,8 @@ class Attempt(_Bounded):
     feedback: str | None = None  # what was sent to the next attempt
     peak_processes: int = 0  # the cgroup's peak task count, threads included (else processes, sampled)
     disk_mb: float = 0.0  # written to disk by the agent's tree, as far as the meter saw
+    series: int = 1  # the attempt series it belongs to: `runtime again` starts a new one on the same agent id
+    sent_back: str | None = None  # what a person sent back to start its series (the first attempt of one)
 
 
 @dataclass(frozen=True)

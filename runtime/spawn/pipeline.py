@@ -64,6 +64,11 @@ class SpawnOptions:
     # A run nobody watches: what the gate would ask a person is refused at once (no approvals service, so
     # no agent waits out an expiry), and control files are never merged.
     unattended: bool = False
+    # `runtime again`: a finished run's work carried on in a new series of attempts (`recover`), the first
+    # of them given ``feedback`` (what a person reviewing the work sent back) as a retry is given verify's.
+    again: bool = False
+    feedback: str | None = None
+    subtask: str | None = None  # the plan subtask this spawn runs (recorded, for `runtime again`)
 
 
 class PhaseClock:
@@ -245,11 +250,19 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     submodules = tuple(git.gitlinks(base))
     policy = compile_document(task.role, task, worktree, setup.catalog, submodules=submodules, mode=policy_mode(options))
     (run_ro / "policy.json").write_text(json.dumps(policy.raw, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (run_ro / "bundle.md").write_text(compose_bundle(task.role, task, options.context), encoding="utf-8")
+    earlier = resumed.again if resumed is not None else None
+    bundle = run_ro / "bundle.md"
+    if earlier is None or not bundle.is_file():  # a new series keeps the bundle it had (a plan's context in it)
+        bundle.write_text(compose_bundle(task.role, task, options.context), encoding="utf-8")
+    setup.state.task_manifest(setup.agent_id).write_text(task.manifest, encoding="utf-8")
     record = RunRecord(setup.agent_id, role=task.role.name, task=str(task.path.resolve()), task_sha256=task.digest,
                        backend=setup.agent.backend, base=base, base_branch=base_branch, branch=setup.branch,
                        worktree=str(worktree), pid=os.getpid(),
-                       resumed=resumed.commit if resumed is not None else None)
+                       resumed=resumed.commit if resumed is not None else None, catalog=str(setup.catalog.root),
+                       sandboxed=options.use_sandbox, unattended=options.unattended,
+                       subtask=earlier.subtask if earlier is not None else options.subtask,
+                       attempts=earlier.attempts if earlier is not None else (),
+                       series=earlier.series + 1 if earlier is not None else 1)
     run = SpawnRun(**_fields(setup), base=base, base_branch=base_branch, worktree=worktree, run_ro=run_ro,
                    home=home, policy=policy, resumed=resumed.commit if resumed is not None else None,
                    journal=Journal(setup.state, record), submodules=submodules)

@@ -1,9 +1,12 @@
 """Re-running a task after its orchestrator died, without double commits.
 
 Holding the agent id's lock proves the earlier spawn is gone. A run that had
-finished is refused (its branch is kept for inspection: use a new agent id),
-unless it failed before its agent did anything and gave its id back
-(`id_free`): that one is started afresh.
+finished is refused (its branch is kept for inspection: `runtime again ID`
+starts a new series of attempts on it, or use a new agent id), unless it
+failed before its agent did anything and gave its id back (`id_free`): that
+one is started afresh. Under `runtime again` (`SpawnOptions.again`) a finished
+run's work is carried on from its branch (`Resume`, with the earlier attempts),
+judged against the same base; one already merged is refused.
 A run killed while committing or merging is finished from what git says: if
 its verified commit is on the branch, it is ok, and merged if the base
 contains it; if the base does not and the re-run asks to merge, the merge
@@ -44,6 +47,8 @@ class Resume:
     base: str
     base_branch: str | None
     commit: str | None
+    # `runtime again`: the finished run carried on, whose attempts the new series follows.
+    again: RunRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,25 @@ def _merge_commit(run: SpawnSetup, commit: str, base_branch: str | None) -> str 
         return None
     merges = run.git.text("rev-list", "--merges", "--ancestry-path", "--reverse", f"{commit}..{base_branch}")
     return merges.split()[0] if merges else commit
+
+
+def _again(run: SpawnSetup, previous: RunRecord) -> Resume:
+    """A new series of attempts on a finished run's work (`runtime again`): from the head of its branch,
+    judged against the same base. Its work merged already is in the base: more of it is a new task."""
+    if previous.merged:
+        into = f" into {previous.base_branch}" if previous.base_branch else ""
+        raise FatalError(f"agent {run.agent_id}'s work was merged{into} ({previous.merged[:12]}): it is done; "
+                         "give the next change a task and an agent id of its own")
+    if not previous.base or not run.git.branch_exists(run.branch):
+        raise FatalError(f"agent {run.agent_id} left no branch to carry on ({run.branch} is gone): give the task "
+                         "a new agent id, or `runtime prune --unmerged` to forget the run and spawn it afresh")
+    head = run.git.resolve(run.branch)
+    worktree = run.state.worktree(run.agent_id)
+    if worktree.exists():  # kept with --keep: the new series checks the branch out afresh
+        run.git.remove_worktree(worktree)
+    run.audit.append("again", run.agent_id, previous=previous.label or previous.status, head=head,
+                     series=previous.series + 1, sent_back=bool(run.options.feedback))
+    return Resume(previous.base, previous.base_branch, None if head == previous.base else head, again=previous)
 
 
 def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
@@ -117,13 +141,17 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
             run.git.remove_worktree(worktree)
         run.audit.append("recover", run.agent_id, finished=False, resumed="interrupted", work=previous.work)
         return Resume(previous.base, previous.base_branch, previous.work)
+    if previous.final and run.options.again and not previous.id_free:
+        return _again(run, previous)
     if previous.final and previous.id_free:
         # It failed before its agent did anything and left nothing: started afresh, its old folder cleared.
         with contextlib.suppress(OSError):
             remove_tree(run.state.run(run.agent_id))
     elif previous.final:
-        raise FatalError(f"agent {run.agent_id} already ran ({previous.label or status}); "
-                         f"its branch {run.branch} is kept for inspection: use a new agent id")
+        kept = f"its branch {run.branch} is kept" if run.git.branch_exists(run.branch) else "nothing of it is kept"
+        raise FatalError(f"agent {run.agent_id} already ran ({previous.label or status}) and {kept}: "
+                         f"`runtime again {run.agent_id}` starts a new series of attempts on its work, "
+                         "or give the task a new agent id")
     base = previous.base
     commit = _verified_commit(run, base) if status in ("committing", "merging") else None
     if commit is not None:

@@ -53,6 +53,13 @@ class RunRecord:
     merged: str | None = None  # its merge into the base branch
     work: str | None = None  # an interrupted run's kept work
     id_free: bool = False  # the run left nothing and gave its agent id back
+    # How it was spawned, so that `runtime again` runs it the same way: the catalog it was compiled from,
+    # inside the OS sandbox or not, watched or not, and the plan subtask it was (None: `runtime spawn`).
+    catalog: str = ""
+    sandboxed: bool = True
+    unattended: bool = False
+    subtask: str | None = None
+    series: int = 1  # how many attempt series the agent id has run (`runtime again` starts the next)
     updated: str = ""  # when it was last written (UTC)
     version: int = RECORD_VERSION
     extra: dict[str, Any] = field(default_factory=dict)  # fields of a version this runtime does not name
@@ -113,6 +120,11 @@ class StateDir:
 
     def attempt(self, agent_id: str, n: int) -> Path:
         return self.run(agent_id) / f"attempt-{n}"
+
+    def task_manifest(self, agent_id: str) -> Path:
+        """The task as the run was spawned with it (a TOML document of its own, an inline subtask's too):
+        what `runtime again` runs again."""
+        return self.run(agent_id) / "task.toml"
 
     @property
     def audit(self) -> Path:

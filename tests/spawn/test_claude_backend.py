@@ -259,8 +259,8 @@ def test_gated_keyless_agent_commits_only_verified_work(project, tmp_path):
     offered = set(server.offered_tools()) - {"DeferredToolPlaceholder"}  # 2.1.330 always adds it
     assert offered == {"Read", "Glob", "Grep", "Write", "Edit", "Bash"}  # MultiEdit is gone
     prompts = [json.dumps(r.body["messages"][0]) for r in server.agent_requests()]
-    assert "Follow the scripted steps." in prompts[0] and "rejected when it was verified" not in prompts[0]
-    assert "rejected when it was verified" in prompts[-1] and "tests-green" in prompts[-1]
+    assert "Follow the scripted steps." in prompts[0] and "previous attempt was not accepted" not in prompts[0]
+    assert "previous attempt was not accepted" in prompts[-1] and "tests-green" in prompts[-1]
 
     # The key reached the upstream through the proxy, and only the upstream.
     assert server.requests and all(r.headers.get("x-api-key") == SECRET for r in server.requests)

@@ -51,7 +51,7 @@ def setup(template, tmp_path):
     shutil.copytree(source, repo, symlinks=True)
     state = StateDir(tmp_path / "state")
     return SimpleNamespace(agent_id=AGENT, branch=BRANCH, git=Git(repo), state=state, audit=Audit(),
-                           options=SimpleNamespace(merge=False), repo=repo, base=base)
+                           options=SimpleNamespace(merge=False, again=False, feedback=None), repo=repo, base=base)
 
 
 def record(setup, status: str, **fields: Any) -> RunRecord:
@@ -129,8 +129,9 @@ def test_a_finished_run_is_refused_and_its_branch_kept(setup, status, label, sho
     record(setup, status, label=label)
     with pytest.raises(FatalError) as info:
         recover(setup)
-    assert str(info.value) == (f"agent {AGENT} already ran ({shown}); its branch {BRANCH} is kept for inspection: "
-                               "use a new agent id")
+    assert str(info.value) == (f"agent {AGENT} already ran ({shown}) and its branch {BRANCH} is kept: "
+                               f"`runtime again {AGENT}` starts a new series of attempts on its work, "
+                               "or give the task a new agent id")
     assert git(setup.repo, "rev-parse", BRANCH) == commit
 
 

@@ -121,7 +121,7 @@ def claude_command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[lis
         argv += ["--model", agent.model]
     prompt = (setup.run_ro / "bundle.md").read_text(encoding="utf-8")
     if feedback_path is not None:
-        prompt += ("\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n"
+        prompt += ("\n\n---\n\nYour previous attempt was not accepted:\n\n"
                    + feedback_path.read_text(encoding="utf-8") + "\n")
     if setup.usage is not None:
         setup.usage = _with_reported(setup.usage, setup.progress)

@@ -43,7 +43,7 @@ class CommandBackend:
         bundle, policy = setup.run_ro / "bundle.md", setup.run_ro / "policy.json"
         text = bundle.read_text(encoding="utf-8")
         if setup.feedback:
-            text += "\n\n---\n\nYour previous attempt was rejected when it was verified:\n\n" + setup.feedback + "\n"
+            text += "\n\n---\n\nYour previous attempt was not accepted:\n\n" + setup.feedback + "\n"
         extra = {"RUNTIME_POLICY": str(policy), "RUNTIME_BUNDLE": str(bundle),
                  "RUNTIME_REPORT_FILE": str(setup.home / REPORT_NAME)}
         if setup.approvals_socket is not None:
