@@ -15,6 +15,8 @@
     decided_by  who decided (a user name and how, or `expiry`)
     reason      the decision's reason (what the agent reads on a denial)
     decided     unix time of the decision
+    command     a Bash call's exact command when nothing in it was redacted (schema 2): what the
+                console's "always" writes a rule for (`runtime allow`); NULL otherwise
 
 The same (agent, tool, input hash) asked again while a request for it is pending gets that same
 request back (a partial unique index keeps it at one, even across processes). A decision is taken
@@ -73,9 +75,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS one_pending_per_call
     ON requests (agent, tool, input_hash) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS by_status ON requests (status, expires);
 """
-MIGRATIONS = (_SCHEMA_V1,)
+_SCHEMA_V2 = "ALTER TABLE requests ADD COLUMN command TEXT;"
+MIGRATIONS = (_SCHEMA_V1, _SCHEMA_V2)
 _COLUMNS = ("id", "agent", "tool", "input_hash", "summary", "gate_reason", "created", "expires", "status",
-            "decided_by", "reason", "decided")
+            "decided_by", "reason", "decided", "command")
 
 
 class ApprovalError(FatalError):
@@ -149,6 +152,7 @@ class Approval:
     decided_by: str | None = None
     reason: str | None = None
     decided: float | None = None
+    command: str | None = None  # a Bash call's command, unredacted only when nothing in it was redacted
 
     @property
     def pending(self) -> bool:
@@ -236,7 +240,8 @@ class ApprovalStore:
             conn.execute("UPDATE requests SET status = 'expired', decided_by = 'expiry', decided = ?, reason = ? "
                          "WHERE id = ? AND status = 'pending'",
                          (now, "no one decided before the request expired", row[0]))
-        return [_row(r[:8] + ("expired", "expiry", "no one decided before the request expired", now)) for r in rows]
+        return [_row(r[:8] + ("expired", "expiry", "no one decided before the request expired", now) + r[12:])
+                for r in rows]
 
     # -- the API ----------------------------------------------------------------------------
     def request(self, agent: str, tool: str, tool_input: Any, gate_reason: str, timeout_s: float, *,
@@ -252,6 +257,9 @@ class ApprovalStore:
             raise ValueError("an approval request needs a positive timeout")
         digest = input_hash(tool_input)
         summary = summarize(tool, tool_input, redactor)
+        command = tool_input.get("command") if tool == "Bash" and isinstance(tool_input, dict) else None
+        if not isinstance(command, str) or (redactor and redactor.redact(command) != command):
+            command = None  # a secret's value is never stored
         reason = _one_line(redactor.redact(gate_reason) if redactor else gate_reason, 1000)
         now = time.time() if now is None else now
         with self._tx() as conn:
@@ -264,9 +272,12 @@ class ApprovalStore:
                 request_id = secrets.token_hex(4)
                 if self._get(conn, request_id) is None:
                     break
-            approval = Approval(request_id, agent, tool, digest, summary, reason, now, now + timeout_s, PENDING)
-            conn.execute(f"INSERT INTO requests ({', '.join(_COLUMNS[:9])}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         (approval.id, agent, tool, digest, summary, reason, approval.created, approval.expires, PENDING))
+            approval = Approval(request_id, agent, tool, digest, summary, reason, now, now + timeout_s, PENDING,
+                                command=command)
+            cols = (*_COLUMNS[:9], "command")
+            conn.execute(f"INSERT INTO requests ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                         (approval.id, agent, tool, digest, summary, reason, approval.created, approval.expires, PENDING,
+                          command))
             return approval, True
 
     def get(self, request_id: str) -> Approval | None:

@@ -202,6 +202,25 @@ def records(
             yield record
 
 
+def read_from(path: str | os.PathLike[str], offset: int, limit: int = 16 * 1024 * 1024) -> tuple[list[dict[str, Any]], int]:
+    """The well-formed records of the whole lines after ``offset`` (at most ``limit`` bytes), and the offset
+    after the last whole line: a reader that follows the log (the console) reads each line once. A line
+    still being written is left for the next read."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            chunk = handle.read(limit)
+    except FileNotFoundError:
+        return [], offset
+    end = chunk.rfind(b"\n") + 1
+    out = []
+    for raw in chunk[:end].split(b"\n"):
+        record, _ = _parse(raw) if raw else (None, "")
+        if record is not None:
+            out.append(record)
+    return out, offset + end
+
+
 # -- internals ---------------------------------------------------------------
 
 

@@ -1,9 +1,17 @@
-"""The console's web application: an ASGI app (Starlette) over one state folder, behind its guard."""
+"""The console's web application: an ASGI app (Starlette) over one state folder, behind its guard.
+
+Pages: the runs (`/`), a plan run (`/plans/ID`), an agent (`/agents/ID`), its change (`/agents/ID/diff`),
+what waits for a person (`/approvals`). Each live part of a page has a fragment URL (`.../live`, `/runs`)
+that the page fetches again when the event stream (`/events`, one `Watcher` for every open page) names
+its topic. What changes anything is a POST behind the CSRF token: a decision on a waiting call (approve,
+deny, or always: approve and write the rule, as `runtime allow`) and sending an agent's work back.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import os
+import contextlib
+import json
 import time
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -11,15 +19,20 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from runtime.approvals.service import decided_by
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
-from runtime.audit.log import records
+from runtime.console.agent_view import agent_body, agent_page
+from runtime.console.diff_view import diff_page, parse_diff
 from runtime.console.guard import COOKIE, HEADERS, Guard
-from runtime.console.pages import agent_page, approvals_fragment, diff_page, page, runs_fragment
+from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, text
+from runtime.console.plan_view import plan_body, plan_page
+from runtime.console.reading import AuditIndex, limits_of, plan_view, policy_of, transcript
+from runtime.console.send_back import Refused, SendBack, comments_from, feedback
+from runtime.console.watch import Watcher
 from runtime.manifests.names import AGENT_ID
 from runtime.orchestration.overview import runs_overview
 from runtime.workspace.git import Git, GitError
@@ -31,113 +44,251 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+    from runtime.console.diff_view import FileChange
     from runtime.spawn.state import RunRecord, StateDir
 
 STATIC = Path(__file__).with_name("static")
-WATCH_S = 0.2  # how often the state folder is looked at for a change, per open page
+KEEPALIVE_S = 15.0
+MAX_BODY = 256 * 1024
+RUN_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
-def fingerprint(state: StateDir) -> tuple[tuple[str, int, int], ...]:
-    """What changes when any run writes its state: each state file's and the orchestrator database's size
-    and modification time."""
-    paths = [*(state.root / "runs").glob("*/state.json"), *state.root.glob("orchestrator.sqlite*")]
-    out = []
-    for path in sorted(paths):
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        out.append((str(path), st.st_size, st.st_mtime_ns))
-    return tuple(out)
+def _well_formed(agent_id: str) -> bool:
+    return bool(AGENT_ID.fullmatch(agent_id)) and ".." not in agent_id
 
 
 def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIApp:
+    watcher = Watcher(state)
+    audit = AuditIndex(state.audit)
+    sender = SendBack(state, repo)
+
+    def html_page(title: str, body: str) -> HTMLResponse:
+        return HTMLResponse(page(title, body, guard.csrf))
+
+    def run_of(agent_id: str) -> RunRecord | None:
+        """The run of an agent id from a URL: only a well-formed id is looked up in the state folder."""
+        return state.read(agent_id) if _well_formed(agent_id) else None
+
+    # -- the runs --------------------------------------------------------------------------
     async def home(request: Request) -> Response:
         if "token" in request.query_params and request.cookies.get(COOKIE) != guard.token:
             # The token leaves the address bar: a cookie only this site is sent, then the page without it.
             answer = RedirectResponse("/", status_code=303)
             answer.set_cookie(COOKIE, guard.token, httponly=True, samesite="strict", path="/")
             return answer
+        return html_page("runs", await asyncio.to_thread(_runs))
+
+    def _runs() -> str:
         agents, plans = runs_overview(state)
-        body = runs_fragment(str(state.root), agents, plans)
-        return HTMLResponse(page("runs", body, guard.csrf))
+        return runs_fragment(str(state.root), agents, plans)
 
     async def runs(request: Request) -> Response:
-        agents, plans = runs_overview(state)
-        return HTMLResponse(runs_fragment(str(state.root), agents, plans))
+        return HTMLResponse(await asyncio.to_thread(_runs))
 
-    def run_of(agent_id: str) -> RunRecord | None:
-        """The run of an agent id from a URL: only a well-formed id is looked up in the state folder."""
-        return state.read(agent_id) if AGENT_ID.fullmatch(agent_id) and ".." not in agent_id else None
+    async def events(request: Request) -> Response:
+        queue = watcher.subscribe()
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                yield b"retry: 1000\n: the runs of this state folder, each change an event\n\n"
+                while True:
+                    try:
+                        change = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                    except TimeoutError:
+                        yield b": still here\n\n"
+                        continue
+                    yield change.events()
+            finally:
+                watcher.unsubscribe(queue)
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    # -- one agent -------------------------------------------------------------------------
+    def _agent_body(record: RunRecord) -> str:
+        logs = {}
+        for a in record.attempts:
+            folder = state.attempt(record.agent_id, a.number) / "commands"
+            logs[a.number] = sorted(p.name for p in folder.glob("*.log")) if folder.is_dir() else []
+        return agent_body(record, transcript(audit.of(record.agent_id)), limits_of(state, record),
+                          policy_of(state, record.agent_id), logs)
 
     async def agent(request: Request) -> Response:
-        agent_id = request.path_params["agent_id"]
-        record = run_of(agent_id)
+        record = run_of(request.path_params["agent_id"])
         if record is None:
             return PlainTextResponse("no run of that agent here\n", status_code=404)
-        decisions = list(records(state.audit, agent=agent_id, kind="gate")) if state.audit.exists() else []
-        return HTMLResponse(page(f"agent {agent_id}", agent_page(record, decisions), guard.csrf))
+        body = await asyncio.to_thread(_agent_body, record)
+        return html_page(f"agent {record.agent_id}", agent_page(record, body, sender.why_not(record.agent_id) is None))
 
-    async def diff(request: Request) -> Response:
+    async def agent_live(request: Request) -> Response:
+        record = run_of(request.path_params["agent_id"])
+        if record is None:
+            return PlainTextResponse("no run of that agent here\n", status_code=404)
+        body = await asyncio.to_thread(_agent_body, record)
+        return HTMLResponse(agent_page(record, body, sender.why_not(record.agent_id) is None))
+
+    async def command_log(request: Request) -> Response:
+        record = run_of(request.path_params["agent_id"])
+        name = request.path_params["name"]
+        if record is None or not name.endswith(".log") or "/" in name or name.startswith("."):
+            return PlainTextResponse("no such log\n", status_code=404)
+        path = state.attempt(record.agent_id, int(request.path_params["number"])) / "commands" / name
+        try:
+            shown = path.read_text(encoding="utf-8", errors="replace")[:1024 * 1024]
+        except OSError:
+            return PlainTextResponse("no such log\n", status_code=404)
+        return html_page(f"agent {record.agent_id}: {name}", f"<p><a href=\"/agents/{text(record.agent_id)}\">agent "
+                                                              f"{text(record.agent_id)}</a></p>{pre(shown)}")
+
+    def _change(record: RunRecord) -> tuple[str, str, list[FileChange]] | str:
         """The agent's branch against the base it started from, in the repository the console was opened in."""
-        agent_id = request.path_params["agent_id"]
-        record = run_of(agent_id)
-        if record is None or repo is None or not record.base:
-            return PlainTextResponse("no change of that agent here\n", status_code=404)
+        if repo is None or not record.base:
+            return "no change of that agent here"
         git = Git(repo)
         try:
             head = record.commit or git.resolve(f"refs/heads/{record.branch}")
             shown = git.run("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", record.base, head).stdout
         except GitError as exc:
-            return PlainTextResponse(f"the change cannot be read: {exc}\n", status_code=404)
-        edits = {e for a in record.attempts for c in a.checks for e in c.test_edits}
-        body = diff_page(agent_id, record.base, head, shown.decode("utf-8", errors="replace"), edits)
-        return HTMLResponse(page(f"agent {agent_id}: the change", body, guard.csrf))
+            return f"the change cannot be read: {exc}"
+        return record.base, head, parse_diff(shown.decode("utf-8", errors="replace"))
 
+    async def diff(request: Request) -> Response:
+        record = run_of(request.path_params["agent_id"])
+        if record is None:
+            return PlainTextResponse("no change of that agent here\n", status_code=404)
+        found = await asyncio.to_thread(_change, record)
+        if isinstance(found, str):
+            return PlainTextResponse(found + "\n", status_code=404)
+        base, head, files = found
+        edits = {e for a in record.attempts for c in a.checks for e in c.test_edits}
+        body = diff_page(record.agent_id, base, head, files, edits, sender.why_not(record.agent_id))
+        return html_page(f"agent {record.agent_id}: the change", body)
+
+    async def send_back(request: Request) -> Response:
+        record = run_of(request.path_params["agent_id"])
+        if record is None:
+            return JSONResponse({"sent": False, "message": "no run of that agent here"}, status_code=404)
+        try:
+            payload = json.loads((await _body(request)).decode("utf-8"))
+            comments, note = comments_from(payload)
+            found = await asyncio.to_thread(_change, record)
+            if isinstance(found, str):
+                raise Refused(found)
+            text_sent = feedback(comments, note, found[2])
+            log = await asyncio.to_thread(sender.start, record.agent_id, text_sent)
+        except (ValueError, Refused) as exc:
+            return JSONResponse({"sent": False, "message": str(exc)}, status_code=409)
+        return JSONResponse({"sent": True, "message": f"sent back: agent {record.agent_id} starts series "
+                                                      f"{record.series + 1} on its work", "log": str(log),
+                             "agent": f"/agents/{record.agent_id}"})
+
+    # -- plan runs -------------------------------------------------------------------------
+    def _plan(run_id: str) -> tuple[str, str] | None:
+        if not run_id or set(run_id) - RUN_ID_CHARS:
+            return None
+        view = plan_view(state, run_id)
+        if view is None:
+            return None
+        agents = {r.agent_id: r for r in state.all_runs()}
+        return view.run_id, plan_page(view, plan_body(view, agents))
+
+    async def plan(request: Request) -> Response:
+        found = await asyncio.to_thread(_plan, request.path_params["run_id"])
+        if found is None:
+            return PlainTextResponse("no plan run of that id here\n", status_code=404)
+        return html_page(f"plan run {found[0]}", found[1])
+
+    async def plan_live(request: Request) -> Response:
+        found = await asyncio.to_thread(_plan, request.path_params["run_id"])
+        if found is None:
+            return PlainTextResponse("no plan run of that id here\n", status_code=404)
+        return HTMLResponse(found[1])
+
+    # -- approvals -------------------------------------------------------------------------
     def store() -> ApprovalStore | None:
         return ApprovalStore.for_state(state.root) if store_path(state.root).is_file() else None
 
-    async def approvals(request: Request) -> Response:
+    def _pending() -> str:
         found = store()
-        pending = found.pending() if found is not None else []
-        return HTMLResponse(page("waiting for you", "<p><a href=\"/\">all runs</a></p>"
-                                 + approvals_fragment(pending, time.time()), guard.csrf))
+        return approvals_fragment(found.pending() if found is not None else [], time.time())
+
+    async def approvals(request: Request) -> Response:
+        return html_page("waiting for you", await asyncio.to_thread(_pending))
+
+    async def approvals_live(request: Request) -> Response:
+        return HTMLResponse(await asyncio.to_thread(_pending))
 
     async def decide(request: Request) -> Response:
-        """Approve or deny one pending call (a console button): the same store `runtime approve` writes."""
+        """Approve or deny one pending call (a console button): the same store `runtime approve` writes. Always:
+        write the rule that allows the command for the agent's role first (`runtime allow`), then approve."""
         found = store()
+        decision = request.path_params["decision"]
         if found is None:
             return PlainTextResponse("no approval requests here\n", status_code=404)
-        if request.path_params["decision"] not in ("approve", "deny"):
-            return PlainTextResponse("approve or deny\n", status_code=404)
-        approved = request.path_params["decision"] == "approve"
-        reason = None if approved else "denied in the console by the person watching; do it another way"
+        if decision not in ("approve", "deny", "always"):
+            return PlainTextResponse("approve, deny or always\n", status_code=404)
+        reason = None if decision != "deny" else "denied in the console by the person watching; do it another way"
+        said = ""
+        if decision == "always":
+            try:
+                said = await asyncio.to_thread(_always, found, request.path_params["request_id"])
+            except Refused as exc:
+                return PlainTextResponse(f"{exc}\n", status_code=409)
+            reason = f"approved always in the console: {said}"
         try:
-            taken = found.decide(request.path_params["request_id"], approved, reason, decided_by("console"))
+            taken = found.decide(request.path_params["request_id"], decision != "deny", reason, decided_by("console"))
         except ApprovalError as exc:
             return PlainTextResponse(f"{exc}\n", status_code=409)
-        return PlainTextResponse(f"{taken.status}\n")
+        return PlainTextResponse(f"{taken.status}{'; ' + said if said else ''}\n")
 
-    async def events(request: Request) -> Response:
-        async def stream() -> AsyncIterator[bytes]:
-            seen = fingerprint(state)
-            yield b": the runs of this state folder, each change an event\n\n"
-            while not await request.is_disconnected():
-                await asyncio.sleep(WATCH_S)
-                now = fingerprint(state)
-                if now != seen:
-                    seen = now
-                    yield b"event: runs\ndata: changed\n\n"
+    def _always(found: ApprovalStore, request_id: str) -> str:
+        from runtime.tooling.allow import AllowRefused, plan_allow, write
 
-        return StreamingResponse(stream(), media_type="text/event-stream")
+        asked = found.get(request_id)
+        if asked is None or not asked.pending:
+            raise Refused("that call is no longer waiting")
+        if asked.command is None:
+            raise Refused("always writes a rule for a shell command shown in full; approve this call, and write "
+                          "its rule with `runtime allow`")
+        record = run_of(asked.agent)
+        if repo is None or record is None:
+            raise Refused("always needs the agent's run and the repository the console was opened in")
+        try:
+            allowed = plan_allow(repo, asked.command, record.role)
+        except AllowRefused as exc:
+            raise Refused(f"no rule written: {exc}") from None
+        if isinstance(allowed, str):
+            return allowed
+        write(allowed)
+        shown = allowed.path.relative_to(repo) if allowed.path.is_relative_to(repo) else allowed.path
+        return f"rule added to {shown} for role {record.role} (review and commit it)"
+
+    async def highlight_css(request: Request) -> Response:
+        from pygments.formatters import HtmlFormatter
+
+        return Response(HtmlFormatter(style="default").get_style_defs(".hl"), media_type="text/css")
 
     app = Starlette(routes=[
-        Route("/", home), Route("/runs", runs), Route("/events", events), Route("/agents/{agent_id}", agent), Route("/agents/{agent_id}/diff", diff),
-        Route("/approvals", approvals),
+        Route("/", home), Route("/runs", runs), Route("/events", events),
+        Route("/agents/{agent_id}", agent), Route("/agents/{agent_id}/live", agent_live),
+        Route("/agents/{agent_id}/diff", diff),
+        Route("/agents/{agent_id}/send-back", send_back, methods=["POST"]),
+        Route("/agents/{agent_id}/attempts/{number:int}/commands/{name}", command_log),
+        Route("/plans/{run_id}", plan), Route("/plans/{run_id}/live", plan_live),
+        Route("/approvals", approvals), Route("/approvals/live", approvals_live),
         Route("/approvals/{request_id}/{decision:str}", decide, methods=["POST"]),
+        Route("/highlight.css", highlight_css),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ])
     return Guarded(app, guard)
+
+
+async def _body(request: Request) -> bytes:
+    out = b""
+    async for chunk in request.stream():
+        out += chunk
+        if len(out) > MAX_BODY:
+            raise Refused(f"a request of over {MAX_BODY} bytes")
+    return out
 
 
 def serve(state: StateDir, guard: Guard, listener: socket.socket, repo: Path | None = None) -> None:
@@ -148,7 +299,8 @@ def serve(state: StateDir, guard: Guard, listener: socket.socket, repo: Path | N
     # An open page holds its event stream open: on a stop, it is cut after a second rather than waited for.
     config = uvicorn.Config(build_app(state, guard, repo), log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=1)
-    uvicorn.Server(config).run(sockets=[listener])
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[listener])
 
 
 class Guarded:
@@ -186,5 +338,3 @@ class Guarded:
             await PlainTextResponse(f"refused: {why}\n", status_code=403)(scope, receive, with_headers)
             return
         await self.app(scope, receive, with_headers)
-
-

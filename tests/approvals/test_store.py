@@ -43,7 +43,20 @@ def test_the_file_lives_in_the_state_folder_in_wal_mode_and_private(store, tmp_p
     finally:
         conn.close()
     assert columns == ["id", "agent", "tool", "input_hash", "summary", "gate_reason", "created", "expires",
-                       "status", "decided_by", "reason", "decided"]
+                       "status", "decided_by", "reason", "decided", "command"]
+
+
+def test_a_bash_call_keeps_its_command_only_when_nothing_in_it_was_redacted(store):
+    from runtime.audit.redact import Redactor
+
+    plain, _ = store.request("ag-1", "Bash", {"command": "make deploy"}, "asked", 60)
+    assert store.get(plain.id).command == "make deploy"
+    secret = "s3cr3t-value-123456"
+    hidden, _ = store.request("ag-1", "Bash", {"command": f"curl -H 'x: {secret}' x"}, "asked", 60,
+                              redactor=Redactor([secret]))
+    assert store.get(hidden.id).command is None and secret not in store.get(hidden.id).summary
+    edit, _ = store.request("ag-1", "Write", {"file_path": "a", "content": "b"}, "asked", 60)
+    assert store.get(edit.id).command is None
 
 
 def test_a_request_is_pending_with_a_short_id_and_the_hash_of_its_canonical_input(store):

@@ -109,12 +109,19 @@ def test_a_run_that_changes_reaches_an_open_page_as_an_event(console):
     conn.request("GET", "/events", headers={"Host": f"127.0.0.1:{port}", "Cookie": f"runtime_console={token}"})
     stream = conn.getresponse()
     assert stream.status == 200 and stream.getheader("content-type").startswith("text/event-stream")
-    assert stream.readline().startswith(b":")  # the stream's opening comment
+    assert stream.readline() == b"retry: 1000\n" and stream.readline().startswith(b":")  # the opening comment
     stream.readline()
     started = time.monotonic()
     state.write(RunRecord(agent_id="ag-three", status="running", role="explorer"))
-    assert stream.readline() == b"event: runs\n" and stream.readline() == b"data: changed\n"
+    assert stream.readline() == b"event: change\n"
+    assert json.loads(stream.readline().removeprefix(b"data: ")) == ["agent:ag-three", "runs"]
     assert time.monotonic() - started < 2
+    stream.readline()
+    state.write(RunRecord(agent_id="ag-three", status="ok", role="explorer", label="ok"))
+    assert stream.readline() == b"event: change\n" and stream.readline() and stream.readline() == b"\n"
+    assert stream.readline() == b"event: notify\n"  # a run ended: a person is told
+    notice = json.loads(stream.readline().removeprefix(b"data: "))
+    assert notice == {"title": "agent ag-three: ok", "body": "its run ended", "url": "/agents/ag-three"}
     conn.close()
     _, _, fragment = request(port, "/runs", cookie=token)
     assert fragment.startswith('<section id="runs"') and "ag-three" in fragment
@@ -155,7 +162,7 @@ def test_an_agent_s_page_shows_its_attempts_checks_and_every_gate_decision_with_
     assert status == 200
     assert "quality::tests-green" in body and "assert -1 == 5" in body and "rejected" in body
     assert "git push origin main" in body and "policy::no-git-ops" in body and "agents never run git" in body
-    assert body.count("<tr class=") == 2  # this agent's two decisions, not another's
+    assert body.count('<tr class="call ') == 2  # this agent's two decisions, not another's
     assert "<script>alert" not in body and "&lt;script&gt;" in body
     _, _, home = request(port, "/", cookie=token)
     assert '<a href="/agents/ag-four">ag-four</a>' in home
@@ -235,9 +242,12 @@ def test_the_change_is_shown_file_by_file_with_test_edits_marked_and_every_line_
         port, token = parts.port, parts.query.split("=", 1)[1]
         status, _, body = request(port, "/agents/ag-diff/diff", cookie=token)
         assert status == 200, body
-        assert "<h2>src/calc.py</h2>" in body and '<span class="del">-    return a - b</span>' in body
+        assert "<h2>src/calc.py</h2>" in body and '<tr class="del" data-side="old" data-line="2">' in body
+        assert '<tr class="add" data-side="new" data-line="2">' in body
+        assert '<span class="k">return</span>' in body  # highlighted as Python
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>alert" not in body
-        assert '<section class="file test-edit"><h2>tests/test_calc.py <span class="badge">test edit</span>' in body
+        assert ('<section class="file test-edit" data-path="tests/test_calc.py"><h2>tests/test_calc.py '
+                '<span class="badge">test edit') in body
         assert "&lt;b&gt;bold&lt;i&gt;.py" in body and "<b>bold" not in body
         status, _, _ = request(port, "/agents/nobody/diff", cookie=token)
         assert status == 404

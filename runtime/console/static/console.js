@@ -1,42 +1,182 @@
-// Live runs: the server says when the state folder changed (server-sent events); the page fetches the runs'
-// fragment again and puts it in place. Same origin only, no inline script (the console's CSP).
+// The console's one script (its CSP runs no other, and no inline script). Same origin only.
+// - Live sections: the server's event stream names the topics that changed; each section of the page whose
+//   topics it names is fetched again and put in place (the server escaped every text a run wrote).
+// - Notifications: what the stream says a person wants to know (an agent waits, a run ended) is shown on
+//   the page and, once the person allowed it, as a browser notification.
+// - Approvals: one click approves, denies or approves always (the CSRF token from the page's meta tag).
+// - The change: a comment on any line, and "send back" with the comments and a note.
 "use strict";
 (function () {
-  const section = document.getElementById("runs");
-  if (!section || !window.EventSource) { return; }
-  const events = new EventSource("/events");
-  events.addEventListener("runs", async function () {
-    const answer = await fetch(section.dataset.live || "/runs", { credentials: "same-origin" });
-    if (!answer.ok) { return; }
-    const holder = document.createElement("div");
-    holder.innerHTML = await answer.text();  // the server escaped every text a run wrote
-    const fresh = holder.querySelector("#runs");
-    const current = document.getElementById("runs");
-    if (fresh && current) { current.replaceWith(fresh); }
-  });
-})();
-
-// Approvals: one click decides a waiting call (the CSRF token from the page's own meta tag); the expiry ticks.
-(function () {
   const meta = document.querySelector('meta[name="csrf-token"]');
-  document.querySelectorAll("button.decide").forEach(function (button) {
-    button.addEventListener("click", async function () {
-      const url = "/approvals/" + encodeURIComponent(button.dataset.id) + "/" + button.dataset.decision;
-      const answer = await fetch(url, { method: "POST", credentials: "same-origin",
-                                        headers: { "X-CSRF-Token": meta ? meta.content : "" } });
-      const row = button.closest("tr");
-      const said = (await answer.text()).trim();
-      if (row) { row.querySelector("td:last-child").textContent = said; }
+  const csrf = meta ? meta.content : "";
+  window.consoleUpdates = 0;  // how many live updates this page took (the benchmark reads it)
+
+  function post(url, body) {
+    const headers = { "X-CSRF-Token": csrf };
+    if (body !== undefined) { headers["Content-Type"] = "application/json"; }
+    return fetch(url, { method: "POST", credentials: "same-origin", headers: headers,
+                        body: body === undefined ? undefined : JSON.stringify(body) });
+  }
+
+  // -- live sections --------------------------------------------------------------------------
+  const busy = new Map();  // section id -> whether another fetch is due once this one lands
+  async function refresh(id) {
+    if (busy.has(id)) { busy.set(id, true); return; }
+    busy.set(id, false);
+    try {
+      const current = document.getElementById(id);
+      if (!current) { return; }
+      const answer = await fetch(current.dataset.live, { credentials: "same-origin" });
+      if (!answer.ok) { return; }
+      const holder = document.createElement("div");
+      holder.innerHTML = await answer.text();
+      const fresh = holder.querySelector("#" + CSS.escape(id));
+      const now = document.getElementById(id);
+      if (fresh && now && !now.contains(document.activeElement)) {
+        now.replaceWith(fresh);
+        window.consoleUpdates += 1;
+        window.consoleUpdated = Date.now();
+        ticking();
+      }
+    } finally {
+      const again = busy.get(id);
+      busy.delete(id);
+      if (again) { refresh(id); }
+    }
+  }
+
+  function notice(n) {
+    const box = document.getElementById("notices");
+    if (box) {
+      const item = document.createElement("div");
+      item.className = "notice";
+      const link = document.createElement("a");
+      link.href = n.url;
+      link.textContent = n.title;
+      item.appendChild(link);
+      item.appendChild(document.createTextNode(": " + n.body));
+      box.appendChild(item);
+      setTimeout(function () { item.remove(); }, 15000);
+    }
+    if (window.Notification && Notification.permission === "granted") {
+      const shown = new Notification(n.title, { body: n.body, tag: n.url });
+      shown.onclick = function () { window.focus(); window.location.href = n.url; };
+    }
+  }
+
+  if (window.EventSource) {
+    const events = new EventSource("/events");
+    events.addEventListener("change", function (e) {
+      const topics = new Set(JSON.parse(e.data));
+      document.querySelectorAll("[data-live]").forEach(function (section) {
+        const wanted = (section.dataset.topics || "").split(" ");
+        if (wanted.some(function (t) { return topics.has(t); })) { refresh(section.id); }
+      });
+    });
+    events.addEventListener("notify", function (e) { notice(JSON.parse(e.data)); });
+  }
+
+  const ask = document.getElementById("notify");
+  if (ask && window.Notification && Notification.permission === "default") {
+    ask.hidden = false;
+    ask.addEventListener("click", function () {
+      Notification.requestPermission().then(function () { ask.hidden = true; });
+    });
+  }
+
+  // -- approvals ------------------------------------------------------------------------------
+  document.addEventListener("click", async function (e) {
+    const button = e.target.closest("button.decide");
+    if (!button) { return; }
+    const row = button.closest("tr");
+    row.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    const answer = await post("/approvals/" + encodeURIComponent(button.dataset.id) + "/" + button.dataset.decision);
+    const said = (await answer.text()).trim();
+    const cell = row.querySelector("td.buttons");
+    if (cell) { cell.textContent = said; }
+    if (!answer.ok) { row.querySelectorAll("button").forEach(function (b) { b.disabled = false; }); }
+  });
+
+  function ticking() {
+    document.querySelectorAll("td.expiry").forEach(function (cell) {
+      const left = Math.max(0, Math.round(Number(cell.dataset.expires) - Date.now() / 1000));
+      cell.textContent = left ? left + " s" : "expired";
+    });
+  }
+  setInterval(ticking, 1000);
+
+  // -- the change: comments and send back -----------------------------------------------------
+  const comments = [];
+  function listComments() {
+    const list = document.getElementById("comments");
+    if (!list) { return; }
+    list.replaceChildren();
+    comments.forEach(function (c, i) {
+      const item = document.createElement("li");
+      item.textContent = c.path + " " + (c.side === "old" ? "removed line " : "line ") + c.line + ": " + c.text + " ";
+      const drop = document.createElement("button");
+      drop.type = "button";
+      drop.textContent = "remove";
+      drop.addEventListener("click", function () { comments.splice(i, 1); listComments(); });
+      item.appendChild(drop);
+      list.appendChild(item);
+    });
+  }
+
+  document.addEventListener("click", function (e) {
+    const button = e.target.closest("button.comment");
+    if (!button) { return; }
+    const row = button.closest("tr");
+    if (row.nextElementSibling && row.nextElementSibling.classList.contains("comment-row")) { return; }
+    const path = row.closest("section.file").dataset.path;
+    const editor = document.createElement("tr");
+    editor.className = "comment-row";
+    const cell = document.createElement("td");
+    cell.colSpan = 3;
+    const area = document.createElement("textarea");
+    area.rows = 3;
+    area.placeholder = "what should the agent change here?";
+    const add = document.createElement("button");
+    add.type = "button";
+    add.className = "add-comment";
+    add.textContent = "add comment";
+    const cancel = document.createElement("button");
+    cancel.type = "button";
+    cancel.textContent = "cancel";
+    cell.append(area, add, cancel);
+    editor.appendChild(cell);
+    row.after(editor);
+    area.focus();
+    cancel.addEventListener("click", function () { editor.remove(); });
+    add.addEventListener("click", function () {
+      if (!area.value.trim()) { return; }
+      comments.push({ path: path, side: row.dataset.side, line: Number(row.dataset.line), text: area.value });
+      const shown = document.createElement("td");
+      shown.colSpan = 3;
+      shown.textContent = "comment: " + area.value;
+      editor.replaceChildren(shown);
+      listComments();
     });
   });
-  const cells = document.querySelectorAll("td.expiry");
-  if (cells.length) {
-    setInterval(function () {
-      const now = Date.now() / 1000;
-      cells.forEach(function (cell) {
-        const left = Math.max(0, Math.round(Number(cell.dataset.expires) - now));
-        cell.textContent = left ? left + " s" : "expired";
-      });
-    }, 1000);
+
+  const send = document.getElementById("send");
+  if (send) {
+    send.addEventListener("click", async function () {
+      send.disabled = true;
+      const note = document.getElementById("note");
+      const answer = await post("/agents/" + encodeURIComponent(send.dataset.agent) + "/send-back",
+                                { comments: comments, note: note ? note.value : "" });
+      const said = await answer.json();
+      const out = document.getElementById("sent");
+      out.textContent = " " + said.message + " ";
+      if (said.sent) {
+        const link = document.createElement("a");
+        link.href = said.agent;
+        link.textContent = "watch it";
+        out.appendChild(link);
+      } else {
+        send.disabled = false;
+      }
+    });
   }
 })();

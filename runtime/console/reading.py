@@ -1,0 +1,289 @@
+"""What the console's pages show, read from the state folder into typed records once, here.
+
+- ``AuditIndex``: the audit log followed as it grows (each line parsed once), its records by agent.
+- ``transcript``: an agent's tool calls as the gate decided them and what each returned, by attempt.
+- ``limits_of``: the limits an agent ran under (its task's `[agent.limits]`), beside the peaks it reached.
+- ``policy_of``: the compiled policy it ran under (its run's `agent-ro/policy.json`), summarised.
+- ``plan_view``: a plan run: its subtasks by sequence group, what each used, when each ran (so what ran
+  in parallel), the merges, the plan checks, the judge's verdict and the replans.
+
+Everything read here may hold text an agent wrote; the pages escape it (``runtime.console.pages``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runtime.audit.log import read_from
+from runtime.manifests.agent import LimitsSection
+from runtime.spawn.state import RunRecord, StateDir
+
+TRANSCRIPT_KINDS = frozenset({"gate", "tool", "again", "retry", "approval-request", "approval-decision", "outcome"})
+
+
+class AuditIndex:
+    """The audit log's records by agent, read incrementally: a page of one agent reads only its own."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._by_agent: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, agent: str) -> list[dict[str, Any]]:
+        with self._lock:
+            try:
+                size = self.path.stat().st_size
+            except OSError:
+                size = 0
+            if size < self._offset:  # a new log
+                self._offset, self._by_agent = 0, {}
+            while self._offset < size:
+                records, offset = read_from(self.path, self._offset)
+                if offset == self._offset:
+                    break  # a line still being written
+                self._offset = offset
+                for record in records:
+                    if record["kind"] in TRANSCRIPT_KINDS and isinstance(record["agent"], str):
+                        self._by_agent.setdefault(record["agent"], []).append(record)
+            return list(self._by_agent.get(agent, ()))
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of an agent: what it asked, what the gate decided and why, and what it got back."""
+
+    attempt: int
+    time: str
+    tool: str
+    input: Any
+    decision: str
+    atom: str
+    rule: str
+    reason: str
+    result: str | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something else in an agent's transcript: a retry, a series sent back, an approval, the outcome."""
+
+    attempt: int
+    time: str
+    kind: str
+    text: str
+
+
+def transcript(records: list[dict[str, Any]]) -> list[Call | Note]:
+    """An agent's audit records as its transcript: each gate decision with the result of the call it let
+    through (the `tool` record after it), and the other events in between, in order."""
+    out: list[Call | Note] = []
+    open_calls: dict[tuple[int, str], int] = {}  # (attempt, tool) -> index of the last allowed call without a result
+    for r in records:
+        data = r.get("data") or {}
+        attempt = data.get("attempt") if isinstance(data.get("attempt"), int) else 0
+        kind = r.get("kind")
+        if kind == "gate":
+            call = Call(attempt, str(r.get("time", "")), str(data.get("tool", "")), data.get("input"),
+                        str(data.get("decision", "")), str(data.get("atom") or ""), str(data.get("rule") or ""),
+                        str(data.get("reason") or ""))
+            out.append(call)
+            if call.decision == "allow":
+                open_calls[(attempt, call.tool)] = len(out) - 1
+        elif kind == "tool":
+            index = open_calls.pop((attempt, str(data.get("tool", ""))), None)
+            if index is not None:
+                prior = out[index]
+                assert isinstance(prior, Call)
+                out[index] = Call(**{**prior.__dict__, "result": str(data.get("result", "")),
+                                     "is_error": bool(data.get("is_error"))})
+        elif kind == "retry":
+            out.append(Note(attempt, str(r.get("time", "")), "retry",
+                            f"attempt {attempt} was rejected by {', '.join(map(str, data.get('checks') or []))}: "
+                            "sent back with the checks' feedback"))
+        elif kind == "again":
+            why = "with what a person sent back" if data.get("sent_back") else "on its kept work"
+            out.append(Note(attempt, str(r.get("time", "")), "again",
+                            f"series {data.get('series')} started {why} (after {data.get('previous')})"))
+        elif kind == "approval-request":
+            out.append(Note(attempt, str(r.get("time", "")), "asked",
+                            f"asked a person: {data.get('summary', '')} ({data.get('gate_reason', '')})"))
+        elif kind == "approval-decision":
+            out.append(Note(attempt, str(r.get("time", "")), "decided",
+                            f"{data.get('status', '')} by {data.get('decided_by', '')}: {data.get('reason') or ''}"))
+        elif kind == "outcome":
+            out.append(Note(attempt, str(r.get("time", "")), "outcome",
+                            f"{data.get('label', '')} {(data.get('commit') or '')[:12]}".strip()))
+    return out
+
+
+@dataclass(frozen=True)
+class Limit:
+    name: str
+    peak: str  # what the agent reached (over all attempts, the highest)
+    limit: str  # what it could reach ("" when the task sets no bound)
+
+
+def limits_of(state: StateDir, record: RunRecord) -> list[Limit]:
+    """The task's limits beside the peaks the attempts reached; none when the run keeps no task."""
+    try:
+        raw = tomllib.loads(state.task_manifest(record.agent_id).read_text(encoding="utf-8"))
+        limits = LimitsSection.model_validate(((raw.get("agent") or {}).get("limits")) or {})
+    except (OSError, ValueError):
+        return []
+    attempts = record.attempts
+
+    def peak(of: Any) -> Any:
+        return max((of(a) for a in attempts), default=0)
+
+    tokens, cost = sum(a.tokens for a in attempts), sum(a.cost_usd for a in attempts)
+    return [
+        Limit("time", f"{peak(lambda a: a.duration_s):.1f} s", f"{limits.timeout_s} s"),
+        Limit("turns", str(peak(lambda a: a.turns)), str(limits.max_turns)),
+        Limit("tool calls", str(peak(lambda a: a.tool_calls)), str(limits.max_tool_calls)),
+        Limit("tokens (all attempts)", str(tokens), str(limits.max_tokens or "")),
+        Limit("cost (all attempts)", f"${cost:.4f}", f"${limits.max_cost_usd}" if limits.max_cost_usd else ""),
+        Limit("memory", f"{peak(lambda a: a.peak_memory_mb):.0f} MB", f"{limits.memory_mb} MB"),
+        Limit("processes", str(peak(lambda a: a.peak_processes)), str(limits.max_processes)),
+        Limit("disk written", f"{peak(lambda a: a.disk_mb):.1f} MB", f"{limits.disk_mb} MB" if limits.disk_mb else ""),
+        Limit("cpus", "", str(limits.cpus or "")),
+    ]
+
+
+@dataclass(frozen=True)
+class PolicyView:
+    mode: str
+    role: str
+    tools: tuple[str, ...]
+    gates: tuple[tuple[str, str], ...]  # (atom, kind)
+    sandbox: tuple[tuple[str, str], ...]
+    verify: tuple[tuple[str, str], ...]
+    protected: tuple[str, ...]
+    text: str  # the whole document, for whoever reads it all
+
+
+def policy_of(state: StateDir, agent_id: str) -> PolicyView | None:
+    path = state.run(agent_id) / "agent-ro" / "policy.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+
+    def pairs(key: str) -> tuple[tuple[str, str], ...]:
+        return tuple((str(g.get("atom", "")), str(g.get("kind", ""))) for g in doc.get(key) or [] if isinstance(g, dict))
+
+    return PolicyView(str(doc.get("mode", "")), str(doc.get("role", "")), tuple(map(str, doc.get("tools") or [])),
+                      pairs("gates"), pairs("sandbox"), pairs("verify"),
+                      tuple(str(p.get("path", p) if isinstance(p, dict) else p) for p in doc.get("protected") or []), text)
+
+
+# -- plan runs ----------------------------------------------------------------------------------
+
+@dataclass
+class SubtaskView:
+    id: str
+    sequence: int
+    round: int
+    uses: tuple[str, ...]
+    agent: str
+    status: str
+    label: str
+    commit: str | None
+    started: float | None = None  # its (last) dispatch, in seconds after the run started
+    ended: float | None = None
+    merged_as: str | None = None
+    alongside: list[str] = field(default_factory=list)  # the subtasks it ran in parallel with
+
+
+@dataclass
+class PlanView:
+    run_id: str
+    status: str
+    goal: str
+    base: str
+    base_branch: str | None
+    integration: str
+    created: float
+    updated: float
+    detail: str | None
+    subtasks: list[SubtaskView]
+    checks: list[tuple[str, int]]  # (command, exit code)
+    judgements: list[tuple[str, str]]  # (status, reason)
+    replans: list[str]
+    merged: tuple[str | None, str | None] | None  # (into, commit) of the accepted result
+    report: str | None  # the run's report (a file of the run's folder)
+    duration: float
+
+
+def plan_view(state: StateDir, run_id: str) -> PlanView | None:
+    db = state.root / "orchestrator.sqlite"
+    if not db.is_file():
+        return None
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    conn.row_factory = sqlite3.Row
+    try:
+        row = conn.execute("select * from runs where run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        subtask_rows = conn.execute("select * from subtasks where run_id = ? order by round, sequence, subtask_id",
+                                    (run_id,)).fetchall()
+        merges = {r["subtask_id"]: r["merged_as"] for r in conn.execute("select * from merges where run_id = ?", (run_id,))}
+        events = [(r["time"], r["kind"], json.loads(r["data"])) for r in
+                  conn.execute("select time, kind, data from events where run_id = ? order by id", (run_id,))]
+    finally:
+        conn.close()
+    plan = json.loads(row["plan_json"])
+    declared = {str(s.get("id")): s for s in plan.get("subtask") or [] if isinstance(s, dict)}
+    start = float(row["created"])
+    subtasks = [SubtaskView(str(r["subtask_id"]), int(r["sequence"]), int(r["round"]),
+                            tuple(map(str, declared.get(r["subtask_id"], {}).get("uses") or [])), str(r["agent_id"]),
+                            str(r["status"]), str(r["label"] or r["status"]), r["commit_sha"],
+                            merged_as=merges.get(r["subtask_id"])) for r in subtask_rows]
+    by_id = {s.id: s for s in subtasks}
+    checks: list[tuple[str, int]] = []
+    judgements: list[tuple[str, str]] = []
+    replans: list[str] = []
+    merged = None
+    report = None
+    end = float(row["updated"])
+    for when, kind, data in events:
+        sub = by_id.get(str(data.get("subtask", "")))
+        if kind == "dispatch" and sub is not None:
+            sub.started, sub.ended = when - start, None
+        elif kind == "subtask-end" and sub is not None:
+            sub.ended = when - start
+        elif kind == "plan-check":
+            checks.append((str(data.get("command", "")), int(data.get("exit_code", -1))))
+        elif kind == "judgement":
+            judgements.append((str(data.get("status", "")), str(data.get("reason", ""))))
+        elif kind == "replan":
+            replans.append(f"{data.get('reason', '')} (new: {', '.join(map(str, data.get('subtasks') or []))})")
+        elif kind == "merged":
+            merged = (data.get("into"), data.get("commit"))
+        elif kind == "run-end":
+            report = str(data.get("report") or "") or None
+    now = max([end, *(start + s.ended for s in subtasks if s.ended is not None)])
+    for s in subtasks:
+        if s.started is None:
+            continue
+        s_end = s.ended if s.ended is not None else now - start
+        s.alongside = [o.id for o in subtasks if o is not s and o.started is not None
+                       and o.started < s_end and (o.ended if o.ended is not None else now - start) > s.started]
+    report_text = None
+    if report:
+        path = Path(report)
+        if path.is_file() and path.resolve().is_relative_to(state.root.resolve()):  # only the run's own report
+            report_text = path.read_text(encoding="utf-8", errors="replace")[:64 * 1024]
+    return PlanView(run_id, str(row["status"]), str((plan.get("plan") or {}).get("goal", "")), str(row["base"]),
+                    row["base_branch"], str(row["integration"]), start, end, row["detail"], subtasks, checks, judgements,
+                    replans, merged, report_text, max(now - start, 0.001))

@@ -1,0 +1,223 @@
+"""What changed in a state folder, told to every open page: one watcher per console, read by every event stream.
+
+The runs write their own record of what happens: each agent's `state.json` (rewritten atomically at every
+phase), the audit log (appended: every gate decision, tool result, check), the orchestrator's database of
+plan runs and their events, and the approvals store. The watcher looks at those files' sizes and times
+every `WATCH_S` (a few stat calls, whatever the number of open pages), reads only what the audit log
+gained since it last looked, and puts each change on the queue of every open event stream as topics:
+
+- ``runs``: an agent's record or a plan run changed (the home page's lists);
+- ``agent:<id>``: that agent's record or its audit records (its page: attempts, transcript, checks);
+- ``plan:<id>``: a plan run's events (its page); ``plans`` when any did;
+- ``approvals``: a call was asked, decided or expired.
+
+It also says what a person wants to hear about, as notifications: an agent's call waits for a decision,
+an agent's run or a plan run ended. The page shows them as browser notifications. Nothing here changes
+the state folder; a file that does not parse yet (a write in progress) is looked at again next time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from runtime.approvals.store import store_path
+from runtime.spawn.state import FINAL
+
+if TYPE_CHECKING:
+    from runtime.spawn.state import StateDir
+
+WATCH_S = 0.05  # how often the state folder is looked at: a change reaches an open page within about this
+AUDIT_READ_MAX = 4 * 1024 * 1024  # what the watcher reads of the audit log's growth at one look
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something a person watching wants to know: shown as a browser notification."""
+
+    title: str
+    body: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One look's news: the topics that changed, and the notices."""
+
+    topics: frozenset[str]
+    notices: tuple[Notice, ...] = ()
+
+    def events(self) -> bytes:
+        """The change as server-sent events: a `change` naming its topics, then one `notify` per notice."""
+        out = [f"event: change\ndata: {json.dumps(sorted(self.topics))}\n\n"]
+        out += [f"event: notify\ndata: {json.dumps(n.__dict__)}\n\n" for n in self.notices]
+        return "".join(out).encode()
+
+
+def _stat(path: os.PathLike[str] | str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+@dataclass
+class _Seen:
+    agents: dict[str, tuple[tuple[int, int], str]] = field(default_factory=dict)  # id -> (stat, status)
+    plans_db: tuple[tuple[int, int] | None, ...] = ()
+    plans: dict[str, str] = field(default_factory=dict)  # run id -> status
+    plan_event: int = 0  # the last plan event id read
+    audit_at: int = 0
+    audit_stat: tuple[int, int] | None = None
+    approvals_db: tuple[tuple[int, int] | None, ...] = ()
+    pending: frozenset[str] = frozenset()
+
+
+class Watcher:
+    """Looks at one state folder for changes and hands each to every subscriber's queue."""
+
+    def __init__(self, state: StateDir, interval: float = WATCH_S) -> None:
+        self.state = state
+        self.interval = interval
+        self._queues: set[asyncio.Queue[Change]] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._seen = _Seen()
+        self.look(first=True)  # what is there already is no news
+
+    def subscribe(self) -> asyncio.Queue[Change]:
+        queue: asyncio.Queue[Change] = asyncio.Queue(maxsize=256)
+        self._queues.add(queue)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[Change]) -> None:
+        self._queues.discard(queue)
+
+    async def _run(self) -> None:
+        while self._queues:
+            await asyncio.sleep(self.interval)
+            change = await asyncio.to_thread(self.look)
+            if change is None:
+                continue
+            for queue in list(self._queues):
+                with contextlib.suppress(asyncio.QueueFull):  # a page that reads nothing misses news, not memory
+                    queue.put_nowait(change)
+
+    # -- one look ---------------------------------------------------------------------------
+    def look(self, first: bool = False) -> Change | None:
+        topics: set[str] = set()
+        notices: list[Notice] = []
+        self._agents(topics, notices, first)
+        self._plans(topics, notices, first)
+        self._audit(topics, first)
+        self._approvals(topics, notices, first)
+        if first or not topics:
+            return None
+        return Change(frozenset(topics), tuple(notices))
+
+    def _agents(self, topics: set[str], notices: list[Notice], first: bool) -> None:
+        seen = self._seen.agents
+        now: dict[str, tuple[tuple[int, int], str]] = {}
+        runs = self.state.root / "runs"
+        for path in runs.glob("*/state.json"):
+            agent = path.parent.name
+            st = _stat(path)
+            if st is None:
+                continue
+            before = seen.get(agent)
+            if before is not None and before[0] == st:
+                now[agent] = before
+                continue
+            try:
+                status = str(json.loads(path.read_text(encoding="utf-8")).get("status", ""))
+            except (OSError, ValueError, AttributeError):
+                continue  # looked at again next time
+            now[agent] = (st, status)
+            topics.update(("runs", f"agent:{agent}"))
+            if not first and status in FINAL and (before is None or before[1] != status):
+                notices.append(Notice(f"agent {agent}: {status}", "its run ended", f"/agents/{agent}"))
+        if set(seen) - set(now):
+            topics.add("runs")
+        self._seen.agents = now
+
+    def _plans(self, topics: set[str], notices: list[Notice], first: bool) -> None:
+        db = self.state.root / "orchestrator.sqlite"
+        stats = tuple(_stat(f"{db}{suffix}") for suffix in ("", "-wal"))
+        if stats == self._seen.plans_db or stats[0] is None:
+            return
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+            try:
+                runs = dict(conn.execute("select run_id, status from runs").fetchall())
+                changed = conn.execute("select distinct run_id from events where id > ?",
+                                       (self._seen.plan_event,)).fetchall()
+                last = conn.execute("select coalesce(max(id), 0) from events").fetchone()[0]
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return  # a write in progress, or no tables yet: looked at again next time
+        self._seen.plans_db = stats
+        self._seen.plan_event = int(last)
+        ids = {str(r[0]) for r in changed} | {k for k, v in runs.items() if self._seen.plans.get(k) != v}
+        if ids:
+            topics.update(("runs", "plans", *(f"plan:{i}" for i in ids)))
+        for run_id, status in runs.items():
+            if not first and status != "running" and self._seen.plans.get(run_id) not in (None, status):
+                notices.append(Notice(f"plan run {run_id}: {status}", "the run ended", f"/plans/{run_id}"))
+        self._seen.plans = {str(k): str(v) for k, v in runs.items()}
+
+    def _audit(self, topics: set[str], first: bool) -> None:
+        path = self.state.audit
+        st = _stat(path)
+        if st is None or st == self._seen.audit_stat:
+            return
+        self._seen.audit_stat = st
+        if st[0] < self._seen.audit_at:
+            self._seen.audit_at = 0  # a new log
+        if first:
+            self._seen.audit_at = st[0]
+            return
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(self._seen.audit_at)
+                chunk = fh.read(AUDIT_READ_MAX)
+        except OSError:
+            return
+        end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
+        self._seen.audit_at += end
+        for line in chunk[:end].splitlines():
+            try:
+                agent = json.loads(line).get("agent")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(agent, str):
+                topics.add(f"agent:{agent}")
+
+    def _approvals(self, topics: set[str], notices: list[Notice], first: bool) -> None:
+        path = store_path(self.state.root)
+        stats = tuple(_stat(f"{path}{suffix}") for suffix in ("", "-wal"))
+        if stats == self._seen.approvals_db or stats[0] is None:
+            return
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+            try:
+                rows = conn.execute("select id, agent, summary from requests where status = 'pending'").fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return
+        self._seen.approvals_db = stats
+        pending = frozenset(str(r[0]) for r in rows)
+        topics.add("approvals")
+        if not first:
+            for request_id, agent, summary in rows:
+                if request_id not in self._seen.pending:
+                    notices.append(Notice(f"agent {agent} waits for you", str(summary)[:200], "/approvals"))
+        self._seen.pending = pending
