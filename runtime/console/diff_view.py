@@ -113,9 +113,9 @@ def _css(ttype: object) -> str:
     from pygments.token import STANDARD_TYPES
 
     while ttype is not None:
-        name = STANDARD_TYPES.get(ttype)  # type: ignore[call-overload]
+        name = STANDARD_TYPES.get(ttype)
         if name:
-            return name
+            return str(name)
         ttype = getattr(ttype, "parent", None)
     return ""
 

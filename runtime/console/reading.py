@@ -88,7 +88,8 @@ def transcript(records: list[dict[str, Any]]) -> list[Call | Note]:
     open_calls: dict[tuple[int, str], int] = {}  # (attempt, tool) -> index of the last allowed call without a result
     for r in records:
         data = r.get("data") or {}
-        attempt = data.get("attempt") if isinstance(data.get("attempt"), int) else 0
+        number = data.get("attempt")
+        attempt = number if isinstance(number, int) else 0
         kind = r.get("kind")
         if kind == "gate":
             call = Call(attempt, str(r.get("time", "")), str(data.get("tool", "")), data.get("input"),
