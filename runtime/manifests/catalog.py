@@ -13,6 +13,8 @@ from typing import Any
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
 from runtime.manifests.locate import CATALOG_PARTS, GRAMMAR_SUFFIX, catalog_layers, grammar_name, role_file
+from runtime.manifests.notify import FILE as NOTIFY_FILE
+from runtime.manifests.notify import Notify, load_notify
 from runtime.manifests.program import ProgramGrammar, load_program
 from runtime.manifests.toolchain import FILE as TOOLCHAIN_FILE
 from runtime.manifests.toolchain import Toolchain, load_toolchain
@@ -161,6 +163,13 @@ class Catalog:
         """The repository's toolchain (``toolchain.toml`` of the top layer); empty when none is declared."""
         path = self.layers[-1] / TOOLCHAIN_FILE
         return load_toolchain(path, display_path(path))
+
+    @cached_property
+    def notify(self) -> Notify:
+        """Who else is told when an agent waits or a run ends (``notify.toml`` of the top layer); none
+        when it is not declared."""
+        path = self.layers[-1] / NOTIFY_FILE
+        return load_notify(path, display_path(path))
 
     def digest(self) -> str:
         """sha256 over every file of every layer (names and bytes): two machines holding the same

@@ -276,6 +276,7 @@ def _start(plan: Plan, options: RunOptions) -> PlanRun:
 
 async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunReport:
     """Run a validated plan to an accepted, rejected or failed end; the report says which and why."""
+    catalog.notify.check()
     run = _start(plan, options)
     # Held while the run goes on: the kernel drops it when the orchestrator dies however it dies, so
     # `runtime status` tells a running plan from one whose orchestrator is gone (and a second
@@ -329,6 +330,12 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
         run.emit(RunEnd(run.report.status, str(path)))
         run.state.close()
         lock.release()
+        if catalog.notify.wants("plan-finished"):
+            from runtime.audit.log import AuditLog
+            from runtime.spawn.notify import Notifier
+
+            Notifier(catalog.notify, run.state_dir, AuditLog(run.state_dir / "audit.jsonl")).send(
+                "plan-finished", run=run.run_id, status=run.report.status, report=str(path))
     return run.report
 
 

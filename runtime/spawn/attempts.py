@@ -62,7 +62,7 @@ def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalServic
     the state folder's `approvals.sqlite`, which no sandbox binds.
     """
     from runtime.approvals.service import ApprovalService, console_notifier
-    from runtime.approvals.store import ApprovalStore
+    from runtime.approvals.store import Approval, ApprovalStore, iso
 
     own = None
     if folder is None:
@@ -75,7 +75,13 @@ def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalServic
         if on_pending is None:
             explicit = run.options.state_dir or os.environ.get("RUNTIME_STATE_DIR")
             hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
-            on_pending = console_notifier(store, hint=hint)
+            printed = console_notifier(store, hint=hint)
+            notifier = run.notifier()
+
+            def on_pending(approval: Approval) -> None:
+                printed(approval)
+                notifier.send("waiting", approval.agent, request=approval.id, call=approval.summary,
+                              reason=approval.gate_reason, expires_at=iso(approval.expires))
         remote = run.options.orchestrator
         service = ApprovalService(folder / "approvals.sock", run.agent_id, store,
                                   timeout_s=run.agent.limits.approval_timeout_s, audit=run.audit,

@@ -36,6 +36,7 @@ from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
 from runtime.spawn.attempts import run_attempts
+from runtime.spawn.notify import Notifier
 from runtime.spawn.outcome import Acceptance, Outcome, Verdict
 from runtime.spawn.preflight import preflight, preflight_tests
 from runtime.spawn.progress import Progress
@@ -130,6 +131,10 @@ class SpawnSetup:
     def timed(self, phase: str) -> contextlib.AbstractContextManager[None]:
         return self.clock.timed(phase)
 
+    def notifier(self) -> Notifier:
+        """The person's own `[notify]` command, told when the agent waits or the run ends."""
+        return Notifier(self.catalog.notify, self.state.root, self.audit)
+
 
 @dataclass(frozen=True, kw_only=True)
 class SpawnRun(SpawnSetup):
@@ -192,6 +197,7 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     if options.use_sandbox:
         sandbox_preflight()
     preflight(task, models_here=options.orchestrator is None)
+    catalog.notify.check()
     git = Git(options.repo)
     try:
         git.resolve(options.base or "HEAD")
@@ -383,6 +389,10 @@ def _record_outcome(run: SpawnRun, outcome: Outcome) -> None:
              merged=outcome.merged, attempts=tuple(outcome.attempts), id_free=outcome.id_free)
     run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
                      commit=outcome.commit, merged=outcome.merged)
+    if run.options.subtask is None:  # a plan's subtask: the plan's end is told, not each of its agents
+        lines = outcome.message.strip().splitlines()
+        run.notifier().send("finished", run.agent_id, label=outcome.label, commit=outcome.commit,
+                            message=lines[0][:300] if lines else "")
 
 
 async def _resume_merge(setup: SpawnSetup, resume: ResumeMerge) -> Outcome:

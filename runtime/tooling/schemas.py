@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.checks.registry import KINDS
 from runtime.manifests.atom import AliasFile, AtomFile, GateExample, VerifyExample
+from runtime.manifests.notify import NotifyFile
 from runtime.manifests.program import ProgramFile
 from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
@@ -65,6 +66,7 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
         ("program.schema.json", ProgramFile, "programs/<name>.program.toml"),
         ("task.schema.json", TaskFile, "task.toml"),
         ("toolchain.schema.json", ToolchainFile, ".agent-runtime/toolchain.toml"),
+        ("notify.schema.json", NotifyFile, ".agent-runtime/notify.toml"),
         ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plans.save.SCHEMA_URL
     )
     for name, model, title in kinds:

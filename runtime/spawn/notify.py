@@ -1,0 +1,69 @@
+"""Telling the person's own command (``[notify]``, `runtime.manifests.notify`) when an agent waits or a run ends.
+
+The event goes to the command as one JSON object on its standard input:
+
+- ``waiting``: ``agent``, ``request`` (the id `runtime approve` takes), ``call`` (the call's one-line,
+  redacted summary), ``reason`` (the gate's), ``expires_at``;
+- ``finished``: ``agent``, ``label`` (ok, rejected, failed(kind), ...), ``commit``, ``message`` (its
+  first line);
+- ``plan-finished``: ``run``, ``status``, ``report`` (the report's path).
+
+Every event also has ``event``, ``time`` and ``state_dir``. The command starts at once and is never waited
+for by the run: a thread reaps it, and stops it after its ``timeout-s``; how it ended goes to the audit log
+(``notify``). A command that fails is the person's to fix, never the run's failure.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from runtime.manifests.notify import Notify
+
+
+class Notifier:
+    def __init__(self, config: Notify, state_dir: Path, audit: Any = None) -> None:
+        self.config, self.state_dir, self.audit = config, state_dir, audit
+
+    def send(self, event: str, agent: str | None = None, **fields: Any) -> bool:
+        """Start the command with the event, if it wants that event; whether it was started."""
+        if not self.config.wants(event):
+            return False
+        payload = {"event": event, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "state_dir": str(self.state_dir), **({"agent": agent} if agent else {}), **fields}
+        data = (json.dumps(payload, ensure_ascii=True) + "\n").encode()
+        try:
+            proc = subprocess.Popen(list(self.config.command), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, close_fds=True)
+        except OSError as exc:
+            self._audit(event, agent, error=f"could not start: {exc.strerror or exc}")
+            return False
+        threading.Thread(target=self._reap, args=(proc, data, event, agent), daemon=True,
+                         name="notify").start()
+        return True
+
+    def _reap(self, proc: subprocess.Popen[bytes], data: bytes, event: str, agent: str | None) -> None:
+        try:
+            _, err = proc.communicate(data, timeout=self.config.timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            self._audit(event, agent, error=f"stopped after {self.config.timeout_s} s")
+            return
+        except OSError as exc:  # it closed its stdin before reading: the event was not taken
+            proc.kill()
+            proc.wait()
+            self._audit(event, agent, error=f"did not read the event: {exc.strerror or exc}")
+            return
+        tail = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] if err else []
+        self._audit(event, agent, exit_code=proc.returncode, **({"stderr": tail[0][:300]} if tail else {}))
+
+    def _audit(self, event: str, agent: str | None, **data: Any) -> None:
+        if self.audit is not None:
+            self.audit.append("notify", agent, event=event, command=self.config.command[0], **data)
