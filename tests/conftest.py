@@ -80,11 +80,11 @@ def snapshot(root: Path) -> dict[str, bytes]:
 # What makes a test slow is what it starts, which its fixtures say: a real sandbox (`bwrap`), a spawned
 # agent in a real repository (`spawner`), a plan of several (`orchestra`), a real open-source project
 # (`real_repo`), the built wheel and its installs; and the tests that drive the real Claude Code CLI
-# (`real_client`) or run commands for real to check the gate (`differential`). Anything else is fast,
+# (`real_client`) or run commands for real to check the gate (`differential`), and a real browser (`browser`). Anything else is fast,
 # wherever it lives, and `make test-fast` runs it. A test that starts such a component without one of
 # these fixtures says so itself with `@pytest.mark.slow`.
 SLOW_FIXTURES = frozenset({"bwrap", "spawner", "orchestra", "real_repo", "wheel", "installs", "installed", "uv_tool", "arena",
-                           "project"})
+                           "project", "browser"})
 
 
 # The longest tests, by what they start: a real project's toolchain (a TypeScript check alone takes ten

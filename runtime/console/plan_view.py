@@ -27,7 +27,7 @@ def plan_body(view: PlanView, agents: dict[str, RunRecord]) -> str:
         record = agents.get(s.agent)
         n, _turns, calls, denials, _tokens, cost = spend([record] if record else [])
         agent = f"<a href=\"/agents/{text(s.agent)}\">{text(s.agent)}</a>" if record else text(s.agent)
-        parts.append(f"<tr data-subtask=\"{text(s.id)}\"><td>round {s.round}, sequence {s.sequence}</td>"
+        parts.append(f"<tr data-subtask=\"{text(s.id)}\"><td>round {s.round + 1}, sequence {s.sequence}</td>"
                      f"<td>{text(s.id)}</td><td>{text(', '.join(s.uses))}</td><td>{text(', '.join(s.alongside))}</td>"
                      f"<td>{agent}</td><td class=\"status\">{text(s.label)}</td><td>{n}</td><td>{calls}</td>"
                      f"<td>{denials}</td><td>${cost:.4f}</td><td>{text((s.merged_as or '')[:12])}</td></tr>")

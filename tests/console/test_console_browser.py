@@ -9,46 +9,18 @@ are kept in `.cache/console-screenshots/`.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import time
 from urllib.parse import urlsplit
 
 import pytest
 
 from runtime.spawn.outcome import Attempt
 from runtime.spawn.state import RunRecord, StateDir
-from tests.conftest import REPO, RUNTIME, require
+from tests.console.conftest import Console
+from tests.console.conftest import shot as _shot
+from tests.console.conftest import wait as _wait
 
 pytestmark = pytest.mark.slow
-SHOTS = REPO / ".cache" / "console-screenshots"
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">\x1b[31mred\u202e"
-
-
-def _chromium() -> tuple[str, str] | None:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    return (browser, driver) if browser and driver else None
-
-
-@pytest.fixture
-def browser():
-    found = _chromium()
-    require(found is not None, "Chromium and chromedriver (apt-get install chromium chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    assert found is not None
-    options = webdriver.ChromeOptions()
-    options.binary_location = found[0]
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=found[1]), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture
@@ -57,36 +29,11 @@ def console(tmp_path):
     (state.root / "runs").mkdir(parents=True)
     state.write(RunRecord(agent_id="ag-first", status="ok", role="edit-local", label="ok",
                           attempts=(Attempt(number=1, turns=3, tool_calls=5, denials=1, tokens=900, cost_usd=0.01),)))
-    proc = subprocess.Popen([RUNTIME, "console", "--no-open", "--state-dir", str(state.root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    running = Console(state.root)
     try:
-        url = proc.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
-        yield state, url
+        yield state, running.url
     finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-def _wait(predicate, timeout: float = 10.0) -> bool:
-    """Whether ``predicate`` holds within ``timeout``; an element the live update replaced meanwhile is looked
-    up again."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            if predicate():
-                return True
-        except (StaleElementReferenceException, NoSuchElementException):
-            pass
-        time.sleep(0.1)
-    return False
-
-
-def _shot(driver, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SHOTS / f"{name}.png"))
+        running.stop()
 
 
 def test_the_home_page_opens_from_the_printed_url_and_shows_a_new_run_live(browser, console):
