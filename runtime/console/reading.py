@@ -30,8 +30,8 @@ TRANSCRIPT_KINDS = frozenset({"gate", "tool", "again", "retry", "approval-reques
 class AuditIndex:
     """The audit log's records by agent, read incrementally: a page of one agent reads only its own."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
         self._offset = 0
         self._by_agent: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()

@@ -77,6 +77,7 @@ class _Seen:
     audit_stat: tuple[int, int] | None = None
     approvals_db: tuple[tuple[int, int] | None, ...] = ()
     pending: frozenset[str] = frozenset()
+    approvals: tuple[frozenset[str], int, float] = (frozenset(), 0, 0.0)
 
 
 class Watcher:
@@ -209,12 +210,17 @@ class Watcher:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
             try:
                 rows = conn.execute("select id, agent, summary from requests where status = 'pending'").fetchall()
+                count, decided = conn.execute("select count(*), coalesce(max(decided), 0) from requests").fetchone()
             finally:
                 conn.close()
         except sqlite3.Error:
             return
         self._seen.approvals_db = stats
         pending = frozenset(str(r[0]) for r in rows)
+        signature = (pending, int(count), float(decided))
+        if signature == self._seen.approvals:
+            return  # the file changed, not what it holds (a checkpoint)
+        self._seen.approvals = signature
         topics.add("approvals")
         if not first:
             for request_id, agent, summary in rows:

@@ -254,3 +254,48 @@ def test_the_change_is_shown_file_by_file_with_test_edits_marked_and_every_line_
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_sending_back_needs_the_csrf_token_a_finished_run_and_a_well_formed_request(console):
+    state, port, token = console
+    csrf = _csrf(port, token)
+    body = json.dumps({"comments": [], "note": "again"})
+
+    def send(agent: str, data: str = body, with_csrf: bool = True) -> tuple[int, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        headers = {"Host": f"127.0.0.1:{port}", "Cookie": f"runtime_console={token}",
+                   "Content-Type": "application/json", **({"X-CSRF-Token": csrf} if with_csrf else {})}
+        conn.request("POST", f"/agents/{agent}/send-back", body=data, headers=headers)
+        answer = conn.getresponse()
+        text = answer.read().decode()
+        conn.close()
+        return answer.status, text
+
+    assert send("ag-one", with_csrf=False)[0] == 403
+    assert send("nobody")[0] == 404
+    state.write(RunRecord(agent_id="ag-busy", status="running", role="edit-local"))
+    status, said = send("ag-busy")
+    assert status == 409 and json.loads(said)["sent"] is False
+    status, said = send("ag-one", data="{not json")
+    assert status == 409 and json.loads(said)["sent"] is False
+    status, said = send("ag-one", data=json.dumps({"comments": "x"}))
+    assert status == 409 and "comments a list" in json.loads(said)["message"]
+    status, said = send("ag-one", data="x" * (300 * 1024))
+    assert status == 409 and "bytes" in json.loads(said)["message"]
+    assert not list((state.root / "runs" / "ag-one").glob("sent-back-*"))  # nothing was started
+
+
+def test_command_logs_are_shown_escaped_and_only_from_the_attempt_s_folder(console):
+    state, port, token = console
+    logs = state.attempt("ag-one", 1) / "commands"
+    logs.mkdir(parents=True)
+    (logs / "01-work.log").write_text(f"$ pytest -q\n{HOSTILE}\n")
+    status, _, body = request(port, "/agents/ag-one/attempts/1/commands/01-work.log", cookie=token)
+    assert status == 200 and "$ pytest -q" in body and "<script>alert" not in body and "\x1b" not in body
+    for name in ("..%2F..%2Fstate.json", ".hidden.log", "01-work.txt"):
+        status, _, body = request(port, f"/agents/ag-one/attempts/1/commands/{name}", cookie=token)
+        assert status == 404, name
+    status, _, _ = request(port, "/plans/..%2Fx", cookie=token)
+    assert status == 404
+    status, _, _ = request(port, "/plans/rnothing", cookie=token)
+    assert status == 404

@@ -1,0 +1,107 @@
+"""The console's readers and watcher on state folders the runtime's own writers make: the transcript pairs each
+gate decision with what the call returned, the watcher names what changed and what a person wants to hear,
+the diff reader numbers every line on both sides, and what is sent back quotes the change, not the request."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.approvals.store import ApprovalStore
+from runtime.audit.log import AuditLog
+from runtime.console.diff_view import highlighted, parse_diff
+from runtime.console.reading import AuditIndex, Call, Note, transcript
+from runtime.console.send_back import Refused, comments_from, feedback
+from runtime.console.watch import Watcher
+from runtime.spawn.state import RunRecord, StateDir
+
+DIFF = """diff --git a/src/calc.py b/src/calc.py
+index 1..2 100644
+--- a/src/calc.py
++++ b/src/calc.py
+@@ -1,3 +1,3 @@
+ def add(a, b):
+-    return a - b
++    return a + b  # "fixed
+ x = 1
+diff --git a/new.txt b/new.txt
+new file mode 100644
+--- /dev/null
++++ b/new.txt
+@@ -0,0 +1 @@
++\x1b[31mred
+"""
+
+
+def test_a_transcript_pairs_each_decision_with_its_result_and_keeps_the_other_events(tmp_path):
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.append("gate", "ag", attempt=1, tool="Bash", input={"command": "git push"}, decision="deny", reason="no git",
+               atom="policy::no-git-ops", rule="git")
+    log.append("gate", "ag", attempt=1, tool="Bash", input={"command": "ls"}, decision="allow", reason="ok", atom=None,
+               rule="sandboxed")
+    log.append("gate", "other", attempt=1, tool="Bash", input={"command": "ls"}, decision="allow", reason="ok")
+    log.append("tool", "ag", attempt=1, tool="Bash", is_error=False, result="a.py\n")
+    log.append("retry", "ag", attempt=1, checks=["quality::tests-green"])
+    log.append("again", "ag", previous="rejected", head="abc", series=2, sent_back=True)
+    index = AuditIndex(log.path)
+    shown = transcript(index.of("ag"))
+    assert [type(x) for x in shown] == [Call, Call, Note, Note]
+    denied, listed, retry, again = shown
+    assert (denied.decision, denied.atom, denied.rule, denied.result) == ("deny", "policy::no-git-ops", "git", None)
+    assert (listed.decision, listed.result) == ("allow", "a.py\n")
+    assert "quality::tests-green" in retry.text and "series 2" in again.text and "sent back" in again.text
+    log.append("gate", "ag", attempt=2, tool="Read", input={"file_path": "a"}, decision="allow", reason="ok")
+    assert len(transcript(index.of("ag"))) == 5  # the log read on from where it was
+    assert len(index.of("other")) == 1
+
+
+def test_the_watcher_names_what_changed_and_tells_a_person_what_waits_and_what_ended(tmp_path):
+    state = StateDir(tmp_path / "state")
+    state.write(RunRecord(agent_id="ag-old", status="ok", label="ok"))
+    watcher = Watcher(state)
+    assert watcher.look() is None  # what was there already is no news
+    state.write(RunRecord(agent_id="ag-new", status="running"))
+    change = watcher.look()
+    assert change is not None and change.topics == {"runs", "agent:ag-new"} and not change.notices
+    AuditLog(state.audit).append("gate", "ag-new", tool="Read", input={}, decision="allow")
+    assert watcher.look().topics == {"agent:ag-new"}
+    asked, _ = ApprovalStore.for_state(state.root).request("ag-new", "Bash", {"command": "make x"}, "asked", 60)
+    change = watcher.look()
+    assert "approvals" in change.topics
+    assert [(n.title, n.url) for n in change.notices] == [("agent ag-new waits for you", "/approvals")]
+    state.write(RunRecord(agent_id="ag-new", status="rejected", label="rejected"))
+    change = watcher.look()
+    assert [n.title for n in change.notices] == ["agent ag-new: rejected"]
+    events = change.events().decode()
+    assert events.startswith('event: change\ndata: ["agent:ag-new", "runs"]\n\n') and "event: notify\n" in events
+    assert watcher.look() is None
+
+
+def test_a_diff_is_numbered_on_both_sides_and_highlighted_as_its_language():
+    files = parse_diff(DIFF)
+    assert [f.path for f in files] == ["src/calc.py", "new.txt"]
+    calc = files[0]
+    assert [(ln.kind, ln.old, ln.new) for ln in calc.lines] == [
+        ("hunk", None, None), ("ctx", 1, 1), ("del", 2, None), ("add", None, 2), ("ctx", 3, 3)]
+    assert calc.line("new", 2).text == '    return a + b  # "fixed'
+    assert calc.line("old", 2).text == "    return a - b" and calc.line("new", 9) is None
+    shown = highlighted(calc)
+    assert '<span class="k">return</span>' in shown[3] and "&quot;fixed" in shown[3]
+    assert "\x1b" not in files[1].lines[1].text and highlighted(files[1])[1].endswith("red")
+
+
+def test_what_is_sent_back_quotes_the_change_and_refuses_what_it_does_not_have():
+    files = parse_diff(DIFF)
+    comments, note = comments_from({"comments": [{"path": "src/calc.py", "side": "new", "line": 2, "text": "why?"}],
+                                    "note": " please "})
+    sent = feedback(comments, note, files)
+    assert sent.startswith("please\n\n") and '`src/calc.py`, line 2: `return a + b  # "fixed`\n    why?' in sent
+    nowhere = comments_from({"comments": [{"path": "src/calc.py", "side": "new", "line": 40, "text": "x"}]})[0]
+    with pytest.raises(Refused, match="has no new line 40"):
+        feedback(nowhere, "", files)
+    for bad in ({"comments": "x"}, {"note": 3}, {"comments": [], "note": ""}, {"other": 1},
+                {"comments": [{"path": "a", "side": "left", "line": 1, "text": "x"}]},
+                {"comments": [{"path": "a", "side": "new", "line": True, "text": "x"}]},
+                {"comments": [{"path": "a", "side": "new", "line": 1, "text": "x" * 5000}]},
+                {"comments": [{"path": "a", "side": "new", "line": 1, "text": "x"}] * 101}):
+        with pytest.raises(Refused):
+            comments_from(bad)
