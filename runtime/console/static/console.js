@@ -19,10 +19,21 @@
   }
 
   // -- live sections --------------------------------------------------------------------------
+  // A section is fetched at once when its topic changes, then at most once every GAP_MS while changes keep
+  // coming (a busy run changes many times a second; the page shows its latest state, not every step of it).
+  const GAP_MS = 1000;
   const busy = new Map();  // section id -> whether another fetch is due once this one lands
+  const last = new Map();  // section id -> when it was last fetched
   async function refresh(id) {
     if (busy.has(id)) { busy.set(id, true); return; }
+    const wait = (last.get(id) || 0) + GAP_MS - Date.now();
+    if (wait > 0) {
+      busy.set(id, true);
+      setTimeout(function () { busy.delete(id); refresh(id); }, wait);
+      return;
+    }
     busy.set(id, false);
+    last.set(id, Date.now());
     try {
       const current = document.getElementById(id);
       if (!current) { return; }
