@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 STATIC = Path(__file__).with_name("static")
 KEEPALIVE_S = 15.0
+RECENT_S = 600  # the calls decided this long ago or less are shown under what waits
 MAX_BODY = 256 * 1024
 RUN_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
@@ -208,8 +209,11 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         return ApprovalStore.for_state(state.root) if store_path(state.root).is_file() else None
 
     def _pending() -> str:
-        found = store()
-        return approvals_fragment(found.pending() if found is not None else [], time.time())
+        found, now = store(), time.time()
+        if found is None:
+            return approvals_fragment([], [], now)
+        recent = [a for a in found.all(limit=50) if not a.pending and a.decided and now - a.decided < RECENT_S]
+        return approvals_fragment(found.pending(), recent, now)
 
     async def approvals(request: Request) -> Response:
         return html_page("waiting for you", await asyncio.to_thread(_pending))

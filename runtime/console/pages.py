@@ -92,13 +92,14 @@ def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str
     return live("runs", "/runs", ["runs"], "".join(parts))
 
 
-def approvals_fragment(pending: list[Approval], now: float) -> str:
+def approvals_fragment(pending: list[Approval], recent: list[Approval], now: float) -> str:
     """What waits for a person: each call the gate asked about, its reason (which says what rule would allow
-    it), its expiry ticking, and the buttons that decide it ("always" writes the rule, as `runtime allow`)."""
-    if not pending:
-        return live("approvals", "/approvals/live", ["approvals"], "<p class=\"empty\">nothing waits for you</p>")
-    parts = ["<table class=\"approvals\"><thead><tr><th>agent</th><th>call</th>"
-             "<th>why it is asked</th><th>expires in</th><th></th></tr></thead><tbody>"]
+    it), its expiry ticking, and the buttons that decide it ("always" writes the rule, as `runtime allow`);
+    then the calls decided lately, with how and by whom."""
+    parts = [] if pending else ["<p class=\"empty\">nothing waits for you</p>"]
+    if pending:
+        parts.append("<table class=\"approvals\"><thead><tr><th>agent</th><th>call</th>"
+                     "<th>why it is asked</th><th>expires in</th><th></th></tr></thead><tbody>")
     for a in pending:
         left = max(0, int(a.expires - now))
         always = (f"<button class=\"decide\" data-id=\"{text(a.id)}\" data-decision=\"always\" "
@@ -110,5 +111,13 @@ def approvals_fragment(pending: list[Approval], now: float) -> str:
                      f"<td class=\"buttons\"><button class=\"decide\" data-id=\"{text(a.id)}\" data-decision=\"approve\">"
                      f"approve</button> {always} "
                      f"<button class=\"decide\" data-id=\"{text(a.id)}\" data-decision=\"deny\">deny</button></td></tr>")
-    parts.append("</tbody></table>")
+    if pending:
+        parts.append("</tbody></table>")
+    if recent:
+        parts.append("<h2>decided lately</h2><table class=\"decided\"><thead><tr><th>agent</th><th>call</th>"
+                     "<th>decision</th><th>by</th><th>reason</th></tr></thead><tbody>")
+        parts += [f"<tr data-id=\"{text(a.id)}\" class=\"{text(a.status)}\"><td>{text(a.agent)}</td>"
+                  f"<td><code>{text(a.summary)}</code></td><td class=\"status\">{text(a.status)}</td>"
+                  f"<td>{text(a.decided_by)}</td><td>{text(a.reason or '')}</td></tr>" for a in reversed(recent)]
+        parts.append("</tbody></table>")
     return live("approvals", "/approvals/live", ["approvals"], "".join(parts))
