@@ -68,8 +68,10 @@ _MODE_NOTE = {
 
 
 def run(args: argparse.Namespace) -> int:
-    if bool(args.task) == bool(args.role):
+    if args.task and args.role:
         raise UsageError("give --role NAME or --task FILE (the policy to ask), not both")
+    if not args.task and not args.role:
+        raise UsageError("which policy to ask: give --role NAME (`runtime roles` lists them) or --task FILE")
     catalog = find_catalog(args.catalog)
     root = Path(args.root or ".").resolve()
     if not root.is_dir():

@@ -44,6 +44,7 @@ VERBS = {
     "verify": "runtime.cli.verify",
     "audit": "runtime.cli.audit",
     "status": "runtime.cli.status",
+    "show": "runtime.cli.show_agent",
     "doctor": "runtime.cli.doctor",
     "prune": "runtime.cli.prune",
     "approve": "runtime.cli.approve",
@@ -244,6 +245,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agent", nargs="?", help="one agent id")
     p.add_argument("--state-dir", metavar="DIR")
     p.add_argument("--json", action="store_true")
+
+    p = verb("show", help="what an agent did: its outcome, attempts, checks, report and change against the base")
+    p.add_argument("agent", metavar="ID", help="the agent id (`runtime status` lists them)")
+    p.add_argument("--stat", action="store_true", help="the change as a stat (files and lines), not the whole diff")
+    p.add_argument("--state-dir", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="the run's record and the diff, as JSON")
 
     p = verb("console", help="the runs of this repository in a browser, live (local, behind a token)")
     p.add_argument("--no-open", action="store_true", help="print the URL and serve; do not open a browser")

@@ -32,8 +32,12 @@ def test_explain_judges_file_tools_and_refuses_bad_input_in_one_line(tmp_path):
     assert read.returncode == 0
     bad = run_cli("explain", "--role", "explorer", "--tool", "Paint", "x", cwd=tmp_path)
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1 and "--tool Paint" in bad.stderr
-    both = run_cli("explain", "x", cwd=tmp_path)
-    assert both.returncode == 1 and "--role NAME or --task FILE" in both.stderr
+    neither = run_cli("explain", "x", cwd=tmp_path)
+    assert neither.returncode == 1 and neither.stderr.startswith("error: which policy to ask: give --role NAME")
+    assert "not both" not in neither.stderr  # none was given: it says so, not that two were
+    (tmp_path / "t.toml").write_text("")
+    both = run_cli("explain", "--role", "explorer", "--task", "t.toml", "x", cwd=tmp_path)
+    assert both.returncode == 1 and "not both" in both.stderr
 
 
 def test_version_and_check_help():

@@ -70,3 +70,22 @@ def test_no_such_run_is_one_line(spawner: Spawner):
     bad = again(s, "../etc")
     assert bad.code == 1 and "not an agent id" in bad.stderr
     assert json.loads(s.cli("status", "--json").stdout) == []
+
+
+def test_show_prints_the_outcome_the_checks_the_report_and_the_change(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-shown", command=f"{SH_FIX}; {SH_REPORT}")
+    assert s.spawn(task).label == "ok"
+    shown = s.cli("show", "ag-shown")
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert out.startswith("ok  agent ag-shown (edit-local)") and "quality::tests-green" in out
+    assert "Summary: fixed mean" in out and "-    return sum(values) / (len(values) + 1)" in out
+    assert "+    return sum(values) / len(values)" in out
+    stat = s.cli("show", "ag-shown", "--stat")
+    assert "src/calc/__init__.py | 2 +-" in stat.stdout
+    doc = json.loads(s.cli("show", "ag-shown", "--json").stdout)
+    assert doc["agent"]["agent_id"] == "ag-shown" and doc["head"] == s.sha("agent/ag-shown")
+    assert "+    return sum(values) / len(values)" in doc["diff"]
+    missing = s.cli("show", "ag-nobody")
+    assert missing.returncode == 1 and missing.stderr.startswith("error: no run of agent ag-nobody")
