@@ -37,10 +37,19 @@ bound are audited as 503 records carrying a `count`: while one such record
 waits to be written, later ones add to its count, so a flood cannot queue
 records without end.
 
+Requests are read by a real HTTP/1.1 parser (h11), and held stricter than it
+is: a head with a bare LF or CR, obsolete line folding, a second Host, a
+Transfer-Encoding beside a Content-Length (or any Transfer-Encoding on a
+forwarded request), or anything h11 itself refuses is answered 400 and
+audited. A forwarded request is written anew by h11 from what was parsed
+(the URL's own Host, the end-to-end headers, `Connection: close`), and only
+its declared body follows it: nothing the client sends after that reaches
+the site, so no second request can be smuggled behind the first.
+
 A small proxy written here rather than a proxy library: the part that matters
 is exactly the resolve-check-pin sequence above, which general proxies
 (proxy.py, mitmproxy) do not do and would have to be bent to; what is left (a
-request line, headers, a byte pump) is little code on asyncio streams.
+parser, which is h11, and a byte pump) is little code on asyncio streams.
 """
 
 from __future__ import annotations
@@ -58,6 +67,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import h11
 
 from runtime.errors import FatalError
 from runtime.ipc.unix_service import SUN_PATH_MAX, bind_private, remove_if_ours
@@ -163,6 +174,29 @@ class _Exchange:
         host = self.host if self.host is None or len(self.host) <= _HOST_CLIP else self.host[:_HOST_CLIP] + "..."
         return {"event": event, "id": self.id, "method": self.method, "host": host, "port": self.port,
                 "address": self.address}
+
+
+def parse_head(head: bytes) -> h11.Request | str:
+    """A request head (through its blank line) parsed by h11 and held stricter than h11 holds it; or why it is
+    refused. h11 takes a bare LF as a line's end and joins folded lines; a site or another proxy may read
+    either otherwise (a second Host, a hidden Transfer-Encoding), so neither is taken here."""
+    body = head[:-4]
+    if b"\n" in body.replace(b"\r\n", b"") or b"\r" in body.replace(b"\r\n", b""):
+        return "malformed request: a line of its head ends in a bare LF or CR"
+    if any(line[:1] in (b" ", b"\t") for line in body.split(b"\r\n")[1:]):
+        return "malformed request: obsolete line folding (a header line starting with a space or a tab)"
+    parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
+    try:
+        parser.receive_data(head)
+        event = parser.next_event()
+    except h11.RemoteProtocolError as exc:
+        return f"malformed request: {exc}"
+    if not isinstance(event, h11.Request):
+        return "malformed request line"
+    names = [name for name, _ in event.headers]
+    if b"transfer-encoding" in names and b"content-length" in names:
+        return "malformed request: both Transfer-Encoding and Content-Length (which one frames the body is ambiguous)"
+    return event
 
 
 def _answer_bytes(status: int, message: str) -> bytes:
@@ -382,16 +416,17 @@ class EgressProxy:
             if exc.partial:  # a connection that sent nothing is no request
                 await self._refuse(client, exchange, 400, "the connection ended inside the request head")
             return
-        lines = head[:-4].decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            await self._refuse(client, exchange, 400, "malformed request line")
+        request = parse_head(head)
+        if isinstance(request, str):
+            first = head.split(b"\r\n", 1)[0].split(b" ")
+            exchange.method = first[0][:32].decode("latin-1") if len(first) == 3 else None
+            await self._refuse(client, exchange, 400, request)
             return
-        exchange.method, target = parts[0][:32], parts[1]
+        exchange.method, target = request.method.decode("ascii")[:32], request.target.decode("ascii")
         if exchange.method == "CONNECT":
             await self._connect(client, exchange, target)
         else:
-            await self._forward(client, exchange, target, lines[1:])
+            await self._forward(client, exchange, target, request)
 
     async def _connect(self, client: _Stream, exchange: _Exchange, target: str) -> None:
         host, sep, port_text = target.rpartition(":")
@@ -413,7 +448,7 @@ class EgressProxy:
         finally:
             upstream.writer.transport.abort()
 
-    async def _forward(self, client: _Stream, exchange: _Exchange, target: str, headers: list[str]) -> None:
+    async def _forward(self, client: _Stream, exchange: _Exchange, target: str, parsed: h11.Request) -> None:
         try:
             url = urlsplit(target)
             port = url.port or 80
@@ -430,26 +465,43 @@ class EgressProxy:
         if normalise_host(url.hostname) is None and not is_ip_literal(url.hostname):
             await self._refuse(client, exchange, 403, f"`{url.hostname}` is not a host name")
             return
-        names = [h.split(":", 1)[0].strip().lower() for h in headers]
+        names = [name.decode("latin-1") for name, _ in parsed.headers]
         if "transfer-encoding" in names:
             await self._refuse(client, exchange, 403, "chunked request bodies are not forwarded; send Content-Length")
             return
-        kept = [h for h, name in zip(headers, names, strict=True) if h and name not in _HOP_BY_HOP | {"host"}]
+        length = int(next((v for n, v in parsed.headers if n == b"content-length"), b"0"))
+        kept = [(n, v) for n, v in parsed.headers if n.decode("latin-1") not in _HOP_BY_HOP | {"host"}]
         upstream = await self._open_upstream(client, exchange)
         if upstream is None:
             return
         path = (url.path or "/") + ("?" + url.query if url.query else "")
-        request = [f"{exchange.method} {path} HTTP/1.1", f"Host: {url.netloc}", *kept, "Connection: close", "", ""]
         try:
             if not await self._record(exchange, "request", decision="allow", status=None, reason="in the allowlist"):
                 await client.answer(500, "the runtime's egress proxy cannot write its audit record; nothing was "
                                          "sent", self.limits.linger_s)
                 return
-            head = "\r\n".join(request).encode("latin-1")
-            upstream.writer.write(head)
-            await self._tunnel(client, upstream, exchange, sent=len(head))
+            writer = h11.Connection(h11.CLIENT)
+            head = writer.send(h11.Request(method=parsed.method, target=path.encode("ascii", "replace"),
+                                           headers=[(b"host", url.netloc.encode("ascii", "replace")), *kept,
+                                                    (b"connection", b"close")]))
+            upstream.writer.write(head or b"")
+            sent = len(head or b"") + await self._body(client, upstream, length)
+            await self._tunnel(client, upstream, exchange, sent=sent, upload=False)
         finally:
             upstream.writer.transport.abort()
+
+    async def _body(self, client: _Stream, upstream: _Stream, length: int) -> int:
+        """Copy exactly the request's declared body to the site; what the client sends after it goes nowhere."""
+        left = length
+        while left > 0:
+            async with asyncio.timeout(self.limits.idle_timeout_s):
+                chunk = await client.reader.read(min(left, _CHUNK))
+            if not chunk:
+                break
+            upstream.writer.write(chunk)
+            await upstream.writer.drain()
+            left -= len(chunk)
+        return length - left
 
     async def _open_upstream(self, client: _Stream, exchange: _Exchange) -> _Stream | None:
         """A connection to the checked address of an allowed destination, or None once refused."""
@@ -500,14 +552,17 @@ class EgressProxy:
         await self._refuse(client, exchange, 502, f"`{host}` is unreachable ({detail})")
         return None
 
-    async def _tunnel(self, client: _Stream, upstream: _Stream, exchange: _Exchange, sent: int = 0) -> None:
-        """Copy both ways until both ends have finished, one fails, or nothing moved for the idle timeout;
-        then the end record (``sent``: bytes the site already got, a forwarded request's head)."""
+    async def _tunnel(self, client: _Stream, upstream: _Stream, exchange: _Exchange, sent: int = 0,
+                      upload: bool = True) -> None:
+        """Copy both ways (only the site's answer without ``upload``) until both ends have finished, one fails,
+        or nothing moved for the idle timeout; then the end record (``sent``: bytes the site already got, a
+        forwarded request's head and body)."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         up, down, activity = [sent], [0], [started]
-        pumps = [loop.create_task(self._pump(client.reader, upstream.writer, up, activity)),
-                 loop.create_task(self._pump(upstream.reader, client.writer, down, activity))]
+        pumps = [loop.create_task(self._pump(upstream.reader, client.writer, down, activity))]
+        if upload:
+            pumps.append(loop.create_task(self._pump(client.reader, upstream.writer, up, activity)))
         ended = "closed"
         try:
             pending = set(pumps)

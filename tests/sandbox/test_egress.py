@@ -256,10 +256,10 @@ def test_garbage_and_credentials_are_refused(folder):
     proxy, records = start(folder, EgressRules(("localhost",), LOCAL))
     try:
         assert ask(proxy, b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400")
-        assert ask(proxy, b"GET http://u:p@localhost/ HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
-        assert ask(proxy, b"GET ftp://localhost/ HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
-        assert ask(proxy, b"CONNECT localhost HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
-        assert ask(proxy, b"GET / HTTP/1.1\r\nX: " + b"y" * 70000 + b"\r\n\r\n").startswith(b"HTTP/1.1 431")
+        assert ask(proxy, b"GET http://u:p@localhost/ HTTP/1.1\r\nHost: localhost\r\n\r\n").startswith(b"HTTP/1.1 403")
+        assert ask(proxy, b"GET ftp://localhost/ HTTP/1.1\r\nHost: localhost\r\n\r\n").startswith(b"HTTP/1.1 403")
+        assert ask(proxy, b"CONNECT localhost HTTP/1.1\r\nHost: localhost\r\n\r\n").startswith(b"HTTP/1.1 403")
+        assert ask(proxy, b"GET / HTTP/1.1\r\nHost: localhost\r\nX: " + b"y" * 70000 + b"\r\n\r\n").startswith(b"HTTP/1.1 431")
     finally:
         proxy.close()
 
@@ -383,12 +383,12 @@ def _unresolvable(host: str, port: int) -> list[str]:
 @pytest.mark.parametrize("status,request_head,host", [
     (400, b"NONSENSE\r\n\r\n", None),
     (400, b"CONNECT localhost:443 HTTP/1.1\r\nHost: loc", None),  # and then the client stops sending
-    (403, b"CONNECT example.net:443 HTTP/1.1\r\n\r\n", "example.net"),
-    (403, b"GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\n\r\n", "169.254.169.254"),
+    (403, b"CONNECT example.net:443 HTTP/1.1\r\nHost: example.net:443\r\n\r\n", "example.net"),
+    (403, b"GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n", "169.254.169.254"),
     (408, b"CONNECT localhost:443 HTTP/1.1\r\n", None),  # and nothing more
     (431, b"GET http://localhost/ HTTP/1.1\r\nX: " + b"y" * 70000 + b"\r\n\r\n", None),
-    (502, b"CONNECT localhost:{closed} HTTP/1.1\r\n\r\n", "localhost"),
-    (502, b"CONNECT nowhere.localhost:443 HTTP/1.1\r\n\r\n", "nowhere.localhost"),
+    (502, b"CONNECT localhost:{closed} HTTP/1.1\r\nHost: localhost\r\n\r\n", "localhost"),
+    (502, b"CONNECT nowhere.localhost:443 HTTP/1.1\r\nHost: nowhere.localhost\r\n\r\n", "nowhere.localhost"),
 ])
 def test_every_refusal_is_answered_and_audited_when_it_is_decided(folder, status, request_head, host):
     closed = _unused_port()
@@ -575,7 +575,7 @@ def test_an_allowed_request_that_cannot_be_audited_is_refused(folder, silent_sit
         with far:
             far.settimeout(10)
             assert far.recv(1) == b""
-        refused = ask(proxy, b"CONNECT example.org:443 HTTP/1.1\r\n\r\n")
+        refused = ask(proxy, b"CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n")
     finally:
         proxy.close()
     assert head.startswith(b"HTTP/1.1 500") and b"cannot write its audit record" in head + rest
@@ -642,3 +642,110 @@ def test_another_uid_cannot_use_the_agents_proxy(folder):
     finally:
         proxy.close()
     assert result.stdout.startswith("refused"), result.stdout + result.stderr
+
+
+# -- a real parser, stricter than it ------------------------------------------------------------------
+
+class _Recorder:
+    """A site that records every byte a connection sent it, then answers one short response."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.got: list[bytes] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        self.server.settimeout(10)
+        try:
+            conn, _ = self.server.accept()
+        except OSError:
+            return
+        with conn:
+            conn.settimeout(1.0)
+            data = b""
+            try:
+                while chunk := conn.recv(65536):
+                    data += chunk
+                    if b"\r\n\r\n" in data and data.endswith(b"body"):
+                        break
+            except OSError:
+                pass
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            try:
+                while chunk := conn.recv(65536):
+                    data += chunk
+            except OSError:
+                pass
+            self.got.append(data)
+
+
+@pytest.mark.parametrize("smuggle,why", [
+    (b"Host: localhost\nHost: evil.example\r\n", "bare LF"),
+    (b"Host: localhost\r\nX-A: 1\rTransfer-Encoding: chunked\r\n", "bare LF or CR"),
+    (b"Host: localhost\r\nX-A: 1\r\n Transfer-Encoding: chunked\r\n", "obsolete line folding"),
+    (b"Host: localhost\r\nHost: evil.example\r\n", "multiple Host"),
+    (b"Host: localhost\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n", "both Transfer-Encoding and Content-Length"),
+    (b"Host: localhost\r\nContent-Length: 4\r\nContent-Length: 9\r\n", "malformed request"),
+    (b"Host : localhost\r\n", "malformed request"),
+])
+def test_ambiguous_requests_are_refused_400_and_in_the_audit_log(folder, tmp_path, smuggle, why):
+    site = _Recorder()
+    log = AuditLog(tmp_path / "audit.jsonl")
+    proxy, _ = start(folder, EgressRules(("localhost",), LOCAL, (site.port,)),
+                     audit=lambda record: log.append("egress", "ag-net", **record))
+    try:
+        answer = ask(proxy, f"POST http://localhost:{site.port}/x HTTP/1.1\r\n".encode() + smuggle + b"\r\nbody")
+    finally:
+        proxy.close()
+        site.server.close()
+    assert answer.startswith(b"HTTP/1.1 400 ") and why.encode() in answer, answer
+    (record,) = [r["data"] for r in audit_records(log.path, kind="egress")]
+    assert (record["event"], record["decision"], record["status"]) == ("request", "deny", 400)
+    assert why in record["reason"] and record["method"] == "POST"
+    assert site.got == []  # nothing reached the site
+
+
+def test_a_forwarded_request_is_written_anew_and_nothing_after_its_body_reaches_the_site(folder):
+    site = _Recorder()
+    proxy, records = start(folder, EgressRules(("localhost",), LOCAL, (site.port,)))
+    try:
+        answer = ask(proxy, (f"POST http://localhost:{site.port}/up HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4\r\n"
+                             "Proxy-Authorization: x\r\nX-Kept: yes\r\n\r\nbody"
+                             "GET /second HTTP/1.1\r\nHost: localhost\r\n\r\n").encode())
+        site.thread.join(10)
+        wait_for(lambda: any(r["event"] == "end" for r in records))
+    finally:
+        proxy.close()
+        site.server.close()
+    assert answer.endswith(b"ok")
+    (sent,) = site.got
+    head, _, rest = sent.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /up HTTP/1.1\r\n") and f"host: localhost:{site.port}".encode() in head
+    assert b"x-kept: yes" in head and b"proxy-authorization" not in head.lower() and b"connection: close" in head
+    assert rest == b"body" and b"/second" not in sent  # the request smuggled behind the body went nowhere
+    end = next(r for r in records if r["event"] == "end")
+    assert end["bytes_up"] == len(sent)
+
+
+def test_every_refusal_reaches_the_audit_log_malformed_too_large_and_over_the_bound(folder, tmp_path):
+    log = AuditLog(tmp_path / "audit.jsonl")
+    proxy, _ = start(folder, EgressRules(("localhost",), LOCAL), limits=Limits(max_connections=1, linger_s=0.05),
+                     audit=lambda record: log.append("egress", "ag-net", **record))
+    try:
+        assert ask(proxy, b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400")
+        time.sleep(0.3)  # the one connection the bound allows has ended
+        assert ask(proxy, b"GET / HTTP/1.1\r\nHost: localhost\r\nX: " + b"y" * 70000 + b"\r\n\r\n").startswith(
+            b"HTTP/1.1 431")
+        time.sleep(0.3)
+        with socket.socket(socket.AF_UNIX) as held, socket.socket(socket.AF_UNIX) as late:
+            held.connect(str(proxy.socket_path))
+            late.settimeout(10)
+            late.connect(str(proxy.socket_path))
+            assert _answer(late).startswith(b"HTTP/1.1 503")
+            wait_for(lambda: len(list(audit_records(log.path, kind="egress"))) == 3)
+    finally:
+        proxy.close()
+    assert [r["data"]["status"] for r in audit_records(log.path, kind="egress")] == [400, 431, 503]
+    assert verify(log.path) == []
