@@ -220,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     _check_plan_models(args, plan)
+    _check_reach(plan, catalog, git, sandboxed=not args.no_os_sandbox)
     executor = _executor(args, plan)
     if args.save_plan:
         print(f"plan saved to {save_plan(Path(args.save_plan), plan.data)}", file=sys.stderr)
@@ -272,3 +273,17 @@ def run(args: argparse.Namespace) -> int:
         for question in report.questions:
             print(f"question: {printable(question)}")
     return report.exit_code
+
+
+def _check_reach(plan: Plan, catalog: Catalog, git: Git, *, sandboxed: bool) -> None:
+    """Nothing runs that cannot pass: every subtask's test and check programs are found where verify looks, and
+    its write scope names something of the repository (`runtime.spawn.preflight.preflight_reach`), checked
+    before any agent starts."""
+    from runtime.sandbox.toolchain import toolchain_mounts
+    from runtime.spawn.preflight import preflight_reach, toolchain_file
+
+    toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
+    head = git.resolve("HEAD")
+    where = toolchain_file(catalog.layers, git.root)
+    for sub in plan.subtasks:
+        preflight_reach(sub.task, git, head, toolchain, sandboxed=sandboxed, toolchain_file=where)

@@ -38,7 +38,7 @@ from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge
 from runtime.spawn.attempts import run_attempts
 from runtime.spawn.notify import Notifier
 from runtime.spawn.outcome import Acceptance, Outcome, Verdict
-from runtime.spawn.preflight import preflight, preflight_tests
+from runtime.spawn.preflight import preflight, preflight_reach, preflight_tests, toolchain_file
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.remote import RemoteOrchestrator
@@ -210,6 +210,8 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     state_root = Path(options.state_dir or default_state_dir(git.root))
     preflight_tests(task, git, git.resolve(options.base or "HEAD"), sandboxed=options.use_sandbox, state=state_root)
     toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
+    preflight_reach(task, git, git.resolve(options.base or "HEAD"), toolchain, sandboxed=options.use_sandbox,
+                    toolchain_file=toolchain_file(catalog.layers, git.root))
     # The policy as the worktree will have it, compiled once here: a role or toolchain it refuses (a
     # toolchain folder inside the write scope) is one line before any branch or worktree exists.
     compile_policy(task.role, task, git.root, catalog)

@@ -8,14 +8,20 @@ would instead hold its agent id.
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import sys
 from pathlib import Path
 
 from runtime.checks.runners.plan import plan_tests
+from runtime.checks.runners.words import Opaque, split
 from runtime.errors import FatalError
+from runtime.manifests.globs import glob_to_regex, literal_parts
 from runtime.manifests.task import Task
 from runtime.sandbox.bwrap import system_visible
 from runtime.sandbox.cpus import check_cpus
-from runtime.sandbox.env import check_declared
+from runtime.sandbox.env import check_declared, default_path
+from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
 from runtime.spawn.sandboxing import runtime_binds
 from runtime.workspace.git import Git, GitError
@@ -89,3 +95,134 @@ def _test_params(task: Task) -> set[str]:
     """The task fields the role's tests-green atom reads."""
     return {spec.task_field for atom in task.role.atoms if atom.verify == "tests-green"
             for spec in atom.params.values() if spec.task_field}
+
+
+BUILTINS = frozenset({"cd", "test", "[", "true", "false", "echo", "printf", "exit", "export", "set", ":", "source", ".",
+                      "eval", "exec", "command", "type", "read", "pwd", "unset", "shift", "wait", "trap", "ulimit",
+                      "umask", "times", "builtin", "let", "local", "declare", "typeset", "readonly", "hash"})
+
+
+def search_path(toolchain: ToolchainMounts | None, repo: Path, sandboxed: bool) -> list[tuple[str, Path]]:
+    """Where a command of verify's finds its programs, in order: (as the command sees it, the folder on this
+    machine). The toolchain's folders of the repository, its host programs' folders, the system's, and
+    the runtime's own interpreter's folder (bound into every sandbox)."""
+    entries: list[tuple[str, Path]] = []
+    if toolchain is not None:
+        entries += [(rel, repo / rel) for rel in toolchain.path]
+        entries += [(p, Path(p)) for p in toolchain.host_path]
+    for folder in default_path().split(":"):
+        if not sandboxed or system_visible(Path(folder).resolve()) or Path(folder) == Path(sys.executable).parent:
+            entries.append((folder, Path(folder)))
+    return entries
+
+
+def _found(name: str, folders: list[tuple[str, Path]]) -> bool:
+    return any(os.access(folder / name, os.X_OK) and (folder / name).is_file() for _, folder in folders)
+
+
+def _fix(name: str, catalog_toolchain: str) -> str:
+    """What would show ``name`` to the sandbox: where this machine has it, and the toolchain line."""
+    here = shutil.which(name)
+    if here is None:
+        return (f"this machine has no `{name}` on its PATH either: install it into the repository's toolchain "
+                f"(a .venv, node_modules) and declare that in {catalog_toolchain}, or fix the command")
+    try:
+        with open(here, "rb") as fh:
+            script = fh.read(2) == b"#!"
+    except OSError:
+        script = True
+    if script:  # a script's interpreter (a `uv tool` or pipx venv) is not shown with it
+        return (f"it is at {here} on this machine, which the sandbox does not show: install it into the "
+                f"repository's virtualenv (.venv) and add `presets = [\"python\"]` to {catalog_toolchain} (or "
+                "`node` for node_modules)")
+    return f"it is at {here} on this machine: `programs = [\"{name}\"]` in {catalog_toolchain} shows it to the sandbox"
+
+
+def _programs(command: str, steps: list[tuple[str, tuple[str, ...]]]) -> list[tuple[str, tuple[str, ...]]]:
+    """(program, folders put first on its PATH) of each simple command of ``command``, as verify runs it; none
+    for a command that cannot be read exactly (its run says what is wrong)."""
+    if steps:
+        return steps
+    try:
+        simple = split(command)
+    except Opaque:
+        return []
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for one in simple:
+        argv = one.argv
+        if argv[:3] == ["uv", "run", "--no-sync"]:
+            argv = argv[3:]
+        if argv:
+            out.append((argv[0], ()))
+    return out
+
+
+def toolchain_file(layers: list[Path], repo: Path) -> str:
+    """Where the repository's toolchain is declared, as a message names it."""
+    from runtime.manifests.catalog import display_path
+    from runtime.manifests.locate import PROJECT_FOLDER, TOOLCHAIN_FILE
+
+    top = layers[-1]
+    if top.resolve() == (repo / PROJECT_FOLDER).resolve():
+        return display_path(top / TOOLCHAIN_FILE)
+    return f"{PROJECT_FOLDER}/{TOOLCHAIN_FILE} (`runtime init` makes the project's catalog)"
+
+
+def preflight_reach(task: Task, git: Git, base: str, toolchain: ToolchainMounts | None, *, sandboxed: bool,
+                    toolchain_file: str) -> None:
+    """Nothing runs that cannot pass: every test and check command's programs are found where verify will
+    look for them (`search_path`), and the write scope names what is in the repository at ``base``, or a
+    file or folder to create in a folder it has. A ManifestError at the task's line, naming the program and
+    where it was looked for, and the toolchain line that would show it."""
+    src = task.src
+    folders = search_path(toolchain, git.root, sandboxed)
+    items: list[tuple[tuple[object, ...], str, str]] = []
+    if test := task.fields.get("verification.test-command"):
+        items.append((("verification", "test-command"), test, "the test command"))
+    for n, command in enumerate(task.fields.get("verification.check-commands") or []):
+        items.append((("verification", "check-commands", n), command, "a check command"))
+    package = None
+    for loc, command, what in items:
+        steps: list[tuple[str, tuple[str, ...]]] = []
+        if loc[1] == "test-command":
+            if package is None:
+                raw = git.read_file(base, "package.json")
+                package = raw.decode("utf-8", "replace") if raw else ""
+            plan = plan_tests(command, package or None)
+            steps = [] if plan.opaque else [(s.command.argv[0], s.path) for s in plan.steps if s.command.argv]
+        for program, first in _programs(command, steps):
+            if program in BUILTINS or "/" in program or "$" in program:
+                continue
+            where = [(p, git.root / p) for p in first] + folders
+            if _found(program, where):
+                continue
+            looked = ", ".join(dict.fromkeys(shown if (folder.is_dir()) else f"{shown} (not here)"
+                                             for shown, folder in where))
+            raise src.error(loc, f"{what} runs `{program}`, which verify would not find: it looks in {looked}; "
+                                 f"{_fix(program, toolchain_file)}")
+    globs = task.fields.get("scope.files-whitelist") or []
+    if globs:
+        _scope_reaches(task, git, base, list(globs))
+
+
+def _scope_reaches(task: Task, git: Git, base: str, globs: list[str]) -> None:
+    files = git.files_at(base)
+    folders = {"."} | {str(Path(f).parent) for f in files} | {str(p) for f in files for p in Path(f).parents}
+    for n, glob in enumerate(globs):
+        pattern = re.compile(glob_to_regex(glob))
+        if any(pattern.match(f) for f in files):
+            continue
+        parts = literal_parts(glob)
+        depth = len(glob.split("/"))
+        if len(parts) == depth or (glob.endswith("/**") and len(parts) == depth - 1):
+            parent = "/".join(parts[:-1])  # a file to create, or `new/**`: a folder to create, in a folder there
+        else:
+            parent = "/".join(parts)  # a wildcard below a folder: that folder is there
+        if (parent or ".") in folders:
+            continue
+        missing = next(("/".join(parts[:k]) for k in range(1, len(parts) + 1)
+                        if "/".join(parts[:k]) not in folders), "/".join(parts))
+        raise task.src.error(("scope", "files-whitelist", n),
+                             f"the write scope `{glob}` matches nothing in the repository at its base, and `{missing}` "
+                             "is not one of its folders: a typo? (to have the agent make a new folder, name it in one "
+                             "the repository has: `<folder>/<new>/**`)")

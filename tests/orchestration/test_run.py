@@ -257,6 +257,18 @@ def test_overlapping_parallel_scopes_are_rejected_before_anything_starts(orchest
     assert len(o.git("worktree", "list").splitlines()) == 1
 
 
+def test_a_subtask_whose_check_program_verify_would_not_find_stops_the_plan_before_any_agent(orchestra: Orchestra):
+    o = orchestra
+    fine = o.subtask("fine", 1)
+    typo = o.subtask("typo", 2, whitelist=["docs/**"], check_commands=["pytset --collect-only -q tests"])
+    plan = o.plan([fine, typo])
+    r = o.run(plan)
+    assert r.code == 1 and r.events == [], r.describe()
+    (line,) = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
+    assert re.search(r"plan\.toml:\d+: a check command runs `pytset`, which verify would not find", line), line
+    assert o.runs() == [] and o.agent_folders() == [] and o.branches() == [BASE_BRANCH]
+
+
 # -- 7. memory on acceptance only ----------------------------------------------------------------------
 
 def test_rejected_run_writes_no_memory(orchestra: Orchestra):

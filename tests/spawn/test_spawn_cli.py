@@ -431,3 +431,40 @@ def test_verify_needs_no_agent_table(spawner: Spawner):
     proc, data = verify(s, task, wt, report, s.base)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert data["failed"] == [] and "quality::tests-green" in data["passed"]
+
+
+# -- nothing runs that cannot pass ----------------------------------------------------------------------
+
+def test_a_check_whose_program_verify_would_not_find_is_refused_before_anything(spawner: Spawner, tmp_path):
+    s = spawner
+    task = s.task(agent_id="ag-typo", command=SH_REPORT,
+                  verification={"test-command": "pytest -q tests", "check-commands": ["flake9 src"]})
+    line = one_line_error(s.spawn(task).proc)
+    assert f"{task}:" in line and "a check command runs `flake9`, which verify would not find" in line
+    assert "/usr/bin" in line and "install it into the repository's toolchain" in line
+    nothing_left(s, "ag-typo")
+    # A program this machine has outside every sandbox (a `uv tool` or pipx install): where it is, and the fix.
+    elsewhere = tmp_path / "tools"
+    elsewhere.mkdir()
+    (elsewhere / "flake9").write_text("#!/opt/tool-venv/bin/python\n")
+    (elsewhere / "flake9").chmod(0o755)
+    line = one_line_error(s.spawn(task, env={"PATH": f"{elsewhere}:{os.environ['PATH']}"}).proc)
+    assert f"it is at {elsewhere}/flake9 on this machine, which the sandbox does not show" in line
+    assert 'presets = ["python"]' in line
+    nothing_left(s, "ag-typo")
+
+
+def test_a_write_scope_that_names_nothing_of_the_repository_is_refused_before_anything(spawner: Spawner):
+    s = spawner
+    task = s.task(agent_id="ag-scope", command=SH_REPORT, scope={"files-whitelist": ["scr/calc/**"]})
+    line = one_line_error(s.spawn(task).proc)
+    assert "the write scope `scr/calc/**` matches nothing in the repository at its base" in line
+    assert "`scr` is not one of its folders" in line
+    nothing_left(s, "ag-scope")
+    # A new file, or a new folder, in a folder the repository has: what the agent is to create.
+    for fresh in (["src/calc/median.py"], ["tests/unit/**"], ["notes/**"]):
+        task = s.task(agent_id="ag-fresh", command=SH_REPORT, scope={"files-whitelist": ["src/calc/**", *fresh]},
+                      verification={"test-command": "true", "test-results": "exit-code", "check-commands": []})
+        done = s.spawn(task)
+        assert done.proc.returncode in (0, 2) and "matches nothing" not in done.stderr, done.describe()
+        s.cli("prune", "--unmerged")
