@@ -132,7 +132,23 @@ def run(args: argparse.Namespace) -> int:
               f"{closed}")
         if builtin_note:
             print(builtin_note)
-    for line in (sandbox.summary(), kept_note, strict, version_note, unavailable):
+    for line in (sandbox.summary(), kept_note, strict, version_note, unavailable, _untracked(path)):
         if line:
             print(line)
     return 0
+
+
+def _untracked(path: Path) -> str | None:
+    """A warning when git ignores the shared settings file (never the local one, which is meant to be)."""
+    from runtime.tooling.gitignore import ignored_by_git
+
+    if path.name != "settings.json":
+        return None
+    try:
+        rel = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return None
+    for shown, by in ignored_by_git(Path.cwd(), [str(rel)]):
+        return (f"warning: git ignores {shown} ({by}), so the hook is not shared with the repository: add "
+                "`!.claude/` to the .gitignore, after that line")
+    return None

@@ -22,6 +22,7 @@ from runtime.cli.show import console, line, text
 from runtime.errors import UsageError
 from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.tooling.claude import write_atomic
+from runtime.tooling.gitignore import ignored_by_git
 from runtime.tooling.project.found import Outcome, Skipped
 from runtime.tooling.project.render import GRAMMARS, ROLE_HEAD, choose, mcp_text, presets, task_text, toolchain_text
 from runtime.tooling.project.rules import project_rules
@@ -61,11 +62,23 @@ def run(args: argparse.Namespace) -> int:
     for path, content in files.items():
         write_atomic(path, content)
     written = [str(p.relative_to(repo)) for p in files]
+    hidden = ignored_by_git(repo, written)
+    probed = _probe(repo, paths["task"], args) if args.probe and task is not None else None
     if args.json:
-        print(json.dumps(_json(scanned.read, outcomes, skipped, written, task is not None), indent=2))
+        print(json.dumps({**_json(scanned.read, outcomes, skipped, written, task is not None),
+                          "ignored-by-git": [{"path": p, "by": by} for p, by in hidden],
+                          "probe": probed}, indent=2))
         return 0
     _report(repo, scanned.read, outcomes, skipped, written, task is not None)
+    for said in (probed or {}).get("said", []):
+        console().print(line(("probe: ", "bold"), said), soft_wrap=True)
+    if args.probe and task is None:
+        console().print(line("probe: nothing to run: the template has no test command"))
+    for shown, by in hidden[:1]:
+        console().print(line(("warning: ", "bold yellow"), f"git ignores {shown} ({by}), so the catalog is not shared "
+                             f"with the repository: add `!{PROJECT_FOLDER}/` to the .gitignore, after that line"))
     return 0
+
 
 
 def _json(read: list[str], outcomes: list[Outcome], skipped: list[Skipped], written: list[str],
@@ -75,7 +88,7 @@ def _json(read: list[str], outcomes: list[Outcome], skipped: list[Skipped], writ
         "commands": [{
             "command": o.found.command, "kind": o.found.kind, "from": str(o.found.origin), "what": o.found.origin.what,
             "written": o.found.written, "allowed": o.status, "reason": o.reason or None,
-            "task": o.in_task or None, "rule": o.rule,
+            "task": o.in_task or None, "rule": o.rule, "dropped": list(o.found.dropped),
         } for o in outcomes],
         "left-out": [{"written": s.written, "from": str(s.origin), "why": s.why} for s in skipped],
         "written": written,
@@ -120,6 +133,11 @@ def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[
             elif _task_column(o):
                 parts.append(f"not in the task: {_task_column(o)}")
             out.print(line("; ".join(parts)), soft_wrap=True)
+    for o in outcomes:
+        if o.found.dropped:
+            dropped = ", ".join(f"`{d}`" for d in o.found.dropped)
+            out.print(line("translated: ", f"`{o.found.written}` from {o.found.origin} runs as `{o.found.command}`: "
+                           f"dropped {dropped}, a report file verify never reads (it writes its own)"), soft_wrap=True)
     for s in skipped:
         out.print(line("left out: ", f"`{s.written}` from {s.origin.describe()}: {s.why}"), soft_wrap=True)
     if not outcomes:
@@ -131,3 +149,13 @@ def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[
     where = str(repo)
     out.print(line(f"next: `runtime lint{' ' + str(Path(PROJECT_FOLDER) / TASK) if has_task else ''}` and "
                    f"`runtime explain --role project 'COMMAND'` from {where}"))
+
+
+def _probe(repo: Path, task: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Run the template's commands at HEAD (`runtime.tooling.project.probe`) and write what they showed."""
+    from runtime.tooling.project.probe import apply, probe
+
+    found = probe(repo, task, sandboxed=not args.no_os_sandbox)
+    said = [*found.notes, *apply(task, found)]
+    return {"passed": found.passed, "baseline": found.baseline, "failing-checks": list(found.failing_checks),
+            "said": said}

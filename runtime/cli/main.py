@@ -101,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("init", help="start a project catalog (.agent-runtime/) that extends the shipped one")
     p.add_argument("path", nargs="?", metavar="DIR", help="the repository (default: .)")
     p.add_argument("--json", action="store_true", help="what was found, from where, and what was written, as JSON")
+    p.add_argument("--probe", action="store_true",
+                   help="run the task template's test and check commands once at HEAD, as verify does, and set "
+                        "test-count-min and baseline from what they do there")
+    p.add_argument("--no-os-sandbox", action="store_true", help="with --probe: run them without bubblewrap")
 
     p = add("allow", help="write the rule that allows a command into the repository's catalog (.agent-runtime/roles)")
     p.add_argument("command", metavar="COMMAND", help="the Bash command the gate asked about, quoted as one word")

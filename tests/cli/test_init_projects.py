@@ -407,3 +407,56 @@ def test_plain_output_names_each_command_and_where_it_came_from(tmp_path):
     assert any(line.startswith("lint    codespell src  from tox.ini:14 (tox env lint); a new rule of the role allows it; "
                                "not in the task: `codespell` is not installed here") for line in lines)
     assert "wrote .agent-runtime/tasks/example.toml" in lines
+
+
+def test_report_options_are_dropped_from_the_repository_s_command_saying_so_on_the_terminal(tmp_path):
+    tox = ("[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands = pytest --cov=pkg --cov-report html "
+           "--cov-report term --junitxml=report.xml {posargs:tests}\n")
+    repo = _repo(tmp_path, {"tox.ini": tox, "src/pkg/__init__.py": "", "tests/test_pkg.py": "def test_a():\n    pass\n"},
+                 tools=("pytest",))
+    report = _init(repo)
+    (found,) = [c for c in report["commands"] if c["kind"] == "test"]
+    assert found["command"] == "pytest --cov=pkg --cov-report=term tests" and found["allowed"] != "refused"
+    assert found["dropped"] == ["--cov-report html", "--junitxml=report.xml"]
+    assert _task(repo)["test-command"] == "pytest --cov=pkg --cov-report=term tests"  # kept, not a bare `pytest`
+    shutil.rmtree(repo / ".agent-runtime")
+    plain = run_cli("init", cwd=repo)
+    (said,) = [ln for ln in plain.stdout.splitlines() if ln.startswith("translated: ")]
+    assert "runs as `pytest --cov=pkg --cov-report=term tests`" in said
+    assert "dropped `--cov-report html`, `--junitxml=report.xml`, a report file verify never reads" in said
+
+
+def test_init_warns_when_git_would_not_track_what_it_wrote(tmp_path):
+    repo = _repo(tmp_path, {".gitignore": ".*\n!.gitignore\n", "tests/test_a.py": "def test_a():\n    pass\n",
+                            "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"}, tools=("pytest",))
+    plain = run_cli("init", cwd=repo)
+    assert plain.returncode == 0, plain.stderr
+    (warning,) = [ln for ln in plain.stdout.splitlines() if ln.startswith("warning: ")]
+    assert "git ignores .agent-runtime/" in warning and "(.gitignore:1: `.*`)" in warning
+    assert "add `!.agent-runtime/` to the .gitignore" in warning
+    shutil.rmtree(repo / ".agent-runtime")
+    (repo / ".gitignore").write_text(".*\n!.gitignore\n!.agent-runtime/\n")
+    doc = _init(repo)
+    assert doc["ignored-by-git"] == []
+
+
+def test_probe_runs_the_template_at_the_base_and_sets_the_count_and_the_baseline(tmp_path):
+    from tests.support import git, have_bwrap
+
+    have_bwrap()
+    repo = _repo(tmp_path, {"pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n",
+                            "src/calc.py": "def add(a, b):\n    return a - b\n",
+                            "tests/test_calc.py": ("import sys\nsys.path.insert(0, 'src')\nfrom calc import add\n\n\n"
+                                                   "def test_zero():\n    assert add(0, 0) == 0\n\n\n"
+                                                   "def test_two():\n    assert add(1, 1) == 2\n")},
+                 tools=("pytest",))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "src/calc.py").write_text("def add(a, b):\n    return a + b\n")  # not committed: the base is HEAD
+    doc = json.loads(run_cli("init", "--json", "--probe", cwd=repo).stdout)
+    assert doc["probe"]["passed"] == 1 and doc["probe"]["baseline"] is True
+    task = _task(repo)
+    assert task["test-count-min"] == 1 and task["baseline"] is True
+    assert "1 of 2 pass" in " ".join(doc["probe"]["said"])
+    assert git(repo, "worktree", "list").count("\n") == 0  # the probe's tree is gone
+    assert (repo / "src/calc.py").read_text().endswith("a + b\n")  # the working folder as it was

@@ -45,6 +45,7 @@ class Found:
     written: str  # as the file wrote it
     check: bool = True  # fit for a task's checks; False for what rewrites files (a formatter's writing form)
     family: str = ""  # the same suite or tool however called (`pytest`, `python -m pytest`): one per task
+    dropped: tuple[str, ...] = ()  # options of the written command left out (a report verify never reads)
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,7 @@ class Translator:
             raise Untranslatable(f"runs a script through `{program}`: give the commands it runs")
         checking, check = checking_form(words)
         checking = layout_form(checking, scan.root)
+        checking, dropped = without_reports(checking)
         if program == "npm" and len(args) >= 2 and args[0] == "run":
             body = scan.npm_scripts.get(args[1], "")
             check = not re.search(r"(--write|\s-w\b|--fix\b)", body)
@@ -379,7 +380,7 @@ class Translator:
         if kind is None:
             return []
         final = [*assigns, *(["uv", "run", "--no-sync"] if uv and self.ctx.uv else []), *checking]
-        return [Found(shlex.join(final), kind, raw.origin, raw.text, check, family)]
+        return [Found(shlex.join(final), kind, raw.origin, raw.text, check, family, tuple(dropped))]
 
     def _tox(self, args: list[str], depth: int) -> list[Found | Skipped]:
         scan = self.ctx.scan
@@ -429,6 +430,41 @@ class Translator:
                                      "`make` targets in toolchain.toml's make-targets")
             out += self._expand(scan.make_targets[target], depth, f"make {target}")
         return out
+
+
+# pytest's options that write a report for a person (HTML, XML, JSON) where verify never reads it, outside any
+# write scope: dropped, and said so. Verify has reporters of its own; coverage's terminal report stays.
+_PYTEST = re.compile(r"^(?:py\.test|pytest)$")
+_REPORT_VALUED = ("--junitxml", "--junit-xml", "--html", "--json-report-file", "--alluredir", "--result-log",
+                  "--report-log", "--md-report-output")
+_REPORT_FLAGS = ("--self-contained-html", "--json-report")
+
+
+def without_reports(words: list[str]) -> tuple[list[str], list[str]]:
+    """A pytest command without the options that write a report file (`--cov-report html`, `--junitxml X`),
+    and what was dropped; any other command as it is."""
+    at = next((i for i, w in enumerate(words) if _PYTEST.match(w)), None)
+    if at is None and "pytest" in words and words[max(words.index("pytest") - 1, 0)] == "-m":
+        at = words.index("pytest")
+    if at is None:
+        return words, []
+    kept, dropped = list(words[:at + 1]), []
+    rest = iter(words[at + 1:])
+    for word in rest:
+        name, eq, value = word.partition("=")
+        if name == "--cov-report":
+            value = value if eq else next(rest, "")
+            if value.split(":", 1)[0] in ("term", "term-missing"):
+                kept.append(word if eq else f"--cov-report={value}")
+            else:
+                dropped.append(f"--cov-report {value}".strip())
+        elif name in _REPORT_VALUED:
+            dropped.append(word if eq else f"{word} {next(rest, '')}".strip())
+        elif word in _REPORT_FLAGS:
+            dropped.append(word)
+        else:
+            kept.append(word)
+    return kept, dropped
 
 
 def translate(scan: Scan, uv: bool) -> tuple[list[Found], list[Skipped]]:
