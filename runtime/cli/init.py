@@ -74,6 +74,19 @@ def run(args: argparse.Namespace) -> int:
         console().print(line(("probe: ", "bold"), said), soft_wrap=True)
     if args.probe and task is None:
         console().print(line("probe: nothing to run: the template has no test command"))
+    from runtime.tooling.project.world import find_world
+
+    world = find_world(repo)
+    for rel, where in world.include:
+        console().print(line("worktree: ", f"`{rel}` ({where}) is written at install time and ignored by git: "
+                             "copied into every worktree and verify's copies ([worktree] include)"), soft_wrap=True)
+    for rel, where in world.missing:
+        console().print(line(("warning: ", "bold yellow"), f"`{rel}` ({where}) is written at install time, git ignores "
+                             "it, and this checkout has none yet: install the project once, then uncomment its "
+                             "[worktree] include in toolchain.toml"), soft_wrap=True)
+    for command, source, _ in world.setup:
+        console().print(line("worktree: ", f"`{command}` ({source}) offered as a [worktree] setup command, commented "
+                             "out: it reaches the network and writes into the tree, so you decide"), soft_wrap=True)
     for shown, by in hidden[:1]:
         console().print(line(("warning: ", "bold yellow"), f"git ignores {shown} ({by}), so the catalog is not shared "
                              f"with the repository: add `!{PROJECT_FOLDER}/` to the .gitignore, after that line"))

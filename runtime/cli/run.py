@@ -281,9 +281,13 @@ def _check_reach(plan: Plan, catalog: Catalog, git: Git, *, sandboxed: bool) -> 
     before any agent starts."""
     from runtime.sandbox.toolchain import toolchain_mounts
     from runtime.spawn.preflight import preflight_reach, toolchain_file
+    from runtime.spawn.world import check_included
 
     toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
     head = git.resolve("HEAD")
     where = toolchain_file(catalog.layers, git.root)
+    world = catalog.toolchain.worktree
+    check_included(git, world, catalog.toolchain.source)
     for sub in plan.subtasks:
-        preflight_reach(sub.task, git, head, toolchain, sandboxed=sandboxed, toolchain_file=where)
+        preflight_reach(sub.task, git, head, toolchain, sandboxed=sandboxed, toolchain_file=where,
+                        setup_path=world.path if world.setup else ())

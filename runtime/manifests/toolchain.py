@@ -82,8 +82,49 @@ class ToolchainSection(Model):
     make_targets: list[str] = Field(default_factory=list)
 
 
+class WorktreeSection(Model):
+    include: list[str] = Field(default_factory=list)
+    setup: list[str] = Field(default_factory=list)
+    path: list[str] = Field(default_factory=list)
+    setup_domains: list[str] = Field(default_factory=list)
+    setup_addresses: list[str] = Field(default_factory=list)
+    setup_ports: list[int] = Field(default_factory=lambda: [80, 443])
+    setup_timeout_s: int = Field(default=600, gt=0, le=7200)
+
+
 class ToolchainFile(Model):
-    toolchain: ToolchainSection
+    toolchain: ToolchainSection = Field(default_factory=ToolchainSection)
+    worktree: WorktreeSection | None = None
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """What every tree of the repository the runtime makes holds beyond what git tracks (`[worktree]`):
+
+    - ``include``: files and folders git ignores, copied from the main checkout into each agent's worktree
+      and into every copy verify runs commands over (the work's and the base's), always from the main
+      checkout: never linked, never the agent's to change for verify;
+    - ``setup``: commands run in the worktree inside the sandbox before the agent starts, with their own
+      egress (``setup_domains``, and ``setup_addresses`` and ``setup_ports`` as `net::egress-allowlist` has them,
+      through the egress proxy and its audit) and never the agent's; what they make
+      that git ignores is kept as the tree's world too, cached per base commit;
+    - ``path``: folders of the tree (made by setup: a per-worktree environment's `bin`) first on PATH.
+    """
+
+    include: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()
+    setup_domains: tuple[str, ...] = ()
+    setup_addresses: tuple[str, ...] = ()  # non-public ranges setup may reach after all (an internal registry)
+    setup_ports: tuple[int, ...] = (80, 443)
+    setup_timeout_s: int = 600
+    lines: tuple[tuple[str, int], ...] = ()  # an include, a setup command, a path folder -> its line
+
+    def __bool__(self) -> bool:
+        return bool(self.include or self.setup)
+
+    def line(self, item: str) -> int:
+        return dict(self.lines).get(item, 1)
 
 
 @dataclass(frozen=True)
@@ -96,13 +137,14 @@ class Toolchain:
     probes: tuple[str, ...] = ()
     source: str = ""  # the file it came from, for messages
     lines: tuple[tuple[str, int], ...] = ()  # folder or program -> the line declaring it
+    worktree: Worktree = Worktree()
 
     def where(self, name: str) -> str:
         """``file:line`` of the declaration of folder or program ``name``."""
         return f"{self.source}:{dict(self.lines).get(name, 1)}"
 
     def __bool__(self) -> bool:
-        return bool(self.folders or self.programs or self.make_targets or self.probes)
+        return bool(self.folders or self.programs or self.make_targets or self.probes or self.worktree)
 
     def to_json(self) -> dict[str, Any]:
         return {"folders": list(self.folders), "path": list(self.path), "programs": list(self.programs),
@@ -119,8 +161,53 @@ def _relative(value: str) -> str | None:
     return "/".join(parts)
 
 
+def worktree_from(section: WorktreeSection | None, src: TomlSource) -> Worktree:
+    if section is None:
+        return Worktree()
+    lines: dict[str, int] = {}
+    include: list[str] = []
+    path: list[str] = []
+    for key, values, out in (("include", section.include, include), ("path", section.path, path)):
+        for n, value in enumerate(values):
+            clean = _relative(value)
+            if clean is None:
+                raise src.error(("worktree", key, n), f"`{value}` must be a path of the repository, relative to its "
+                                                     "root, without `..`, `~` or globs")
+            if clean.split("/")[0] in (".git", ".agent-runtime", ".claude"):
+                raise src.error(("worktree", key, n), f"`{value}` is the repository's own control folder, never "
+                                                     "the agent's world")
+            out.append(clean)
+            lines.setdefault(clean, src.line_of(("worktree", key, n)))
+    for n, command in enumerate(section.setup):
+        if not command.strip() or "\0" in command:
+            raise src.error(("worktree", "setup", n), "a setup command is a non-empty line")
+        lines.setdefault(command, src.line_of(("worktree", "setup", n)))
+    for n, domain in enumerate(section.setup_domains):
+        from runtime.lang.domains import pattern_error
+
+        if (why := pattern_error(domain)) is not None:
+            raise src.error(("worktree", "setup-domains", n), why)
+    if section.setup_domains and not section.setup:
+        raise src.error(("worktree", "setup-domains"), "`setup-domains` is the egress of `setup`, which is empty")
+    import ipaddress
+
+    for n, cidr in enumerate(section.setup_addresses):
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise src.error(("worktree", "setup-addresses", n), f"`{cidr}` is not an address or a range (CIDR)") from None
+    for n, port in enumerate(section.setup_ports):
+        if not 0 < port < 65536:
+            raise src.error(("worktree", "setup-ports", n), f"{port} is not a port")
+    return Worktree(tuple(dict.fromkeys(include)), tuple(section.setup), tuple(dict.fromkeys(path)),
+                    tuple(section.setup_domains), tuple(section.setup_addresses), tuple(section.setup_ports),
+                    section.setup_timeout_s, tuple(lines.items()))
+
+
 def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
-    parsed = parse_model(ToolchainFile, data, src).toolchain
+    whole = parse_model(ToolchainFile, data, src)
+    parsed = whole.toolchain
+    worktree = worktree_from(whole.worktree, src)
     folders: list[str] = []
     path: list[str] = []
     programs: list[str] = []
@@ -168,7 +255,7 @@ def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
             raise src.error(("toolchain", "make-targets", n), f"`{value}` is not a make target name")
     return Toolchain(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(path)), tuple(dict.fromkeys(programs)),
                      tuple(dict.fromkeys(parsed.make_targets)), tuple(sorted(env.items())), tuple(dict.fromkeys(probes)),
-                     src.path, tuple(lines.items()))
+                     src.path, tuple(lines.items()), worktree)
 
 
 def load_toolchain(path: Path, display: str) -> Toolchain:

@@ -191,3 +191,75 @@ def _finish_root(fd: int, st: os.stat_result, user: AgentUser | None) -> None:
     # The owner keeps rwx (it is the agent's copy, and it must be removable); no set-ID or sticky bits.
     os.fchmod(fd, (stat.S_IMODE(st.st_mode) & 0o777) | stat.S_IRWXU)
     os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def lay_over(source: Path, entries: list[str] | tuple[str, ...], dest: Path, user: AgentUser | None = None) -> Copied:
+    """Copy each of ``entries`` (paths relative to ``source``: files or folders) into the tree at ``dest``,
+    replacing what is there, owned by ``user``. Nothing in ``dest`` is followed: a folder on the way that is
+    a symlink or a file there (the agent's, in a copy of its work) is replaced by a real folder, so nothing
+    is written outside ``dest``; each step is opened relative to the one before, without following links."""
+    done = Copied()
+    root = os.open(dest, _DIR_FLAGS)
+    try:
+        for rel in entries:
+            parts = [p for p in rel.split("/") if p not in ("", ".")]
+            if not parts or ".." in parts:
+                done.missing.append((rel, "not a path inside the tree"))
+                continue
+            fd = os.dup(root)
+            try:
+                for part in parts[:-1]:
+                    fd = _real_folder(fd, part, user)
+                name = parts[-1]
+                _remove_at(fd, name)
+                source_parent = os.open(source.joinpath(*parts[:-1]) if len(parts) > 1 else source, _DIR_FLAGS)
+                try:
+                    st = os.stat(name, dir_fd=source_parent, follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode):
+                        inner = scratch_copy(source.joinpath(*parts), Path(f"/proc/self/fd/{fd}") / name, user)
+                        done.files, done.bytes = done.files + inner.files, done.bytes + inner.bytes
+                        done.missing += [(f"{rel}/{p}", why) for p, why in inner.missing]
+                    else:
+                        _copy_entry(source_parent, fd, name, "/".join(parts[:-1]), user, done)
+                finally:
+                    os.close(source_parent)
+            except FileNotFoundError:
+                done.missing.append((rel, "not in the source"))
+            finally:
+                os.close(fd)
+    finally:
+        os.close(root)
+    return done
+
+
+def _real_folder(fd: int, name: str, user: AgentUser | None) -> int:
+    """The folder ``name`` in ``fd`` opened (``fd`` closed), made when absent; whatever else is there (a
+    symlink, a file) removed first."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=fd)
+        st = None
+    if st is None:
+        os.mkdir(name, 0o755, dir_fd=fd)
+        if user is not None:
+            os.chown(name, user.uid, user.gid, dir_fd=fd, follow_symlinks=False)
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_at(fd: int, name: str) -> None:
+    from runtime.workspace.tree import remove_tree
+
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        remove_tree(Path(f"/proc/self/fd/{fd}") / name)
+    else:
+        os.unlink(name, dir_fd=fd)

@@ -31,6 +31,7 @@ from runtime.spawn.sandboxing import agent_sandbox
 from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.spawn.test_runs import Hidden, load_hidden, plan_context, plan_runners
+from runtime.spawn.world import prepare_world
 from runtime.verify.gather import RunBaseTests, RunTests, Workspace, verify
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
 from runtime.workspace.tree import remove_tree
@@ -168,6 +169,10 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
     spent = (0, 0.0)  # tokens and cost of the earlier attempts
     base_results: dict[str, tuple[int, str]] = {}  # a failing command's run on the base, for every attempt
     hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task)  # the oracle, read once
+    with run.timed("setup"):  # the repository's world in the worktree ([worktree]), before any attempt
+        world, made = await prepare_world(run)
+    if made is not None:
+        run.save("running", setup=made)
     try:
         with run.timed("model-access"):
             broker, sock_folder = _start_broker(run)
@@ -235,9 +240,10 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             declared = declared_env(run.task)
             # the copy holds the work, not what the ignore rules hide (a .pyc is no test of its source)
             with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain,
-                                                          limits, log, scratch_pass.ignored, declared) as runner, \
+                                                          limits, log, scratch_pass.ignored, declared,
+                                                          world) as runner, \
                     base_runner(run.git, run.base, run.worktree, sandbox, run.home, scratch.with_name("base"),
-                                run.toolchain, limits, base_results, log, declared) as at_base:
+                                run.toolchain, limits, base_results, log, declared, world) as at_base:
                 user = sandbox.user if sandbox is not None else None
                 tests = test_runners(run, runner, at_base, user, hidden, declared)
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,

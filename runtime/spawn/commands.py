@@ -25,7 +25,8 @@ from runtime.sandbox.env import agent_env
 from runtime.sandbox.identity import AgentUser
 from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.limits import RESOURCE_BREACHES
-from runtime.sandbox.scratch import Copied, scratch_copy
+from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
+from runtime.sandbox.scratch import Copied, lay_over, scratch_copy
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.budget import default_check_limits
 from runtime.spawn.supervise import Limits, supervise
@@ -35,6 +36,7 @@ from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
     from runtime.audit.redact import Redactor
+    from runtime.spawn.world import World
 
 MAX_OUTPUT = 200_000
 
@@ -81,7 +83,7 @@ class CommandLog:
 
 def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, toolchain: ToolchainMounts | None = None,
                    scratch: Path | None = None, limits: Limits | None = None, log: CommandLog | None = None,
-                   where: str = "work", declared: Mapping[str, str] | None = None) -> Runner:
+                   where: str = "work", declared: Mapping[str, str] | None = None, egress: str | None = None) -> Runner:
     """An async `(command, timeout_s) -> (exit code, output)` for `runtime.verify.gather`, running in
     ``worktree``; with ``scratch`` (a copy of it), over the copy: shown at the worktree's path in the
     sandbox, or its working folder without one. Each command is held to ``limits`` (the task's, from
@@ -92,11 +94,16 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
     Each command gets a home of its own, empty, beside ``home`` (the agent's, which stays as the agent
     left it) and removed after it: linters, npm, go and mypy read settings from $HOME
     (`~/.config/ruff/ruff.toml`, `~/.npmrc`'s script-shell, `~/.config/go/env`), and what the agent, or
-    a command before, left there must not pass what the project's own configuration refuses."""
+    a command before, left there must not pass what the project's own configuration refuses.
+
+    ``egress``: an egress proxy's socket (a worktree's setup, `runtime.spawn.world`), reached from inside the
+    sandbox through the relay as HTTP_PROXY; without it a sandboxed command has no network at all."""
     limits = limits if limits is not None else default_check_limits()
 
     async def run(command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
+        if egress is not None and sandbox is not None:
+            argv = with_forward(argv, EGRESS_PORT, egress)
         cwd = worktree
         # the steps of one test plan share a home, as the steps of one command would (`binds.home`)
         own_home = binds.home or Path(tempfile.mkdtemp(prefix="check-home-", dir=home.parent))
@@ -104,7 +111,9 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
             with contextlib.ExitStack() as stack:
                 fds: tuple[int, ...] = ()
                 if sandbox is not None:
-                    spec = replace(sandbox, home=own_home, env={**sandbox.env, "HOME": str(own_home)}, scratch=scratch,
+                    proxied = {} if egress is None else {
+                        k: f"http://127.0.0.1:{EGRESS_PORT}" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
+                    spec = replace(sandbox, home=own_home, env={**sandbox.env, **proxied, "HOME": str(own_home)}, scratch=scratch,
                                    tmpfs_mb=None if limits.memory_mb is None else int(limits.memory_mb),
                                    extra_binds_rw=[*sandbox.extra_binds_rw, *binds.rw],
                                    extra_binds_ro=[*sandbox.extra_binds_ro, *binds.ro])
@@ -204,7 +213,7 @@ def _stopped(breach: str, limits: Limits, timeout_s: float, duration_s: float) -
 def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
                    toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
                    log: CommandLog | None = None, leave_out: frozenset[str] = frozenset(),
-                   declared: Mapping[str, str] | None = None) -> Iterator[Runner]:
+                   declared: Mapping[str, str] | None = None, world: World | None = None) -> Iterator[Runner]:
     """A runner of verify's commands over a throwaway copy of ``worktree``, made in ``folder`` (removed
     first if an orchestrator that died left it) at the first command and removed when the block ends.
 
@@ -219,7 +228,7 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
     async def run(command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
         if not made:
             user = sandbox.user if sandbox is not None else None
-            made.append(await anyio.to_thread.run_sync(_fresh_copy, worktree, folder, copy, user, leave_out))
+            made.append(await anyio.to_thread.run_sync(_fresh_copy, worktree, folder, copy, user, leave_out, world))
         missing = made[0].missing
         if missing:
             path, why = missing[0]
@@ -236,11 +245,14 @@ def scratch_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, fold
 
 
 def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None,
-                leave_out: frozenset[str] = frozenset()) -> Copied:
+                leave_out: frozenset[str] = frozenset(), world: World | None = None) -> Copied:
     try:
         remove_tree(folder)
         folder.mkdir(mode=0o700, parents=True)
-        return scratch_copy(worktree, copy, user, leave_out)
+        copied = scratch_copy(worktree, copy, user, leave_out)
+        if world is not None and not copied.missing:  # the world as setup left it, never as the agent did
+            copied.missing += lay_over(world.folder, world.entries, copy, user).missing
+        return copied
     except OSError as exc:  # a full disk, a tree that moved: nothing ran, so nothing passed
         return Copied(missing=[(".", exc.strerror or str(exc))])
 
@@ -249,7 +261,7 @@ def _fresh_copy(worktree: Path, folder: Path, copy: Path, user: AgentUser | None
 def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None, home: Path, folder: Path,
                 toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
                 cache: dict[str, tuple[int, str]] | None = None, log: CommandLog | None = None,
-                declared: Mapping[str, str] | None = None) -> Iterator[Runner]:
+                declared: Mapping[str, str] | None = None, world: World | None = None) -> Iterator[Runner]:
     """A runner of the same commands on the base: over a copy of a checkout of ``base`` (made in ``folder`` at
     the first command, removed when the block ends), shown at ``shown_at`` as the work's own copy is, in the
     same sandbox, so both outputs name the same paths and can be compared line by line
@@ -262,7 +274,7 @@ def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None
             return cache[command]
         if not made:
             user = sandbox.user if sandbox is not None else None
-            copied = await anyio.to_thread.run_sync(_base_copy, stack, git, base, folder, user)
+            copied = await anyio.to_thread.run_sync(_base_copy, stack, git, base, folder, user, world)
             if copied.missing:
                 return NOT_RUN, f"`{command}` was not run on the base: its checkout could not be copied: {copied.missing[0]}"
             made.append(folder / "tree")
@@ -281,11 +293,15 @@ def base_runner(git: Git, base: str, shown_at: Path, sandbox: SandboxSpec | None
             remove_tree(folder)
 
 
-def _base_copy(stack: contextlib.ExitStack, git: Git, base: str, folder: Path, user: AgentUser | None) -> Copied:
+def _base_copy(stack: contextlib.ExitStack, git: Git, base: str, folder: Path, user: AgentUser | None,
+               world: World | None = None) -> Copied:
     remove_tree(folder)  # an orchestrator that died left it
     folder.mkdir(mode=0o700, parents=True)
     checkout = stack.enter_context(git.checkout_tree(base, folder / "checkout"))
-    return scratch_copy(checkout, folder / "tree", user)
+    copied = scratch_copy(checkout, folder / "tree", user)
+    if world is not None and not copied.missing:
+        copied.missing += lay_over(world.folder, world.entries, folder / "tree", user).missing
+    return copied
 
 
 @contextlib.contextmanager

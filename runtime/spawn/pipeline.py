@@ -43,6 +43,7 @@ from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.remote import RemoteOrchestrator
 from runtime.spawn.state import RunRecord, StateDir, default_state_dir
+from runtime.spawn.world import check_included
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
 from runtime.workspace.tree import remove_tree
@@ -210,8 +211,11 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     state_root = Path(options.state_dir or default_state_dir(git.root))
     preflight_tests(task, git, git.resolve(options.base or "HEAD"), sandboxed=options.use_sandbox, state=state_root)
     toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
+    world = catalog.toolchain.worktree
+    check_included(git, world, catalog.toolchain.source)
     preflight_reach(task, git, git.resolve(options.base or "HEAD"), toolchain, sandboxed=options.use_sandbox,
-                    toolchain_file=toolchain_file(catalog.layers, git.root))
+                    toolchain_file=toolchain_file(catalog.layers, git.root),
+                    setup_path=world.path if world.setup else ())
     # The policy as the worktree will have it, compiled once here: a role or toolchain it refuses (a
     # toolchain folder inside the write scope) is one line before any branch or worktree exists.
     compile_policy(task.role, task, git.root, catalog)
@@ -298,11 +302,13 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
     try:
         verdict = await run_attempts(run)
         with run.timed("commit"):
+            acceptance: Acceptance | None = None
+            inspection: str | None = None
             if verdict.status == "ok":
                 acceptance = await accept(run, verdict)
-                inspection = None
+            elif verdict.label == "failed(setup)":
+                pass  # what the worktree holds is setup's, never an agent's work: nothing is kept
             else:
-                acceptance = None
                 inspection = await anyio.to_thread.run_sync(
                     keep_for_inspection, run, last_checks(verdict.attempts), verdict.label)
     except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):

@@ -169,13 +169,15 @@ def toolchain_file(layers: list[Path], repo: Path) -> str:
 
 
 def preflight_reach(task: Task, git: Git, base: str, toolchain: ToolchainMounts | None, *, sandboxed: bool,
-                    toolchain_file: str) -> None:
+                    toolchain_file: str, setup_path: tuple[str, ...] = ()) -> None:
     """Nothing runs that cannot pass: every test and check command's programs are found where verify will
     look for them (`search_path`), and the write scope names what is in the repository at ``base``, or a
     file or folder to create in a folder it has. A ManifestError at the task's line, naming the program and
     where it was looked for, and the toolchain line that would show it."""
     src = task.src
     folders = search_path(toolchain, git.root, sandboxed)
+    # A program of the folders setup makes ([worktree] path) is not there before setup: its run will say.
+    made_by_setup = bool(setup_path)
     items: list[tuple[tuple[object, ...], str, str]] = []
     if test := task.fields.get("verification.test-command"):
         items.append((("verification", "test-command"), test, "the test command"))
@@ -194,7 +196,7 @@ def preflight_reach(task: Task, git: Git, base: str, toolchain: ToolchainMounts 
             if program in BUILTINS or "/" in program or "$" in program:
                 continue
             where = [(p, git.root / p) for p in first] + folders
-            if _found(program, where):
+            if _found(program, where) or made_by_setup:
                 continue
             looked = ", ".join(dict.fromkeys(shown if (folder.is_dir()) else f"{shown} (not here)"
                                              for shown, folder in where))

@@ -22,6 +22,7 @@ from typing import Any
 from runtime.checks.record import CheckRecord
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Attempt
+from runtime.spawn.setup_record import SetupRecord
 
 FINAL = ("ok", "rejected", "failed", "exhausted")
 # The version of `state.json`. A record without one was written before versions (its fields are version
@@ -60,6 +61,7 @@ class RunRecord:
     unattended: bool = False
     subtask: str | None = None
     series: int = 1  # how many attempt series the agent id has run (`runtime again` starts the next)
+    setup: SetupRecord | None = None  # how the worktree's world was made (`[worktree]`), when it has one
     updated: str = ""  # when it was last written (UTC)
     version: int = RECORD_VERSION
     extra: dict[str, Any] = field(default_factory=dict)  # fields of a version this runtime does not name
@@ -73,8 +75,10 @@ class RunRecord:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("attempts", "extra")}
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("attempts", "extra", "setup")}
         out["attempts"] = [attempt_json(a) for a in self.attempts]
+        out["setup"] = self.setup.to_json() if self.setup is not None else None
         return {**self.extra, **out}
 
     @classmethod
@@ -88,6 +92,7 @@ class RunRecord:
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         fields = {k: v for k, v in data.items() if k in names}
         fields["attempts"] = tuple(attempt_from_json(a) for a in data.get("attempts") or [])
+        fields["setup"] = SetupRecord.from_json(data["setup"]) if isinstance(data.get("setup"), dict) else None
         return cls(**fields, extra={k: v for k, v in data.items() if k not in names})
 
 

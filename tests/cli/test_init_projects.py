@@ -460,3 +460,23 @@ def test_probe_runs_the_template_at_the_base_and_sets_the_count_and_the_baseline
     assert "1 of 2 pass" in " ".join(doc["probe"]["said"])
     assert git(repo, "worktree", "list").count("\n") == 0  # the probe's tree is gone
     assert (repo / "src/calc.py").read_text().endswith("a + b\n")  # the working folder as it was
+
+
+def test_init_declares_the_version_file_a_build_backend_writes_and_offers_the_lockfile_s_install(tmp_path):
+    pyproject = ('[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n\n'
+                 '[project]\nname = "pkg"\ndynamic = ["version"]\n\n[tool.hatch.build.hooks.vcs]\n'
+                 'version-file = "src/pkg/_version.py"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    repo = _repo(tmp_path, {"pyproject.toml": pyproject, ".gitignore": "src/pkg/_version.py\n", "uv.lock": "version = 1\n",
+                            "src/pkg/__init__.py": "from pkg._version import version\n",
+                            "tests/test_pkg.py": "def test_a():\n    pass\n"}, tools=("pytest",))
+    before = run_cli("init", cwd=repo)
+    assert "this checkout has none yet: install the project once" in before.stdout  # not made yet: said, not declared
+    assert "# include = [\"src/pkg/_version.py\"]" in (repo / ".agent-runtime/toolchain.toml").read_text()
+    shutil.rmtree(repo / ".agent-runtime")
+    (repo / "src/pkg/_version.py").write_text("version = '0.1'\n")  # as an install writes it
+    after = run_cli("init", cwd=repo)
+    assert "`src/pkg/_version.py` (pyproject.toml [tool.hatch.build.hooks.vcs] version-file)" in after.stdout
+    toolchain = tomllib.loads((repo / ".agent-runtime/toolchain.toml").read_text())
+    assert toolchain["worktree"] == {"include": ["src/pkg/_version.py"]}  # setup offered, commented out
+    assert '# setup = ["uv sync --frozen"]' in (repo / ".agent-runtime/toolchain.toml").read_text()
+    assert run_cli("lint", cwd=repo).returncode == 0

@@ -101,7 +101,9 @@ def toolchain_text(repo: Path) -> str:
     if targets:
         shown = ", ".join(f'"{t}"' for t in targets)
         lines.append(f"# `make TARGET` for every role with shell rules, once you uncomment it:\n# make-targets = [{shown}]")
-    return TOOLCHAIN_HEAD + "\n".join(lines) + "\n"
+    from runtime.tooling.project.world import find_world, worktree_text
+
+    return TOOLCHAIN_HEAD + "\n".join(lines) + "\n" + worktree_text(find_world(repo))
 
 
 def choose(repo: Path, outcomes: list[Outcome], npm_scripts: Mapping[str, str] | None = None) -> None:

@@ -1,0 +1,244 @@
+"""A repository's own world in every worktree (`[worktree]` of toolchain.toml, `runtime.manifests.toolchain`).
+
+Before an agent's first attempt, its fresh worktree gets what git does not hold but the repository needs:
+
+1. ``include``: files and folders git ignores (the version file hatch-vcs or setuptools-scm writes at install
+   time), copied from the main checkout;
+2. ``setup``: the repository's own set-up commands (a dependency install into a per-worktree environment,
+   code generation), run in the worktree inside the sandbox, with their time and output recorded. They
+   reach the network only through an egress proxy of their own that lets through ``setup-domains`` (the
+   package registries) and audits each request; the agent never gets that egress. Every setup command must
+   leave what git tracks as it was and make nothing git would take as part of the change.
+
+What the two leave (the included paths and what setup made that git ignores) is the tree's **world**: kept
+in the state folder (`worlds/<key>/`) and laid over every copy verify runs commands over, the work's and the
+base's, from there: never from the agent's worktree, where the agent may have changed it. The key is the
+base commit, the `[worktree]` table and the included files' contents, so a second agent (or a retry's new
+spawn) on the same base copies the world instead of running setup again; it is computed once under a lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from runtime.errors import AgentFailed
+from runtime.sandbox.scratch import lay_over
+from runtime.spawn.setup_record import SetupCommand, SetupRecord
+from runtime.workspace.git import Git, GitError
+from runtime.workspace.tree import remove_tree
+
+if TYPE_CHECKING:
+    from runtime.manifests.toolchain import Worktree
+    from runtime.sandbox.bwrap import SandboxSpec
+    from runtime.sandbox.identity import AgentUser
+    from runtime.spawn.pipeline import SpawnRun
+
+WORLD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class World:
+    """A tree's world: ``entries`` (paths relative to the tree's root) as ``folder`` holds them."""
+
+    folder: Path
+    entries: tuple[str, ...]
+
+    def lay_over(self, tree: Path, user: AgentUser | None) -> None:
+        missing = lay_over(self.folder, self.entries, tree, user).missing
+        if missing:
+            raise AgentFailed("setup", f"the worktree's world could not be laid over {tree}: {missing[0][0]}: "
+                                       f"{missing[0][1]}")
+
+
+def world_key(git: Git, base: str, spec: Worktree) -> str:
+    """What the world depends on: the base commit, the `[worktree]` table, the included files' bytes."""
+    h = hashlib.sha256(json.dumps([WORLD_VERSION, base, asdict(spec)], sort_keys=True, default=list).encode())
+    for rel in spec.include:
+        path = git.root / rel
+        for file in sorted([path] if path.is_file() else (p for p in path.rglob("*") if p.is_file())):
+            h.update(f"{file.relative_to(git.root)}\0".encode())
+            with contextlib.suppress(OSError):
+                h.update(file.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def _status(git: Git) -> tuple[set[str], set[str], set[str]]:
+    """The tree's ignored entries, untracked entries and changed tracked files (`git status`)."""
+    out = git.run("status", "--porcelain=v1", "-z", "--ignored=matching", "--untracked-files=normal").stdout
+    ignored, untracked, changed = set(), set(), set()
+    items = out.split(b"\0")
+    k = 0
+    while k < len(items):
+        entry = items[k]
+        k += 1
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], os.fsdecode(entry[3:]).rstrip("/")
+        if code == b"!!":
+            ignored.add(path)
+        elif code == b"??":
+            untracked.add(path)
+        else:
+            changed.add(path)
+            if code[:1] in (b"R", b"C"):
+                k += 1  # the rename's source follows
+    return ignored, untracked, changed
+
+
+def _covered(path: str, entries: set[str]) -> bool:
+    return any(path == e or path.startswith(e + "/") or e.startswith(path + "/") for e in entries)
+
+
+def setup_sandbox(run: SpawnRun, egress_folder: Path | None) -> SandboxSpec | None:
+    """The agent's sandbox, for setup: the whole worktree writable (its `.git` and control files still not),
+    the toolchain's no-download variables left out (setup downloads, through its own egress)."""
+    from runtime.spawn.agent_process import declared_env
+    from runtime.spawn.sandboxing import agent_sandbox
+
+    if not run.options.use_sandbox:
+        return None
+    binds = [run.run_ro] + ([egress_folder] if egress_folder else [])
+    spec = agent_sandbox(run.policy, run.worktree, run.home, binds, declared_env(run.task), toolchain=run.toolchain,
+                         submodules=run.submodules)
+    spec = replace(spec, writable=[run.worktree], file_folders=[], read_only_worktree=False)
+    for name, _ in (run.catalog.toolchain.env or ()):
+        spec.env.pop(name, None)
+    return spec
+
+
+async def prepare_world(run: SpawnRun) -> tuple[World | None, SetupRecord | None]:
+    """The worktree's world, made or taken from the cache; None when the repository declares none."""
+    spec = run.catalog.toolchain.worktree
+    if not spec:
+        return None, None
+    key = await anyio.to_thread.run_sync(world_key, run.git, run.base, spec)
+    folder = run.state.root / "worlds" / key
+    user = _user(run)
+    from filelock import FileLock
+
+    lock = FileLock(str(folder) + ".lock")
+    await anyio.to_thread.run_sync(lambda: lock.acquire(timeout=spec.setup_timeout_s * 2 + 60))
+    try:
+        started = time.perf_counter()
+        record_path = folder / "record.json"
+        if record_path.is_file():
+            done = SetupRecord.from_json(json.loads(record_path.read_text(encoding="utf-8")))
+            world = World(folder / "files", done.entries)
+            await anyio.to_thread.run_sync(world.lay_over, run.worktree, user)
+            record = replace(done, cached=True, duration_s=round(time.perf_counter() - started, 3))
+            run.audit.append("setup", run.agent_id, key=key, cached=True, entries=list(done.entries))
+            return world, record
+        return await _make(run, spec, folder, key, user, started)
+    finally:
+        lock.release()
+
+
+def _user(run: SpawnRun) -> AgentUser | None:
+    from runtime.sandbox.identity import agent_user
+
+    return agent_user() if run.options.use_sandbox else None
+
+
+async def _make(run: SpawnRun, spec: Worktree, folder: Path, key: str, user: AgentUser | None,
+                started: float) -> tuple[World, SetupRecord]:
+    from runtime.spawn.commands import CommandLog, command_runner
+    from runtime.spawn.sockets import remove_socket_folder, socket_folder
+
+    tree = Git(run.worktree)
+    if spec.include:
+        copied = await anyio.to_thread.run_sync(lay_over, run.git.root, spec.include, run.worktree, user)
+        if copied.missing:
+            raise AgentFailed("setup", f"[worktree] include: {copied.missing[0][0]}: {copied.missing[0][1]} in the "
+                                       f"main checkout {run.git.root}")
+    before_ignored, before_untracked, _ = await anyio.to_thread.run_sync(_status, tree)
+    commands: list[SetupCommand] = []
+    logs = run.state.run(run.agent_id) / "setup"
+    log = CommandLog(logs, run.audit.redactor)
+    egress = sock = None
+    try:
+        if spec.setup and spec.setup_domains:
+            from runtime.sandbox.egress import EgressProxy, EgressRules
+
+            sock = socket_folder(run.state.root)
+
+            def audit(record: dict[str, Any]) -> None:
+                run.audit.append("egress", run.agent_id, phase="setup", **record)
+
+            rules = EgressRules(spec.setup_domains, spec.setup_addresses, spec.setup_ports)
+            egress = EgressProxy(sock / "egress.sock", rules, audit=audit).start()
+            if run.options.use_sandbox:
+                from runtime.sandbox.identity import agent_user
+                from runtime.sandbox.launch import hand_over
+
+                hand_over(sock, agent_user())
+        sandbox = setup_sandbox(run, sock)
+        from runtime.spawn.budget import check_limits
+
+        limits = replace(check_limits(run.agent.limits, run.policy), timeout_s=float(spec.setup_timeout_s))
+        runner = command_runner(run.worktree, sandbox, run.home, run.toolchain, limits=limits, log=log, where="setup",
+                                egress=str(egress.socket_path) if egress is not None else None)
+        for command in spec.setup:
+            at = time.perf_counter()
+            code, output = await runner(command, float(spec.setup_timeout_s))
+            commands.append(SetupCommand(command, code, round(time.perf_counter() - at, 3),
+                                         str(sorted(logs.glob("*.log"))[-1]) if logs.is_dir() else ""))
+            if code != 0:
+                tail = output.strip().splitlines()[-1][:300] if output.strip() else ""
+                raise AgentFailed("setup", f"[worktree] setup `{command}` exited with code {code}"
+                                           f"{': ' + tail if tail else ''} (its output: {commands[-1].log})")
+    finally:
+        if egress is not None:
+            egress.close()
+        if sock is not None:
+            remove_socket_folder(run.state.root, sock)
+    ignored, untracked, changed = await anyio.to_thread.run_sync(_status, tree)
+    if changed:
+        raise AgentFailed("setup", f"[worktree] setup changed {sorted(changed)[0]}, which git tracks: setup may only "
+                                   "make what git ignores")
+    fresh = sorted(untracked - before_untracked)
+    if fresh:
+        raise AgentFailed("setup", f"[worktree] setup made {fresh[0]}, which git does not ignore (it would be taken as "
+                                   "the agent's change): make it somewhere .gitignore names")
+    made = sorted(p for p in ignored - before_ignored if not _covered(p, set(spec.include)))
+    entries = tuple(dict.fromkeys([*spec.include, *made]))
+    staging = folder.with_name(folder.name + ".new")
+    await anyio.to_thread.run_sync(remove_tree, staging)
+    staging.mkdir(parents=True)
+    (staging / "files").mkdir()
+    copied = await anyio.to_thread.run_sync(lay_over, run.worktree, entries, staging / "files", None)
+    if copied.missing:
+        raise AgentFailed("setup", f"what setup made could not be kept: {copied.missing[0][0]}: {copied.missing[0][1]}")
+    record = SetupRecord(key, False, round(time.perf_counter() - started, 3), entries, tuple(commands))
+    (staging / "record.json").write_text(json.dumps(record.to_json(), indent=1) + "\n", encoding="utf-8")
+    await anyio.to_thread.run_sync(remove_tree, folder)
+    os.replace(staging, folder)  # the cache holds a whole world or none
+    run.audit.append("setup", run.agent_id, key=key, cached=False, entries=list(entries),
+                     commands=[asdict(c) for c in commands], duration_s=record.duration_s)
+    return World(folder / "files", entries), record
+
+
+def check_included(git: Git, spec: Worktree, where: str) -> None:
+    """Before anything is made: every `include` is in the main checkout, and is something git ignores (what git
+    tracks comes with the worktree already)."""
+    from runtime.errors import ManifestError
+
+    for rel in spec.include:
+        if not (git.root / rel).exists():
+            raise ManifestError(where, spec.line(rel), f"[worktree] include `{rel}` is not in the main checkout "
+                                                       f"{git.root}: make it (install the project once), or drop it")
+        try:
+            tracked = git.run("ls-files", "--", rel).stdout.strip()
+        except GitError:
+            tracked = b""
+        if tracked:
+            raise ManifestError(where, spec.line(rel), f"[worktree] include `{rel}` is tracked by git, so every "
+                                                       "worktree has it already: include only what git ignores")
