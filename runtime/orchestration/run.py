@@ -228,8 +228,16 @@ async def _plan_checks(run: PlanRun, catalog: Catalog) -> list[tuple[str, int, s
         home = run.state_dir / "runs" / run.run_id / "checks-home"
         home.mkdir(parents=True, exist_ok=True)
         toolchain = toolchain_mounts(catalog.toolchain, run.git.root) if catalog.toolchain else None
+        world = None
+        if catalog.toolchain.worktree:
+            from runtime.audit.log import AuditLog
+            from runtime.spawn.budget import default_check_limits
+            from runtime.spawn.world import TreeWorld
+
+            world = TreeWorld(run.git, catalog.toolchain.worktree, run.state_dir, catalog.toolchain.env,
+                              default_check_limits(), home.parent / "checks-setup", AuditLog(run.state_dir / "audit.jsonl"))
         checks = await commands_on_tree(run.git, head, list(run.plan.checks), home, run.options.use_sandbox,
-                                        toolchain=toolchain)
+                                        toolchain=toolchain, world=world)
         for command, code, _ in checks:
             run.emit(PlanCheck(command, code))
     return checks

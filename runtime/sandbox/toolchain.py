@@ -114,9 +114,9 @@ def toolchain_mounts(toolchain: Toolchain, repo: Path) -> ToolchainMounts:
         more, values = PROBES[probe](toolchain.where(probe))
         expose += more
         env.update(values)
-    # The worktree's own folders on PATH too ([worktree] path: what setup makes, a per-worktree environment).
+    # The worktree's own folders first on PATH ([worktree] path: what setup makes, a per-worktree environment).
     return ToolchainMounts(repo, tuple(folders), tuple(dict.fromkeys(expose)),
-                           tuple(dict.fromkeys((*toolchain.path, *toolchain.worktree.path))),
+                           tuple(dict.fromkeys((*toolchain.worktree.path, *toolchain.path))),
                            tuple(dict.fromkeys(host_path)), env)
 
 

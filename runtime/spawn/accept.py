@@ -27,6 +27,7 @@ from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import CommandLog, tree_runners
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
 from runtime.spawn.test_runs import load_hidden, plan_context, plan_runners
+from runtime.spawn.world import tree_world
 from runtime.verify.gather import DEFAULT_CHANGE_SIZE, judge_commands
 from runtime.workspace import hazards
 from runtime.workspace.git import GitError, NothingToCommit
@@ -107,8 +108,9 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
     per_test = any(e.kind == "tests-green" and e.params.get("results", "per-test") == "per-test" for e in entries)
     hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task) if per_test else None
     package_json = run.git.read_file(base, "package.json") if per_test else None
-    with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
-                      check_limits(run.agent.limits, run.policy), log, declared) as runners:
+    world = tree_world(run, "merge-setup")
+    async with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
+                            check_limits(run.agent.limits, run.policy), log, declared, world) as runners:
         on_work, on_base = plan_runners(runners.run, runners.at_base, runners.root, run.state.run(run.agent_id) / "merge",
                                         base, runners.user, hidden, plan_context(run.catalog.toolchain, declared),
                                         run.state.root / "base-tests") if per_test else (None, None)

@@ -35,8 +35,10 @@ from runtime.workspace.git import Git
 from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from runtime.audit.redact import Redactor
-    from runtime.spawn.world import World
+    from runtime.spawn.world import TreeWorld, World
 
 MAX_OUTPUT = 200_000
 
@@ -346,29 +348,39 @@ class TreeRunners:
     user: AgentUser | None
 
 
-@contextlib.contextmanager
-def tree_runners(git: Git, tree: str, base: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
-                 toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
-                 log: CommandLog | None = None, declared: Mapping[str, str] | None = None,
-                 ) -> Iterator[TreeRunners]:
+@contextlib.asynccontextmanager
+async def tree_runners(git: Git, tree: str, base: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
+                       toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
+                       log: CommandLog | None = None, declared: Mapping[str, str] | None = None,
+                       world: TreeWorld | None = None) -> AsyncIterator[TreeRunners]:
     """`tree_runner`'s runner, and a `base_runner` of ``base`` shown at the same checkout's path; with the
-    task's ``declared`` variables, as its verify had them."""
+    task's ``declared`` variables, as its verify had them; with ``world``, the repository's world laid in the
+    checkout first (and over the base's copy), as in every tree verify runs over."""
+    from runtime.spawn.world import world_at
+
     with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain, declared) as (path, sandbox), \
-            tempfile.TemporaryDirectory(prefix="runtime-base-") as tmp, \
-            base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits, log=log,
-                        declared=declared) as at_base:
-        yield TreeRunners(command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge",
-                                         declared=declared), at_base, path, sandbox.user if sandbox else None)
+            tempfile.TemporaryDirectory(prefix="runtime-base-") as tmp:
+        laid = (await world_at(world.site(path, tree, sandbox, home, toolchain)))[0] if world is not None else None
+        with base_runner(git, base, path, sandbox, home, Path(tmp) / "base", toolchain, limits, log=log,
+                         declared=declared, world=laid) as at_base:
+            yield TreeRunners(command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge",
+                                             declared=declared), at_base, path, sandbox.user if sandbox else None)
 
 
 async def commands_on_tree(git: Git, tree: str, commands: list[str], home: Path, use_sandbox: bool,
                            parents: tuple[str, ...] = (), toolchain: ToolchainMounts | None = None,
-                           ) -> list[tuple[str, int, str]]:
-    """Run ``commands`` on a checkout of ``tree``; (command, exit code, output) for each, each held to the
-    limits a task gets by default (a plan's checks belong to no one task). A plan's checks say what its
-    goal needs, which the base is expected to fail: they are judged by their exit code alone."""
+                           world: TreeWorld | None = None) -> list[tuple[str, int, str]]:
+    """Run ``commands`` on a checkout of ``tree`` (with the repository's ``world`` laid in it first); (command,
+    exit code, output) for each, each held to the limits a task gets by default (a plan's checks belong to no
+    one task). A plan's checks say what its goal needs, which the base is expected to fail: they are judged
+    by their exit code alone."""
+    from runtime.spawn.world import world_at
+
     results = []
-    with tree_runner(git, tree, home, use_sandbox, parents, toolchain) as run:
+    with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain) as (path, sandbox):
+        if world is not None:
+            await world_at(world.site(path, tree, sandbox, home, toolchain))
+        run = command_runner(path, sandbox, home, toolchain, where="merge")
         for command in commands:
             try:
                 code, output = await run(command, 900.0)

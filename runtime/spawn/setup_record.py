@@ -24,6 +24,7 @@ class SetupRecord:
     duration_s: float
     entries: tuple[str, ...] = ()
     commands: tuple[SetupCommand, ...] = ()
+    shared: bool = True  # it holds no path of its worktree, so it serves every worktree of the base
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "entries": list(self.entries), "commands": [asdict(c) for c in self.commands]}
@@ -32,4 +33,4 @@ class SetupRecord:
     def from_json(cls, data: dict[str, Any]) -> SetupRecord:
         return cls(str(data.get("key", "")), bool(data.get("cached")), float(data.get("duration_s", 0.0)),
                    tuple(map(str, data.get("entries") or [])),
-                   tuple(SetupCommand(**c) for c in data.get("commands") or []))
+                   tuple(SetupCommand(**c) for c in data.get("commands") or []), bool(data.get("shared", True)))

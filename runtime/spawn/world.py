@@ -15,6 +15,8 @@ in the state folder (`worlds/<key>/`) and laid over every copy verify runs comma
 base's, from there: never from the agent's worktree, where the agent may have changed it. The key is the
 base commit, the `[worktree]` table and the included files' contents, so a second agent (or a retry's new
 spawn) on the same base copies the world instead of running setup again; it is computed once under a lock.
+A world that names the path of the worktree it was made in (a virtualenv's scripts name their interpreter
+by it) is kept for that path alone: the agent's own `runtime again`, and every verify of its work.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ if TYPE_CHECKING:
     from runtime.manifests.toolchain import Worktree
     from runtime.sandbox.bwrap import SandboxSpec
     from runtime.sandbox.identity import AgentUser
+    from runtime.sandbox.toolchain import ToolchainMounts
     from runtime.spawn.pipeline import SpawnRun
+    from runtime.spawn.supervise import Limits
 
 WORLD_VERSION = 1
 
@@ -98,48 +102,144 @@ def _covered(path: str, entries: set[str]) -> bool:
     return any(path == e or path.startswith(e + "/") or e.startswith(path + "/") for e in entries)
 
 
-def setup_sandbox(run: SpawnRun, egress_folder: Path | None) -> SandboxSpec | None:
-    """The agent's sandbox, for setup: the whole worktree writable (its `.git` and control files still not),
-    the toolchain's no-download variables left out (setup downloads, through its own egress)."""
-    from runtime.spawn.agent_process import declared_env
-    from runtime.spawn.sandboxing import agent_sandbox
+@dataclass(frozen=True)
+class WorldSite:
+    """Where a world is made or laid: a tree of the repository (an agent's worktree, a checkout of a merge the
+    orchestrator checks), and what making it there needs. ``sandbox``: the tree's own sandbox, from which
+    setup's is made (the whole tree writable, the egress relay's socket folder bound in)."""
 
-    if not run.options.use_sandbox:
+    git: Git  # the main checkout
+    tree: Path
+    base: str  # the commit the tree holds (the world's key)
+    spec: Worktree
+    state_root: Path
+    sandbox: SandboxSpec | None
+    home: Path
+    toolchain: ToolchainMounts | None
+    toolchain_env: tuple[tuple[str, str], ...]  # the presets' no-download variables: not setup's
+    limits: Limits
+    logs: Path  # where each setup command's output goes
+    audit: Any = None  # runtime.audit.log.AuditLog
+    agent: str | None = None
+    user: AgentUser | None = None
+
+
+def setup_sandbox(site: WorldSite, egress_folder: Path | None) -> SandboxSpec | None:
+    """The tree's sandbox, for setup: the whole tree writable (its `.git` and control files still not), the
+    egress relay's folder bound in, the toolchain's no-download variables left out (setup downloads)."""
+    if site.sandbox is None:
         return None
-    binds = [run.run_ro] + ([egress_folder] if egress_folder else [])
-    spec = agent_sandbox(run.policy, run.worktree, run.home, binds, declared_env(run.task), toolchain=run.toolchain,
-                         submodules=run.submodules)
-    spec = replace(spec, writable=[run.worktree], file_folders=[], read_only_worktree=False)
-    for name, _ in (run.catalog.toolchain.env or ()):
+    spec = replace(site.sandbox, writable=[site.tree], file_folders=[], read_only_worktree=False,
+                   extra_binds_ro=[*site.sandbox.extra_binds_ro, *([egress_folder] if egress_folder else [])],
+                   env=dict(site.sandbox.env))
+    for name, _ in site.toolchain_env:
         spec.env.pop(name, None)
     return spec
 
 
+@dataclass(frozen=True)
+class TreeWorld:
+    """What making a world in a tree the orchestrator checks out itself (a merge it re-checks, a plan's
+    integration) needs, but the tree: `site` adds it."""
+
+    git: Git
+    spec: Worktree
+    state_root: Path
+    toolchain_env: tuple[tuple[str, str], ...]
+    limits: Limits
+    logs: Path
+    audit: Any = None
+    agent: str | None = None
+
+    def site(self, tree: Path, base: str, sandbox: SandboxSpec | None, home: Path,
+             toolchain: ToolchainMounts | None) -> WorldSite:
+        return WorldSite(self.git, tree, base, self.spec, self.state_root, sandbox, home, toolchain, self.toolchain_env,
+                         self.limits, self.logs, self.audit, self.agent, sandbox.user if sandbox is not None else None)
+
+
+def tree_world(run: SpawnRun, logs: str) -> TreeWorld | None:
+    """The world of the trees a spawn's orchestrator checks out itself (its merge's re-check), or None."""
+    from runtime.spawn.budget import check_limits
+
+    spec = run.catalog.toolchain.worktree
+    if not spec:
+        return None
+    return TreeWorld(run.git, spec, run.state.root, run.catalog.toolchain.env, check_limits(run.agent.limits, run.policy),
+                     run.state.run(run.agent_id) / logs, run.audit, run.agent_id)
+
+
 async def prepare_world(run: SpawnRun) -> tuple[World | None, SetupRecord | None]:
-    """The worktree's world, made or taken from the cache; None when the repository declares none."""
+    """The agent's worktree's world, made or taken from the cache; None when the repository declares none."""
     spec = run.catalog.toolchain.worktree
     if not spec:
         return None, None
-    key = await anyio.to_thread.run_sync(world_key, run.git, run.base, spec)
-    folder = run.state.root / "worlds" / key
-    user = _user(run)
+    from runtime.spawn.agent_process import declared_env
+    from runtime.spawn.budget import check_limits
+    from runtime.spawn.sandboxing import agent_sandbox
+
+    sandbox = (agent_sandbox(run.policy, run.worktree, run.home, [run.run_ro], declared_env(run.task),
+                             toolchain=run.toolchain, submodules=run.submodules) if run.options.use_sandbox else None)
+    site = WorldSite(run.git, run.worktree, run.base, spec, run.state.root, sandbox, run.home, run.toolchain,
+                     run.catalog.toolchain.env, check_limits(run.agent.limits, run.policy),
+                     run.state.run(run.agent_id) / "setup", run.audit, run.agent_id, _user(run))
+    return await world_at(site)
+
+
+async def world_at(site: WorldSite) -> tuple[World, SetupRecord]:
+    """The world of ``site``'s tree, laid in it: from the cache when one serves it, else made there."""
+    spec = site.spec
+    key = await anyio.to_thread.run_sync(world_key, site.git, site.base, spec)
+    worlds = site.state_root / "worlds"
+    folder = worlds / key
     from filelock import FileLock
 
+    worlds.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder) + ".lock")
     await anyio.to_thread.run_sync(lambda: lock.acquire(timeout=spec.setup_timeout_s * 2 + 60))
     try:
         started = time.perf_counter()
-        record_path = folder / "record.json"
-        if record_path.is_file():
-            done = SetupRecord.from_json(json.loads(record_path.read_text(encoding="utf-8")))
-            world = World(folder / "files", done.entries)
-            await anyio.to_thread.run_sync(world.lay_over, run.worktree, user)
-            record = replace(done, cached=True, duration_s=round(time.perf_counter() - started, 3))
-            run.audit.append("setup", run.agent_id, key=key, cached=True, entries=list(done.entries))
-            return world, record
-        return await _make(run, spec, folder, key, user, started)
+        # A world that holds no path of the tree it was made in serves every tree of the base; one that does (a
+        # venv's scripts name their interpreter by its path) serves only a tree at that path: the agent's own
+        # `runtime again`, and every verify of its work.
+        for cached in (folder, worlds / f"{key}-{_path_key(site.tree)}"):
+            record_path = cached / "record.json"
+            if record_path.is_file():
+                done = SetupRecord.from_json(json.loads(record_path.read_text(encoding="utf-8")))
+                world = World(cached / "files", done.entries)
+                await anyio.to_thread.run_sync(world.lay_over, site.tree, site.user)
+                record = replace(done, cached=True, duration_s=round(time.perf_counter() - started, 3))
+                _audit(site, "setup", key=key, cached=True, shared=done.shared, entries=list(done.entries))
+                return world, record
+        return await _make(site, folder, key, started)
     finally:
         lock.release()
+
+
+def _audit(site: WorldSite, kind: str, **data: Any) -> None:
+    if site.audit is not None:
+        site.audit.append(kind, site.agent, **data)
+
+
+def _path_key(tree: Path) -> str:
+    return hashlib.sha256(os.fsencode(tree.resolve())).hexdigest()[:12]
+
+
+def _names_path(folder: Path, path: Path, limit: int = 256 * 1024 * 1024) -> bool:
+    """Whether any file under ``folder`` holds ``path`` (its bytes), reading at most ``limit`` bytes in all:
+    past that, it is taken to (the world then serves only its own path, which is always right)."""
+    needle, read = os.fsencode(path.resolve()), 0
+    for file in (p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        try:
+            data = file.read_bytes()
+        except OSError:
+            continue
+        read += len(data)
+        if needle in data or read > limit:
+            return True
+    for link in (p for p in folder.rglob("*") if p.is_symlink()):
+        if os.fsencode(os.readlink(link)).startswith(needle):
+            return True
+    return False
 
 
 def _user(run: SpawnRun) -> AgentUser | None:
@@ -148,49 +248,45 @@ def _user(run: SpawnRun) -> AgentUser | None:
     return agent_user() if run.options.use_sandbox else None
 
 
-async def _make(run: SpawnRun, spec: Worktree, folder: Path, key: str, user: AgentUser | None,
-                started: float) -> tuple[World, SetupRecord]:
+async def _make(site: WorldSite, folder: Path, key: str, started: float) -> tuple[World, SetupRecord]:
     from runtime.spawn.commands import CommandLog, command_runner
     from runtime.spawn.sockets import remove_socket_folder, socket_folder
 
-    tree = Git(run.worktree)
+    spec = site.spec
+    tree = Git(site.tree)
     if spec.include:
-        copied = await anyio.to_thread.run_sync(lay_over, run.git.root, spec.include, run.worktree, user)
+        copied = await anyio.to_thread.run_sync(lay_over, site.git.root, spec.include, site.tree, site.user)
         if copied.missing:
             raise AgentFailed("setup", f"[worktree] include: {copied.missing[0][0]}: {copied.missing[0][1]} in the "
-                                       f"main checkout {run.git.root}")
+                                       f"main checkout {site.git.root}")
     before_ignored, before_untracked, _ = await anyio.to_thread.run_sync(_status, tree)
     commands: list[SetupCommand] = []
-    logs = run.state.run(run.agent_id) / "setup"
-    log = CommandLog(logs, run.audit.redactor)
+    log = CommandLog(site.logs, site.audit.redactor if site.audit is not None else None)
     egress = sock = None
     try:
         if spec.setup and spec.setup_domains:
             from runtime.sandbox.egress import EgressProxy, EgressRules
 
-            sock = socket_folder(run.state.root)
+            sock = socket_folder(site.state_root)
 
             def audit(record: dict[str, Any]) -> None:
-                run.audit.append("egress", run.agent_id, phase="setup", **record)
+                _audit(site, "egress", phase="setup", **record)
 
             rules = EgressRules(spec.setup_domains, spec.setup_addresses, spec.setup_ports)
             egress = EgressProxy(sock / "egress.sock", rules, audit=audit).start()
-            if run.options.use_sandbox:
-                from runtime.sandbox.identity import agent_user
+            if site.user is not None:
                 from runtime.sandbox.launch import hand_over
 
-                hand_over(sock, agent_user())
-        sandbox = setup_sandbox(run, sock)
-        from runtime.spawn.budget import check_limits
-
-        limits = replace(check_limits(run.agent.limits, run.policy), timeout_s=float(spec.setup_timeout_s))
-        runner = command_runner(run.worktree, sandbox, run.home, run.toolchain, limits=limits, log=log, where="setup",
+                hand_over(sock, site.user)
+        sandbox = setup_sandbox(site, sock)
+        limits = replace(site.limits, timeout_s=float(spec.setup_timeout_s))
+        runner = command_runner(site.tree, sandbox, site.home, site.toolchain, limits=limits, log=log, where="setup",
                                 egress=str(egress.socket_path) if egress is not None else None)
         for command in spec.setup:
             at = time.perf_counter()
             code, output = await runner(command, float(spec.setup_timeout_s))
             commands.append(SetupCommand(command, code, round(time.perf_counter() - at, 3),
-                                         str(sorted(logs.glob("*.log"))[-1]) if logs.is_dir() else ""))
+                                         str(sorted(site.logs.glob("*.log"))[-1]) if site.logs.is_dir() else ""))
             if code != 0:
                 tail = output.strip().splitlines()[-1][:300] if output.strip() else ""
                 raise AgentFailed("setup", f"[worktree] setup `{command}` exited with code {code}"
@@ -199,7 +295,7 @@ async def _make(run: SpawnRun, spec: Worktree, folder: Path, key: str, user: Age
         if egress is not None:
             egress.close()
         if sock is not None:
-            remove_socket_folder(run.state.root, sock)
+            remove_socket_folder(site.state_root, sock)
     ignored, untracked, changed = await anyio.to_thread.run_sync(_status, tree)
     if changed:
         raise AgentFailed("setup", f"[worktree] setup changed {sorted(changed)[0]}, which git tracks: setup may only "
@@ -208,21 +304,28 @@ async def _make(run: SpawnRun, spec: Worktree, folder: Path, key: str, user: Age
     if fresh:
         raise AgentFailed("setup", f"[worktree] setup made {fresh[0]}, which git does not ignore (it would be taken as "
                                    "the agent's change): make it somewhere .gitignore names")
-    made = sorted(p for p in ignored - before_ignored if not _covered(p, set(spec.include)))
+    # The toolchain's folders are mount points the sandbox made in the tree (bound from the main checkout):
+    # never setup's.
+    mounts = {rel for _, rel in site.toolchain.folders} if site.toolchain is not None else set()
+    made = sorted(p for p in ignored - before_ignored if not _covered(p, set(spec.include))
+                  and not any(p == m or p.startswith(m + "/") for m in mounts))
     entries = tuple(dict.fromkeys([*spec.include, *made]))
-    staging = folder.with_name(folder.name + ".new")
+    staging = folder.with_name(folder.name + f".new-{os.getpid()}")
     await anyio.to_thread.run_sync(remove_tree, staging)
     staging.mkdir(parents=True)
     (staging / "files").mkdir()
-    copied = await anyio.to_thread.run_sync(lay_over, run.worktree, entries, staging / "files", None)
+    copied = await anyio.to_thread.run_sync(lay_over, site.tree, entries, staging / "files", None)
     if copied.missing:
         raise AgentFailed("setup", f"what setup made could not be kept: {copied.missing[0][0]}: {copied.missing[0][1]}")
-    record = SetupRecord(key, False, round(time.perf_counter() - started, 3), entries, tuple(commands))
+    shared = not await anyio.to_thread.run_sync(_names_path, staging / "files", site.tree)
+    if not shared:
+        folder = folder.with_name(f"{key}-{_path_key(site.tree)}")
+    record = SetupRecord(key, False, round(time.perf_counter() - started, 3), entries, tuple(commands), shared)
     (staging / "record.json").write_text(json.dumps(record.to_json(), indent=1) + "\n", encoding="utf-8")
     await anyio.to_thread.run_sync(remove_tree, folder)
     os.replace(staging, folder)  # the cache holds a whole world or none
-    run.audit.append("setup", run.agent_id, key=key, cached=False, entries=list(entries),
-                     commands=[asdict(c) for c in commands], duration_s=record.duration_s)
+    _audit(site, "setup", key=key, cached=False, shared=shared, entries=list(entries),
+           commands=[asdict(c) for c in commands], duration_s=record.duration_s)
     return World(folder / "files", entries), record
 
 

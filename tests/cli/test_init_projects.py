@@ -480,3 +480,18 @@ def test_init_declares_the_version_file_a_build_backend_writes_and_offers_the_lo
     assert toolchain["worktree"] == {"include": ["src/pkg/_version.py"]}  # setup offered, commented out
     assert '# setup = ["uv sync --frozen"]' in (repo / ".agent-runtime/toolchain.toml").read_text()
     assert run_cli("lint", cwd=repo).returncode == 0
+
+
+def test_two_commands_of_one_program_whose_grammar_refuses_them_do_not_break_the_role(tmp_path):
+    """bleach's tox.ini and Makefile both run black with `--exclude`, which black's grammar refuses: init once
+    wrote the parent's own rule again for each, a role that does not compile; now both are reported refused."""
+    tox = ("[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands = pytest {posargs:-v}\n\n[testenv:format]\n"
+           "commands = black --target-version=py38 --check --diff --exclude=_vendor src tests\n")
+    make = "lint:\n\tblack --target-version=py37 --exclude=_vendor src tests\n"
+    repo = _repo(tmp_path, {"tox.ini": tox, "Makefile": make, "src/pkg/__init__.py": "",
+                            "tests/test_a.py": "def test_a():\n    pass\n"}, tools=("pytest", "black"))
+    report = _init(repo)
+    blacks = [c for c in report["commands"] if c["command"].startswith("black")]
+    assert len(blacks) == 2 and all(c["allowed"] == "refused" for c in blacks), blacks
+    assert all("the program's grammar refuses these arguments" in c["reason"] for c in blacks)
+    assert run_cli("lint", cwd=repo).returncode == 0

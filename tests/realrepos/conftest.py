@@ -213,6 +213,65 @@ def _python_toolchain(project: Project, root: Path) -> None:
     _run([_uv(), "venv", "-q", "--python", base, str(root / ".venv")], root, env)
     _run([_uv(), "pip", "install", "-q", "--python", str(root / ".venv/bin/python"), "--no-index", "--find-links",
           str(found), "--link-mode", "copy", *project.python_install], root, env)
+    if project.editable_src:
+        # What `pip install -e .` leaves of a flit or hatch project: a .pth naming its source folder (building it
+        # would need the build backend's own wheels; the version file it writes comes with the sdist).
+        (site,) = (root / ".venv/lib").glob("python3*/site-packages")
+        (site / f"__editable__.{project.name}.pth").write_text(f"{root / project.editable_src}\n")
+
+
+class PackageIndex:
+    """A package index on loopback (PEP 503's simple layout) serving pinned wheels: a team's internal registry."""
+
+    def __init__(self, wheels: Path) -> None:
+        import http.server
+        import threading
+
+        from filelock import FileLock
+
+        self.root = wheels.parent / f"{wheels.name}-index"
+        with FileLock(str(self.root) + ".lock"):  # test workers may make the same one at once
+            if not (self.root / "simple").is_dir():
+                part = wheels.parent / f".{wheels.name}-index.part"
+                shutil.rmtree(part, ignore_errors=True)
+                for wheel in sorted(wheels.glob("*.whl")):
+                    name = wheel.name.split("-")[0].lower().replace("_", "-")
+                    (part / "simple" / name).mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(wheel, part / "simple" / name / wheel.name)
+                    with (part / "simple" / name / "index.html").open("a") as page:
+                        page.write(f'<a href="{wheel.name}">{wheel.name}</a>\n')
+                part.rename(self.root)
+        root = str(self.root)
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, directory=root, **kwargs)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def world_table(project: Project, index: PackageIndex) -> str:
+    """The `[worktree]` table its developers add: an environment of the worktree's own, from their registry."""
+    packages = " ".join(f"{d.name}=={d.version}" for d in project.world_wheels)
+    pip = ".wt/bin/python -m pip install --isolated --quiet --disable-pip-version-check"
+    install = (f"{pip} --index-url http://localhost:{index.port}/simple/ {packages} pytest==8.3.4 flake8==7.1.1 "
+               "setuptools==75.6.0 wheel==0.45.1")
+    editable = f"{pip} --no-index --no-build-isolation --no-deps -e ."  # the project itself, as tox installs it
+    return ("\n[worktree]\n"
+            f'setup = ["python3 -m venv .wt", {json.dumps(install)}, {json.dumps(editable)}]\n'
+            'path = [".wt/bin"]\n'
+            'setup-domains = ["localhost"]\n'
+            'setup-addresses = ["127.0.0.1/32", "::1/128"]\n'
+            f"setup-ports = [{index.port}]\n")
 
 
 def _npm_toolchain(project: Project, root: Path) -> None:
@@ -233,7 +292,7 @@ def _rust_toolchain(project: Project, root: Path) -> None:
 TOOLCHAINS = {"python": _python_toolchain, "npm": _npm_toolchain, "rust": _rust_toolchain, "go": lambda p, r: None}
 
 
-def make_real_repo(project: Project, tmp: Path) -> RealRepo:
+def make_real_repo(project: Project, tmp: Path, index: PackageIndex | None = None) -> RealRepo:
     have_bwrap()
     for program in project.programs:
         require(shutil.which(program) is not None, f"{program} is not installed ({project.name} needs it)")
@@ -261,6 +320,9 @@ def make_real_repo(project: Project, tmp: Path) -> RealRepo:
     assert init.returncode == 0, init.stdout + init.stderr
     # init names what it wrote relative to the repository it ran in
     wrote = [root / line.removeprefix("wrote ").strip() for line in init.stdout.splitlines() if line.startswith("wrote ")]
+    if index is not None:
+        with (root / ".agent-runtime" / "toolchain.toml").open("a") as toolchain:
+            toolchain.write(world_table(project, index))
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "runtime init")
     initialised = git(root, "rev-parse", "HEAD")
@@ -275,9 +337,18 @@ def make_real_repo(project: Project, tmp: Path) -> RealRepo:
 @pytest.fixture
 def real_repo(tmp_path, monkeypatch):
     """``real_repo(name)``: the project's repository, made in this test's tmp folder."""
+    indexes: list[PackageIndex] = []
+
     def make(name: str) -> RealRepo:
-        repo = make_real_repo(BY_NAME[name], tmp_path)
+        project = BY_NAME[name]
+        index = None
+        if project.world_wheels:
+            index = PackageIndex(_fetched(lambda: wheels((*project.python_wheels, *project.world_wheels))))
+            indexes.append(index)
+        repo = make_real_repo(project, tmp_path, index)
         monkeypatch.setenv("RUNTIME_STATE_DIR", str(repo.state))
         return repo
 
-    return make
+    yield make
+    for index in indexes:
+        index.close()

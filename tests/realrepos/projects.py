@@ -1,6 +1,6 @@
 """The real projects of the suite: where each comes from, how it becomes a repository, and the changes made to it.
 
-Five projects nobody here wrote, each at a pinned version:
+Seven projects nobody here wrote, each at a pinned version:
 
 - more-itertools 10.2.0 (PyPI sdist): a 4,656-line module, tests run with `python -m unittest`
   (its tox.ini and Makefile), flake8 configured in setup.cfg;
@@ -11,7 +11,11 @@ Five projects nobody here wrote, each at a pinned version:
 - strsim 0.10.0 (Debian's librust-strsim-dev): a 1,005-line crate without dependencies, built and
   tested with the host's cargo as its CI does;
 - google/uuid 1.3.0 (Debian's golang-github-google-uuid-dev): a Go module without dependencies,
-  tested and vetted with the host's go.
+  tested and vetted with the host's go;
+- exceptiongroup 1.2.2 (PyPI sdist): a src layout whose package imports the version file flit_scm writes
+  at install time and its repository ignores: `runtime init` declares it (`[worktree] include`);
+- bleach 6.1.0 (PyPI sdist): tests that need its dependencies, which its tools venv does not hold: each
+  worktree makes an environment of its own (`[worktree] setup`) from a package index on loopback.
 
 For each: a bug planted in its large module (a one-line change the agent undoes) and a new function
 with its test. The commands are the ones the project's own files name; `conftest.own_commands`
@@ -79,9 +83,12 @@ class Project:
     ignore: tuple[str, ...] = ()  # lines the repository's .gitignore needs for its toolchain
     force_add: tuple[str, ...] = ()  # files committed although .gitignore names them (Cargo.lock)
     programs: tuple[str, ...] = field(default=())  # host programs its toolchain needs
+    editable_src: str = ""  # a folder of the project its venv imports from (`pip install -e .`'s .pth)
+    # Packages its worktrees install for themselves ([worktree] setup), from a package index on loopback.
+    world_wheels: tuple[Download, ...] = ()
 
     def downloads(self) -> tuple[Download, ...]:
-        return (self.source, *self.python_wheels, *self.npm_deps)
+        return (self.source, *self.python_wheels, *self.npm_deps, *self.world_wheels)
 
     @property
     def fix(self) -> Change:
@@ -402,5 +409,117 @@ UUID = Project(
     programs=("go",),
 )
 
-PROJECTS = (MORE_ITERTOOLS, CACHETOOLS, PROXY_ADDR, STRSIM, UUID)
+FLATTEN = '''"""The leaves of an exception group: every exception in it that is not a group itself."""
+
+from __future__ import annotations
+
+import sys
+
+if sys.version_info < (3, 11):
+    from ._exceptions import BaseExceptionGroup
+
+
+def flatten(group: BaseExceptionGroup) -> list[BaseException]:
+    """The exceptions of ``group`` and of every group inside it, depth first, groups left out."""
+    leaves: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            leaves.extend(flatten(exc))
+        else:
+            leaves.append(exc)
+    return leaves
+'''
+
+FLATTEN_TESTS = '''import sys
+
+from exceptiongroup import flatten
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup, ExceptionGroup
+
+
+def test_flatten_nested():
+    inner = ExceptionGroup("inner", [ValueError(1), KeyError(2)])
+    group = BaseExceptionGroup("outer", [inner, SystemExit(3)])
+    assert [type(e) for e in flatten(group)] == [ValueError, KeyError, SystemExit]
+
+
+def test_flatten_flat():
+    group = ExceptionGroup("flat", [TypeError("a")])
+    assert [str(e) for e in flatten(group)] == ["a"]
+'''
+
+EXCEPTIONGROUP = Project(
+    name="exceptiongroup",
+    kind="python",
+    # flit_scm writes src/exceptiongroup/_version.py at install time (`write_to`), its repository ignores it,
+    # and the package imports it unguarded: a worktree without it fails every test with an ImportError.
+    source=Download("pypi", "exceptiongroup", "1.2.2", "47c2edf7c6738fafb49fd34290706d1a1a2f4d1c6df275526b62cbb4aa5393cc"),
+    member="exceptiongroup-1.2.2",
+    test_command="pytest",  # tox.ini's `python -m pytest {posargs}`
+    check_commands=(),
+    test_count_min=80,
+    runner="pytest",
+    bug=Edit("src/exceptiongroup/_suppress.py", "            if rest is None:\n", "            if rest is not None:\n"),
+    feature=Change(
+        goal="Add exceptiongroup.flatten(group), the leaves of a group, with its tests.",
+        edits=(
+            Edit("src/exceptiongroup/__init__.py", '    "catch",\n', '    "catch",\n    "flatten",\n'),
+            Edit("src/exceptiongroup/__init__.py", "from ._catch import catch\n",
+                 "from ._catch import catch\nfrom ._flatten import flatten\n"),
+            Edit("src/exceptiongroup/_flatten.py", "", FLATTEN),
+            Edit("tests/test_flatten.py", "", FLATTEN_TESTS),
+        ),
+        scope=("src/exceptiongroup/__init__.py", "src/exceptiongroup/_flatten.py", "tests/test_flatten.py"),
+        summary="added flatten, the leaves of an exception group, with its tests."),
+    python_wheels=PYTHON_WHEELS,
+    python_install=PYTHON_TOOLS,
+    editable_src="src",  # `pip install -e .` as its developers make it: a .pth to src, and the version file
+    drop=("PKG-INFO",),
+    ignore=("src/exceptiongroup/_version.py", ".venv/", "__pycache__/", ".pytest_cache/"),
+)
+
+LINKIFY_EMAILS_TESTS = '''from bleach import linkify
+
+
+def test_linkify_parse_email_mailto():
+    assert linkify("mail me: a@example.com", parse_email=True) == (
+        'mail me: <a href="mailto:a@example.com">a@example.com</a>'
+    )
+
+
+def test_linkify_without_parse_email_leaves_it():
+    assert linkify("mail me: a@example.com") == "mail me: a@example.com"
+'''
+
+BLEACH = Project(
+    name="bleach",
+    kind="python",
+    # Its tests need its dependencies (six, webencodings, for its vendored html5lib), which the repository's
+    # tools venv does not hold: each worktree gets an environment of its own, made by `[worktree] setup` from a
+    # package index (a registry on loopback here, reached through setup's egress proxy).
+    source=Download("pypi", "bleach", "6.1.0", "0a31f1837963c41d46bbf1331b8778e1308ea0791db03cc4e7357b97cf42a8fe"),
+    member="bleach-6.1.0",
+    test_command="pytest -v",  # tox.ini's `pytest {posargs:-v}`
+    check_commands=("flake8 bleach tests",),
+    test_count_min=400,
+    runner="pytest",
+    bug=Edit("bleach/linkifier.py", '                if self.parse_email:\n', '                if not self.parse_email:\n'),
+    feature=Change(
+        goal="Add tests of linkify's parse_email, in tests/test_linkify_emails.py.",
+        edits=(Edit("tests/test_linkify_emails.py", "", LINKIFY_EMAILS_TESTS),),
+        scope=("tests/test_linkify_emails.py",),
+        summary="added tests of linkify's parse_email."),
+    python_wheels=PYTHON_WHEELS,
+    python_install=PYTHON_TOOLS,
+    world_wheels=(
+        Download("pypi", "six", "1.16.0", "8abb2f1d86890a2dfb989f9a77cfcfd3e47c2a354b01111771326f8aa26e0254", wheel=True),
+        Download("pypi", "webencodings", "0.5.1", "a0af1213f3c2226497a97e2b3aa01a7e4bee4f403f95be16fc9acd2947514a78",
+                 wheel=True),
+    ),
+    drop=("PKG-INFO", "bleach.egg-info"),
+    ignore=(".venv/", ".wt/", "__pycache__/", ".pytest_cache/", "*.egg-info/"),
+)
+
+PROJECTS = (MORE_ITERTOOLS, CACHETOOLS, PROXY_ADDR, STRSIM, UUID, EXCEPTIONGROUP, BLEACH)
 BY_NAME = {p.name: p for p in PROJECTS}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -110,11 +111,43 @@ def test_init_writes_the_repositorys_own_commands(real_repo, name):
     assert template is not None, f"runtime init wrote no task template with a test command: {wrote}"
     test, checks = own_commands(repo)
     assert repo.project.runner in test, (test, repo.project.test_command)
-    if repo.project.kind == "python":  # both configure flake8 in setup.cfg
+    if any("flake8" in c for c in repo.project.check_commands):  # those that configure flake8 in setup.cfg
         assert any("flake8" in c for c in checks), checks
     for command in (test, *checks):
         explain = repo.cli("explain", "--role", "project", command)
         assert explain.returncode == 0, f"{command}: {explain.stdout}{explain.stderr}"
+
+
+# -- a repository's own world in every worktree ------------------------------------------------------
+
+@pytest.mark.parametrize("name", [p.name for p in PROJECTS if p.editable_src or p.world_wheels])
+def test_the_worktree_gets_the_repository_s_world_and_a_second_agent_takes_it_from_the_cache(real_repo, name):
+    """exceptiongroup imports the version file its build writes and git ignores: `runtime init` declares it
+    ([worktree] include). bleach's tests need dependencies its tools venv does not hold: each worktree makes
+    an environment of its own ([worktree] setup, from a registry on loopback through setup's egress)."""
+    repo = real_repo(name)
+    toolchain = tomllib.loads((repo.root / ".agent-runtime/toolchain.toml").read_text())
+    if repo.project.editable_src:
+        assert toolchain["worktree"]["include"] == [f"src/{name}/_version.py"]  # written by init itself
+    change, agent_id = repo.project.fix, "ag-world"
+    task = repo.write_task(change, agent_id, repo.builtin_agent(change, agent_id))
+    outcome = assert_accepted_first_time(repo, repo.cli("spawn", "--json", task), agent_id)
+    made = json.loads((repo.state / "runs" / agent_id / "state.json").read_text())["setup"]
+    assert made["cached"] is False
+    if repo.project.world_wheels:
+        assert ".wt" in made["entries"] and ".venv" not in made["entries"]  # the tools venv is the main checkout's
+        assert [c["exit_code"] for c in made["commands"]] == [0, 0, 0]
+        egress = [json.loads(line)["data"] for line in (repo.state / "audit.jsonl").read_text().splitlines()
+                  if '"kind":"egress"' in line.replace(" ", "")]
+        assert any(e["decision"] == "allow" and e["host"] == "localhost" for e in egress), egress
+    assert not (repo.root / ".wt").exists() and repo.git("status", "--porcelain") == ""  # the main checkout as it was
+    again = repo.write_task(change, "ag-world-2", repo.builtin_agent(change, "ag-world-2"))
+    assert_accepted_first_time(repo, repo.cli("spawn", "--json", again), "ag-world-2")
+    second = json.loads((repo.state / "runs" / "ag-world-2" / "state.json").read_text())["setup"]
+    # A version file names no worktree: the second agent takes it from the cache. A virtualenv's scripts name
+    # the worktree it was made in: the second agent, in a worktree of its own, makes its own.
+    assert made["shared"] is (not repo.project.world_wheels) and second["cached"] is made["shared"]
+    assert outcome["commit"]
 
 
 # -- runtime spawn, builtin backend -----------------------------------------------------------------

@@ -106,7 +106,10 @@ def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) ->
             "the parent role's rule for the program refuses these arguments"
     if grammar is not None:
         sub = _leading_words(args)
-        return {"program": program, "grammar": grammar, **({"subcommands": [" ".join(sub)]} if sub else {})}
+        rule = {"program": program, "grammar": grammar, **({"subcommands": [" ".join(sub)]} if sub else {})}
+        if rule in mine:  # the parent has this very rule, and it refused the command: its grammar did
+            return "the program's grammar refuses these arguments"
+        return rule
     # No grammar describes the program, though the parent may declare it inline for some subcommands: exactly
     # the words found (the parent's rules are restated beside it, see rules_text).
     return {"program": program, **({"subcommands": [" ".join(args)]} if args else {}), "positionals": []}
