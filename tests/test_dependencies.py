@@ -16,7 +16,8 @@ from tests.conftest import REPO
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # Extra -> the one module that may import it (lazily, turning its absence into one line).
 OPTIONAL = {"litellm": ("models", "runtime/models/llm.py"), "ray": ("ray", "runtime/orchestration/ray_executor.py"),
-            "starlette": ("console", "runtime/console/app.py"), "uvicorn": ("console", "runtime/console/app.py")}
+            "starlette": ("console", "runtime/console/app.py"), "uvicorn": ("console", "runtime/console/app.py"),
+            "pygments": ("console", "runtime/console/diff_view.py")}
 
 
 def _name(requirement: str) -> str:
@@ -47,7 +48,7 @@ def test_the_core_declares_no_model_sdk_and_the_extras_hold_them():
     assert [_name(r) for r in extras["models"]] == ["litellm", "mcp"]  # litellm imports mcp without declaring it
     # The suite exercises model calls through litellm, and the console on uvicorn.
     assert f"{DISTRIBUTION}[models,console]" in extras["dev"]
-    assert [_name(r) for r in extras["console"]] == ["starlette", "uvicorn"]
+    assert [_name(r) for r in extras["console"]] == ["starlette", "uvicorn", "pygments"]
 
 
 def test_every_module_the_runtime_imports_is_a_declared_dependency_or_behind_its_extra():

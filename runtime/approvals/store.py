@@ -130,6 +130,14 @@ def summarize(tool: str, tool_input: Any, redactor: Any = None) -> str:
     return _one_line(text)
 
 
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: a byte of the agent's that was not UTF-8
+        return False
+    return True
+
+
 def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
@@ -258,8 +266,9 @@ class ApprovalStore:
         digest = input_hash(tool_input)
         summary = summarize(tool, tool_input, redactor)
         command = tool_input.get("command") if tool == "Bash" and isinstance(tool_input, dict) else None
-        if not isinstance(command, str) or (redactor and redactor.redact(command) != command):
-            command = None  # a secret's value is never stored
+        if not isinstance(command, str) or (redactor and redactor.redact(command) != command) \
+                or not command.isprintable() or not _encodes(command):
+            command = None  # a secret's value is never stored, nor what is no text a rule can hold
         reason = _one_line(redactor.redact(gate_reason) if redactor else gate_reason, 1000)
         now = time.time() if now is None else now
         with self._tx() as conn:

@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from runtime.approvals.service import decided_by
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.console.agent_view import agent_body, agent_page
-from runtime.console.diff_view import diff_page, parse_diff
+from runtime.console.diff_view import diff_page, highlight_styles, parse_diff
 from runtime.console.guard import COOKIE, HEADERS, Guard
 from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, text
 from runtime.console.plan_view import plan_body, plan_page
@@ -267,9 +267,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         return f"rule added to {shown} for role {record.role} (review and commit it)"
 
     async def highlight_css(request: Request) -> Response:
-        from pygments.formatters import HtmlFormatter
-
-        return Response(HtmlFormatter(style="default").get_style_defs(".hl"), media_type="text/css")
+        return Response(highlight_styles(), media_type="text/css")
 
     app = Starlette(routes=[
         Route("/", home), Route("/runs", runs), Route("/events", events),

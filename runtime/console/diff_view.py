@@ -120,6 +120,13 @@ def _css(ttype: object) -> str:
     return ""
 
 
+def highlight_styles() -> str:
+    """The style sheet of the token classes `highlighted` writes (Pygments' default style), for `/highlight.css`."""
+    from pygments.formatters import HtmlFormatter
+
+    return str(HtmlFormatter(style="default").get_style_defs(".hl"))
+
+
 def highlighted(change: FileChange) -> list[str]:
     """The HTML of each of the change's lines (hunk headers as plain text), highlighted when its language
     is known and it is not too long."""

@@ -17,6 +17,7 @@ import pytest
 
 from runtime.approvals.store import ApprovalStore
 from runtime.errors import LimitExhausted
+from runtime.manifests.toolchain import Toolchain
 from runtime.policy.document import Entry
 from runtime.spawn import accept as accept_module
 from runtime.spawn.accept import (
@@ -74,6 +75,7 @@ def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
         saves=saves, save=lambda status, **extra: saves.append(status), policy=Policy(),
         agent=SimpleNamespace(limits=SimpleNamespace(approval_timeout_s=5.0)), home=tmp_path / "home",
         toolchain=None, state=SimpleNamespace(root=tmp_path / "state", run=lambda agent: tmp_path / "state" / "runs" / agent),
+        catalog=SimpleNamespace(toolchain=Toolchain()),  # no [worktree]: the merge's tree needs no world
         **fields,
     )
 
@@ -375,8 +377,8 @@ def fake_runner(monkeypatch, answers: dict[str, Any], at_base: dict[str, tuple[i
     from ``at_base`` (each command asked there is added to ``asked_at_base``); its calls."""
     calls: list[tuple] = []
 
-    @contextlib.contextmanager
-    def runners(*args):
+    @contextlib.asynccontextmanager
+    async def runners(*args):
         calls.append(args)
 
         async def run_command(command, timeout_s):
@@ -409,7 +411,8 @@ def test_passing_commands_give_no_failure_and_run_on_the_merge_tree(bare, monkey
     bare.policy = Policy([TESTS, CHECKS])
     assert anyio.run(_merged_checks_pass, bare, "tree-sha", "base-sha", "commit-sha") == []
     log = CommandLog(bare.state.run(bare.agent_id) / "merge-commands")  # each command's whole output
-    assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits", log, {})]
+    assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits", log, {},
+                     None)]  # no [worktree]: no world to lay in the merge's tree
 
 
 def test_each_failing_command_check_is_named_with_its_feedback(bare, monkeypatch):
@@ -564,7 +567,7 @@ def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(ba
     monkeypatch.setattr(accept_module, "load_hidden", lambda git, task: None)
     monkeypatch.setattr(accept_module, "plan_context", lambda toolchain, declared: {})
     bare.git = SimpleNamespace(read_file=lambda rev, path: None)
-    bare.catalog = SimpleNamespace(toolchain=None)
+    bare.catalog = SimpleNamespace(toolchain=Toolchain())
     bare.policy = Policy([Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "min-count": 1})])
     failures = anyio.run(_merged_checks_pass, bare, "tree", "head-of-trunk", "commit")
     assert asked == [("work", "pytest -q"), ("base", "head-of-trunk")]
