@@ -194,7 +194,9 @@ async def world_at(site: WorldSite) -> tuple[World, SetupRecord]:
     from filelock import FileLock
 
     worlds.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder) + ".lock")
+    # Taken in a worker thread and given back in the loop's: not the thread-local kind, which a release from
+    # another thread than the acquiring one leaves held (and the next agent on the base waiting for good).
+    lock = FileLock(str(folder) + ".lock", thread_local=False)
     await anyio.to_thread.run_sync(lambda: lock.acquire(timeout=spec.setup_timeout_s * 2 + 60))
     try:
         started = time.perf_counter()

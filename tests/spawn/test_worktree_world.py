@@ -166,3 +166,45 @@ def test_an_include_that_cannot_be_copied_is_refused_at_its_line_before_anything
     proc = s.spawn(s.task(agent_id="ag-inc", command=SH_REPORT), "--catalog", str(s.repo / ".agent-runtime")).proc
     assert proc.returncode == 1 and why in proc.stderr, proc.stderr
     assert "toolchain.toml:4: " in proc.stderr and s.sha("agent/ag-inc") is None
+
+
+def test_two_agents_on_one_base_in_one_orchestrator_both_get_the_world(tmp_path):
+    """A plan's parallel subtasks ask for the same world at once, from one event loop: the second waits for the
+    first (its lock taken in a worker thread and given back in the loop's), then takes the world it made."""
+    import anyio
+
+    from runtime.manifests.toolchain import Worktree
+    from runtime.spawn.supervise import Limits
+    from runtime.spawn.world import WorldSite, world_at
+
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / ".gitignore").write_text("src/_version.py\n")
+    (repo / "src/_version.py").write_text("v = 1\n")
+    git(tmp_path, "init", "-q", str(repo))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    from runtime.workspace.git import Git
+
+    main = Git(repo)
+    spec = Worktree(include=("src/_version.py",), setup_timeout_s=5, lines=(("src/_version.py", 1),))  # a lock left held fails in 70 s
+    trees = []
+    for name in ("a", "b"):
+        tree = tmp_path / name
+        git(repo, "worktree", "add", "-q", "--detach", str(tree), "HEAD")
+        trees.append(tree)
+    sites = [WorldSite(main, tree, main.resolve("HEAD"), spec, tmp_path / "state", None, tmp_path, None, (), Limits(60),
+                       tmp_path / f"logs-{tree.name}") for tree in trees]
+    records = []
+
+    async def both() -> None:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for site in sites:
+                    async def one(site=site) -> None:
+                        records.append((await world_at(site))[1])
+                    group.start_soon(one)
+
+    anyio.run(both)
+    assert sorted(r.cached for r in records) == [False, True]
+    assert all((tree / "src/_version.py").read_text() == "v = 1\n" for tree in trees)
