@@ -13,30 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runtime.errors import UsageError
+from runtime.orchestration.overview import change_of
 from runtime.workspace.git import Git, GitError
 
 if TYPE_CHECKING:
     import argparse
-
-    from runtime.spawn.state import RunRecord
-
-
-def change_of(repo: Path, record: RunRecord, stat: bool = False) -> tuple[str | None, str]:
-    """The head the change ends at (None: none to show) and the change as a diff (or a stat) against the base."""
-    if not record.base:
-        return None, ""
-    git = Git(repo)
-    try:
-        head = record.commit or record.work or (git.resolve(f"refs/heads/{record.branch}")
-                                                if record.branch and git.branch_exists(record.branch) else None)
-        if head is None:
-            return None, ""
-        args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", *(["--stat"] if stat else []),
-                record.base, head]
-        return head, git.run(*args).stdout.decode("utf-8", errors="replace")
-    except GitError as exc:
-        raise UsageError(f"the change of agent {record.agent_id} cannot be read here ({exc}); run this in the "
-                         "repository it ran in") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +34,11 @@ def run(args: argparse.Namespace) -> int:
     record = state.read(args.agent)
     if record is None:
         raise UsageError(f"no run of agent {args.agent} in {state.root} (`runtime status` lists them)")
-    head, diff = change_of(Git(Path.cwd()).root, record, args.stat)
+    try:
+        head, diff = change_of(Git(Path.cwd()).root, record, args.stat)
+    except GitError as exc:
+        raise UsageError(f"the change of agent {record.agent_id} cannot be read here ({exc}); run this in the "
+                         "repository it ran in") from None
     if args.json:
         print(json.dumps({"agent": record.to_json(), "head": head, "diff": diff}, indent=2))
         return 0

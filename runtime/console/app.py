@@ -34,8 +34,8 @@ from runtime.console.reading import AuditIndex, limits_of, plan_view, policy_of,
 from runtime.console.send_back import Refused, SendBack, comments_from, feedback
 from runtime.console.watch import Watcher
 from runtime.manifests.names import AGENT_ID
-from runtime.orchestration.overview import runs_overview
-from runtime.workspace.git import Git, GitError
+from runtime.orchestration.overview import change_of, runs_overview
+from runtime.workspace.git import GitError
 
 if TYPE_CHECKING:
     import socket
@@ -142,15 +142,15 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
 
     def _change(record: RunRecord) -> tuple[str, str, list[FileChange]] | str:
         """The agent's branch against the base it started from, in the repository the console was opened in."""
-        if repo is None or not record.base:
+        if repo is None:
             return "no change of that agent here"
-        git = Git(repo)
         try:
-            head = record.commit or git.resolve(f"refs/heads/{record.branch}")
-            shown = git.run("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", record.base, head).stdout
+            head, shown = change_of(repo, record)
         except GitError as exc:
             return f"the change cannot be read: {exc}"
-        return record.base, head, parse_diff(shown.decode("utf-8", errors="replace"))
+        if head is None:
+            return "no change of that agent here"
+        return record.base, head, parse_diff(shown)
 
     async def diff(request: Request) -> Response:
         record = run_of(request.path_params["agent_id"])

@@ -24,9 +24,11 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from runtime.approvals.store import store_path
+from runtime.audit.log import read_from
 from runtime.spawn.state import FINAL
 
 if TYPE_CHECKING:
@@ -65,6 +67,19 @@ def _stat(path: os.PathLike[str] | str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns
+
+
+def _query(db: Path, *queries: tuple[str, tuple[object, ...]]) -> list[list[Any]] | None:
+    """Each query's rows from a database a run writes, opened read-only; None while it cannot be read (a write
+    in progress, no tables yet)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return [conn.execute(sql, args).fetchall() for sql, args in queries]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
 
 
 @dataclass
@@ -153,17 +168,12 @@ class Watcher:
         stats = tuple(_stat(f"{db}{suffix}") for suffix in ("", "-wal"))
         if stats == self._seen.plans_db or stats[0] is None:
             return
-        try:
-            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-            try:
-                runs = dict(conn.execute("select run_id, status from runs").fetchall())
-                changed = conn.execute("select distinct run_id from events where id > ?",
-                                       (self._seen.plan_event,)).fetchall()
-                last = conn.execute("select coalesce(max(id), 0) from events").fetchone()[0]
-            finally:
-                conn.close()
-        except sqlite3.Error:
+        read = _query(db, ("select run_id, status from runs", ()),
+                      ("select distinct run_id from events where id > ?", (self._seen.plan_event,)),
+                      ("select coalesce(max(id), 0) from events", ()))
+        if read is None:
             return  # a write in progress, or no tables yet: looked at again next time
+        runs, changed, last = dict(read[0]), read[1], read[2][0][0]
         self._seen.plans_db = stats
         self._seen.plan_event = int(last)
         ids = {str(r[0]) for r in changed} | {k for k, v in runs.items() if self._seen.plans.get(k) != v}
@@ -185,36 +195,19 @@ class Watcher:
         if first:
             self._seen.audit_at = st[0]
             return
-        try:
-            with open(path, "rb") as fh:
-                fh.seek(self._seen.audit_at)
-                chunk = fh.read(AUDIT_READ_MAX)
-        except OSError:
-            return
-        end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
-        self._seen.audit_at += end
-        for line in chunk[:end].splitlines():
-            try:
-                agent = json.loads(line).get("agent")
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(agent, str):
-                topics.add(f"agent:{agent}")
+        records, self._seen.audit_at = read_from(path, self._seen.audit_at, AUDIT_READ_MAX)
+        topics.update(f"agent:{r['agent']}" for r in records if isinstance(r["agent"], str))
 
     def _approvals(self, topics: set[str], notices: list[Notice], first: bool) -> None:
         path = store_path(self.state.root)
         stats = tuple(_stat(f"{path}{suffix}") for suffix in ("", "-wal"))
         if stats == self._seen.approvals_db or stats[0] is None:
             return
-        try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-            try:
-                rows = conn.execute("select id, agent, summary from requests where status = 'pending'").fetchall()
-                count, decided = conn.execute("select count(*), coalesce(max(decided), 0) from requests").fetchone()
-            finally:
-                conn.close()
-        except sqlite3.Error:
+        read = _query(path, ("select id, agent, summary from requests where status = 'pending'", ()),
+                      ("select count(*), coalesce(max(decided), 0) from requests", ()))
+        if read is None:
             return
+        rows, (count, decided) = read[0], read[1][0]
         self._seen.approvals_db = stats
         pending = frozenset(str(r[0]) for r in rows)
         signature = (pending, int(count), float(decided))

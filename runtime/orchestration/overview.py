@@ -4,9 +4,11 @@ those whose orchestrator died marked interrupted (a state not final whose lock h
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from runtime.spawn.state import RunRecord, StateDir
+from runtime.workspace.git import Git
 from runtime.workspace.locks import holder
 
 
@@ -49,3 +51,17 @@ def runs_overview(state: StateDir) -> tuple[list[RunRecord], list[dict[str, Any]
         if p["status"] == "running" and holder(state.locks, plan_lock_name(p["run_id"])) is None:
             p["status"] = "interrupted"  # its orchestrator died: `runtime run --resume` carries it on
     return agents, plans
+
+
+def change_of(repo: Path, record: RunRecord, stat: bool = False) -> tuple[str | None, str]:
+    """An agent's change in ``repo``: the head it ends at (its verified commit, else its kept work, else its
+    branch; None when none is kept) and its diff (or stat) against the base. GitError when ``repo`` lacks them."""
+    if not record.base:
+        return None, ""
+    git = Git(repo)
+    head = record.commit or record.work or (git.resolve(f"refs/heads/{record.branch}")
+                                            if record.branch and git.branch_exists(record.branch) else None)
+    if head is None:
+        return None, ""
+    args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", *(["--stat"] if stat else []), record.base, head]
+    return head, git.run(*args).stdout.decode("utf-8", errors="replace")

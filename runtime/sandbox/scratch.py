@@ -37,7 +37,7 @@ from pathlib import Path
 
 from runtime.sandbox.identity import AgentUser
 from runtime.workspace.hazards import MAX_PATH_BYTES
-from runtime.workspace.tree import walk
+from runtime.workspace.tree import remove_at, walk
 
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -211,7 +211,7 @@ def lay_over(source: Path, entries: list[str] | tuple[str, ...], dest: Path, use
                 for part in parts[:-1]:
                     fd = _real_folder(fd, part, user)
                 name = parts[-1]
-                _remove_at(fd, name)
+                remove_at(fd, name)
                 source_parent = os.open(source.joinpath(*parts[:-1]) if len(parts) > 1 else source, _DIR_FLAGS)
                 try:
                     st = os.stat(name, dir_fd=source_parent, follow_symlinks=False)
@@ -250,16 +250,3 @@ def _real_folder(fd: int, name: str, user: AgentUser | None) -> int:
         return os.open(name, _DIR_FLAGS, dir_fd=fd)
     finally:
         os.close(fd)
-
-
-def _remove_at(fd: int, name: str) -> None:
-    from runtime.workspace.tree import remove_tree
-
-    try:
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        remove_tree(Path(f"/proc/self/fd/{fd}") / name)
-    else:
-        os.unlink(name, dir_fd=fd)

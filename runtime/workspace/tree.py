@@ -172,17 +172,23 @@ def remove_tree(path: str | os.PathLike[str]) -> None:
     parent, name = os.path.split(path)
     pfd = os.open(parent or "/", _UP_FLAGS)
     try:
-        try:
-            st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISDIR(st.st_mode):
-            os.unlink(name, dir_fd=pfd)
-            return
-        _make_writable(pfd, name)
-        remove_below(pfd, name)
+        remove_at(pfd, name)
     finally:
         os.close(pfd)
+
+
+def remove_at(fd: int, name: str) -> None:
+    """`remove_tree` of ``name`` in the folder open as ``fd``: a symlink or file unlinked, never followed, a
+    folder removed with everything in it; missing is fine."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=fd)
+        return
+    _make_writable(fd, name)
+    remove_below(fd, name)
 
 
 def remove_below(fd: int, name: str) -> None:

@@ -48,13 +48,9 @@ def probe(repo: Path, task_path: Path, *, sandboxed: bool) -> Probe:
     folder = default_state_dir(git.root)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="probe-", dir=folder) as tmp:
-        tree = Path(tmp) / "base"
-        git.run("worktree", "add", "-q", "--detach", str(tree), head)
-        try:
+        with git.checkout_tree(head, Path(tmp) / "base") as tree:
             task = load_task(catalog, task_path)
             checks = verify_tree(catalog, task, tree, head, None, sandboxed=sandboxed, repo=git.root)
-        finally:
-            git.remove_worktree(tree)
     passed, failing_tests, failing, notes = None, False, [], []
     for c in checks:
         if c.kind == "tests-green":

@@ -14,10 +14,11 @@ Read as data, nothing run.
 from __future__ import annotations
 
 import json
-import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from runtime.tooling.gitignore import ignored_by_git
 
 LOCKFILES = (("uv.lock", "uv sync --frozen", ("pypi.org", "files.pythonhosted.org")),
              ("poetry.lock", "poetry install --no-root", ("pypi.org", "files.pythonhosted.org")),
@@ -32,15 +33,6 @@ class WorldFound:
     include: list[tuple[str, str]] = field(default_factory=list)  # (path, where it was found)
     missing: list[tuple[str, str]] = field(default_factory=list)  # a version file the main checkout lacks
     setup: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)  # (command, from, its domains)
-
-
-def _ignored(repo: Path, rel: str) -> bool:
-    try:
-        proc = subprocess.run(["git", "-C", str(repo), "check-ignore", "-q", "--no-index", "--", rel],
-                              capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
 
 
 def version_files(repo: Path) -> list[tuple[str, str]]:
@@ -64,7 +56,7 @@ def find_world(repo: Path) -> WorldFound:
     found = WorldFound()
     for rel, where in version_files(repo):
         rel = rel.lstrip("./")
-        if not _ignored(repo, rel):
+        if not ignored_by_git(repo, [rel]):
             continue  # tracked, or not ignored: every worktree has it, or it would be the agent's change
         (found.include if (repo / rel).is_file() else found.missing).append((rel, where))
     for lock, command, domains in LOCKFILES:
