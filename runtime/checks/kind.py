@@ -46,6 +46,23 @@ class Change:
 
 
 @dataclass(frozen=True)
+class TestSide:
+    """How one run of a test plan lays the test side over the work's copy, for that run alone
+    (`runtime.checks.test_side`): ``name`` (`base-tests`: the base's tests on the base's test side, with the task's
+    hidden tests; `new-tests`: the work's new tests), ``files`` (path -> the bytes laid there, or None: taken
+    away) and ``checks`` (tamper checks, `runtime.checks.canaries`: path -> source, sealed where the runner loads
+    sealed files) and ``locked``."""
+
+    __test__ = False
+    name: str = "base-tests"
+    files: tuple[tuple[str, bytes | None], ...] = ()
+    checks: tuple[tuple[str, bytes], ...] = ()
+    # Test files the run holds read-only (the base's test modules, conftests and package files): code the run
+    # imports early cannot rewrite a test before its runner reads it.
+    locked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CommandRun:
     """A command's exit code and combined output, as verify ran it."""
 
@@ -83,6 +100,16 @@ class Gathering(Protocol):
         """A file's size in the work (lstat alone); None when it is no regular file."""
         ...
 
+    def source(self, path: str) -> bytes | None:
+        """A changed file's bytes in the work as a program loading it reads them: through symlinks that stay in
+        the tree (out of `.git`), whole up to ``MAX_SOURCE_BYTES``; None when it is no regular file there."""
+        ...
+
+    def base_source(self, path: str) -> bytes | None:
+        """The bytes ``path`` had at the base (its current name; a renamed file's from its old name), from the
+        object store, whole up to ``MAX_SOURCE_BYTES``; None when it was no regular file there."""
+        ...
+
     def base_text(self, path: str) -> str | None:
         """The text ``path`` had at the base (that very path: a renamed file's old name must be asked by its
         old name); None when it was no small regular text file there."""
@@ -110,9 +137,9 @@ class Gathering(Protocol):
         """``command`` on a checkout of the base, shown at the work's path; None where the caller has none."""
         ...
 
-    async def run_tests(self, plan: TestPlan) -> TestRun:
-        """A test plan on the work: each runner started by the orchestrator, writing its structured report
-        where the work cannot reach (`runtime.spawn.test_runs`)."""
+    async def run_tests(self, plan: TestPlan, side: TestSide) -> TestRun:
+        """A test plan on the work, its test side laid as ``side`` says: each runner started by the
+        orchestrator, writing its structured report where the work cannot reach (`runtime.spawn.test_runs`)."""
         ...
 
     async def run_tests_at_base(self, plan: TestPlan) -> tuple[TestRun, BaseRunRef] | None:
@@ -136,6 +163,8 @@ class BaseRunRef(Evidence):
 
 
 E = TypeVar("E", bound=Evidence)
+# What a source file may hold to be read whole by a static kind (the change's own per-file limit is lower).
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
 PRIVATE_SET = "<set>"  # a private parameter's value in the compiled policy
 Params = Mapping[str, Any]
 

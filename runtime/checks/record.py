@@ -44,6 +44,8 @@ class CheckRecord(Bounded):
     # Existing test files (or test configuration) the work changed with the task's word: what a reviewer
     # reads first.
     test_edits: list[str] = field(default_factory=list)
+    # What shows the test run's report was forged: the attempt ends `rejected(tampering)`, with no retry.
+    tampering: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"atom": self.atom, "kind": self.kind, "status": self.status, "feedback": self.feedback}
@@ -51,6 +53,8 @@ class CheckRecord(Bounded):
             out["tests"] = self.tests.model_dump(mode="json", by_alias=True)
         if self.test_edits:
             out["test_edits"] = list(self.test_edits)
+        if self.tampering:
+            out["tampering"] = list(self.tampering)
         return out
 
     @classmethod
@@ -59,7 +63,7 @@ class CheckRecord(Bounded):
         tests = data.get("tests")
         return cls(str(data["atom"]), str(data["kind"]), str(data["status"]), str(data["feedback"]),
                    TestsSummary.model_validate(tests) if isinstance(tests, dict) else None,
-                   [str(p) for p in data.get("test_edits") or []])
+                   [str(p) for p in data.get("test_edits") or []], [str(t) for t in data.get("tampering") or []])
 
 
 # Checks of the report's own form. A retry that gave up ends with an empty report, which fails them:

@@ -29,6 +29,8 @@ class VerifyResult:
     evidence: dict[str, Any] = field(default_factory=dict)
     tests: TestsSummary | None = None  # what a tests-green verdict rests on (runtime.checks.summary)
     edits: list[str] = field(default_factory=list)  # the base's test files the work changed with the task's word
+    # What shows the test run's report was forged (`runtime.checks.tests_green`): a rejection no retry answers.
+    tampering: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -45,8 +47,8 @@ def passed(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSu
 
 
 def rejected(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSummary | None = None, *,
-           edits: list[str] | None = None) -> VerifyResult:
-    return VerifyResult(REJECTED, feedback, dict(evidence or {}), tests, list(edits or []))
+           edits: list[str] | None = None, tampering: list[str] | None = None) -> VerifyResult:
+    return VerifyResult(REJECTED, feedback, dict(evidence or {}), tests, list(edits or []), list(tampering or []))
 
 
 def error(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSummary | None = None, *,

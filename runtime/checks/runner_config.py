@@ -11,7 +11,8 @@ out of it):
   `jest`, `mocha`, `c8`, `eslintConfig` of package.json; `[lib]`, `[[test]]`, `[profile]`, `[lints]` of
   Cargo.toml);
 - code the interpreter or the runner loads before any test: a new `conftest.py` outside the test
-  folders (a bare `pytest` collects from the root), `sitecustomize.py`, `usercustomize.py`, `*.pth`,
+  folders (a bare `pytest` collects from the root), `sitecustomize` and `usercustomize` (a module or a
+  package), `*.pth`,
   package metadata (`*.dist-info`, `*.egg-info`: entry points autoload plugins), a `node_modules` or
   `vendor` folder of the work's own;
 - a new Python module that shadows one the tests import: a name of the standard library, of a test
@@ -85,6 +86,10 @@ def _file_findings(change: Change, path: str, gathering: Gathering, tests: list[
         return [Finding(path=path, what=f"a configuration of what judges the work ({name}) was {_verb(change, path)}")]
     if STARTUP_FILES.match(name):
         return [Finding(path=path, what=f"`{name}` runs in every Python process before any test")]
+    startup = next((p for p in path.split("/")[:-1] if p in ("sitecustomize", "usercustomize")), None)
+    if startup is not None:
+        return [Finding(path=path, what=f"a `{startup}` package runs in every Python process whose path holds it, "
+                                        "before any test")]
     if METADATA.search(path):
         return [Finding(path=path, what="package metadata in the tree (its entry points load plugins into the runner)")]
     if CARGO_CONFIG.search(path):

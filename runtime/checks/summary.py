@@ -40,6 +40,12 @@ class TestsSummary(Evidence):
     removed: list[str] = []
     hidden: int = 0
     failing_as_at_base: list[str] = []
+    # The tamper checks the run of the base's tests held (`runtime.checks.canaries`), or why it had none; whether
+    # that run was made twice (its first checks disagreed: a flaky test, told from a forged report).
+    tamper_checks: int = 0
+    tamper_none: str = ""
+    rerun: bool = False
+    new_run: int = 0  # tests in the run of the work's new tests on its own test side (0: there was none)
 
     def trailer(self) -> str:
         """One line for a commit's `Tests:` trailer."""
@@ -56,4 +62,5 @@ class TestsSummary(Evidence):
             parts.append(f"{len(self.removed)} removed by the task")
         if self.failing_as_at_base:
             parts.append(f"{len(self.failing_as_at_base)} failing as at the base")
+        parts.append(f"{self.tamper_checks} tamper checks held" if self.tamper_checks else "no tamper checks")
         return "; ".join(parts)

@@ -8,6 +8,10 @@ or an `#[allow(warnings)]`/`#[allow(clippy::all)]`, a `//nolint` naming no linte
 `c8 ignore start`/`istanbul ignore file`. Each such line the change adds is a finding, unless the task
 allows suppressions in that file (``allowed``: the task's `[verification] allow-suppressions`).
 
+A suppression that names its rules but holds for a whole file is one too: inline type-checker configuration
+(`# mypy: disable-error-code=...`, `# pyright: basic`), a file-level `# ruff: noqa: F401`, a `pylint: disable`
+or `type: ignore` on a line of its own, an `/* eslint-disable rule */` block.
+
 A targeted suppression (`# noqa: E501`, `# type: ignore[attr-defined]`, `// eslint-disable-next-line
 no-console`, `#[allow(dead_code)]` on one item, `//nolint:errcheck`) names what it silences and where, a
 reviewer can judge it, and it is not a finding.
@@ -24,13 +28,25 @@ from runtime.checks.result import VerifyResult
 # (pattern over one added line, what it does). Written for the comment forms the tools read; a pattern
 # inside a string may be flagged too, which costs the agent a word of explanation, never a bypass.
 RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"#\s*noqa(?!\s*:\s*[A-Z]+\d)", re.I), "`noqa` without a code silences every check on the line"),
     (re.compile(r"#\s*(?:ruff|flake8)\s*:\s*noqa\b(?!\s*:\s*[A-Z]+\d)", re.I), "a file-level `noqa` silences the whole file"),
+    (re.compile(r"#\s*(?:ruff|flake8)\s*:\s*noqa\b", re.I),
+     "a file-level `noqa` silences its rules in the whole file, every line to come included (name them on the lines "
+     "that need them)"),
+    (re.compile(r"#\s*noqa(?!\s*:\s*[A-Z]+\d)", re.I), "`noqa` without a code silences every check on the line"),
     (re.compile(r"#\s*mypy\s*:\s*ignore-errors\b"), "`mypy: ignore-errors` silences the type checker for the whole file"),
+    (re.compile(r"#\s*mypy\s*:"), "inline mypy configuration changes what the type checker checks in the whole file"),
+    (re.compile(r"^\s*#\s*type\s*:\s*ignore\b"), "a `type: ignore` on a line of its own silences the type checker for "
+                                                 "the whole file (at its top) or for nothing anyone can see"),
     (re.compile(r"#\s*type\s*:\s*ignore(?!\s*\[)"), "a bare `type: ignore` silences every type error on the line"),
-    (re.compile(r"#\s*pyright\s*:\s*(?:ignore(?!\s*\[)|basic\b|off\b)"), "a pyright suppression naming no rule"),
+    (re.compile(r"#\s*pyright\s*:\s*(?!strict\b|ignore\s*\[)"), "inline pyright configuration or a suppression naming no "
+                                                                "rule"),
+    (re.compile(r"#\s*(?:pyre-ignore-all-errors|pytype\s*:\s*skip-file)"), "the type checker silenced for the whole file"),
     (re.compile(r"#\s*pylint\s*:\s*(?:disable\s*=\s*all\b|skip-file\b)"), "pylint silenced for everything"),
+    (re.compile(r"^\s*#\s*pylint\s*:\s*disable\b"), "a `pylint: disable` on a line of its own silences those checks for "
+                                                   "the rest of its scope (keep it on the line that needs it)"),
     (re.compile(r"eslint-disable(?:-next-line|-line)?\s*(?:\*/|$)"), "`eslint-disable` naming no rule silences the linter"),
+    (re.compile(r"eslint-disable(?!-next-line|-line)\b"), "an `eslint-disable` block silences its rules for the rest of the "
+                                                          "file (use `eslint-disable-next-line RULE` where it is needed)"),
     (re.compile(r"@ts-nocheck\b"), "`@ts-nocheck` turns type checking off for the file"),
     (re.compile(r"@ts-ignore\b"), "`@ts-ignore` silences every type error on the next line (use `@ts-expect-error` with "
                                   "a reason, or fix the type)"),

@@ -4,11 +4,16 @@ No runner-level defence catches code that behaves one way under its tests and an
 reads which runner loaded it, walks its callers' frames to find what the test expects, reads the test
 files, makes `==` always true, or ends the process before the runner can say what failed (ImpossibleBench
 saw frontier models do each). Only an oracle the work never sees judges such code by its behaviour
-(`[verification] hidden-tests`); this kind flags the lines, in what the change added:
+(`[verification] hidden-tests`); this kind flags the code, in what the change added:
 
-- in the code (files outside the test folders): importing or detecting the test runner, reading its
-  variables, walking frames or stacks, reading test files, replacing builtins, ending the process or
-  running code at its exit, an equality or inequality that always holds;
+- in Python's code (files outside the test folders), read as the interpreter reads it (its coding cookie,
+  NFKC names, whole, through symlinks; `runtime.checks.python_source`): what reaches a test run's verdict by
+  any spelling (the runner's modules, imports and module attributes by computed names, another module
+  patched, loaded modules or the heap scanned, frames walked, the process ended or code run at its exit,
+  interpreter hooks, `/proc`), and a comparison that does not compare; a compiled module anywhere;
+- in the other languages' code, line by line (string literals joined where a line adds them): importing or
+  detecting the test runner, loading a module by a computed name, reading its variables, walking frames or
+  stacks, reading test files, ending the process or running code at its exit;
 - in the tests too: a pytest hook that steers collection or reports (`pytest_collection_modifyitems`,
   `pytest_runtest_makereport`, ...), `pytest_plugins`, a go `TestMain`, ending the process.
 
@@ -18,18 +23,23 @@ Each is a finding with its line, unless the task allows such code in that file (
 
 from __future__ import annotations
 
+import contextlib
+import importlib.machinery
 import posixpath
 import re
 
+from runtime.checks import python_source
 from runtime.checks.base import take_str_list
 from runtime.checks.findings import TEST_GLOBS, Finding, Findings, added_lines, changed_texts, cut, judge_findings, matches
-from runtime.checks.kind import Gathering, Kind, Params
+from runtime.checks.kind import Change, Gathering, Kind, Params
 from runtime.checks.result import VerifyResult
 
 CODE, TESTS = "code", "tests"
 Rule = tuple[str, re.Pattern[str], str]  # (where: code | tests | both, pattern, what it does)
 
 _EXIT = "ends the process before the test runner can report (its summary would be whatever was printed before)"
+# Python's production code is read as the interpreter reads it (`runtime.checks.python_source`); these rules
+# are for the tests' own files, read line by line.
 PYTHON: tuple[Rule, ...] = (
     (CODE, re.compile(r"^\s*(?:import|from)\s+(?:pytest|_pytest|pluggy|unittest|doctest|nose2?)\b"), "imports the test runner"),
     (CODE, re.compile(r"PYTEST_(?:CURRENT_TEST|XDIST|VERSION|ADDOPTS)|\bUNITTEST_"), "reads the test runner's variables"),
@@ -69,8 +79,12 @@ JAVASCRIPT: tuple[Rule, ...] = (
      "imports the test runner or its assertions"),
     (CODE, re.compile(r"typeof\s+(?:describe|it|test|expect|jest|vi)\b|globalThis\.(?:describe|it|test|expect|jest|vi)\b"),
      "detects the test runner's globals"),
-    (CODE, re.compile(r"new\s+Error\(\s*\)\.stack|Error\.(?:captureStackTrace|prepareStackTrace)|\bcallsites?\(\)"),
+    (CODE, re.compile(r"""\bError\b\s*(?:\(\s*[^)]*\))?\s*\)?\s*(?:\.\s*stack\b|\[\s*['"`]stack['"`]\s*\])|\[\s*['"`]stack['"`]\s*\]|"""
+                      r"""Error\.(?:captureStackTrace|prepareStackTrace|stackTraceLimit)|\bcallsites?\(\)|getFileName\(\)|"""
+                      r"""getLineNumber\(\)"""),
      "reads its callers' stack (which test calls it)"),
+    (CODE, re.compile(r"""\b(?:require|import)\s*\(\s*(?!['"][^'"`$]*['"]\s*\))|\brequire\s*\[|module\.require\b|createRequire\b"""),
+     "loads a module by a computed name"),
     (CODE, re.compile(r"""readFileSync\([^)]*(?:test|spec)|['"](?:\.{0,2}/)?(?:tests?|spec|__tests__)(?:/[^'"]*)?['"]|"""
                       r"""['"][^'"]*\.(?:test|spec)\.[cm]?[jt]sx?['"]"""), "names the tests' files (code that reads them knows "
                                                                              "what they expect)"),
@@ -115,57 +129,91 @@ PYTHON, JAVASCRIPT, GO, RUST = (_ANY + PYTHON, _ANY + JAVASCRIPT, _ANY + GO, _AN
 BY_SUFFIX: dict[str, tuple[Rule, ...]] = {".py": PYTHON, ".js": JAVASCRIPT, ".cjs": JAVASCRIPT, ".mjs": JAVASCRIPT,
                                           ".ts": JAVASCRIPT, ".tsx": JAVASCRIPT, ".jsx": JAVASCRIPT, ".mts": JAVASCRIPT,
                                           ".cts": JAVASCRIPT, ".go": GO, ".rs": RUST}
-_ALWAYS_EQUAL = re.compile(r"^\s*def\s+__(?:eq|ne|lt|le|gt|ge|hash|bool)__\s*\(")
-_CONSTANT_RETURN = re.compile(r"^\s*return\s+(?:True|False|0|1|NotImplemented\s+if\s+False)\s*(?:#.*)?$")
 
 
 async def gather(params: Params, gathering: Gathering) -> Findings:
     tests = take_str_list(params, "test-globs", "parameter") if "test-globs" in params else list(TEST_GLOBS)
     findings: list[Finding] = []
+    own: frozenset[str] | None = None
+    for change in gathering.changes:
+        if change.kind == "deleted" or change.escapes:
+            continue
+        suffix = posixpath.splitext(change.path)[1]
+        if suffix in COMPILED or change.path.endswith(EXTENSIONS):
+            findings.append(Finding(path=change.path, what="a compiled module: Python imports it, and nothing can read "
+                                                            "what it does (add its source instead)"))
+        elif suffix in PYTHON_SOURCE and not matches(tests, change.path):
+            own = own if own is not None else _own_packages(gathering)
+            findings += _python(change, gathering, own)
     for change, before, after in changed_texts(gathering):
         rules = BY_SUFFIX.get(posixpath.splitext(change.path)[1])
         if rules is None:
             continue
         where = TESTS if matches(tests, change.path) else CODE
-        added = added_lines(before, after)
-        for number, line in added:
+        if rules is PYTHON and where == CODE:
+            continue  # read as Python reads it, above
+        for number, line in added_lines(before, after):
             for applies, pattern, what in rules:
-                if applies in (where, "both") and pattern.search(line):
+                if applies in (where, "both") and pattern.search(_joined(line)):
                     findings.append(Finding(path=change.path, line=number, what=what, text=cut(line)))
                     break
-        if rules is PYTHON and where == CODE:
-            findings += _constant_comparisons(change.path, added, after)
     return Findings(findings=findings)
 
 
-def _constant_comparisons(path: str, added: list[tuple[int, str]], text: str) -> list[Finding]:
-    """A comparison method whose body is one constant return, where the change added the method or the
-    return: `==` that always holds."""
-    lines = text.splitlines()
-    out: dict[int, Finding] = {}
-    for number, line in added:
-        start = number if _ALWAYS_EQUAL.match(line) else _enclosing_def(lines, number) if _CONSTANT_RETURN.match(line) else 0
-        if not start or not _ALWAYS_EQUAL.match(lines[start - 1]):
-            continue
-        body = [ln for ln in lines[start:start + 4] if ln.strip() and not ln.strip().startswith(("#", _DOC, _DOC2))]
-        if body and _CONSTANT_RETURN.match(body[0]):
-            out.setdefault(start, Finding(path=path, line=number, what="a comparison that returns a constant (it holds whatever "
-                                                             "is compared, so asserts on it prove nothing)",
-                                 text=cut(lines[start - 1])))
-    return list(out.values())
+PYTHON_SOURCE = (".py", ".pyw")
+COMPILED = (".pyc", ".pyo", ".pyd", ".so", ".dylib", ".dll")
+EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 
 
-_DOC, _DOC2 = '"' * 3, "'" * 3
+def _python(change: Change, gathering: Gathering, own: frozenset[str]) -> list[Finding]:
+    """What the change's Python module newly does, read as the interpreter reads it, where its base did not."""
+    data = gathering.source(change.path)
+    if data is None:
+        return [Finding(path=change.path, what="a Python module that cannot be read as a file of the tree (a link "
+                                                "out of it, or larger than a module may be)")]
+    try:
+        tree, notes = python_source.parse(data)
+    except python_source.Unreadable as exc:
+        return [Finding(path=change.path, what=f"a Python module that is not what it seems: {exc}")]
+    work = python_source.hits(tree, own, notes)
+    base: list[python_source.Hit] = []
+    if change.kind != "added":
+        before = gathering.base_source(change.old_path or change.path)
+        if before is not None:
+            with contextlib.suppress(python_source.Unreadable):
+                old, old_notes = python_source.parse(before)
+                base = python_source.hits(old, own, old_notes)
+    return [Finding(path=change.path, line=h.line, what=h.what, text=cut(h.code))
+            for h in python_source.new_hits(work, base)]
 
 
-def _enclosing_def(lines: list[str], number: int) -> int:
-    """The line number of the `def` whose body holds line ``number``, or 0."""
-    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
-    for n in range(number - 1, 0, -1):
-        line = lines[n - 1]
-        if line.strip() and len(line) - len(line.lstrip()) < indent:
-            return n if line.lstrip().startswith(("def ", "async def ")) else 0
-    return 0
+def _own_packages(gathering: Gathering) -> frozenset[str]:
+    """The repository's own top-level Python packages and modules (its code may patch them), at the base and
+    new in the change."""
+    paths = [*gathering.base_files(["**/*.py"]), *(c.path for c in gathering.changes if c.kind != "deleted")]
+    names = set()
+    for path in paths:
+        parts = path.split("/")
+        for n, part in enumerate(parts):
+            if part.endswith(".py") and n == len(parts) - 1:
+                names.add(part[:-3])
+            elif n < len(parts) - 1:
+                names.add(part)
+    return frozenset(n for n in names if n.isidentifier())
+
+
+_JOIN = re.compile(r"""(['"`])((?:\\.|(?!\1).)*)\1\s*\+\s*(['"`])((?:\\.|(?!\3).)*)\3""")
+
+
+def _joined(line: str) -> str:
+    """A line with string literals joined where it adds them (`'st' + 'ack'` is `'stack'`), as its program
+    would see the value."""
+    for _ in range(16):
+        joined = _JOIN.sub(lambda m: m.group(1) + m.group(2) + m.group(4) + m.group(1), line)
+        if joined == line:
+            return line
+        line = joined
+    return line
 
 
 def no_test_detection(params: Params, evidence: Findings) -> VerifyResult:

@@ -24,16 +24,22 @@ A command no known runner reads is judged by its exit code alone only where the 
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from runtime.checks.base import MAX_LISTED, MAX_QUOTED_LINES, quoted, tail, take_int, take_str, take_str_list
+from runtime.checks.base import MAX_LISTED, MAX_QUOTED_LINES, compile_globs, quoted, tail, take_int, take_str, take_str_list
 from runtime.checks.baseline import BaseRun, as_at_base, wanted
-from runtime.checks.kind import BaseRunRef, Evidence, Gathering, Kind, Params
+from runtime.checks.canaries import Laid, TamperCheck, plan_checks, violations
+from runtime.checks.doctests import doctest_findings
+from runtime.checks.findings import TEST_GLOBS, Finding, where
+from runtime.checks.kind import BaseRunRef, Evidence, Gathering, Kind, Params, TestSide
 from runtime.checks.result import VerifyResult, error, passed, rejected
 from runtime.checks.runners.plan import TestPlan, plan_tests
 from runtime.checks.runners.results import BROKEN, GREEN, NOT_RUN, TestCase, TestRun
 from runtime.checks.summary import TestsSummary
+from runtime.checks.test_side import LOCKED_GLOBS, MODULE_GLOBS, base_side, new_side
 
 TAIL_LINES = 25
 PER_TEST_LINES = 12
@@ -52,15 +58,23 @@ class PlanInfo(Evidence):
 
 
 class TestsEvidence(Evidence):
-    """tests-green: the plan, its run on the work, the base's run of it and which run that was. In the
-    exit-code mode, ``base`` may hold the base's run of the command alone (``base-exit``)."""
+    """tests-green: the plan; ``work``, its run of the base's tests on the base's test side (with the hidden
+    tests and the tamper ``checks`` laid into it); ``new``, its run of the work's new tests (none when the work
+    added none); the base's run of it and which run that was. ``first``: an earlier run of the base's tests whose
+    checks disagreed, run again once to tell a flaky test from a forged report. In the exit-code mode, ``base``
+    may hold the base's run of the command alone (``base-exit``)."""
 
     __test__ = False
     plan: PlanInfo
     work: TestRun
+    new: TestRun | None = None
     base: TestRun | None = None
     base_run: BaseRunRef | None = None
     base_exit: BaseRun | None = None
+    checks: Laid = Laid()
+    first: TestRun | None = None
+    first_checks: list[TamperCheck] = []
+    doctests: list[Finding] = []  # the base's doctests the work changed (`runtime.checks.doctests`)
 
 
 def info(plan: TestPlan) -> PlanInfo:
@@ -80,10 +94,62 @@ async def gather(params: Params, gathering: Gathering) -> TestsEvidence:
         return TestsEvidence(plan=info(plan), work=work, base_exit=base_exit)
     if plan.opaque:
         return TestsEvidence(plan=info(plan), work=TestRun(steps=[]))
-    work = await gathering.run_tests(plan)
     at_base = await gathering.run_tests_at_base(plan)
     base, ref = at_base if at_base is not None else (None, None)
-    return TestsEvidence(plan=info(plan), work=work, base=base, base_run=ref)
+    test = compile_globs(take_str_list(params, "test-globs", "parameter") if "test-globs" in params else list(TEST_GLOBS))
+    edits = compile_globs(take_str_list(params, "test-edits", "parameter")) if params.get("test-edits") else None
+    changes = list(gathering.changes)
+    side = base_side(changes, test, edits, gathering.base_source, gathering.base_files(LOCKED_GLOBS))
+
+    def lay() -> Laid:
+        if base is None:
+            return Laid(none="no run of the base to lay checks after")
+        taken = {p for c in changes for p in (c.path, c.old_path) if p}
+        def unfit(path: str) -> bool:  # only the base's own test files, as the run holds them, are copied
+            return (edits is not None and bool(edits.match(path))) or test is None or not test.match(path)
+
+        return plan_checks(plan, base, gathering.base_source, taken, unfit, esm=_esm(gathering.package_json()))
+
+    laid = lay()
+    work = await gathering.run_tests(plan, _with(side, laid))
+    first, first_checks = None, []
+    if tampering(work, laid.checks):
+        # Once more with fresh checks: a flaky test fails one run, a forger forges both.
+        first, first_checks, laid = work, laid.checks, lay()
+        work = await gathering.run_tests(plan, _with(side, laid))
+    extra = new_side(changes, test, edits, gathering.base_files(MODULE_GLOBS), plan)
+    new = await gathering.run_tests(plan, extra) if extra is not None else None
+    doctests = doctest_findings(command, gathering, test, edits)
+    return TestsEvidence(plan=info(plan), work=work, new=new, base=base, base_run=ref, checks=laid, first=first,
+                         first_checks=first_checks, doctests=doctests)
+
+
+def _with(side: TestSide, laid: Laid) -> TestSide:
+    return replace(side, checks=tuple((path, text.encode()) for path, text in laid.files.items()))
+
+
+def _esm(package_json: str | None) -> bool:
+    try:
+        data = json.loads(package_json or "{}")
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("type") == "module"
+
+
+def tampering(run: TestRun, checks: list[TamperCheck]) -> list[str]:
+    """Why ``run``'s report cannot be the runner's own: its records (a key or an order not the runner's, an end
+    that is not the process's), its sealed files (asked for twice: read before the runner), its tamper checks."""
+    out = []
+    for step in run.steps:
+        if step.report is not None and step.report.tampered:
+            out.append(f"{step.report.runner}: {step.report.tampered}")
+        for path, asked in step.sealed.items():
+            if path == "?":
+                out.append(f"something asked the sealed tests' server for files it does not serve ({asked} time(s))")
+            elif asked > 1:
+                out.append(f"the sealed test file `{path}` was asked for {asked} times: something read it before its runner")
+    out += violations(checks, run)[0]
+    return out
 
 
 def _mode(params: Params) -> str:
@@ -103,13 +169,26 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
                      "or an npm script that runs one), or set `[verification] test-results = \"exit-code\"`")
     removed = _patterns(params)
     hidden_expected = params.get("hidden-tests", "") not in ("", None)
-    work = evidence.work
+    work, fresh = evidence.work, evidence.new
+    forged = tampering(work, evidence.checks.checks)
+    if forged:
+        first = tampering(evidence.first, evidence.first_checks) if evidence.first is not None else []
+        return rejected("The test run's report disagrees with what the run held, in a way no failing code produces: "
+                        "something in the test process changed what the runner reported. This is tampering, and it is "
+                        "recorded as such:\n" + "\n".join(f"- {why}" for why in dict.fromkeys(first + forged)),
+                        {"runners": [r.runner for r in work.reports()]}, tampering=list(dict.fromkeys(first + forged)))
     broken_runs = _broken_runs(work, evidence.base, wanted(params))
+    if fresh is not None:
+        broken_runs += [f"{line} (the run of the new tests)" for line in _broken_runs(fresh, None, False, empty_ok=True)]
     if broken_runs:
         return rejected("The tests did not run to their end, so nothing about them can be trusted:\n"
                         + "\n".join(broken_runs), {"runners": [r.runner for r in work.reports()]})
-    now = work.cases()
+    laid = set(evidence.checks.files)
+    now = {i: c for i, c in work.cases().items() if c.file not in laid}
     before = evidence.base.cases() if evidence.base is not None else {}
+    added = {i: c for i, c in fresh.cases().items() if i not in before} if fresh is not None else {}
+    for test_id, case in added.items():
+        now.setdefault(test_id, case)
     hidden = set(work.hidden) | (set(evidence.base.hidden) if evidence.base is not None else set())
     tolerate = wanted(params)
     problems: list[str] = []
@@ -118,7 +197,7 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
                and before[c.id].outcome in BROKEN]
     failing = [c for c in failing if c not in excused and (c.id in hidden or not _named(c.id, removed))]
     if failing:
-        problems.append(_listed(f"{len(failing)} test(s) fail", failing, quote=True))
+        problems.append(_listed(f"{len(failing)} test(s) fail", failing, quote=True, hidden=hidden))
     gone, skipped_now = [], []
     for test_id, was in before.items():
         if _named(test_id, removed) or test_id in {c.id for c in excused}:
@@ -136,6 +215,14 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
     if skipped_now:
         problems.append(_ids(f"{len(skipped_now)} test(s) the base ran are now skipped or expected to fail; remove the "
                              "skip or xfail and make them pass", [c.id for c in skipped_now]))
+    differing = [i for i in violations(evidence.checks.checks, work)[1] if i in now and now[i].outcome in GREEN]
+    if differing:
+        problems.append(_ids(f"{len(differing)} test(s) of the base pass, and fail when the same test runs again in "
+                             "the same run: the code answers differently the second time it is asked (state kept "
+                             "between calls) or knows which test calls it", differing))
+    if evidence.doctests:
+        problems.append("doctests of the base were changed (a doctest is a test: its expectation is not the change's "
+                        "to edit):\n" + "\n".join(f"  - `{where(f)}`: {f.what} (`{f.text}`)" for f in evidence.doctests[:MAX_LISTED]))
     hidden_now = [now[i] for i in sorted(hidden) if i in now]
     if hidden_expected and not hidden_now:
         problems.append("the task's hidden tests did not run: the work must keep the tree so that the test command "
@@ -152,9 +239,10 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
         return rejected(f"The tests are not green. Fix the code, not the tests, and run `{command}` again:\n"
                         + "\n".join(f"- {p}" for p in problems), details, summary)
     fixed = [i for i, was in before.items() if was.outcome in BROKEN and now.get(i) is not None and now[i].outcome in GREEN]
-    new = [i for i in now if i not in before]
+    new = [i for i in now if i not in before and i not in hidden]
     parts = [f"{len(green)} test(s) passed ({min_count} required)",
-             f"the base's {len(before)} test(s) all still pass or are named by the task" if before else "the base ran no test"]
+             f"the base's {len(before)} test(s) all still pass or are named by the task, run on the base's own test "
+             "side" if before else "the base ran no test"]
     if fixed:
         parts.append(f"{len(fixed)} the base failed now pass")
     if new:
@@ -163,13 +251,16 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
         parts.append(f"{sum(1 for c in hidden_now if c.outcome in GREEN)} hidden test(s) pass")
     if excused:
         parts.append(f"{len(excused)} fail as they do at the base ({', '.join(c.id for c in excused[:5])}), nothing new")
+    if evidence.checks.checks:
+        parts.append(f"{len(evidence.checks.checks)} tamper check(s) held")
     return passed("; ".join(parts), details, summary)
 
 
-def _broken_runs(work: TestRun, base: TestRun | None, tolerate: bool) -> list[str]:
+def _broken_runs(work: TestRun, base: TestRun | None, tolerate: bool, empty_ok: bool = False) -> list[str]:
     """Each step that failed without a per-test verdict to show for it: a runner whose report is missing,
     unreadable or unfinished, or a step without a runner that failed (with ``tolerate``, not where the base's
-    same step failed the same way)."""
+    same step failed the same way). ``empty_ok``: a runner that collected no test (pytest's exit code 5) is no
+    failure (a run of new tests where the work added only fixtures)."""
     out = []
     at_base = {s.command: s for s in base.steps} if base is not None else {}
     for step in work.steps:
@@ -186,6 +277,8 @@ def _broken_runs(work: TestRun, base: TestRun | None, tolerate: bool) -> list[st
             why = report.problem or "the runner never reported its end (the process ended first: a crash, `os._exit`, " \
                                     "a build that failed, a test that stopped the run)"
             out.append(f"- {report.runner} (`{step.command}`, exit code {step.exit_code}): {why}\n{_tail(step.output)}")
+        elif empty_ok and not report.tests and step.exit_code in (0, 5):
+            continue
         elif step.exit_code != 0 and not any(c.outcome in BROKEN for c in report.tests):
             out.append(f"- {report.runner} (`{step.command}`) exited with code {step.exit_code} though no test failed "
                        f"(a collection error, a coverage threshold, a usage error):\n{_tail(step.output)}")
@@ -229,10 +322,13 @@ def _ids(head: str, ids: list[str]) -> str:
     return "\n".join([head + ":", *shown, *more])
 
 
-def _listed(head: str, cases: list[TestCase], *, quote: bool) -> str:
+def _listed(head: str, cases: list[TestCase], *, quote: bool, hidden: set[str] | None = None) -> str:
     lines = [head + ":"]
     budget = MAX_QUOTED_LINES
     for case in cases[:MAX_LISTED]:
+        if hidden and case.id in hidden:  # the oracle's expectations are not told
+            lines.append(f"  - a hidden test ({case.outcome})")
+            continue
         lines.append(f"  - `{case.id}` ({case.outcome})")
         if quote and case.message and budget > 0:
             text = case.message.strip().splitlines()[-PER_TEST_LINES:][:budget]
@@ -258,7 +354,9 @@ def _summary(evidence: TestsEvidence, now: dict[str, TestCase], before: dict[str
                        and now[i].outcome in GREEN),
         fixed=[i for i, c in before.items() if c.outcome in BROKEN and now.get(i) is not None and now[i].outcome in GREEN],
         new=sum(1 for i in now if i not in before), removed=[i for i in before if _named(i, removed)],
-        hidden=len([c for c in hidden if c.outcome in GREEN]), failing_as_at_base=[c.id for c in excused])
+        hidden=len([c for c in hidden if c.outcome in GREEN]), failing_as_at_base=[c.id for c in excused],
+        tamper_checks=len(evidence.checks.checks), tamper_none=evidence.checks.none, rerun=evidence.first is not None,
+        new_run=len(evidence.new.cases()) if evidence.new is not None else 0)
 
 
 def _by_exit_code(command: str, params: Params, evidence: TestsEvidence) -> VerifyResult:
@@ -277,7 +375,8 @@ def _by_exit_code(command: str, params: Params, evidence: TestsEvidence) -> Veri
 
 
 KIND = Kind("tests-green", {"command": "command", "min-count": "int", "baseline": "bool", "results": "test-results",
-                            "tests-removed": "str-list", "hidden-tests": "test-source"},
+                            "tests-removed": "str-list", "hidden-tests": "test-source", "test-edits": "glob-list",
+                            "test-globs": "glob-list"},
             TestsEvidence, gather, tests_green, runs_commands=True,
-            optional=frozenset({"baseline", "results", "tests-removed", "hidden-tests"}),
+            optional=frozenset({"baseline", "results", "tests-removed", "hidden-tests", "test-edits", "test-globs"}),
             private=frozenset({"hidden-tests"}))

@@ -14,6 +14,8 @@ stays exactly as it was:
   `describe(`, `#[test]`, `func Test`) right inside a top-level block (a `describe`): never inside an
   existing test's body.
 
+(A doctest is a test too, in a module of the code: `runtime.checks.doctests`, judged with the tests.)
+
 Changes the task allows pass and are listed apart (``edits``), so a reviewer reads them first.
 """
 

@@ -150,6 +150,13 @@ def _inside(path: Path, root: Path) -> bool:
     return p == r or p.startswith(r if r.endswith("/") else r + "/")
 
 
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _overlaps(a: Path, b: Path) -> bool:
     return _inside(a, b) or _inside(b, a)
 
@@ -343,6 +350,9 @@ class SandboxSpec:
     # tests and checks may write scratch files anywhere in the tree, as on their developers' machines, and
     # nothing they write reaches the worktree. `.git`, the control files and the toolchain stay read-only.
     scratch: Path | None = None
+    # Files of the scratch copy (relative paths) bound read-only over themselves: what a test run must hold as
+    # the orchestrator laid it (a sealed test's stub, `runtime.spawn.sealed`): neither changed nor replaced.
+    scratch_readonly: tuple[str, ...] = ()
     extra_binds_rw: list[Path] = field(default_factory=list)
     extra_binds_ro: list[Path] = field(default_factory=list)
     masked: list[Path] = field(default_factory=list)
@@ -478,6 +488,10 @@ class SandboxSpec:
             out += ["--ro-bind" if mode == "ro" else "--bind", str(path), str(path)]
         if scratch is not None:
             out += ["--bind", str(scratch), str(worktree)]
+            for rel in self.scratch_readonly:
+                if rel.startswith("/") or ".." in rel.split("/") or not _regular(scratch / rel):
+                    raise SandboxSpecError(f"read-only file {rel} is not a file of the scratch copy")
+                out += ["--ro-bind", str(scratch / rel), str(worktree / rel)]
         else:
             out += ["--ro-bind", str(worktree), str(worktree)]
             if not self.read_only_worktree:

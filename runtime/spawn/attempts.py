@@ -257,6 +257,12 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             for check in attempt.checks:
                 run.audit.append("check", run.agent_id, attempt=n, atom=check.atom, check=check.kind,
                                  status=check.status, feedback=check.feedback[:4000])
+            forged = [c for c in attempt.checks if c.tampering]
+            if forged:
+                # A forged report is no mistake a retry mends: the run ends, said as what it is.
+                run.audit.append("tampering", run.agent_id, attempt=n, checks=[c.atom for c in forged],
+                                 evidence=[t for c in forged for t in c.tampering][:50])
+                return Verdict("rejected", "tampering", feedback_for(forged), tuple(attempts))
             errors = [c for c in attempt.checks if c.status == "error"]
             if errors:
                 raise AgentFailed("verify", "; ".join(f"{c.atom} could not run: {c.feedback}" for c in errors))

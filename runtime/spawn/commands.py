@@ -47,11 +47,13 @@ MAX_OUTPUT = 200_000
 class Binds:
     """Folders outside the tree one command is given besides its sandbox's own (a test runner's report
     folder, read-write; the runtime's reporters, read-only), files laid over the tree's copy for it alone
-    (hidden tests: relative path -> bytes), removed after it, and the home it runs with."""
+    (relative path -> bytes, or None: the file taken away; hidden tests, the base's test side), put back after
+    it, those of them the sandbox binds read-only (``locked``: a sealed test's stub), and the home it runs with."""
 
     rw: tuple[Path, ...] = ()
     ro: tuple[Path, ...] = ()
-    overlay: tuple[tuple[str, bytes], ...] = ()
+    overlay: tuple[tuple[str, bytes | None], ...] = ()
+    locked: tuple[str, ...] = ()
     home: Path | None = None  # a home the caller made and removes (else the command gets one of its own)
 
 
@@ -112,10 +114,14 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
         try:
             with contextlib.ExitStack() as stack:
                 fds: tuple[int, ...] = ()
+                if binds.overlay:  # laid first: the sandbox binds some of these files read-only
+                    stack.enter_context(_overlaid(scratch or worktree, binds.overlay,
+                                                  sandbox.user if sandbox is not None else None))
                 if sandbox is not None:
                     proxied = {} if egress is None else {
                         k: f"http://127.0.0.1:{EGRESS_PORT}" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
                     spec = replace(sandbox, home=own_home, env={**sandbox.env, **proxied, "HOME": str(own_home)}, scratch=scratch,
+                                   scratch_readonly=binds.locked if scratch is not None else (),
                                    tmpfs_mb=None if limits.memory_mb is None else int(limits.memory_mb),
                                    extra_binds_rw=[*sandbox.extra_binds_rw, *binds.rw],
                                    extra_binds_ro=[*sandbox.extra_binds_ro, *binds.ro])
@@ -125,9 +131,6 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
                     cwd = scratch or worktree
                     env = agent_env(own_home, declared or {})
                     env = toolchain.host_env(env) if toolchain is not None else env
-                if binds.overlay:
-                    stack.enter_context(_overlaid(scratch or worktree, binds.overlay,
-                                                  sandbox.user if sandbox is not None else None))
                 tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="runtime-check-"))
                 out, err = Path(tmp) / "out", Path(tmp) / "err"
                 result = await supervise(argv, cwd=cwd, env=env, stdin=None, stdout_path=out, stderr_path=err,
@@ -153,10 +156,11 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
 
 
 @contextlib.contextmanager
-def _overlaid(tree: Path, files: tuple[tuple[str, bytes], ...], user: AgentUser | None) -> Iterator[None]:
+def _overlaid(tree: Path, files: tuple[tuple[str, bytes | None], ...], user: AgentUser | None) -> Iterator[None]:
     """``files`` laid over ``tree`` (a throwaway copy or checkout) for one command, each replacing whatever
-    stood at its path, its folders made as needed (owned by ``user``); never through a symlink the tree
-    holds. Afterwards the tree is as it was: what was replaced is put back, what was made is removed."""
+    stood at its path (None: only taking it away), its folders made as needed (owned by ``user``); never
+    through a symlink the tree holds. Afterwards the tree is as it was: what was replaced or taken away is
+    put back, what was made is removed."""
     saved: list[tuple[str, bytes | None]] = []
     made: list[str] = []
     try:
@@ -181,9 +185,13 @@ def _overlaid(tree: Path, files: tuple[tuple[str, bytes], ...], user: AgentUser 
                 with contextlib.suppress(FileNotFoundError, IsADirectoryError):
                     os.unlink(name, dir_fd=fd)
                 saved.append((rel, old))
+                if data is None:
+                    continue
                 out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
                 with os.fdopen(out, "wb") as f:
                     f.write(data)
+                if user is not None:
+                    os.chown(name, user.uid, user.gid, dir_fd=fd, follow_symlinks=False)
             finally:
                 os.close(fd)
         yield

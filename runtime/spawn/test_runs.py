@@ -20,6 +20,10 @@ import json
 import os
 import re
 import secrets
+import select
+import socket
+import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -28,7 +32,7 @@ from pathlib import Path
 
 import anyio
 
-from runtime.checks.kind import BaseRunRef
+from runtime.checks.kind import BaseRunRef, TestSide
 from runtime.checks.runners.base import MAX_REPORT_BYTES, Reading, ReportPaths
 from runtime.checks.runners.plan import TestPlan
 from runtime.checks.runners.registry import BY_NAME, SUPPORT
@@ -38,6 +42,7 @@ from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
 from runtime.sandbox.identity import AgentUser
 from runtime.spawn.commands import Binds, Runner
+from runtime.spawn.sealed import SealedServer
 from runtime.workspace.git import Git
 from runtime.workspace.safe_files import UnsafeFile, read_under
 from runtime.workspace.tree import remove_tree
@@ -117,51 +122,239 @@ def support_digest() -> str:
 
 
 async def run_plan(plan: TestPlan, run: Runner, root: Path, folder: Path, user: AgentUser | None,
-                   hidden: Hidden | None = None) -> TestRun:
+                   hidden: Hidden | None = None, side: TestSide | None = None) -> TestRun:
     """Run ``plan``'s steps in order with ``run`` in the tree shown at ``root``, its reports under ``folder``
-    (made here, removed after)."""
+    (made here, removed after), its test side laid as ``side`` says (the task's hidden tests with the base's
+    tests; None: the tree as it is, with the hidden tests: the base's own run)."""
     await anyio.to_thread.run_sync(_fresh, folder, None)
     try:
-        return await _run_steps(plan, run, root, folder, user, hidden)
+        return await _run_steps(plan, run, root, folder, user, hidden, side)
     finally:
         await anyio.to_thread.run_sync(remove_tree, folder)
 
 
 async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user: AgentUser | None,
-                     hidden: Hidden | None) -> TestRun:
+                     hidden: Hidden | None, side: TestSide | None) -> TestRun:
     module = f"agent_runtime_{secrets.token_hex(6)}"
     support = folder / "support"
     await anyio.to_thread.run_sync(_write_support, support, module)
     home = folder / "home"  # one for all the steps, as one command's steps have (`pytest ... && cat "$HOME/x"`)
     await anyio.to_thread.run_sync(_fresh, home, user)
+    laid = side.files if side is not None else ()
+    with_hidden = hidden is not None and (side is None or side.name == "base-tests")
+    extra = [*(hidden.files if with_hidden and hidden is not None else ()), *(side.checks if side is not None else ())]
     steps: list[StepRun] = []
     for n, step in enumerate(plan.steps):
         # Every step runs, whatever the one before did (`&&` would stop): a lint step failing as it does at the
         # base must not hide the tests after it, and each step's verdict is its own.
         if step.runner is None:
-            code, output = await run(step.render(str(root), None), COMMAND_TIMEOUT_S, binds=Binds(home=home))
+            code, output = await run(step.render(str(root), None), COMMAND_TIMEOUT_S,
+                                     binds=Binds(overlay=laid, home=home))
             steps.append(StepRun(command=step.command.render(), exit_code=code, output=output))
             continue
         reports = folder / f"step-{n}"
         await anyio.to_thread.run_sync(_fresh, reports, user)
-        paths = ReportPaths(str(reports / "report"), str(support), module)
-        command = step.render(str(root), paths)
-        code, output = await run(command, COMMAND_TIMEOUT_S,
-                                 binds=Binds(rw=(reports,), ro=(support,), overlay=hidden.files if hidden else (),
-                                             home=home))
         runner = BY_NAME[step.runner]
-        data: bytes | None = output.encode("utf-8", errors="replace")
-        if not runner.output_is_report:
+        # A sealed test's source is served once to the runner's loader (pytest's); other runners read files.
+        seal = runner.loads_sealed and side is not None
+        sealed = {p: d for p, d in extra if seal and p.endswith(".py")}
+        plain = tuple((p, d) for p, d in extra if p not in sealed)
+        # The orchestrator's sockets, in a short folder of their own (a Unix socket's path is at most 107 bytes),
+        # bound read-only: nothing in the sandbox can replace them.
+        sockets = Path(tempfile.mkdtemp(prefix="rts-")) if sealed or runner.channel == "socket" else None
+        if sockets is not None:
+            sockets.chmod(0o755)
+        key = secrets.token_hex(16) if runner.keyed else ""
+        if runner.keyed:
+            await anyio.to_thread.run_sync(_key_file, reports / "key", key, user)
+        paths = ReportPaths(str(reports / "report"), str(support), module,
+                            channel=str(sockets / "report.sock") if sockets is not None else "", key=str(reports / "key"))
+        command = step.render(str(root), paths)
+        server = SealedServer(sockets / "sealed.sock", sealed, user).start() if sealed and sockets is not None else None
+        stream: _Stream | None = None
+        if runner.channel == "socket" and sockets is not None:
+            stream = await anyio.to_thread.run_sync(_Stream.listen, sockets / "report.sock", user)
+        elif runner.channel == "fifo":
+            stream = await anyio.to_thread.run_sync(_Stream.fifo, reports / "report", user)
+        try:
+            stubs = tuple((p, server.stub(p, module)) for p in sealed) if server is not None else ()
+            locked = (*(side.locked if side is not None else ()), *(p for p, _ in stubs), *(p for p, _ in plain))
+            code, output = await run(command, COMMAND_TIMEOUT_S,
+                                     binds=Binds(rw=(reports,), ro=(support, *([sockets] if sockets else [])),
+                                                 overlay=(*laid, *plain, *stubs),
+                                                 locked=locked if side is not None else (), home=home))
+        finally:
+            asked = server.asked() if server is not None else {}
+            if server is not None:
+                server.close()
+            data, others = await anyio.to_thread.run_sync(stream.close) if stream is not None else (None, 0)
+            if sockets is not None:
+                await anyio.to_thread.run_sync(remove_tree, sockets)
+        if runner.output_is_report:
+            data = output.encode("utf-8", errors="replace")
+        elif data is None and not runner.keyed:
             data = await anyio.to_thread.run_sync(_report, reports)
+        tampered = ""
         if data is None:
             reading = Reading(problem="the runner wrote no report (it did not start, or something ended it first)")
+            if code == 0 and runner.keyed:
+                tampered = "the run ended well and its runner reported nothing: the report was taken away"
         else:
+            tampered = keyed_stream(data, key, code, runner.last_event) if runner.keyed else ""
             reading = runner.read(data, output, str(root))
-        steps.append(StepRun(command=step.command.render(), exit_code=code, output=output, report=RunnerReport(
-            runner=runner.name, command=command, exit_code=code, complete=reading.complete, problem=reading.problem,
-            config=reading.config, tests=reading.tests)))
-    result = TestRun(steps=steps)
-    return TestRun(steps=steps, hidden=hidden_ids(result, hidden)) if hidden is not None else result
+        if others and not tampered:
+            tampered = f"{others} other connection(s) to the report's socket sent records: something else reported"
+        steps.append(StepRun(command=step.command.render(), exit_code=code, output=output, sealed=asked,
+                             report=RunnerReport(runner=runner.name, command=command, exit_code=code,
+                                                 complete=reading.complete, problem=reading.problem,
+                                                 config=reading.config, tests=reading.tests, tampered=tampered)))
+    result = TestRun(steps=steps, side=side.name if side is not None else "")
+    if hidden is not None and with_hidden:
+        result = TestRun(steps=steps, hidden=hidden_ids(result, hidden), side=result.side)
+    return result
+
+
+def _key_file(path: Path, key: str, user: AgentUser | None) -> None:
+    path.write_text(key + "\n", encoding="utf-8")
+    path.chmod(0o600)
+    if user is not None:
+        os.chown(path, user.uid, user.gid, follow_symlinks=False)
+
+
+class _Stream:
+    """A keyed runner's report, read by the orchestrator while the runner writes it: nothing the code under test
+    does later can take a written record back. Through a socket the reporter connects to (``listen``: the
+    Python reporters; a second connection is something else reporting), or a pipe at the reporter's
+    destination (``fifo``: node's, which writes to a path)."""
+
+    def __init__(self, listener: socket.socket | None, fd: int | None) -> None:
+        self._listener, self._fd = listener, fd
+        self._chunks: list[list[bytes]] = []
+        self._size = 0
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        target = self._accept if listener is not None else self._pump_fifo
+        self._spawn(target)
+
+    def _spawn(self, target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, name="test-report", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    @classmethod
+    def listen(cls, path: Path, user: AgentUser | None) -> _Stream:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        os.chmod(path, 0o600)
+        if user is not None:
+            os.chown(path, user.uid, user.gid, follow_symlinks=False)
+        listener.listen(8)
+        listener.settimeout(0.05)
+        return cls(listener, None)
+
+    @classmethod
+    def fifo(cls, path: Path, user: AgentUser | None) -> _Stream:
+        os.mkfifo(path, 0o600)
+        if user is not None:
+            os.chown(path, user.uid, user.gid, follow_symlinks=False)
+        # Read and write: the open never waits for a writer, and the pipe never ends while this holds it.
+        return cls(None, os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC))
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            chunks: list[bytes] = []
+            self._chunks.append(chunks)
+            self._spawn(self._pump_socket, conn, chunks)
+
+    def _pump_socket(self, conn: socket.socket, chunks: list[bytes]) -> None:
+        with conn:
+            conn.settimeout(0.05)
+            while True:
+                try:
+                    chunk = conn.recv(1 << 16)
+                except TimeoutError:
+                    if self._stop.is_set():
+                        return
+                    continue
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                self._keep(chunks, chunk)
+
+    def _pump_fifo(self) -> None:
+        assert self._fd is not None
+        chunks: list[bytes] = []
+        self._chunks.append(chunks)
+        while True:
+            ready, _, _ = select.select([self._fd], [], [], 0.05)
+            if not ready:
+                if self._stop.is_set():
+                    return
+                continue
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            self._keep(chunks, chunk)
+
+    def _keep(self, chunks: list[bytes], chunk: bytes) -> None:
+        if self._size <= MAX_REPORT_BYTES:
+            chunks.append(chunk)
+        self._size += len(chunk)
+
+    def close(self) -> tuple[bytes | None, int]:
+        """The report, and how many other connections sent anything."""
+        self._stop.set()
+        for thread in list(self._threads):
+            thread.join(timeout=10)
+        if self._listener is not None:
+            self._listener.close()
+        if self._fd is not None:
+            os.close(self._fd)
+        streams = [b"".join(c) for c in self._chunks if c]
+        if self._size > MAX_REPORT_BYTES or not streams:
+            return None, max(0, len(streams) - 1)
+        return streams[0], len(streams) - 1
+
+
+def keyed_stream(data: bytes, key: str, exit_code: int, last: str) -> str:
+    """Why a keyed report cannot be its runner's (''  when it can): a record without the run's key or out of its
+    order (the reporter numbers them), a record after its last event, or a last event that gives another exit
+    status than the process ended with."""
+    expected = 0
+    ended: dict[str, object] | None = None
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return "a line of the report is not one of its runner's records"
+        if not isinstance(record, dict) or record.get("k") != key:
+            return "a record of the report does not carry the run's key: something else wrote it"
+        if record.get("n") != expected:
+            return f"the report's records are out of their order (record {expected} is missing or came twice)"
+        if ended is not None:
+            return "records follow the report's end"
+        if record.get("event") == last:
+            ended = record
+        expected += 1
+    status = ended.get("exitstatus") if ended is not None else None
+    if isinstance(status, int) and status != exit_code:
+        return f"the runner ended its report with exit status {status}, and the process ended with {exit_code}"
+    if ended is None and exit_code == 0:
+        return "the run ended well and its report has no end"
+    return ""
 
 
 def hidden_ids(result: TestRun, hidden: Hidden) -> list[str]:
@@ -275,13 +468,13 @@ def plan_context(toolchain: Toolchain, declared: Mapping[str, str]) -> dict[str,
 
 def plan_runners(runner: Runner, at_base: Runner, root: Path, folder: Path, base: str, user: AgentUser | None,
                  hidden: Hidden | None, context: Mapping[str, object],
-                 cache: Path) -> tuple[Callable[[TestPlan], Awaitable[TestRun]],
+                 cache: Path) -> tuple[Callable[[TestPlan, TestSide], Awaitable[TestRun]],
                                        Callable[[TestPlan], Awaitable[tuple[TestRun, BaseRunRef]]]]:
     """A verify's two test plan runners: on the work (``runner``, its reports under ``folder``), and on the
     base (``at_base``), cached under ``cache`` per base commit."""
 
-    async def on_work(plan: TestPlan) -> TestRun:
-        return await run_plan(plan, runner, root, folder / "test-reports", user, hidden)
+    async def on_work(plan: TestPlan, side: TestSide) -> TestRun:
+        return await run_plan(plan, runner, root, folder / "test-reports", user, hidden, side)
 
     return on_work, BaseTests(cache, base, at_base, root, folder / "base-test-reports", user, context, hidden)
 

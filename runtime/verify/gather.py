@@ -12,6 +12,7 @@ difference is a rejection.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,12 +23,13 @@ import anyio
 
 from runtime.checks import change_size
 from runtime.checks.base import MalformedInput
-from runtime.checks.kind import BaseRunRef, Change, CommandRun, Gathering
+from runtime.checks.kind import MAX_SOURCE_BYTES, BaseRunRef, Change, CommandRun, Gathering, TestSide
 from runtime.checks.record import CheckRecord
 from runtime.checks.registry import KINDS, evaluate
 from runtime.checks.result import VerifyResult, error
 from runtime.checks.runners.plan import TestPlan
 from runtime.checks.runners.results import TestRun
+from runtime.errors import LimitExhausted
 from runtime.manifests.control import CONTROL, control_name, exempted
 from runtime.manifests.globs import globs_to_regex
 from runtime.policy.document import PolicyDocument
@@ -38,8 +40,9 @@ from runtime.workspace.safe_files import UnsafeFile, read_under, sha256_under, s
 
 # A command runner: (command, timeout_s) -> (exit code, combined output).
 RunCommand = Callable[[str, float], Awaitable[tuple[int, str]]]
-# A test plan's runner, on the work; and on the base, with which run of it that was.
-RunTests = Callable[[TestPlan], Awaitable[TestRun]]
+# A test plan's runner, on the work (its test side laid as a side says); and on the base, with which run of it
+# that was.
+RunTests = Callable[[TestPlan, TestSide], Awaitable[TestRun]]
 RunBaseTests = Callable[[TestPlan], Awaitable[tuple[TestRun, BaseRunRef]]]
 COMMAND_TIMEOUT_S = 900.0
 MAX_FILE_BYTES = 2_000_000
@@ -73,6 +76,40 @@ def _text(data: bytes | None) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def _inside(root: Path, path: str, hops: int = 40) -> str | None:
+    """``path`` with every symlink in it followed, as long as each step stays inside ``root`` and out of its
+    `.git`: the path a program opening it reads, relative to ``root``; None when it leaves."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    done: list[str] = []
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if not done:
+                return None
+            done.pop()
+            continue
+        here = root.joinpath(*done, part)
+        if here.is_symlink():
+            hops -= 1
+            if hops < 0:
+                return None
+            target = os.readlink(here)
+            if target.startswith("/"):
+                try:
+                    target = os.path.relpath(target, root)
+                except ValueError:
+                    return None
+                if target.startswith(".."):
+                    return None
+                done = []
+            parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+            continue
+        done.append(part)
+    if not done or done[0] == ".git":
+        return None
+    return "/".join(done)
+
+
 class NoTestRunner(MalformedInput):
     """A test plan was asked of a caller that cannot run one."""
 
@@ -85,10 +122,10 @@ class _Commands:
         self._run, self._at_base = run_command, at_base
         self._run_tests, self._tests_at_base, self._package_json = run_tests, tests_at_base, package_json
 
-    async def run_tests(self, plan: TestPlan) -> TestRun:
+    async def run_tests(self, plan: TestPlan, side: TestSide) -> TestRun:
         if self._run_tests is None:
             raise NoTestRunner("this verify cannot run a test plan")
-        return await self._run_tests(plan)
+        return await self._run_tests(plan, side)
 
     async def run_tests_at_base(self, plan: TestPlan) -> tuple[TestRun, BaseRunRef] | None:
         return None if self._tests_at_base is None else await self._tests_at_base(plan)
@@ -136,6 +173,20 @@ class WorktreeGathering(_Commands):
     def size(self, path: str) -> int | None:
         return size_under(self._ws.worktree, path)
 
+    def source(self, path: str) -> bytes | None:
+        rel = _inside(self._ws.worktree, path)
+        if rel is None:
+            return None
+        try:
+            data, size = read_under(self._ws.worktree, rel, MAX_SOURCE_BYTES + 1)
+        except (OSError, UnsafeFile):
+            return None
+        return data if size <= MAX_SOURCE_BYTES else None
+
+    def base_source(self, path: str) -> bytes | None:
+        blob = self._blobs([path]).get(path)
+        return None if blob is None else read_blob(self._ws.git, blob, MAX_SOURCE_BYTES)
+
     def base_text(self, path: str) -> str | None:
         return _text(self._ws.git.read_file(self._ws.base, path))
 
@@ -173,6 +224,12 @@ class CommandGathering(_Commands):
         raise NotImplementedError("a command re-check reads no files")
 
     def base_text(self, path: str) -> str | None:
+        raise NotImplementedError("a command re-check reads no files")
+
+    def source(self, path: str) -> bytes | None:
+        raise NotImplementedError("a command re-check reads no files")
+
+    def base_source(self, path: str) -> bytes | None:
         raise NotImplementedError("a command re-check reads no files")
 
     def base_texts(self, paths: Iterable[str]) -> dict[str, str | None]:
@@ -264,7 +321,7 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
         status, feedback = result.status, result.feedback
         if structural and entry.kind in ("scope-whitelist", "no-changes") and status != "error":
             status, feedback = "rejected", structural + ("" if result.ok else "\n" + feedback)
-        records.append(CheckRecord(entry.atom, entry.kind, status, feedback, result.tests, result.edits))
+        records.append(CheckRecord(entry.atom, entry.kind, status, feedback, result.tests, result.edits, result.tampering))
     if structural and not any(r.kind in ("scope-whitelist", "no-changes") for r in records):
         records.append(CheckRecord("runtime", "structure", "rejected", structural))
     if not policy.verify_entries(("change-size",)):
@@ -275,7 +332,8 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
         before = _fingerprint(ws, changes)
         for entry in to_run:
             result = await _judged(entry.kind, entry.params, gathering)
-            records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback, result.tests))
+            records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback, result.tests,
+                                       tampering=result.tampering))
         try:
             later = await anyio.to_thread.run_sync(_changes, ws)
         except GitError as exc:
@@ -305,6 +363,11 @@ async def _judged(kind_name: str, params: Mapping[str, Any], gathering: Gatherin
         evidence = await kind.gather(params, gathering)
     except MalformedInput as exc:
         return error(f"cannot check `{kind_name}`: {exc}")
+    except (LimitExhausted, anyio.get_cancelled_exc_class()):
+        raise
+    except Exception as exc:  # a bug in a gatherer must not pass the work or crash the run: the check did not run
+        return error(f"the `{kind_name}` check failed unexpectedly while gathering its evidence: "
+                     f"{type(exc).__name__}: {exc}")
     return evaluate(kind_name, params, evidence)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from runtime.checks import tests_green
 from runtime.checks.baseline import BaseRun
-from runtime.checks.kind import BaseRunRef, Change, CommandRun
+from runtime.checks.kind import BaseRunRef, Change, CommandRun, TestSide
 from runtime.checks.registry import evaluate
 from runtime.checks.runners.plan import TestPlan
 from runtime.checks.runners.results import RunnerReport, StepRun, TestCase, TestRun
@@ -44,6 +44,7 @@ class FakeGathering:
     base_tests: tuple[TestRun, BaseRunRef] | None = None
     package: str | None = None
     asked: list[tuple[str, object]] = field(default_factory=list)
+    sides: list[TestSide] = field(default_factory=list)
 
     @property
     def changes(self) -> Sequence[Change]:
@@ -73,6 +74,13 @@ class FakeGathering:
     def base_text(self, path: str) -> str | None:
         return self.base.get(path)
 
+    def source(self, path: str) -> bytes | None:
+        return self.work[path].encode() if path in self.work else None
+
+    def base_source(self, path: str) -> bytes | None:
+        old = self.renames.get(path, path)
+        return self.base[old].encode() if old in self.base else None
+
     def base_texts(self, paths: Iterable[str]) -> dict[str, str | None]:
         return {p: self.base[self.renames.get(p, p)] for p in paths if self.renames.get(p, p) in self.base}
 
@@ -91,8 +99,9 @@ class FakeGathering:
         self.asked.append(("run_at_base", command))
         return None if self.base_commands is None else CommandRun(*self.base_commands[command])
 
-    async def run_tests(self, plan: TestPlan) -> TestRun:
+    async def run_tests(self, plan: TestPlan, side: TestSide) -> TestRun:
         self.asked.append(("run_tests", plan))
+        self.sides.append(side)
         assert self.tests is not None, "the gatherer ran tests the fake has no run for"
         return self.tests
 

@@ -56,7 +56,8 @@ testpaths = ["tests"]
 line-length = 100
 '''
 
-ORACLE = ("import sys; sys.path.insert(0, 'src'); from calc import mean; "
+# Called many times first: code right only for its first calls (as many as the tests make) is wrong in use.
+ORACLE = ("import sys; sys.path.insert(0, 'src'); from calc import mean; [mean([1.0, 3.0]) for _ in range(64)]; "
           "r = mean([2.0, 4.0, 9.0]); s = mean([10.0]); "
           "assert type(r) is float and repr(r) == '5.0', r; assert type(s) is float and repr(s) == '10.0', s")
 

@@ -26,12 +26,16 @@ MESSAGE_CHARS = 2000
 class ReportPaths:
     """Where a runner step writes and finds what the orchestrator gives it, as paths inside the sandbox:
     ``report``, the file its structured report goes to (in a folder only this step writes, outside the
-    tree); ``support``, a read-only folder holding the runtime's reporter files; ``module``, the random name
-    they go by there (a module the work could shadow must be named first)."""
+    tree: a pipe the orchestrator reads as it comes, for a keyed runner); ``channel``, the orchestrator's
+    socket a reporter of the runtime's sends its records to instead; ``key``, the file holding the run's key,
+    which the reporter removes once read; ``support``, a read-only folder holding the runtime's reporter
+    files; ``module``, the random name they go by there (a module the work could shadow must be named first)."""
 
     report: str
     support: str
     module: str
+    channel: str = ""
+    key: str = ""
 
     def support_file(self, suffix: str) -> str:
         return posixpath.join(self.support, self.module + suffix)
@@ -54,6 +58,14 @@ class Runner(Protocol):
     name: str
     # The step's own output is the report (a runner that prints its per-test lines and writes no file).
     output_is_report: bool
+    # Its reporter is the runtime's: each record carries the run's key and its number, ``last_event`` ends it
+    # (`runtime.spawn.test_runs.keyed_stream`), and the orchestrator reads it as it is written: through its
+    # socket (``channel`` "socket": the Python reporters), or a pipe at ``report`` ("fifo": node's destination).
+    keyed: bool
+    last_event: str
+    channel: str
+    # It loads sealed test files through the runtime's loader (`runtime.spawn.sealed`).
+    loads_sealed: bool
 
     def locate(self, argv: Sequence[str]) -> int | None:
         """Where in ``argv`` this runner's own options may be inserted (the index after its name, or after

@@ -32,6 +32,10 @@ QUIET = ("-q", "--quiet")
 class CargoTest:
     name = "cargo test"
     output_is_report = True
+    keyed = False
+    last_event = ''
+    channel = 'file'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         for i, word in enumerate(argv[:-1]):

@@ -35,6 +35,10 @@ _BUILD_HEAD = re.compile(r"^# (\S+)")  # `# example.com/pkg [example.com/pkg.tes
 class GoTest:
     name = "go test"
     output_is_report = False
+    keyed = False
+    last_event = ''
+    channel = 'file'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         for i, word in enumerate(argv[:-1]):

@@ -14,6 +14,10 @@ from runtime.checks.runners.words import Simple
 class Jest:
     name = "jest"
     output_is_report = False
+    keyed = False
+    last_event = ''
+    channel = 'file'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_program(argv, "jest")

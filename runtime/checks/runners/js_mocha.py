@@ -23,6 +23,10 @@ _REPORTER_OPTIONS = ("--reporter", "-R", "--reporter-option", "--reporter-option
 class Mocha:
     name = "mocha"
     output_is_report = False
+    keyed = False
+    last_event = ''
+    channel = 'file'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_program(argv, "mocha", "_mocha")

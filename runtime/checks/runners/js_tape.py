@@ -29,6 +29,10 @@ _DIRECTIVES = ("SKIP ", "TODO ")
 class Tape:
     name = "tape"
     output_is_report = True
+    keyed = False
+    last_event = ''
+    channel = 'file'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_program(argv, "tape")

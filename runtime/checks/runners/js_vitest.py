@@ -13,6 +13,10 @@ from runtime.checks.runners.words import Simple
 class Vitest:
     name = "vitest"
     output_is_report = False
+    keyed = False
+    last_event = ''
+    channel = 'file'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         at = after_program(argv, "vitest")

@@ -27,6 +27,10 @@ SEPARATOR = " > "
 class NodeTest:
     name = "node --test"
     output_is_report = False
+    keyed = True
+    last_event = 'end'
+    channel = 'fifo'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         for i, word in enumerate(argv):
@@ -41,7 +45,8 @@ class NodeTest:
     def instrument(self, command: Simple, at: int, paths: ReportPaths) -> Simple:
         return insert(command, at, ["--test-reporter=spec", "--test-reporter-destination=stdout",
                                     f"--test-reporter={paths.support_file(SUFFIX)}",
-                                    f"--test-reporter-destination={paths.report}"])
+                                    f"--test-reporter-destination={paths.report}"]).with_assignment(
+            "AGENT_RUNTIME_REPORT_KEY", paths.key)
 
     def read(self, data: bytes, output: str, root: str) -> Reading:
         try:

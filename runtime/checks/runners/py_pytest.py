@@ -12,19 +12,24 @@ from runtime.checks.runners.results import TestCase
 from runtime.checks.runners.words import Simple
 
 REPORT_VARIABLE = "AGENT_RUNTIME_TEST_REPORT"
+KEY_VARIABLE = "AGENT_RUNTIME_REPORT_KEY"
 SUPPORT_FILE = "pytest_report.py"  # in runtime/checks/runners/support, copied as `<module>.py`
 
 
 class Pytest:
     name = "pytest"
     output_is_report = False
+    keyed = True
+    last_event = 'finish'
+    channel = 'socket'
+    loads_sealed = True
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_module(argv, "pytest") or after_program(argv, "pytest", "py.test")
 
     def instrument(self, command: Simple, at: int, paths: ReportPaths) -> Simple:
-        return insert(command, at, ["-p", paths.module],
-                      env=[("PYTHONPATH", paths.support)]).with_assignment(REPORT_VARIABLE, paths.report)
+        return insert(command, at, ["-p", paths.module], env=[("PYTHONPATH", paths.support)]).with_assignment(
+            REPORT_VARIABLE, paths.channel).with_assignment(KEY_VARIABLE, paths.key)
 
     def read(self, data: bytes, output: str, root: str) -> Reading:
         try:

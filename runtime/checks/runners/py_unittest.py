@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from runtime.checks.runners.base import Reading, ReportPaths, after_module, cut
 from runtime.checks.runners.jsonlines import Unreadable, records, text
-from runtime.checks.runners.py_pytest import REPORT_VARIABLE
+from runtime.checks.runners.py_pytest import KEY_VARIABLE, REPORT_VARIABLE
 from runtime.checks.runners.results import TestCase
 from runtime.checks.runners.words import Simple, Word
 
@@ -21,6 +21,10 @@ _RANK = {"passed": 0, "xpassed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "er
 class Unittest:
     name = "unittest"
     output_is_report = False
+    keyed = True
+    last_event = 'finish'
+    channel = 'socket'
+    loads_sealed = False
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_module(argv, "unittest")
@@ -30,7 +34,8 @@ class Unittest:
         # `-m unittest` (two words, or one `-munittest`) becomes the launcher's path
         start = at - 2 if words[at - 1].value == "unittest" and words[at - 2].value == "-m" else at - 1
         words[start:at] = [Word.added(paths.support_file(SUFFIX))]
-        return command.with_words(words).with_assignment(REPORT_VARIABLE, paths.report)
+        return command.with_words(words).with_assignment(REPORT_VARIABLE, paths.channel).with_assignment(
+            KEY_VARIABLE, paths.key)
 
     def read(self, data: bytes, output: str, root: str) -> Reading:
         try:

@@ -42,6 +42,9 @@ class RunnerReport(Evidence):
     problem: str = ""
     config: str = ""
     tests: list[TestCase] = []
+    # Why the report cannot be the runner's own: a record without the run's key or out of its order, a record
+    # after the end, an end whose exit status is not the process's (`runtime.spawn.test_runs`).
+    tampered: str = ""
 
 
 class StepRun(Evidence):
@@ -52,6 +55,7 @@ class StepRun(Evidence):
     exit_code: int
     output: str
     report: RunnerReport | None = None
+    sealed: dict[str, int] = {}  # each sealed test file (`runtime.spawn.sealed`) and how often it was asked for
 
 
 class TestRun(Evidence):
@@ -61,6 +65,7 @@ class TestRun(Evidence):
     __test__ = False
     steps: list[StepRun]
     hidden: list[str] = []  # the tests that come from the hidden tests laid over the tree
+    side: str = ""  # which side of the tests it ran (`runtime.checks.kind.TestSide`); '' for the base's own run
 
     @property
     def exit_code(self) -> int:

@@ -127,7 +127,7 @@ def test_an_added_word_is_quoted_so_bash_gives_the_program_its_value() -> None:
                                          "/support/agent_runtime_abc_unittest.py -v"),
     ("coverage run -m unittest", "unittest", "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report coverage run "
                                              "/support/agent_runtime_abc_unittest.py"),
-    ("c8 --100 node --test", "node --test", "c8 --100 node --test --test-reporter=spec --test-reporter-destination=stdout "
+    ("c8 --100 node --test", "node --test", "AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key c8 --100 node --test --test-reporter=spec --test-reporter-destination=stdout "
                                             "--test-reporter=/support/agent_runtime_abc_node.mjs "
                                             "--test-reporter-destination=/reports/step-0/report"),
     ("node --experimental-vm-modules --test test/", "node --test",

@@ -1,26 +1,50 @@
-"""The runtime's pytest plugin: each test's outcome, as pytest decides it, written to the report file the
-orchestrator named in AGENT_RUNTIME_TEST_REPORT (outside the tree; the variable is removed before any test
-runs), one JSON object a line, ending with the session's exit status. Loaded with `-p <its random name>`,
-before any conftest of the tree. Runs inside the sandbox under the project's own interpreter: standard
-library and pytest only."""
+"""The runtime's pytest plugin: each test's outcome, as pytest decides it, sent to the orchestrator's socket
+named in AGENT_RUNTIME_TEST_REPORT (outside the tree; the orchestrator reads it as it is written: nothing sent
+can be taken back; the variable is removed before any test runs), one JSON object a line, ending with the
+session's exit status. Each record carries the run's key, read from the file AGENT_RUNTIME_REPORT_KEY names and
+removed at once (before any code of the tree runs), and its number in the stream: a record the code under
+test adds is seen as such. Loaded with `-p <its random name>`, before
+any conftest of the tree. Runs inside the sandbox under the project's own interpreter: standard library and
+pytest only."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 from typing import Any
 
 _PATH = os.environ.pop("AGENT_RUNTIME_TEST_REPORT", None)
 _CHARS = 2000
 
 
+def _key(where: str | None) -> str:
+    if where is None:
+        return ""
+    try:
+        with open(where, encoding="utf-8") as f:
+            key = f.read().strip()
+        os.unlink(where)
+    except OSError:
+        return ""
+    return key
+
+
+_KEY = _key(os.environ.pop("AGENT_RUNTIME_REPORT_KEY", None))
+_DUMPS = json.dumps  # bound now, before any code of the tree can replace it
+
+
 class _Reporter:
     def __init__(self, path: str) -> None:
-        self._out = open(path, "a", encoding="utf-8")  # open for the whole session
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        channel.connect(path)
+        self._out = channel.makefile("w", encoding="utf-8")  # open for the whole session
+        self._n = 0
 
     def write(self, record: dict[str, Any]) -> None:
-        self._out.write(json.dumps(record) + "\n")
+        self._out.write(_DUMPS({**record, "k": _KEY, "n": self._n}) + "\n")
         self._out.flush()
+        self._n += 1
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:

@@ -1,6 +1,6 @@
 """The runtime's unittest launcher: `python -m unittest ARGS` as unittest runs it, with each test's outcome
-written to the report file the orchestrator named in AGENT_RUNTIME_TEST_REPORT (outside the tree; the
-variable is removed before any test runs), one JSON object a line, ending with the run's totals.
+sent to the orchestrator's socket named in AGENT_RUNTIME_TEST_REPORT (outside the tree, read as it is
+written; the variable is removed before any test runs), one JSON object a line, ending with the run's totals.
 
 unittest is imported before the working folder joins sys.path (as `python -m` puts it first), so a
 `unittest.py` in the tree cannot stand in for it. Runs inside the sandbox under the project's own
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import traceback
 import unittest
@@ -17,13 +18,44 @@ from typing import Any
 
 _PATH = os.environ.pop("AGENT_RUNTIME_TEST_REPORT", None)
 _CHARS = 2000
-_out = open(_PATH, "a", encoding="utf-8") if _PATH else None  # open for the whole run
+_DUMPS = json.dumps  # bound now, before any code of the tree can replace it
+
+
+def _open(path: str | None) -> Any:
+    """The orchestrator's socket, as a text stream open for the whole run."""
+    if path is None:
+        return None
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    channel.connect(path)
+    return channel.makefile("w", encoding="utf-8")
+
+
+_out = _open(_PATH)
+
+
+def _key(where: str | None) -> str:
+    """The run's key, from the file AGENT_RUNTIME_REPORT_KEY names, removed at once (before any code of the tree
+    runs): each record carries it and its number, so a record the code under test adds is seen as such."""
+    if where is None:
+        return ""
+    try:
+        with open(where, encoding="utf-8") as f:
+            key = f.read().strip()
+        os.unlink(where)
+    except OSError:
+        return ""
+    return key
+
+
+_KEY = _key(os.environ.pop("AGENT_RUNTIME_REPORT_KEY", None))
+_N = [0]
 
 
 def _write(record: dict[str, Any]) -> None:
     if _out is not None:
-        _out.write(json.dumps(record) + "\n")
+        _out.write(_DUMPS({**record, "k": _KEY, "n": _N[0]}) + "\n")
         _out.flush()
+        _N[0] += 1
 
 
 def _text(err: Any) -> str:
