@@ -38,8 +38,8 @@ RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^\s*#\s*type\s*:\s*ignore\b"), "a `type: ignore` on a line of its own silences the type checker for "
                                                  "the whole file (at its top) or for nothing anyone can see"),
     (re.compile(r"#\s*type\s*:\s*ignore(?!\s*\[)"), "a bare `type: ignore` silences every type error on the line"),
-    (re.compile(r"#\s*pyright\s*:\s*(?!strict\b|ignore\s*\[)"), "inline pyright configuration or a suppression naming no "
-                                                                "rule"),
+    (re.compile(r"#\s*pyright\s*:(?!\s*(?:strict\b|ignore\s*\[))"), "inline pyright configuration or a suppression naming "
+                                                                  "no rule"),
     (re.compile(r"#\s*(?:pyre-ignore-all-errors|pytype\s*:\s*skip-file)"), "the type checker silenced for the whole file"),
     (re.compile(r"#\s*pylint\s*:\s*(?:disable\s*=\s*all\b|skip-file\b)"), "pylint silenced for everything"),
     (re.compile(r"^\s*#\s*pylint\s*:\s*disable\b"), "a `pylint: disable` on a line of its own silences those checks for "

@@ -34,6 +34,7 @@ import anyio
 
 from runtime.checks.kind import BaseRunRef, TestSide
 from runtime.checks.runners.base import MAX_REPORT_BYTES, Reading, ReportPaths
+from runtime.checks.runners.base import Runner as RunnerKind
 from runtime.checks.runners.plan import TestPlan
 from runtime.checks.runners.registry import BY_NAME, SUPPORT
 from runtime.checks.runners.results import RunnerReport, StepRun, TestRun
@@ -164,18 +165,10 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
         sockets = Path(tempfile.mkdtemp(prefix="rts-")) if sealed or runner.channel == "socket" else None
         if sockets is not None:
             sockets.chmod(0o755)
-        key = secrets.token_hex(16) if runner.keyed else ""
-        if runner.keyed:
-            await anyio.to_thread.run_sync(_key_file, reports / "key", key, user)
-        paths = ReportPaths(str(reports / "report"), str(support), module,
-                            channel=str(sockets / "report.sock") if sockets is not None else "", key=str(reports / "key"))
-        command = step.render(str(root), paths)
+        channel = await anyio.to_thread.run_sync(Channel.open, runner, reports, sockets, support, module, user)
+        command = step.render(str(root), channel.paths)
         server = SealedServer(sockets / "sealed.sock", sealed, user).start() if sealed and sockets is not None else None
-        stream: _Stream | None = None
-        if runner.channel == "socket" and sockets is not None:
-            stream = await anyio.to_thread.run_sync(_Stream.listen, sockets / "report.sock", user)
-        elif runner.channel == "fifo":
-            stream = await anyio.to_thread.run_sync(_Stream.fifo, reports / "report", user)
+        code, output = 1, ""
         try:
             stubs = tuple((p, server.stub(p, module)) for p in sealed) if server is not None else ()
             locked = (*(side.locked if side is not None else ()), *(p for p, _ in stubs), *(p for p, _ in plain))
@@ -187,23 +180,13 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
             asked = server.asked() if server is not None else {}
             if server is not None:
                 server.close()
-            data, others = await anyio.to_thread.run_sync(stream.close) if stream is not None else (None, 0)
+            data, tampered = await anyio.to_thread.run_sync(channel.close, code, output)
             if sockets is not None:
                 await anyio.to_thread.run_sync(remove_tree, sockets)
-        if runner.output_is_report:
-            data = output.encode("utf-8", errors="replace")
-        elif data is None and not runner.keyed:
-            data = await anyio.to_thread.run_sync(_report, reports)
-        tampered = ""
         if data is None:
             reading = Reading(problem="the runner wrote no report (it did not start, or something ended it first)")
-            if code == 0 and runner.keyed:
-                tampered = "the run ended well and its runner reported nothing: the report was taken away"
         else:
-            tampered = keyed_stream(data, key, code, runner.last_event) if runner.keyed else ""
             reading = runner.read(data, output, str(root))
-        if others and not tampered:
-            tampered = f"{others} other connection(s) to the report's socket sent records: something else reported"
         steps.append(StepRun(command=step.command.render(), exit_code=code, output=output, sealed=asked,
                              report=RunnerReport(runner=runner.name, command=command, exit_code=code,
                                                  complete=reading.complete, problem=reading.problem,
@@ -214,11 +197,52 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
     return result
 
 
-def _key_file(path: Path, key: str, user: AgentUser | None) -> None:
-    path.write_text(key + "\n", encoding="utf-8")
-    path.chmod(0o600)
-    if user is not None:
-        os.chown(path, user.uid, user.gid, follow_symlinks=False)
+class Channel:
+    """Where one runner step's report goes and how the orchestrator reads it back: a keyed runner's (the
+    runtime's own reporters) through a socket in ``sockets`` or a pipe at its destination, read while it is
+    written, with the run's key in a file beside it that the reporter removes once read; any other runner's
+    from the file it writes in its step's folder, read after it, without following a link and within a bound."""
+
+    def __init__(self, runner: RunnerKind, reports: Path, paths: ReportPaths, key: str, stream: _Stream | None) -> None:
+        self.runner, self.reports, self.paths, self.key, self._stream = runner, reports, paths, key, stream
+
+    @classmethod
+    def open(cls, runner: RunnerKind, reports: Path, sockets: Path | None, support: Path, module: str,
+             user: AgentUser | None) -> Channel:
+        key = secrets.token_hex(16) if runner.keyed else ""
+        if runner.keyed:
+            where = reports / "key"
+            where.write_text(key + "\n", encoding="utf-8")
+            where.chmod(0o600)
+            if user is not None:
+                os.chown(where, user.uid, user.gid, follow_symlinks=False)
+        socket_path = sockets / "report.sock" if sockets is not None and runner.channel == "socket" else None
+        paths = ReportPaths(str(reports / "report"), str(support), module,
+                            channel=str(socket_path) if socket_path is not None else "", key=str(reports / "key"))
+        stream = None
+        if socket_path is not None:
+            stream = _Stream.listen(socket_path, user)
+        elif runner.channel == "fifo":
+            stream = _Stream.fifo(reports / "report", user)
+        return cls(runner, reports, paths, key, stream)
+
+    def close(self, code: int, output: str) -> tuple[bytes | None, str]:
+        """The report as the runner wrote it (None: there is none), and why it cannot be its runner's ('' when
+        it can: `keyed_stream`)."""
+        if self.runner.output_is_report:
+            return output.encode("utf-8", errors="replace"), ""
+        if self._stream is None:
+            return _report(self.reports), ""
+        data, others = self._stream.close()
+        tampered = ""
+        if data is None:
+            if code == 0:
+                tampered = "the run ended well and its runner reported nothing: the report was taken away"
+        else:
+            tampered = keyed_stream(data, self.key, code, self.runner.last_event)
+        if others and not tampered:
+            tampered = f"{others} other connection(s) to the report's socket sent records: something else reported"
+        return data, tampered
 
 
 class _Stream:

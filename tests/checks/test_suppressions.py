@@ -25,7 +25,19 @@ BLANKET = [
     ("src/calc.py", "# flake8: noqa", "a file-level `noqa` silences the whole file"),
     ("src/calc.py", "# mypy: ignore-errors", "`mypy: ignore-errors` silences the type checker for the whole file"),
     ("src/calc.py", "x = f()  # type: ignore", "a bare `type: ignore` silences every type error on the line"),
-    ("src/calc.py", "x = f()  # pyright: ignore", "a pyright suppression naming no rule"),
+    ("src/calc.py", "x = f()  # pyright: ignore", "inline pyright configuration or a suppression naming no rule"),
+    ("src/calc.py", "# pyright: basic", "inline pyright configuration or a suppression naming no rule"),
+    ("src/calc.py", "# ruff: noqa: F401", "a file-level `noqa` silences its rules in the whole file, every line to come "
+                                          "included (name them on the lines that need them)"),
+    ("src/calc.py", '# mypy: disable-error-code="assignment"',
+     "inline mypy configuration changes what the type checker checks in the whole file"),
+    ("src/calc.py", "# type: ignore[assignment]", "a `type: ignore` on a line of its own silences the type checker for "
+                                                  "the whole file (at its top) or for nothing anyone can see"),
+    ("src/calc.py", "# pyre-ignore-all-errors", "the type checker silenced for the whole file"),
+    ("src/calc.py", "# pylint: disable=invalid-name", "a `pylint: disable` on a line of its own silences those checks "
+                                                     "for the rest of its scope (keep it on the line that needs it)"),
+    ("src/app.js", "/* eslint-disable no-console */", "an `eslint-disable` block silences its rules for the rest of "
+                                                      "the file (use `eslint-disable-next-line RULE` where it is needed)"),
     ("src/calc.py", "# pylint: disable=all", "pylint silenced for everything"),
     ("src/calc.py", "# pylint: skip-file", "pylint silenced for everything"),
     ("src/app.js", "/* eslint-disable */", "`eslint-disable` naming no rule silences the linter"),
@@ -59,12 +71,11 @@ def test_every_rule_is_exercised():
 @pytest.mark.parametrize("path,line", [
     ("src/calc.py", "import os  # noqa: F401"),
     ("src/calc.py", "x = 1  # noqa: E501"),
-    ("src/calc.py", "# ruff: noqa: E501"),
     ("src/calc.py", "x = f()  # type: ignore[attr-defined]"),
     ("src/calc.py", "x = f()  # pyright: ignore[reportGeneralTypeIssues]"),
-    ("src/calc.py", "# pylint: disable=invalid-name"),
+    ("src/calc.py", "# pyright: strict"),
+    ("src/calc.py", "x = f()  # pylint: disable=invalid-name"),
     ("src/app.js", "// eslint-disable-next-line no-console"),
-    ("src/app.js", "/* eslint-disable no-console */"),
     ("src/app.ts", "// @ts-expect-error the library's types are wrong"),
     ("src/lib.rs", "#[allow(dead_code)]"),
     ("calc.go", "x() //nolint:errcheck"),
@@ -75,7 +86,7 @@ def test_a_targeted_suppression_is_not_a_finding(path, line):
 
 
 def test_a_suppression_the_base_already_had_is_not_a_finding():
-    base = "import os  # noqa\n# type: ignore\n\ndef f():\n    return 1\n"
+    base = "import os  # noqa\nx = 1  # type: ignore\n\ndef f():\n    return 1\n"
     assert gather({"src/calc.py": base}, {"src/calc.py": base.replace("return 1", "return 2")}) == []
 
 

@@ -31,25 +31,16 @@ def added(path: str, line: str) -> list[Finding]:
 
 
 CODE = [
-    ("src/calc.py", 'if "pytest" in sys.modules:', "detects the test runner"),
-    ("src/calc.py", "if sys.modules.get('_pytest'):", "detects the test runner"),
-    ("src/calc.py", "import pytest", "imports the test runner"),
-    ("src/calc.py", "from unittest import mock", "imports the test runner"),
-    ("src/calc.py", 'testing = os.environ.get("PYTEST_CURRENT_TEST")', "reads the test runner's variables"),
-    ("src/calc.py", "caller = inspect.stack()[1]", "reads its callers' frames (which test calls it, what the test expects)"),
-    ("src/calc.py", "expected = sys._getframe(1).f_locals['expected']",
-     "reads its callers' frames (which test calls it, what the test expects)"),
-    ("src/calc.py", 'source = open("tests/test_calc.py").read()', NAMES_TESTS),
     ("lib/app.js", "const spec = fs.readFileSync('./test/app.test.js', 'utf8');", NAMES_TESTS),
     ("calc.go", 'data, _ := os.ReadFile("calc_test.go")', "names the tests' files"),
-    ("src/calc.py", "builtins.round = lambda x, n=0: 2", "replaces a builtin"),
-    ("src/calc.py", "os._exit(0)", EXIT),
-    ("src/calc.py", "atexit.register(report)", "runs code when the process exits, after the tests"),
     ("src/app.js", "if (process.env.JEST_WORKER_ID) {", "reads a variable the test runner sets"),
     ("src/app.js", "if (typeof describe === 'function') {", "detects the test runner's globals"),
     ("src/app.js", "process.exit(0);", EXIT),
     ("lib/app.js", "const test = require('node:test');", "imports the test runner or its assertions"),
     ("lib/app.js", "const caller = new Error().stack;", "reads its callers' stack (which test calls it)"),
+    ("lib/app.js", "const caller = (new Error)['st' + 'ack'];", "reads its callers' stack (which test calls it)"),
+    ("lib/app.js", "const checks = require(['node', 'assert'].join(':'));", "loads a module by a computed name"),
+    ("lib/app.js", "const m = await import(name);", "loads a module by a computed name"),
     ("calc.go", "if testing.Testing() {", "detects the test binary"),
     ("calc.go", "os.Exit(0)", EXIT),
     ("calc.go", 'import "testing"', "imports the testing package outside the tests"),
@@ -70,7 +61,115 @@ def test_a_line_the_change_adds_to_the_code_is_a_finding_at_its_line(path, line,
 def test_the_same_line_present_at_the_base_is_not_a_finding(path, line, what):
     base = BASE[path.rsplit(".", 1)[-1]] + line + "\n"
     assert gather({path: base}, {path: base + "\n"}) == []
-    assert gather({path: base}, {path: base.replace("a + b", "b + a").replace("len(xs)", "max(len(xs), 1)")}) == []
+    assert gather({path: base}, {path: base.replace("a + b", "b + a")}) == []
+
+
+# Python's code, read as the interpreter reads it: (the code the change adds, the start of what is found).
+PYTHON_CODE = [
+    ('if "pytest" in sys.modules:\n    pass', "imports or looks up the test runner's `pytest`"),
+    ("if sys.modules.get('_pytest'):\n    pass", "imports or looks up the test runner's `_pytest`"),
+    ("import pytest", "imports or looks up the test runner's `pytest`"),
+    ("from unittest import mock", "imports or looks up the test runner's `unittest`"),
+    ("import _\uff50ytest.reports as r", "the identifier `_\uff50ytest` is `_pytest` to Python (NFKC)"),
+    ('m = importlib.import_module("".join(["_", "py", "test"]))', "imports or looks up the test runner's `_pytest`"),
+    ("m = __import__(name)", "imports a module by a computed name"),
+    ("for m in list(sys.modules.values()):\n    pass", "scans the loaded modules"),
+    ("import gc as g\nobjects = g.get_objects()", "walks the interpreter's objects (`gc.get_objects`)"),
+    ('testing = os.environ.get("PYTEST_CURRENT_TEST")', "names the test run's own variables"),
+    ("caller = inspect.stack()[1]", "walks the stack (`inspect.stack`)"),
+    ('frame = getattr(sys, "_get" + "frame")(1)', "walks the stack (`sys._getframe`)"),
+    ("consts = frame.f_code.co_consts", "walks the stack (`.f_code`)"),
+    ('source = open("tests/test_calc.py").read()', "names the tests' files"),
+    ("builtins.round = lambda x, n=0: 2", "patches another module's code (`builtins.round`)"),
+    ("import json\njson.dumps = str", "patches another module's code (`json.dumps`)"),
+    ('import json\nsetattr(json, "dumps", str)', "patches another module's code (`json.dumps`)"),
+    ("os._exit(0)", "ends the process (`os._exit`)"),
+    ("from os import _exit as done\ndone(0)", "ends the process (`os._exit`)"),
+    ("import atexit as later\nlater.register(print)", "runs code later, out of the test's reach (`atexit.register`)"),
+    ("weakref.finalize(obj, print)", "runs code later, out of the test's reach (`weakref.finalize`)"),
+    ('path = "/".join(["", "pr" + "oc", "self", "fd"])', "reaches the process's own files"),
+    ("sys.meta_path.insert(0, Finder())", "changes `sys.meta_path`"),
+    ("exec(code)", "runs code made at run time (`exec`)"),
+    ('exec("import pytest")', "imports or looks up the test runner's `pytest`"),
+    ("spec = importlib.util.spec_from_file_location('x', path)", "loads code outside the import of its source"),
+    ("class N(float):\n    def __eq__(self, other):\n        return True", "`N.__eq__` returns `True` without comparing"),
+    ("class N(float):\n    def __eq__(self, other):\n        return isinstance(other, float) or float.__eq__(self, other)",
+     "`N.__eq__` may hold without comparing its operands"),
+    ("class N(float):\n    __eq__ = lambda self, other: True", "`N.__eq__` returns `True` without comparing"),
+    ("class N(float):\n    __eq__ = float.__ne__", "`N.__eq__` is another operation than the comparison it names"),
+    ("_calls = []\ndef f(x):\n    _calls.append(1)\n    if len(_calls) <= 12:\n        return x\n    return -x",
+     "`f` answers by how many times it has run"),
+    ("import ctypes", "imports ctypes"),
+]
+
+
+@pytest.mark.parametrize("code,what", PYTHON_CODE)
+def test_python_code_that_reaches_the_verdict_is_a_finding_whatever_its_spelling(code, what):
+    findings = gather({"src/calc.py": BASE["py"]}, {"src/calc.py": BASE["py"] + code + "\n"})
+    assert [f.what for f in findings if f.what.startswith(what)], [f.what for f in findings]
+    assert all(f.line > BASE["py"].count("\n") for f in findings if f.line)
+
+
+@pytest.mark.parametrize("code,what", PYTHON_CODE)
+def test_python_code_the_base_already_had_is_not_a_finding(code, what):
+    base = BASE["py"] + code + "\n"
+    assert gather({"src/calc.py": base}, {"src/calc.py": base + "\nX = 1\n"}) == []
+
+
+LEGIT = """import json
+import logging
+import os
+import sys
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+this = sys.modules[__name__]
+_cache = {}
+
+
+class Point:
+    def __init__(self, **values):
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    def __eq__(self, other):
+        if not isinstance(other, Point):
+            return NotImplemented
+        if self is other:
+            return True
+        same = vars(self) == vars(other)
+        return same
+
+    def __lt__(self, other):
+        return super().__lt__(other)
+
+    def __ne__(self, other):
+        return not self == other
+
+
+def handler(owner, kind):
+    return getattr(owner, f"on_{kind}")
+
+
+def cached(key):
+    if key in _cache:
+        return _cache[key]
+    _cache[key] = json.dumps({"key": key, "home": os.environ.get("HOME", "test")})
+    return _cache[key]
+
+
+def main():
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    sys.stdout = open(os.devnull, "w")
+    main()
+"""
+
+
+def test_ordinary_python_is_not_a_finding():
+    assert gather({}, {"src/app.py": LEGIT}) == []
 
 
 @pytest.mark.parametrize("path,line", [
@@ -78,6 +177,8 @@ def test_the_same_line_present_at_the_base_is_not_a_finding(path, line, what):
     ("src/calc.py", "import os"),
     ("src/calc.md", "import pytest"),  # no language the kind reads
     ("src/app.js", "const env = process.env.HOME;"),
+    ("src/app.js", "console.error(err.stack);"),
+    ("src/app.js", "const util = require('./lib/util');"),
     ("calc.go", 'import "strings"'),
     ("src/lib.rs", "#[cfg(test)]"),
 ])
@@ -86,31 +187,28 @@ def test_ordinary_code_is_not_a_finding(path, line):
     assert gather({path: base}, {path: base + line + "\n"}) == []
 
 
-CLASS = "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n"
+def test_a_coding_cookie_is_read_as_python_reads_it():
+    cookie = "# -*- coding: unicode_escape -*-\n# fast paths\\x0aimport _pytest.reports as r\\x0a\n"
+    whats = [f.what for f in gather({}, {"src/fast.py": cookie})]
+    assert any(w.startswith("its coding cookie makes Python read other code") for w in whats), whats
+    assert any(w.startswith("imports or looks up the test runner's `_pytest.reports`") for w in whats), whats
 
 
-@pytest.mark.parametrize("method", ["__eq__(self, other)", "__ne__(self, other)", "__hash__(self)"])
-def test_a_comparison_returning_a_constant_is_a_finding(method):
-    value = "False" if "ne" in method else "True" if "eq" in method else "0"
-    work = CLASS + f"\n    def {method}:\n        return {value}\n"
-    [finding] = gather({"src/money.py": CLASS}, {"src/money.py": work})
-    assert finding.line == 5 and finding.what.startswith("a comparison that returns a constant")
+def test_a_module_past_any_size_is_read_whole():
+    big = "TABLE = [\n" + "    0.0,\n" * 300_000 + "]\nimport _pytest\n"
+    [finding] = gather({}, {"src/table.py": big})
+    assert finding.line == 300_003 and finding.what.startswith("imports or looks up the test runner's `_pytest`")
 
 
-def test_a_constant_comparison_after_a_docstring_is_a_finding():
-    work = CLASS + '\n    def __eq__(self, other):\n        """Equal."""\n        return True\n'
-    assert [f.line for f in gather({"src/money.py": CLASS}, {"src/money.py": work})] == [5]
+@pytest.mark.parametrize("path", ["src/calc/_accel.pyc", "src/calc/_speed.cpython-311-x86_64-linux-gnu.so", "lib.pyd"])
+def test_a_compiled_module_is_a_finding(path):
+    [finding] = gather({}, {path: "\x00binary"})
+    assert finding.what.startswith("a compiled module")
 
 
-def test_a_real_comparison_is_not_a_finding():
-    work = CLASS + "\n    def __eq__(self, other):\n        return self.cents == other.cents\n"
-    assert gather({"src/money.py": CLASS}, {"src/money.py": work}) == []
-
-
-def test_a_base_comparison_changed_to_return_a_constant_is_a_finding():
-    base = CLASS + "\n    def __eq__(self, other):\n        return self.cents == other.cents\n"
-    [finding] = gather({"src/money.py": base}, {"src/money.py": base.replace("return self.cents == other.cents", "return True")})
-    assert finding.line == 6
+def test_a_module_that_does_not_parse_is_a_finding_not_a_pass():
+    [finding] = gather({}, {"src/broken.py": "def f(:\n"})
+    assert finding.what.startswith("a Python module that is not what it seems: it does not parse")
 
 
 # ---------------------------------------------------------------- the tests' own rules
@@ -147,7 +245,7 @@ def test_what_tests_may_do_is_not_a_finding_in_the_tests(path, line):
 
 def test_the_test_globs_decide_what_is_code():
     work = {"checks/calc_check.py": "import pytest\n"}
-    assert [f.what for f in gather({}, work)] == ["imports the test runner"]
+    assert [f.what for f in gather({}, work)] == ["imports or looks up the test runner's `pytest`"]
     assert gather({}, work, test_globs=["checks/**"]) == []
 
 

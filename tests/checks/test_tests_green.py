@@ -269,7 +269,7 @@ def test_with_baseline_a_hidden_test_failing_at_the_base_too_is_never_excused():
     result = verdict(run(case(ADD), case(hidden, "failed"), hidden=[hidden]),
                      run(case(ADD), case(hidden, "failed"), hidden=[hidden]), baseline=True, hidden_tests="<set>")
     assert result.status == "rejected"
-    assert f"`{hidden}` (failed)" in result.feedback
+    assert "a hidden test (failed)" in result.feedback and hidden not in result.feedback  # the oracle is not told
 
 
 def test_the_baseline_parameter_must_be_a_boolean():
@@ -497,12 +497,14 @@ def test_gather_runs_the_plan_read_through_the_base_s_package_json_on_the_work_a
     package = json.dumps({"scripts": {"test": "jest --ci", "build": "tsc"}})
     fake = FakeGathering(tests=work, base_tests=(base, REF), package=package)
     gathered = anyio.run(tests_green.gather, {"command": "npm test", "min-count": 1}, fake)
-    assert [what for what, _ in fake.asked] == ["run_tests", "run_tests_at_base"]
+    assert [what for what, _ in fake.asked] == ["run_tests_at_base", "run_tests"]  # the base first: the checks copy it
     plans = [plan for _, plan in fake.asked]
     assert all(isinstance(p, TestPlan) and p.command == "npm test" and p.runners == ["jest"] for p in plans)
     assert plans[0] == plans[1]
     assert gathered == TestsEvidence(plan=PlanInfo(command="npm test", source=plans[0].source, steps=["jest --ci  [jest]"]),
-                                     work=work, base=base, base_run=REF)
+                                     work=work, base=base, base_run=REF, checks=gathered.checks)
+    assert gathered.checks.files == {} and gathered.checks.none  # no check laid, and why
+    assert [side.name for side in fake.sides] == ["base-tests"]
     assert "package.json" in gathered.plan.source
 
 
@@ -540,4 +542,4 @@ def test_gather_in_the_exit_code_mode_asks_the_base_only_for_a_failure_with_base
 def test_the_kind_runs_commands_and_keeps_the_hidden_tests_private():
     kind = tests_green.KIND
     assert kind.runs_commands and kind.private == frozenset({"hidden-tests"})
-    assert kind.optional == frozenset({"baseline", "results", "tests-removed", "hidden-tests"})
+    assert kind.optional == frozenset({"baseline", "results", "tests-removed", "hidden-tests", "test-edits", "test-globs"})

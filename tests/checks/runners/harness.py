@@ -9,16 +9,17 @@ import json
 import os
 import secrets
 import subprocess
+import tempfile
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.checks.runners.base import Reading, ReportPaths
+from runtime.checks.runners.base import Reading
 from runtime.checks.runners.plan import TestPlan, plan_tests
 from runtime.checks.runners.registry import BY_NAME
 from runtime.checks.runners.results import TestCase
-from runtime.spawn.test_runs import _report, _write_support
+from runtime.spawn.test_runs import Channel, _write_support
 
 STEP_TIMEOUT_S = 300
 
@@ -32,6 +33,7 @@ class Ran:
     output: str
     reading: Reading | None
     data: bytes | None = None  # the report as the runner wrote it
+    tampered: str = ""  # why the report cannot be its runner's (`runtime.spawn.test_runs.keyed_stream`)
 
     @property
     def outcomes(self) -> dict[str, str]:
@@ -67,25 +69,23 @@ def run_plan(plan: TestPlan, root: Path, reports: Path, env: Mapping[str, str] |
     for n, step in enumerate(plan.steps):
         if any(r.code != 0 for r in out):
             break
-        paths = None
+        channel = None
         if step.runner is not None:
             folder = reports / f"step-{n}"
             folder.mkdir(mode=0o700)
-            paths = ReportPaths(str(folder / "report"), str(support), module)
-        command = step.render(str(root), paths)
+            sockets = Path(tempfile.mkdtemp(prefix="rts-"))
+            channel = Channel.open(BY_NAME[step.runner], folder, sockets, support, module, None)
+        command = step.render(str(root), channel.paths if channel is not None else None)
         done = subprocess.run(["bash", "-c", command + " 2>&1"], cwd=root, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
                               env=environment(env), timeout=STEP_TIMEOUT_S)
         output = done.stdout.decode("utf-8", errors="replace")
-        reading, data = None, None
-        if step.runner is not None:
-            runner = BY_NAME[step.runner]
-            data = done.stdout
-            if not runner.output_is_report:
-                assert paths is not None
-                data = _report(Path(paths.report).parent)
+        reading, data, tampered = None, None, ""
+        if channel is not None:
+            runner = BY_NAME[step.runner or ""]
+            data, tampered = channel.close(done.returncode, output)
             reading = (Reading(problem="the runner wrote no report") if data is None
                        else runner.read(data, output, str(root)))
-        out.append(Ran(command, done.returncode, output, reading, data if step.runner is not None else None))
+        out.append(Ran(command, done.returncode, output, reading, data, tampered))
     return out
 
 
@@ -111,6 +111,7 @@ def green(ran: Ran, expected: Mapping[str, str]) -> None:
     """The step's report is whole and readable and holds exactly ``expected`` (id -> outcome)."""
     assert ran.reading is not None, ran
     assert ran.reading.problem == "", ran
+    assert ran.tampered == "", ran
     assert ran.reading.complete, ran
     assert ran.reading.config, ran
     assert ran.outcomes == dict(expected), ran

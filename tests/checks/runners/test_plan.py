@@ -11,7 +11,8 @@ from runtime.checks.runners.base import ReportPaths
 from runtime.checks.runners.plan import MAX_SCRIPT_DEPTH, plan_tests
 from runtime.checks.runners.words import Opaque, Word, render, split
 
-PATHS = ReportPaths("/reports/step-0/report", "/support", "agent_runtime_abc")
+PATHS = ReportPaths("/reports/step-0/report", "/support", "agent_runtime_abc", channel="/rts/report.sock",
+                    key="/reports/step-0/key")
 ROOT = "/work/tree"
 
 
@@ -108,30 +109,30 @@ def test_an_added_word_is_quoted_so_bash_gives_the_program_its_value() -> None:
 
 
 @pytest.mark.parametrize("command, runner, rendered", [
-    ("pytest", "pytest", "PYTHONPATH=/support${PYTHONPATH:+:$PYTHONPATH} AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report "
+    ("pytest", "pytest", "PYTHONPATH=/support${PYTHONPATH:+:$PYTHONPATH} AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key "
                          "pytest -p agent_runtime_abc"),
     ("uv run pytest -q", "pytest", "PYTHONPATH=/support${PYTHONPATH:+:$PYTHONPATH} "
-                                   "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report uv run pytest -p agent_runtime_abc -q"),
+                                   "AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key uv run pytest -p agent_runtime_abc -q"),
     ("coverage run -m pytest tests", "pytest", "PYTHONPATH=/support${PYTHONPATH:+:$PYTHONPATH} "
-                                              "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report coverage run -m pytest "
+                                              "AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key coverage run -m pytest "
                                               "-p agent_runtime_abc tests"),
     ("/usr/bin/python3.11 -m pytest -x", "pytest", "PYTHONPATH=/support${PYTHONPATH:+:$PYTHONPATH} "
-                                                  "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report /usr/bin/python3.11 -m "
+                                                  "AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key /usr/bin/python3.11 -m "
                                                   "pytest -p agent_runtime_abc -x"),
     ("py.test tests/test_*.py", "pytest", "PYTHONPATH=/support${PYTHONPATH:+:$PYTHONPATH} "
-                                          "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report py.test -p agent_runtime_abc "
+                                          "AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key py.test -p agent_runtime_abc "
                                           "tests/test_*.py"),
-    ("python3 -m unittest discover", "unittest", "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report python3 "
+    ("python3 -m unittest discover", "unittest", "AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key python3 "
                                                  "/support/agent_runtime_abc_unittest.py discover"),
-    ("python -munittest -v", "unittest", "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report python "
+    ("python -munittest -v", "unittest", "AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key python "
                                          "/support/agent_runtime_abc_unittest.py -v"),
-    ("coverage run -m unittest", "unittest", "AGENT_RUNTIME_TEST_REPORT=/reports/step-0/report coverage run "
+    ("coverage run -m unittest", "unittest", "AGENT_RUNTIME_TEST_REPORT=/rts/report.sock AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key coverage run "
                                              "/support/agent_runtime_abc_unittest.py"),
     ("c8 --100 node --test", "node --test", "AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key c8 --100 node --test --test-reporter=spec --test-reporter-destination=stdout "
                                             "--test-reporter=/support/agent_runtime_abc_node.mjs "
                                             "--test-reporter-destination=/reports/step-0/report"),
     ("node --experimental-vm-modules --test test/", "node --test",
-     "node --experimental-vm-modules --test --test-reporter=spec --test-reporter-destination=stdout "
+     "AGENT_RUNTIME_REPORT_KEY=/reports/step-0/key node --experimental-vm-modules --test --test-reporter=spec --test-reporter-destination=stdout "
      "--test-reporter=/support/agent_runtime_abc_node.mjs --test-reporter-destination=/reports/step-0/report test/"),
     ("npx jest", "jest", "npx jest --json --outputFile=/reports/step-0/report"),
     ("node_modules/.bin/jest --ci", "jest", "node_modules/.bin/jest --json --outputFile=/reports/step-0/report --ci"),
