@@ -286,10 +286,13 @@ class _Stream:
 
     def _accept(self) -> None:
         assert self._listener is not None
-        while not self._stop.is_set():
+        while True:
+            stopping = self._stop.is_set()
             try:
                 conn, _ = self._listener.accept()
             except TimeoutError:
+                if stopping:
+                    return  # nothing was waiting after the run ended
                 continue
             except OSError:
                 return
@@ -339,8 +342,12 @@ class _Stream:
     def close(self) -> tuple[bytes | None, int]:
         """The report, and how many other connections sent anything."""
         self._stop.set()
-        for thread in list(self._threads):
-            thread.join(timeout=10)
+        joined: set[threading.Thread] = set()
+        while len(joined) < len(self._threads):  # the accepting thread may start readers as it drains
+            for thread in list(self._threads):
+                if thread not in joined:
+                    thread.join(timeout=10)
+                    joined.add(thread)
         if self._listener is not None:
             self._listener.close()
         if self._fd is not None:

@@ -16,6 +16,8 @@ import pytest
 
 from runtime.checks import tests_green
 from runtime.checks.baseline import BaseRun
+from runtime.checks.canaries import Laid, TamperCheck
+from runtime.checks.findings import Finding
 from runtime.checks.kind import BaseRunRef, Change, CommandRun, TestSide
 from runtime.checks.registry import evaluate
 from runtime.checks.runners.plan import TestPlan
@@ -543,3 +545,107 @@ def test_the_kind_runs_commands_and_keeps_the_hidden_tests_private():
     kind = tests_green.KIND
     assert kind.runs_commands and kind.private == frozenset({"hidden-tests"})
     assert kind.optional == frozenset({"baseline", "results", "tests-removed", "hidden-tests", "test-edits", "test-globs"})
+
+
+# ---------------------------------------------------------------- the base's tests apart, tamper checks
+
+def _checked(work: TestRun, base: TestRun, checks: list[TamperCheck], files: dict[str, str], *,
+             first: TestRun | None = None, new: TestRun | None = None, **params: object):
+    given = {"command": PYTEST, "min-count": 1}
+    given.update({k.replace("_", "-"): v for k, v in params.items()})
+    ev = TestsEvidence(plan=PLAN, work=work, base=base, base_run=REF, new=new,
+                       checks=Laid(files=files, checks=checks), first=first, first_checks=checks if first else [])
+    return judge(given, ev)
+
+
+CHECK_FILE = "tests/test_calc_abcdefgh.py"
+CHECKS = [TamperCheck(id=f"{CHECK_FILE}::test_x", expect="fails", file=CHECK_FILE),
+          TamperCheck(id=f"{CHECK_FILE}::test_y", expect="passes", file=CHECK_FILE),
+          TamperCheck(id=f"{CHECK_FILE}::test_mean", expect="as", of=MEAN, file=CHECK_FILE),
+          TamperCheck(id=f"{CHECK_FILE}::test_z", expect="opposite", of=MEAN, file=CHECK_FILE)]
+
+
+def _with_checks(mean: str, fail: str = "failed", copy: str | None = None, negation: str | None = None) -> TestRun:
+    return run(case(ADD), case(MEAN, mean), case(f"{CHECK_FILE}::test_x", fail), case(f"{CHECK_FILE}::test_y"),
+               case(f"{CHECK_FILE}::test_mean", copy or mean),
+               case(f"{CHECK_FILE}::test_z", negation or ("failed" if mean == "passed" else "passed")))
+
+
+def test_checks_that_hold_pass_and_are_counted_apart_from_the_tests():
+    result = _checked(_with_checks("passed"), run(case(ADD), case(MEAN, "failed")), CHECKS, {CHECK_FILE: ""})
+    assert result.status == "passed", result.feedback
+    assert "4 tamper check(s) held" in result.feedback and result.tests is not None
+    assert result.tests.passed == 2 and result.tests.tamper_checks == 4 and result.tests.new == 0  # checks are no tests
+
+
+def test_a_failing_test_that_must_fail_reported_passed_is_tampering_even_after_a_second_run():
+    forged = _with_checks("passed", fail="passed", negation="passed")
+    result = _checked(forged, run(case(ADD), case(MEAN, "failed")), CHECKS, {CHECK_FILE: ""}, first=forged)
+    assert result.status == "rejected" and result.tampering
+    assert "This is tampering" in result.feedback
+    assert "a test that must fail was reported passed" in result.tampering
+    assert any("its negation were both reported passed" in t for t in result.tampering)
+
+
+def test_a_first_run_s_disagreement_a_second_run_does_not_repeat_is_no_tampering():
+    flaky = _with_checks("passed", fail="passed")
+    result = _checked(_with_checks("passed"), run(case(ADD), case(MEAN, "failed")), CHECKS, {CHECK_FILE: ""}, first=flaky)
+    assert result.status == "passed" and not result.tampering and result.tests is not None and result.tests.rerun
+
+
+def test_a_copy_failing_where_its_original_passes_is_a_failing_test_not_tampering():
+    result = _checked(_with_checks("passed", copy="failed"), run(case(ADD), case(MEAN, "failed")), CHECKS, {CHECK_FILE: ""})
+    assert result.status == "rejected" and not result.tampering
+    assert "fail when the same test runs again" in result.feedback and MEAN in result.feedback
+
+
+def test_a_report_the_orchestrator_cannot_take_as_its_runner_s_is_tampering():
+    ran = step(case(ADD), case(MEAN))
+    assert ran.report is not None
+    work = TestRun(steps=[ran.model_copy(update={"report": ran.report.model_copy(
+        update={"tampered": "records follow the report's end"})})])
+    result = _checked(work, run(case(ADD), case(MEAN, "failed")), [], {})
+    assert result.status == "rejected" and result.tampering == ["pytest: records follow the report's end"]
+
+
+def test_a_sealed_file_asked_for_twice_is_tampering():
+    work = TestRun(steps=[step(case(ADD), case(MEAN)).model_copy(update={"sealed": {"tests/test_hidden.py": 2}})])
+    result = _checked(work, run(case(ADD), case(MEAN, "failed")), [], {})
+    assert result.tampering and "asked for 2 times" in result.tampering[0]
+
+
+def test_the_new_tests_are_judged_in_their_own_run_and_counted():
+    new = run(case(ADD), case("tests/test_more.py::test_two"), case("tests/test_more.py::test_three", "failed"))
+    result = _checked(run(case(ADD), case(MEAN)), run(case(ADD), case(MEAN, "failed")), [], {}, new=new)
+    assert result.status == "rejected" and "tests/test_more.py::test_three" in result.feedback
+    good = run(case(ADD), case("tests/test_more.py::test_two"))
+    result = _checked(run(case(ADD), case(MEAN)), run(case(ADD), case(MEAN, "failed")), [], {}, new=good)
+    assert result.status == "passed" and result.tests is not None and result.tests.new == 1 and result.tests.passed == 3
+
+
+def test_a_run_of_new_tests_that_collects_none_is_no_failure():
+    empty = TestRun(steps=[step(exit_code=5)])
+    result = _checked(run(case(ADD), case(MEAN)), run(case(ADD), case(MEAN, "failed")), [], {}, new=empty)
+    assert result.status == "passed", result.feedback
+
+
+def test_a_doctest_of_the_base_the_work_changed_is_rejected():
+    finding = Finding(path="src/calc.py", what="a doctest of the base in `mean` was changed or removed",
+                      text=">>> mean([2.0]) -> 2.0")
+    ev = TestsEvidence(plan=PLAN, work=run(case(ADD), case(MEAN)), base=run(case(ADD), case(MEAN, "failed")),
+                       base_run=REF, doctests=[finding])
+    result = judge({"command": PYTEST, "min-count": 1}, ev)
+    assert result.status == "rejected" and "doctests of the base were changed" in result.feedback
+
+
+def test_gather_lays_the_base_s_test_side_and_runs_the_new_tests_apart():
+    base_files = {"tests/test_calc.py": "def test_add():\n    assert 1\n", "src/calc.py": "x = 1\n"}
+    work_files = {**base_files, "tests/test_calc.py": "def test_add():\n    assert 1 == 1\n",
+                  "tests/test_new.py": "def test_new():\n    pass\n", "src/calc.py": "x = 2\n"}
+    fake = FakeGathering(base=base_files, work=work_files, tests=run(case(ADD)), base_tests=(run(case(ADD)), REF))
+    gathered = anyio.run(tests_green.gather, {"command": "pytest -q tests", "min-count": 1}, fake)
+    first, second = fake.sides
+    assert first.name == "base-tests" and dict(first.files) == {"tests/test_calc.py": base_files["tests/test_calc.py"].encode(),
+                                                              "tests/test_new.py": None}
+    assert first.checks and "tests/test_calc.py" in first.locked
+    assert second.name == "new-tests" and gathered.new is not None

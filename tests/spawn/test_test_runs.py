@@ -5,12 +5,15 @@ run cached per base commit, computed once however many ask."""
 from __future__ import annotations
 
 import json
+import socket
+import tempfile
 import time
 from pathlib import Path
 
 import anyio
 import pytest
 
+from runtime.checks.kind import TestSide
 from runtime.checks.runners.plan import plan_tests
 from runtime.checks.runners.results import TestRun
 from runtime.spawn import test_runs
@@ -24,8 +27,9 @@ PASSED = [{"event": "start", "rootdir": "/w", "inifile": "", "plugins": []},
 
 
 class FakeRunner:
-    """Answers each command: a runner step writes ``records`` to its report (as our reporter would); every
-    call is kept with its binds."""
+    """Answers each command: a runner step sends ``records`` to the orchestrator's socket, each with the run's
+    key (read from the key file, then removed) and its number, as our reporter does; every call is kept with
+    its binds."""
 
     def __init__(self, records=PASSED, code: int = 0, output: str = "ok") -> None:
         self.records, self.code, self.output = records, code, output
@@ -34,18 +38,36 @@ class FakeRunner:
     async def __call__(self, command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
         self.calls.append((command, binds))
         if binds.rw:
-            (binds.rw[0] / "report").write_text("".join(json.dumps(r) + "\n" for r in self.records))
+            await anyio.to_thread.run_sync(report, command, self.records)
         return self.code, self.output
+
+
+def variable(command: str, name: str) -> str:
+    return command.split(f"{name}=", 1)[1].split()[0]
+
+
+def report(command: str, records: list[dict[str, object]], key: str | None = None,
+           numbers: list[int] | None = None) -> None:
+    """What the runtime's pytest reporter sends for ``records`` (numbered 0, 1, ... unless ``numbers`` says)."""
+    where = Path(variable(command, "AGENT_RUNTIME_REPORT_KEY"))
+    key = where.read_text().strip() if key is None else key
+    where.unlink(missing_ok=True)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as channel:
+        channel.connect(variable(command, "AGENT_RUNTIME_TEST_REPORT"))
+        numbered = zip(numbers or range(len(records)), records, strict=True)
+        channel.sendall("".join(json.dumps({**r, "k": key, "n": n}) + "\n" for n, r in numbered).encode())
 
 
 def test_a_runner_step_gets_its_own_report_folder_and_the_reporters_under_a_random_name(tmp_path):
     runner = FakeRunner()
     result = anyio.run(run_plan, plan_tests("pytest -q tests"), runner, Path("/w"), tmp_path / "plan", None)
     [(command, binds)] = runner.calls
-    [reports], [support] = binds.rw, binds.ro
+    [reports], [support, sockets] = binds.rw, binds.ro
     module = command.split(" -p ")[1].split()[0]
     assert module.startswith("agent_runtime_") and len(module) > len("agent_runtime_") + 8
-    assert f"AGENT_RUNTIME_TEST_REPORT={reports / 'report'}" in command and f"PYTHONPATH={support}" in command
+    assert variable(command, "AGENT_RUNTIME_REPORT_KEY") == str(reports / "key") and f"PYTHONPATH={support}" in command
+    assert variable(command, "AGENT_RUNTIME_TEST_REPORT") == str(sockets / "report.sock")  # a short folder, read-only
+    assert len(str(sockets / "report.sock")) < 100 and not sockets.exists()  # removed after the step
     assert binds.home is not None and binds.home.parent == reports.parent
     [step] = result.steps
     assert step.report is not None and step.report.complete and step.report.runner == "pytest"
@@ -68,11 +90,62 @@ def test_a_runner_that_wrote_no_report_or_a_symlink_says_so(tmp_path):
         async def __call__(self, command, timeout_s, *, binds=NO_BINDS):
             self.calls.append((command, binds))
             (binds.rw[0] / "report").symlink_to("/etc/passwd")
-            return 0, "4 passed in 0.01s"
+            return self.code, "4 passed in 0.01s"
 
-    result = anyio.run(run_plan, plan_tests("pytest -q"), NoReport(), Path("/w"), tmp_path / "plan", None)
-    report = result.steps[0].report
-    assert report is not None and not report.complete and "wrote no report" in report.problem and report.tests == []
+    for command in ("npx jest", "pytest -q"):
+        result = anyio.run(run_plan, plan_tests(command), NoReport(), Path("/w"), tmp_path / "plan", None)
+        found = result.steps[0].report
+        assert found is not None and not found.complete and "wrote no report" in found.problem and found.tests == []
+    # a keyed runner that ends well with nothing sent: its report was taken away
+    assert found.tampered == "the run ended well and its runner reported nothing: the report was taken away"
+
+
+@pytest.mark.parametrize("forge,why", [
+    (lambda records, command: report(command, records, key="guess"), "does not carry the run's key"),
+    (lambda records, command: report(command, [records[0], records[2]], numbers=[0, 2]), "out of their order"),
+    (lambda records, command: report(command, [*records, records[1]]), "records follow the report's end"),
+    (lambda records, command: (report(command, records), report(command, records, key="x")),
+     "other connection(s) to the report's socket"),
+])
+def test_a_report_its_runner_did_not_write_alone_is_tampered(tmp_path, forge, why):
+    class Forger(FakeRunner):
+        async def __call__(self, command, timeout_s, *, binds=NO_BINDS):
+            self.calls.append((command, binds))
+            await anyio.to_thread.run_sync(forge, self.records, command)
+            return self.code, self.output
+
+    result = anyio.run(run_plan, plan_tests("pytest -q"), Forger(), Path("/w"), tmp_path / "plan", None)
+    assert result.steps[0].report is not None and why in result.steps[0].report.tampered
+
+
+def test_an_end_whose_exit_status_is_not_the_process_s_is_tampered(tmp_path):
+    failing = [*PASSED[:2], {"event": "finish", "exitstatus": 1}]
+    result = anyio.run(run_plan, plan_tests("pytest -q"), FakeRunner(failing, code=0), Path("/w"), tmp_path / "plan", None)
+    assert result.steps[0].report is not None
+    assert result.steps[0].report.tampered == ("the runner ended its report with exit status 1, and the process ended "
+                                               "with 0")
+
+
+def test_a_sealed_file_is_served_once_and_a_second_ask_is_counted(tmp_path):
+    from runtime.spawn.sealed import SealedServer
+
+    server = SealedServer(Path(tempfile.mkdtemp(prefix="rts-")) / "s.sock", {"tests/test_h.py": b"X = 1\n"}, None).start()
+    try:
+        stub = server.stub("tests/test_h.py", "agent_runtime_x").decode()
+        ident = stub.split("'")[-2]
+
+        def ask(what: str) -> bytes:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(str(server.path))
+                conn.sendall(what.encode() + b"\n")
+                return b"".join(iter(lambda: conn.recv(4096), b""))
+
+        assert ask(ident) == b"X = 1\n" and ask(ident) == b"" and ask("nothing") == b""
+        time.sleep(0.2)
+        assert server.asked() == {"tests/test_h.py": 2, "?": 1}
+        assert "from agent_runtime_x_sealed import load" in stub and "X = 1" not in stub
+    finally:
+        server.close()
 
 
 def test_an_unfinished_report_is_read_as_unfinished(tmp_path):
@@ -86,8 +159,26 @@ def test_hidden_tests_are_laid_over_for_the_runner_steps_and_named_by_their_file
     hidden = Hidden((("tests/test_hidden.py", b"def test_h():\n    pass\n"),))
     result = anyio.run(run_plan, plan_tests("echo go && pytest -q"), runner, Path("/w"), tmp_path / "plan", None, hidden)
     plain, tests = runner.calls
-    assert plain[1].overlay == () and tests[1].overlay == hidden.files
+    assert plain[1].overlay == () and tests[1].overlay == hidden.files  # the base's own run: laid as files
     assert result.hidden == ["tests/test_hidden.py::test_h"]
+
+
+def test_in_the_run_of_the_base_s_tests_pytest_gets_hidden_tests_and_checks_sealed_and_the_test_side_read_only(tmp_path):
+    runner = FakeRunner()
+    hidden = Hidden((("tests/test_hidden.py", b"def test_h():\n    assert False\n"),))
+    side = TestSide("base-tests", files=(("tests/test_new.py", None),), checks=(("tests/test_calc_x.py", b"def test_c(): pass\n"),),
+                    locked=("tests/test_calc.py",))
+    anyio.run(run_plan, plan_tests("pytest -q"), runner, Path("/w"), tmp_path / "plan", None, hidden, side)
+    [(command, binds)] = runner.calls
+    laid = dict(binds.overlay)
+    assert laid["tests/test_new.py"] is None
+    for path in ("tests/test_hidden.py", "tests/test_calc_x.py"):
+        stub = laid[path]
+        assert stub is not None and b"_sealed import load" in stub and b"assert" not in stub  # its source is not there
+    assert set(binds.locked) == {"tests/test_calc.py", "tests/test_hidden.py", "tests/test_calc_x.py"}
+    new = TestSide("new-tests", files=(("tests/test_calc.py", None),))
+    anyio.run(run_plan, plan_tests("pytest -q"), runner, Path("/w"), tmp_path / "plan", None, hidden, new)
+    assert dict(runner.calls[-1][1].overlay) == {"tests/test_calc.py": None}  # no hidden tests, no checks there
 
 
 def test_hidden_ids_follow_the_runners_files_go_s_test_names_and_cargo_s_targets():
