@@ -46,6 +46,8 @@ def doctest_edits(path: str, before: str | None, after: str | None) -> list[Find
     if before is None:
         return []
     was = _examples(before)
+    if was is None:
+        return []
     now = _examples(after) if after is not None else None
     if now is None:
         return [Finding(path=path, what="the module holding doctests of the base no longer parses or was deleted")] \

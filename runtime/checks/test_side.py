@@ -41,7 +41,7 @@ def base_side(changes: Sequence[Change], test: re.Pattern[str] | None, edits: re
     files: dict[str, bytes | None] = {}
 
     def side(path: str | None) -> bool:
-        return bool(path) and test is not None and test.match(path) is not None and \
+        return path is not None and test is not None and test.match(path) is not None and \
             not (edits is not None and edits.match(path))
 
     for change in changes:

@@ -187,8 +187,8 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
     now = {i: c for i, c in work.cases().items() if c.file not in laid}
     before = evidence.base.cases() if evidence.base is not None else {}
     added = {i: c for i, c in fresh.cases().items() if i not in before} if fresh is not None else {}
-    for test_id, case in added.items():
-        now.setdefault(test_id, case)
+    for test_id, new_case in added.items():
+        now.setdefault(test_id, new_case)
     hidden = set(work.hidden) | (set(evidence.base.hidden) if evidence.base is not None else set())
     tolerate = wanted(params)
     problems: list[str] = []
@@ -198,7 +198,8 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
     failing = [c for c in failing if c not in excused and (c.id in hidden or not _named(c.id, removed))]
     if failing:
         problems.append(_listed(f"{len(failing)} test(s) fail", failing, quote=True, hidden=hidden))
-    gone, skipped_now = [], []
+    gone: list[str] = []
+    skipped_now: list[TestCase] = []
     for test_id, was in before.items():
         if _named(test_id, removed) or test_id in {c.id for c in excused}:
             continue
