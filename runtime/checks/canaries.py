@@ -110,10 +110,12 @@ def plan_checks(plan: TestPlan, base: TestRun, source: Callable[[str], bytes | N
 
 def violations(checks: list[TamperCheck], run: TestRun) -> tuple[list[str], list[str]]:
     """What the run's report says against its checks: (tampering, copies that fail where their original passes).
-    A check file the runner did not collect at all says nothing (it may lie outside what the command collects);
-    one it collected must hold every check."""
+    A check file the runner did not collect or could not load says nothing (it may lie outside what the command
+    collects; it imports what its original imports, which the work may have broken); one it loaded must hold
+    every check."""
     cases = run.cases()
-    present = {c.file for c in cases.values()}
+    # a file the runner loaded: one whose tests it reports (a file that failed to load reports itself alone)
+    present = {c.file for c in cases.values() if c.id != c.file and c.id != "(collection)"}
     tampered: list[str] = []
     differing: list[str] = []
     for check in checks:

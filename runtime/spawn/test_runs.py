@@ -149,6 +149,8 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
         # Every step runs, whatever the one before did (`&&` would stop): a lint step failing as it does at the
         # base must not hide the tests after it, and each step's verdict is its own.
         if step.runner is None:
+            if side is not None and not side.plain:
+                continue  # a step without tests runs once, on the work's own test side (`TestSide.plain`)
             code, output = await run(step.render(str(root), None), COMMAND_TIMEOUT_S,
                                      binds=Binds(overlay=laid, home=home))
             steps.append(StepRun(command=step.command.render(), exit_code=code, output=output))

@@ -649,3 +649,14 @@ def test_gather_lays_the_base_s_test_side_and_runs_the_new_tests_apart():
                                                               "tests/test_new.py": None}
     assert first.checks and "tests/test_calc.py" in first.locked
     assert second.name == "new-tests" and gathered.new is not None
+
+
+def test_a_step_naming_only_the_work_s_new_test_file_is_judged_in_the_run_of_the_new_tests():
+    """`pytest tests/test_new.py`: the base has no such file (its run collects nothing), and neither has the run of
+    the base's tests, which set the work's new files aside: nothing is broken there; the new tests are judged
+    in their own run."""
+    missing = TestRun(steps=[step(exit_code=4, output="ERROR: file or directory not found: tests/test_new.py")])
+    new = run(case("tests/test_new.py::test_two"))
+    result = _checked(missing, missing, [], {}, new=new)
+    assert result.status == "passed", result.feedback
+    assert result.tests is not None and result.tests.passed == 1 and result.tests.new == 1

@@ -553,7 +553,7 @@ def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(ba
             "tests": [{"id": i, "outcome": o} for i, o in cases]}}]})
 
     def plan_runners(run, at_base, root, folder, base, user, hidden, context, cache):
-        async def on_work(plan):
+        async def on_work(plan, side):
             asked.append(("work", plan.command))
             return runs(("tests/test_a.py::test_one", "passed"))
 
@@ -570,7 +570,7 @@ def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(ba
     bare.catalog = SimpleNamespace(toolchain=Toolchain())
     bare.policy = Policy([Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "min-count": 1})])
     failures = anyio.run(_merged_checks_pass, bare, "tree", "head-of-trunk", "commit")
-    assert asked == [("work", "pytest -q"), ("base", "head-of-trunk")]
+    assert asked == [("base", "head-of-trunk"), ("work", "pytest -q")]  # the base first: what checks copy
     assert len(failures) == 1 and failures[0].startswith("quality::tests-green: The tests are not green")
     assert "tests/test_a.py::test_two" in failures[0]
 
@@ -586,7 +586,7 @@ def test_the_trailers_list_the_allowed_test_edits_first_then_what_the_tests_rest
     text = verdict_trailers([attempt])
     assert text.splitlines() == [
         'Test-Edits: "tests/test_a.py"',
-        "Tests: 6 passed (pytest); base bbbbbbbbbbbb: 5 ran, 4 still pass, 1 fixed; 1 new; 2 hidden",
+        "Tests: 6 passed (pytest); base bbbbbbbbbbbb: 5 ran, 4 still pass, 1 fixed; 1 new; 2 hidden; no tamper checks",
         "Tests-Base-Run: k1 (cached)",
     ]
     assert verdict_trailers([Attempt(1)]) == "" and verdict_trailers([]) == ""

@@ -210,6 +210,7 @@ def test_conftest_cannot_escape_the_scope(spawner: Spawner):
     }
     conftest = (
         "import os\n\n"
+        "print('conftest ran', flush=True)\n"
         "with open(os.path.join(os.environ['HOME'], 'conftest-ran'), 'a') as fh:\n"
         "    fh.write('ran\\n')\n"
         f"TARGETS = {json.dumps(list(targets.values()))}\n"
@@ -222,10 +223,9 @@ def test_conftest_cannot_escape_the_scope(spawner: Spawner):
     )
     script = [FIX_TURN, [{"name": "Write", "input": {"file_path": "tests/conftest.py", "content": conftest}}],
               TEST_TURN, REPORT]
-    # verify's and the merge's commands each have a home of their own, removed after: the test command
-    # prints what the conftest left there, into the run's command logs
-    verification = {"test-command": 'pytest -q tests && cat "$HOME/conftest-ran"', "test-count-min": 4,
-                    "check-commands": ["python3 -m tabnanny src"]}
+    # verify's and the merge's commands each have a home of their own, removed after: the conftest says it ran
+    # in the run's command logs
+    verification = {"test-command": "pytest -q -s tests", "test-count-min": 4, "check-commands": ["python3 -m tabnanny src"]}
     r = s.spawn(s.task(agent_id="ag-conftest", script=script, verification=verification), "--merge", "--keep")
     assert r.outcome is not None, r.describe()
     wt = s.worktree("ag-conftest")
@@ -234,12 +234,16 @@ def test_conftest_cannot_escape_the_scope(spawner: Spawner):
             assert "pwned" not in (wt / ".git").read_text(), "the conftest rewrote the worktree's .git link"
         else:
             assert not os.path.exists(target), f"the conftest wrote into the {what}: {target}"
-    # The conftest did run, sandboxed: in the agent's own pytest, in verify and on the simulated merge.
+    # The conftest did run, sandboxed: in the agent's own pytest, in verify's run of the work's own tests and on
+    # the simulated merge; never beside the base's tests, which run on the base's own conftest.
     run_dir = s.run_dir("ag-conftest")
     runs = (run_dir / "home" / "conftest-ran").read_text().split()
-    for log in [*(run_dir / "attempt-1" / "commands").glob("*.log"), *(run_dir / "merge-commands").glob("*.log")]:
-        runs += [line for line in log.read_text().splitlines() if line == "ran"]
-    assert runs == ["ran", "ran", "ran"], runs
+    logs = sorted((run_dir / "attempt-1" / "commands").glob("*-work.log"))
+    base_tests, new_tests = [log.read_text() for log in logs if "pytest" in log.read_text().splitlines()[0]]
+    assert "conftest ran" not in base_tests and "conftest ran" in new_tests
+    for log in [*logs, *(run_dir / "merge-commands").glob("*.log")]:
+        runs += [line for line in log.read_text().splitlines() if line == "conftest ran"]
+    assert runs == ["ran", "conftest ran", "conftest ran"], runs
     # The sandbox stopped every effect but a new file at the worktree's top, where a repository's own commands
     # write their scratch: thrown away before verify, and said so. The work itself is clean: ok, and nothing
     # foreign committed.

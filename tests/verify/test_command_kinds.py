@@ -10,7 +10,7 @@ import anyio
 
 from runtime.checks.baseline import BaseRun
 from runtime.checks.checks_green import CheckRun, CheckRuns
-from runtime.checks.kind import BaseRunRef
+from runtime.checks.kind import BaseRunRef, TestSide
 from runtime.checks.registry import KINDS
 from runtime.checks.runners.plan import TestPlan
 from runtime.checks.runners.results import RunnerReport, StepRun, TestCase, TestRun
@@ -52,7 +52,7 @@ def test_checks_run_each_command_and_only_a_failing_one_again_on_the_base():
 
 
 def _tests(run: TestRun, asked: list) -> RunTests:
-    async def run_tests(plan: TestPlan) -> TestRun:
+    async def run_tests(plan: TestPlan, side: TestSide) -> TestRun:
         asked.append(plan)
         return run
     return run_tests
@@ -86,7 +86,9 @@ def test_tests_green_runs_the_plan_on_the_work_and_the_base_and_never_a_bare_com
     gathering = CommandGathering(_runner({}, commands), None, _tests(WORK, here), _base_tests(BASE, there))
     evidence = anyio.run(KINDS["tests-green"].gather, {"command": "pytest", "min-count": 1}, gathering)
     assert evidence == TestsEvidence(plan=PlanInfo(command="pytest", source="the task's test command",
-                                                   steps=["pytest  [pytest]"]), work=WORK, base=BASE, base_run=REF)
+                                                   steps=["pytest  [pytest]"]), work=WORK, base=BASE, base_run=REF,
+                                     checks=evidence.checks)
+    assert evidence.checks.files == {}  # a merged tree's run reads no file to copy: no checks there
     assert [p.command for p in here] == ["pytest"] and there == here and commands == []
 
 

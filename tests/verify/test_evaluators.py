@@ -96,6 +96,10 @@ def test_valid_calls_cover_every_kind_and_pass():
 OPTIONAL = {("tests-green", "baseline"), ("tests-green", "results"), ("tests-green", "tests-removed"),
             ("tests-green", "hidden-tests"), ("checks-green", "baseline"), ("runner-config", "test-globs"),
             ("no-test-detection", "test-globs"),
+            # the test side: the atom's test folders, none of the base's files the task lets change
+            ("tests-green", "test-globs"), ("tests-green", "test-edits"), ("no-test-detection", "test-edits"),
+            # how the tests are judged: per test by default
+            ("no-test-detection", "test-results"),
             # what the task allows: missing, nothing is (the strictest reading)
             ("runner-config", "may-change"), ("no-blanket-suppressions", "allowed"), ("no-test-detection", "allowed")}
 # Parameters only the gatherer reads (which files to look at): the judge of the findings never needs them.
