@@ -123,6 +123,20 @@ def sections(report: str) -> list[Section]:
     return found
 
 
+def field(report: str, name: str) -> str | None:
+    """The content of the report's field ``name`` (a ``Field: value`` line, a heading's section, or a JSON
+    object's key), or None when the report has no such field with something in it."""
+    wanted = normalise(name)
+    for obj in json_objects(report):
+        for key, value in obj.items():
+            if normalise(str(key)) == wanted and has_content(value):
+                return value if isinstance(value, str) else json.dumps(value)
+    for section in sections(report):
+        if normalise(section.title) == wanted and section.has_content():
+            return "\n".join(line for line in (section.inline, *section.body) if line).strip()
+    return None
+
+
 def _is_top_label(line: str, in_code: bool) -> bool:
     label = _LABEL.match(line)
     return label is not None and not in_code and not label[1]

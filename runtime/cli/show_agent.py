@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"agent": record.to_json(), "head": head, "diff": diff}, indent=2))
         return 0
     out = console()
-    colour = {"ok": "green", "rejected": "yellow"}.get(record.status, "red")
+    colour = _colour(record.status, "tampering" if record.label == "rejected(tampering)" else None)
     series = f", {record.series} series" if record.series > 1 else ""
     out.print(line((record.label or record.status, f"bold {colour}"), f"  agent {record.agent_id} ({record.role}{series})"))
     for label, value in (("branch", record.branch), ("base", record.base_branch or record.base[:12]),
@@ -85,3 +85,10 @@ def run(args: argparse.Namespace) -> int:
         out.print(line((f"the change: {record.base[:12]}..{head[:12]}", "bold")))
         out.print(text(diff or "(nothing changed)\n", multiline=True), end="")
     return 0
+
+
+def _colour(status: str, detail: str | None) -> str:
+    """An outcome's colour: a forged report is never a mere rejection; an escalation waits for a person."""
+    if detail == "tampering":
+        return "red"
+    return {"ok": "green", "rejected": "yellow", "escalated": "cyan"}.get(status, "red")

@@ -33,7 +33,7 @@ def _summary(outcome: Outcome) -> None:
     from runtime.cli.show import block, console, line, text
 
     out = console()
-    colour = {"ok": "green", "rejected": "yellow"}.get(outcome.status, "red")
+    colour = _colour(outcome.status, outcome.detail)
     out.print(line((outcome.label, f"bold {colour}"), f"  agent {outcome.agent_id} ({outcome.role})"))
     if outcome.status != "ok":
         out.print(line("cause: ", outcome.cause()))
@@ -217,3 +217,10 @@ def _shown(outcome: Outcome) -> None:
                         f"{outcome.label}, agent {outcome.agent_id}, branch {outcome.branch or '-'}, commit "
                         f"{outcome.commit or outcome.inspection or '-'} (`runtime status {outcome.agent_id}`); "
                         "set RUNTIME_DEBUG=1 for the traceback"), file=sys.stderr)
+
+
+def _colour(status: str, detail: str | None) -> str:
+    """An outcome's colour: a forged report is never a mere rejection; an escalation waits for a person."""
+    if detail == "tampering":
+        return "red"
+    return {"ok": "green", "rejected": "yellow", "escalated": "cyan"}.get(status, "red")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from runtime.checks.record import by_cause
+from runtime.checks.report_text import field as report_field
 from runtime.errors import AgentFailed, LimitExhausted, RunFailure
 from runtime.sandbox.identity import AgentUser, agent_user
 from runtime.sandbox.launch import hand_over
@@ -40,6 +41,15 @@ if TYPE_CHECKING:
     from runtime.approvals.service import ApprovalService
     from runtime.sandbox.egress import EgressProxy
     from runtime.spawn.pipeline import SpawnRun
+
+
+ESCALATION = "escalation"  # the report's field an agent ends with when the task cannot be done as asked
+
+
+def escalation(report: str) -> str | None:
+    """Why the agent says the task cannot be done as asked (its report's `Escalation:` field), or None."""
+    reason = report_field(report, ESCALATION)
+    return None if reason is None or reason.strip().casefold() in ("none", "no", "n/a", "-") else reason.strip()
 
 
 def feedback_for(rejected: list[CheckRecord]) -> str:
@@ -224,6 +234,12 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                 raise AgentFailed("workspace", str(exc)) from None
             if result.exit_code != 0:
                 raise AgentFailed("agent", f"the agent exited with code {result.exit_code}{_stderr_tail(attempt_dir)}")
+            reason = escalation(progress.report or "")
+            if reason is not None:
+                # The agent found the task cannot be done as asked and said why: the honest way out. Its work is
+                # neither judged nor committed; the person, or a plan's planner, decides what comes next.
+                run.audit.append("escalated", run.agent_id, attempt=n, reason=reason[:4000])
+                return Verdict("escalated", None, reason, tuple(attempts))
             progress.state = "verifying"
             progress.changed()
             run.save("verifying")

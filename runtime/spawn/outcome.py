@@ -15,7 +15,8 @@ from runtime.checks.record import Bounded as _Bounded
 
 __all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
 
-STATUSES = ("ok", "rejected", "failed", "exhausted")
+# escalated: the agent said the task cannot be done as asked, and why; nothing is committed.
+STATUSES = ("ok", "rejected", "failed", "exhausted", "escalated")
 
 
 @dataclass

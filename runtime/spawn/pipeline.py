@@ -308,6 +308,8 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
                 acceptance = await accept(run, verdict)
             elif verdict.label == "failed(setup)":
                 pass  # what the worktree holds is setup's, never an agent's work: nothing is kept
+            elif verdict.status == "escalated":
+                pass  # the agent said the task cannot be done as asked: no commit, its reason is the outcome
             else:
                 inspection = await anyio.to_thread.run_sync(
                     keep_for_inspection, run, last_checks(verdict.attempts), verdict.label)
