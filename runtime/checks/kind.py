@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import ConfigDict
 
@@ -63,6 +63,16 @@ class TestSide:
     # Whether the plan's steps without a runner run here (`tsc`, a lint): once, on the work's own test side,
     # which is the run of the new tests where there is one.
     plain: bool = True
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What a reviewer said of a change (`runtime.checks.review`): ``verdict`` `ok`, `concerns` (its ``findings``)
+    or `unavailable` (``why`` it could not answer)."""
+
+    verdict: Literal["ok", "concerns", "unavailable"]
+    findings: tuple[str, ...] = ()
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,6 +164,10 @@ class Gathering(Protocol):
         """The base's package.json at the tree's root (the scripts a test command may name), if any."""
         ...
 
+    async def review(self, change: str) -> Reviewed:
+        """A reviewer's reading of ``change`` (a unified diff) against the task; `unavailable` where there is none."""
+        ...
+
 
 class BaseRunRef(Evidence):
     """Which run of the base judged the work: its cache key, the base commit, when it ran (seconds since the
@@ -187,6 +201,8 @@ class Kind(Generic[E]):
     gather: Callable[[Params, Gathering], Awaitable[E]]
     judge: Callable[[Params, E], VerifyResult]
     runs_commands: bool = False
+    # Judged again on a simulated merge: a kind that reads the work's change once (a reviewer) is not.
+    on_merge: bool = True
     optional: frozenset[str] = frozenset()
     base_key: tuple[str, str] | None = None
     # Parameters whose value the compiled policy (which the agent's sandbox shows) must not hold: it holds

@@ -46,6 +46,8 @@ class CheckRecord(Bounded):
     test_edits: list[str] = field(default_factory=list)
     # What shows the test run's report was forged: the attempt ends `rejected(tampering)`, with no retry.
     tampering: list[str] = field(default_factory=list)
+    # What a reviewer asks a person to look at: the work ends `needs-review`, committed for inspection alone.
+    review: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"atom": self.atom, "kind": self.kind, "status": self.status, "feedback": self.feedback}
@@ -55,6 +57,8 @@ class CheckRecord(Bounded):
             out["test_edits"] = list(self.test_edits)
         if self.tampering:
             out["tampering"] = list(self.tampering)
+        if self.review:
+            out["review"] = list(self.review)
         return out
 
     @classmethod
@@ -63,7 +67,8 @@ class CheckRecord(Bounded):
         tests = data.get("tests")
         return cls(str(data["atom"]), str(data["kind"]), str(data["status"]), str(data["feedback"]),
                    TestsSummary.model_validate(tests) if isinstance(tests, dict) else None,
-                   [str(p) for p in data.get("test_edits") or []], [str(t) for t in data.get("tampering") or []])
+                   [str(p) for p in data.get("test_edits") or []], [str(t) for t in data.get("tampering") or []],
+                   [str(r) for r in data.get("review") or []])
 
 
 # Checks of the report's own form. A retry that gave up ends with an empty report, which fails them:

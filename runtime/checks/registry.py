@@ -22,6 +22,7 @@ from runtime.checks import (
     checks_green,
     dep_stable,
     report_fields,
+    review,
     runner_config,
     scope,
     severity_grades,
@@ -51,6 +52,7 @@ KINDS: dict[str, Kind[Any]] = {kind.name: kind for kind in (
     runner_config.KIND,
     suppressions.KIND,
     test_detection.KIND,
+    review.KIND,
 )}
 
 # kind -> {parameter name: parameter type}: what an atom naming the kind must declare.

@@ -31,6 +31,8 @@ class VerifyResult:
     edits: list[str] = field(default_factory=list)  # the base's test files the work changed with the task's word
     # What shows the test run's report was forged (`runtime.checks.tests_green`): a rejection no retry answers.
     tampering: list[str] = field(default_factory=list)
+    # What a reviewer asks a person to look at (`runtime.checks.review`): the work goes to a person.
+    review: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -47,8 +49,10 @@ def passed(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSu
 
 
 def rejected(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSummary | None = None, *,
-           edits: list[str] | None = None, tampering: list[str] | None = None) -> VerifyResult:
-    return VerifyResult(REJECTED, feedback, dict(evidence or {}), tests, list(edits or []), list(tampering or []))
+           edits: list[str] | None = None, tampering: list[str] | None = None,
+           review: list[str] | None = None) -> VerifyResult:
+    return VerifyResult(REJECTED, feedback, dict(evidence or {}), tests, list(edits or []), list(tampering or []),
+                        list(review or []))
 
 
 def error(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSummary | None = None, *,

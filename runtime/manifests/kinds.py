@@ -114,6 +114,8 @@ TASK_FIELDS: dict[str, str] = {
     # Files where blanket suppressions, or code that detects its tests, are the task's intent.
     "verification.allow-suppressions": "glob-list",
     "verification.allow-test-detection": "glob-list",
+    # A model reads the change against the task after the checks; what it finds goes to a person.
+    "verification.review": "bool",
     "output.report-fields-required": "str-list",
     "network.allowed-domains": "domain-list",
 }

@@ -50,6 +50,7 @@ class VerificationSection(Model):
     hidden_tests: str | None = None
     allow_suppressions: list[str] | None = None
     allow_test_detection: list[str] | None = None
+    review: bool | None = None
 
 
 class OutputSection(Model):

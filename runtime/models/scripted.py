@@ -11,8 +11,9 @@ A script is a list of ``[[turn]]`` entries, each either tool calls or a final co
     [[turn]]
     content = "Done: fixed the off-by-one."
 
-Keys: ``turn`` at the top, and optionally ``latency-s`` (seconds every answer takes, to stand in
-for a real model's latency in benchmarks); in a turn exactly one of ``tool_calls`` (a non-empty
+Keys: ``turn`` at the top, optionally ``review`` (``[[review]]`` entries, each a ``content``: what a
+spawn's reviewer answers, played for an agent id ending in ``/review``) and ``latency-s`` (seconds every
+answer takes, to stand in for a real model's latency in benchmarks); in a turn exactly one of ``tool_calls`` (a non-empty
 array of ``{ name = "...", input = { ... } }``, ``input`` optional) and ``content`` (a string).
 A bad script is a one-line ``ManifestError`` ``file:line: message``.
 
@@ -61,6 +62,8 @@ class Script:
     path: str
     turns: tuple[ScriptTurn, ...]
     latency_s: float = 0.0
+    # What a spawn's reviewer answers (`runtime.spawn.review`), played for an agent id ending in `/review`.
+    reviews: tuple[ScriptTurn, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,9 @@ def load_script(path: str | os.PathLike[str]) -> Script:
 def parse_script(data: dict[str, Any], src: TomlSource) -> Script:
     """Validate parsed TOML as a script; every error names its line."""
     for key in data:
-        if key not in ("turn", "latency-s"):
-            raise src.error((key,), f"unknown key `{key}`: a script holds [[turn]] entries and `latency-s`")
+        if key not in ("turn", "review", "latency-s"):
+            raise src.error((key,), f"unknown key `{key}`: a script holds [[turn]] and [[review]] entries and "
+                                    "`latency-s`")
     latency = data.get("latency-s", 0.0)
     if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency <= 600:
         raise src.error(("latency-s",), "`latency-s` must be a number of seconds between 0 and 600")
@@ -148,7 +152,15 @@ def parse_script(data: dict[str, Any], src: TomlSource) -> Script:
                 raise err(f"`input` of {where} must be a table")
             calls.append(ScriptedCall(name, arguments))
         turns.append(ScriptTurn(None, tuple(calls), src.line_of(loc)))
-    return Script(src.path, tuple(turns), float(latency))
+    reviews_raw = data.get("review", [])
+    if not isinstance(reviews_raw, list) or not all(isinstance(r, dict) for r in reviews_raw):
+        raise src.error(("review",), "`review` must be an array of tables ([[review]])")
+    reviews = []
+    for i, raw in enumerate(reviews_raw):
+        if set(raw) != {"content"} or not isinstance(raw["content"], str):
+            raise src.error(("review", i), f"review {i + 1} holds `content`, a string, alone")
+        reviews.append(ScriptTurn(raw["content"], (), src.line_of(("review", i))))
+    return Script(src.path, tuple(turns), float(latency), tuple(reviews))
 
 
 def _item_line(src: TomlSource, key_loc: tuple[Any, ...], index: int) -> int:
@@ -214,9 +226,10 @@ def play(script_path: str | os.PathLike[str], agent_id: str, messages: list[Any]
     """Answer the next call of ``agent_id``: its next scripted turn, or an "exhausted" content."""
     script = load_script(script_path)
     key = (agent_id, str(Path(script_path).resolve()))
+    turns = script.reviews if agent_id.endswith("/review") else script.turns
     with _LOCK:
         index, calls_made = _POSITIONS.get(key, (0, 0))
-        turn = script.turns[index] if index < len(script.turns) else None
+        turn = turns[index] if index < len(turns) else None
         n_calls = len(turn.tool_calls) if turn is not None else 0
         _POSITIONS[key] = (index + 1, calls_made + n_calls)
     prompt_tokens = tokens(json.dumps(messages, sort_keys=True, default=str) + json.dumps(tools or [], sort_keys=True, default=str))
@@ -224,7 +237,7 @@ def play(script_path: str | os.PathLike[str], agent_id: str, messages: list[Any]
         time.sleep(script.latency_s)
     if turn is None:
         content = (f"The scripted model's script is used up: {Path(script.path).name} has "
-                   f"{len(script.turns)} turn(s) and this is call {index + 1}.")
+                   f"{len(turns)} turn(s) and this is call {index + 1}.")
         return PlayedTurn(index, content, (), prompt_tokens, tokens(content))
     if turn.content is not None:
         return PlayedTurn(index, turn.content, (), prompt_tokens, tokens(turn.content))

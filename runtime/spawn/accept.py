@@ -98,7 +98,7 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
 
 async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) -> list[str]:
     """The task's test and check commands again, on the simulated merge: gathered and judged as verify does."""
-    entries = run.policy.verify_entries([name for name, kind in KINDS.items() if kind.runs_commands])
+    entries = run.policy.verify_entries([name for name, kind in KINDS.items() if kind.runs_commands and kind.on_merge])
     failures: list[str] = []
     if not entries:
         return failures

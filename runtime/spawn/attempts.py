@@ -28,6 +28,7 @@ from runtime.spawn.budget import check_limits
 from runtime.spawn.commands import CommandLog, Runner, base_runner, scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
+from runtime.spawn.review import reviewer_for
 from runtime.spawn.sandboxing import agent_sandbox
 from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
@@ -265,7 +266,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                 attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
                                                                    clear_nested=True, changes=scratch_pass.changes,
                                                                    at_base=at_base, run_tests=tests[0],
-                                                                   tests_at_base=tests[1]))
+                                                                   tests_at_base=tests[1],
+                                                                   review=reviewer_for(run, progress.report or "")))
             if thrown:
                 attempt.checks.append(CheckRecord("runtime", "scratch", "passed", scratch_note(thrown)))
             if setup.report_problem:
@@ -283,6 +285,10 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             if errors:
                 raise AgentFailed("verify", "; ".join(f"{c.atom} could not run: {c.feedback}" for c in errors))
             rejected = [c for c in attempt.checks if c.status == "rejected"]
+            if rejected and all(c.review for c in rejected):
+                # Every check passed and a reviewer asks a person to look: no retry answers that.
+                run.audit.append("needs-review", run.agent_id, attempt=n, findings=[f for c in rejected for f in c.review][:50])
+                return Verdict("needs-review", None, feedback_for(rejected), tuple(attempts))
             if not rejected:
                 return Verdict("ok", None, "", tuple(attempts))
             feedback = feedback_for(rejected)

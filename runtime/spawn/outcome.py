@@ -16,7 +16,8 @@ from runtime.checks.record import Bounded as _Bounded
 __all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
 
 # escalated: the agent said the task cannot be done as asked, and why; nothing is committed.
-STATUSES = ("ok", "rejected", "failed", "exhausted", "escalated")
+# needs-review: the checks passed and a reviewer asks a person to look; committed for inspection alone.
+STATUSES = ("ok", "rejected", "failed", "exhausted", "escalated", "needs-review")
 
 
 @dataclass

@@ -57,6 +57,10 @@ def preflight_tests(task: Task, git: Git, base: str, *, sandboxed: bool, state: 
                             "Name a runner it starts and reads (pytest, python -m unittest, go test, cargo test, node "
                             "--test, jest, vitest, mocha, tape, or an npm script running one), or set "
                             "`test-results = \"exit-code\"` to judge the command by its exit code alone")
+    if task.fields.get("verification.review") is True and (task.agent is None or task.agent.model is None):
+        raise src.error(("verification", "review"), "`review = true` reads the change with the task's own model, and "
+                        "its `[agent]` has none (the command backend): give the agent a model, or leave the review "
+                        "to a person")
     if "verification.test-results" in task.fields and task.fields["verification.test-results"] == "exit-code" \
             and "verification.test-count-min" in task.fields:
         raise src.error(("verification", "test-count-min"), "`test-count-min` counts tests, which `test-results = "

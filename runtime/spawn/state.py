@@ -24,7 +24,7 @@ from runtime.errors import FatalError
 from runtime.spawn.outcome import Attempt
 from runtime.spawn.setup_record import SetupRecord
 
-FINAL = ("ok", "rejected", "failed", "exhausted", "escalated")
+FINAL = ("ok", "rejected", "failed", "exhausted", "escalated", "needs-review")
 # The version of `state.json`. A record without one was written before versions (its fields are version
 # 1's); a newer version than this runtime knows is refused in one line rather than misread.
 RECORD_VERSION = 1

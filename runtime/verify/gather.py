@@ -23,7 +23,7 @@ import anyio
 
 from runtime.checks import change_size
 from runtime.checks.base import MalformedInput
-from runtime.checks.kind import MAX_SOURCE_BYTES, BaseRunRef, Change, CommandRun, Gathering, TestSide
+from runtime.checks.kind import MAX_SOURCE_BYTES, BaseRunRef, Change, CommandRun, Gathering, Reviewed, TestSide
 from runtime.checks.record import CheckRecord
 from runtime.checks.registry import KINDS, evaluate
 from runtime.checks.result import VerifyResult, error
@@ -44,6 +44,8 @@ RunCommand = Callable[[str, float], Awaitable[tuple[int, str]]]
 # that was.
 RunTests = Callable[[TestPlan, TestSide], Awaitable[TestRun]]
 RunBaseTests = Callable[[TestPlan], Awaitable[tuple[TestRun, BaseRunRef]]]
+# A reviewer: a change (a unified diff) in, its reading out.
+Review = Callable[[str], Awaitable[Reviewed]]
 COMMAND_TIMEOUT_S = 900.0
 MAX_FILE_BYTES = 2_000_000
 DEFAULT_CHANGE_SIZE = change_size.DEFAULTS
@@ -68,6 +70,9 @@ class Workspace:
     # per-test results, which is an error of the check, never a pass.
     run_tests: RunTests | None = None
     tests_at_base: RunBaseTests | None = None
+    # A reviewer of the change against the task (`runtime.spawn.review`); without one a review asked for is
+    # `unavailable`, which sends the work to a person.
+    review: Review | None = None
 
 
 def _text(data: bytes | None) -> str | None:
@@ -118,9 +123,16 @@ class _Commands:
     """Running the task's commands for a command kind's gatherer: on the work, and on the base."""
 
     def __init__(self, run_command: RunCommand, at_base: RunCommand | None, run_tests: RunTests | None = None,
-                 tests_at_base: RunBaseTests | None = None, package_json: str | None = None) -> None:
+                 tests_at_base: RunBaseTests | None = None, package_json: str | None = None,
+                 review: Review | None = None) -> None:
         self._run, self._at_base = run_command, at_base
         self._run_tests, self._tests_at_base, self._package_json = run_tests, tests_at_base, package_json
+        self._review = review
+
+    async def review(self, change: str) -> Reviewed:
+        if self._review is None:
+            return Reviewed("unavailable", why="this verify has no reviewer")
+        return await self._review(change)
 
     async def run_tests(self, plan: TestPlan, side: TestSide) -> TestRun:
         if self._run_tests is None:
@@ -149,7 +161,7 @@ class WorktreeGathering(_Commands):
 
     def __init__(self, ws: Workspace, changes: list[Change]) -> None:
         super().__init__(ws.run_command, ws.at_base, ws.run_tests, ws.tests_at_base,
-                         _text(ws.git.read_file(ws.base, "package.json")))
+                         _text(ws.git.read_file(ws.base, "package.json")), ws.review)
         self._ws, self._changes = ws, changes
 
     @property
@@ -333,7 +345,7 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
         for entry in to_run:
             result = await _judged(entry.kind, entry.params, gathering)
             records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback, result.tests,
-                                       tampering=result.tampering))
+                                       tampering=result.tampering, review=result.review))
         try:
             later = await anyio.to_thread.run_sync(_changes, ws)
         except GitError as exc:
