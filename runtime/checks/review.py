@@ -23,8 +23,8 @@ class ReviewEvidence(Evidence):
     """What the reviewer said of the change: ``asked`` (the task asked for a review), its ``verdict`` (`ok`,
     `concerns`, or `unavailable`: it could not answer), its ``findings`` and, when unavailable, ``why``."""
 
-    asked: bool = False
-    verdict: Literal["ok", "concerns", "unavailable"] = "ok"
+    asked: bool
+    verdict: Literal["ok", "concerns", "unavailable"]
     findings: list[str] = []
     why: str = ""
 
@@ -52,13 +52,13 @@ def change_text(gathering: Gathering, limit: int = MAX_DIFF_CHARS) -> str:
 
 async def gather(params: Params, gathering: Gathering) -> ReviewEvidence:
     if params.get("enabled") is not True:
-        return ReviewEvidence(asked=False)
+        return ReviewEvidence(asked=False, verdict="ok")
     reviewed = await gathering.review(change_text(gathering))
     return ReviewEvidence(asked=True, verdict=reviewed.verdict, findings=list(reviewed.findings), why=reviewed.why)
 
 
 def review(params: Params, evidence: ReviewEvidence) -> VerifyResult:
-    enabled = params.get("enabled", False)
+    enabled = params.get("enabled")
     if not isinstance(enabled, bool):
         return error("cannot check `review`: parameter `enabled` must be a boolean")
     if not enabled or not evidence.asked:

@@ -226,8 +226,24 @@ def test_a_module_that_does_not_parse_is_a_finding_not_a_pass():
     ("test/app.test.js", "process.exit(0);", EXIT),
 ])
 def test_hooks_and_exits_in_the_tests_are_findings(path, line, what):
-    [finding] = gather({}, {path: line + "\n"})
+    """Where every test file runs in one process with the base's tests: a task judged by its exit code, or a base
+    test file the task lets change."""
+    [finding] = gather({}, {path: line + "\n"}, test_results="exit-code")
     assert (finding.path, finding.line, finding.what) == (path, 1, what)
+    [finding] = gather({path: ""}, {path: line + "\n"}, test_edits=[path])
+    assert (finding.path, finding.line, finding.what) == (path, 1, what)
+
+
+@pytest.mark.parametrize("path,line", [
+    ("tests/conftest.py", "def pytest_collection_modifyitems(items):"),
+    ("tests/test_new.py", "calc.mean = lambda values: 0.0"),
+    ("calc_test.go", "func TestMain(m *testing.M) {"),
+])
+def test_judged_test_by_test_the_work_s_own_test_files_steer_only_its_new_tests(path, line):
+    """The base's tests run on the base's own test side: what the work writes in its test files runs beside its
+    new tests alone, and is no finding (an exit still is: it would cut the run of the new tests short)."""
+    assert gather({}, {path: line + "\n"}) == []
+    assert [f.what for f in gather({}, {path: "os._exit(0)\n"}) if path.endswith(".py")] == ([EXIT] if path.endswith(".py") else [])
 
 
 @pytest.mark.parametrize("path,line", [

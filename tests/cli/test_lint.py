@@ -7,7 +7,7 @@ def test_shipped_catalog_and_examples_lint_clean():
     proc = run_cli("lint", "--json", cwd=REPO)
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["ok"] and report["errors"] == []
-    assert report["counts"]["atoms"] == 21 and report["counts"]["roles"] == 6 and report["counts"]["tasks"] >= 4
+    assert report["counts"]["atoms"] == 22 and report["counts"]["roles"] == 6 and report["counts"]["tasks"] >= 4
     assert report["counts"]["examples"] >= 50
 
 

@@ -18,7 +18,7 @@ SHIPPED = [
     "quality::check-green", "quality::constructor-pattern", "output::report-format",
     "output::severity-grade", "net::no-network", "net::egress-allowlist", "safety::no-secrets", "scope::change-size",
     "quality::tests-protected", "quality::runner-config", "quality::no-blanket-suppressions", "quality::no-test-detection",
-    "tools::mcp-allowlist",
+    "tools::mcp-allowlist", "quality::review",
 ]
 
 

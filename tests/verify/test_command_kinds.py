@@ -35,7 +35,9 @@ def judged(kind: str, params: dict, run_command: RunCommand, at_base: RunCommand
 
 
 def test_the_command_kinds_are_the_ones_that_run_commands():
-    assert {name for name, kind in KINDS.items() if kind.runs_commands} == {"tests-green", "checks-green"}
+    # (and the reviewer, after them, once: never on a merge)
+    assert {name for name, kind in KINDS.items() if kind.runs_commands} == {"tests-green", "checks-green", "review"}
+    assert {name for name, kind in KINDS.items() if not kind.on_merge} == {"review"}
 
 
 def test_checks_run_each_command_and_only_a_failing_one_again_on_the_base():

@@ -62,6 +62,7 @@ def test_result_status_is_checked():
 
 # One valid call per kind; each parameter and each evidence key is then removed in turn.
 VALID_CALLS = {
+    "review": ({"enabled": True}, {"asked": True, "verdict": "ok"}),
     "scope-whitelist": ({"globs": ["src/**"]}, {"changed": ["src/a.py"]}),
     "scope-denylist": ({"globs": ["secrets/**"]}, {"changed": ["src/a.py"]}),
     "no-changes": ({}, {"changed": []}),
@@ -1089,4 +1090,4 @@ def test_every_verify_kind_has_a_judge_an_evidence_model_and_a_way_to_gather_it(
         assert isinstance(kind.evidence, type) and issubclass(kind.evidence, Evidence), name
         # the gathered evidence fits the judge: the valid call's table is the kind's model
         assert isinstance(kind.evidence_from(VALID_CALLS[name][1]), kind.evidence), name
-    assert {name for name, kind in KINDS.items() if kind.runs_commands} == {"tests-green", "checks-green"}
+    assert {name for name, kind in KINDS.items() if kind.runs_commands} == {"tests-green", "checks-green", "review"}
