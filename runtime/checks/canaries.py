@@ -124,7 +124,7 @@ def violations(checks: list[TamperCheck], run: TestRun) -> tuple[list[str], list
         case = cases.get(check.id)
         original = cases.get(check.of) if check.of else None
         if check.expect == "fails":
-            if case is None or case.outcome not in BROKEN:
+            if case is None or case.outcome in GREEN or case.outcome == "skipped":
                 tampered.append(f"a test that must fail was reported {case.outcome if case else 'missing'}")
         elif check.expect == "passes":
             if case is None or case.outcome not in GREEN:
@@ -134,8 +134,10 @@ def violations(checks: list[TamperCheck], run: TestRun) -> tuple[list[str], list
         elif case is None:
             tampered.append(f"a copy of `{check.of}` was collected with its file and is missing from the report")
         elif check.expect == "opposite":
-            if case.outcome in GREEN and original.outcome in GREEN:
-                tampered.append(f"`{check.of}` and its negation were both reported passed, which cannot both be true")
+            # honest: `xfailed` where the original passes, `failed` where it fails; never passed
+            if case.outcome in GREEN or (case.outcome in BROKEN and original.outcome in GREEN):
+                tampered.append(f"`{check.of}` was reported {original.outcome}, and its negation {case.outcome}, which "
+                                "cannot both be true")
         elif (case.outcome in GREEN) != (original.outcome in GREEN) and original.outcome in GREEN:
             differing.append(check.of)
     return tampered, differing
@@ -185,24 +187,28 @@ def _python(original: str, path: str, text: str, cases: list[TestCase]) -> tuple
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    checks = [TamperCheck(id=path + c.id[len(original):], expect="as", of=c.id, file=path)
-              for c in cases if c.id.startswith(original + "::")]
-    added: list[str] = []
+    # Only the tests the base fails are a forger's to flip, and only theirs are checked: a test that passes at
+    # the base may read its own place (a traceback's file and function), which a copy or a negation changes.
+    failed = [c for c in cases if c.outcome == "failed" and c.id.startswith(original + "::")]
+    checks = [TamperCheck(id=path + c.id[len(original):], expect="as", of=c.id, file=path) for c in failed]
+    marks = f"_checks_{_word()}"
+    # The checks expected to fail are xfail(strict): an honest run ends them `xfailed` and its exit status is
+    # the suite's own (a coverage threshold still decides it); a forged pass is `passed` or `failed`.
+    expect_fail = f"@{marks}.mark.xfail(strict=True, raises=AssertionError, reason='')\n"
+    added: list[str] = [f"import pytest as {marks}\n"]
     fail, hold = f"test_{_word()}", f"test_{_word()}"
     a = secrets.randbelow(10**6)
-    added.append(f"def {fail}():\n    assert {a} == {a + 1}\n")
+    added.append(f"{expect_fail}def {fail}():\n    assert {a} == {a + 1}\n")
     added.append(f"def {hold}():\n    assert {a} == {a}\n")
     checks += [TamperCheck(id=f"{path}::{fail}", expect="fails", file=path),
                TamperCheck(id=f"{path}::{hold}", expect="passes", file=path)]
-    failing = {c.id.split("::", 1)[1].split("[", 1)[0] for c in cases if c.outcome in BROKEN and c.id.count("::") == 1}
-    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
-                 and _negatable(n)]
-    functions.sort(key=lambda n: (n.name not in failing, n.lineno))
-    for fn in functions[:MAX_NEGATED]:
+    names = {c.id[len(original) + 2:].split("[", 1)[0] for c in failed}
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names and _negatable(n)]
+    for fn in sorted(functions, key=lambda n: n.lineno)[:MAX_NEGATED]:
         name = f"test_{_word()}"
-        added.append(_negation(fn, name))
-        for case in cases:
-            test = case.id[len(original) + 2:] if case.id.startswith(original + "::") else ""
+        added.append(_negation(fn, name, expect_fail))
+        for case in failed:
+            test = case.id[len(original) + 2:]
             if test == fn.name or test.startswith(fn.name + "["):
                 checks.append(TamperCheck(id=f"{path}::{name}{test[len(fn.name):]}", expect="opposite", of=case.id,
                                           file=path))
@@ -220,13 +226,14 @@ def _negatable(fn: ast.FunctionDef) -> bool:
     return not any(word in marks for word in ("skip", "xfail", "usefixtures"))
 
 
-def _negation(fn: ast.FunctionDef, name: str) -> str:
-    """``fn`` as a test that passes exactly when its body fails an assertion (its fixtures and marks kept)."""
+def _negation(fn: ast.FunctionDef, name: str, expect_fail: str) -> str:
+    """``fn`` as a test that raises exactly when its body passes (its fixtures and marks kept), expected to fail
+    (``expect_fail``): an honest run ends it `xfailed` where the original passes and `failed` where it fails."""
     params = [a.arg for a in fn.args.args] + [a.arg for a in fn.args.kwonlyargs]
     body = copy.copy(fn)
     body.name, body.decorator_list, body.returns = "_body", [], None
     call = ", ".join(f"{p}={p}" for p in params)
-    decorators = "".join(f"@{ast.unparse(d)}\n" for d in fn.decorator_list)
+    decorators = expect_fail + "".join(f"@{ast.unparse(d)}\n" for d in fn.decorator_list)
     inner = "\n".join("    " + line for line in ast.unparse(body).splitlines())
     return (f"{decorators}def {name}({', '.join(params)}):\n{inner}\n"
             f"    try:\n        _body({call})\n    except AssertionError:\n        return\n"
@@ -236,7 +243,7 @@ def _negation(fn: ast.FunctionDef, name: str) -> str:
 def _node(original: str, path: str, text: str, cases: list[TestCase], esm: bool) -> tuple[str, list[TamperCheck]]:
     separator = " > "
     checks = [TamperCheck(id=path + c.id[len(original):], expect="as", of=c.id, file=path)
-              for c in cases if c.id.startswith(original + separator)]
+              for c in cases if c.id.startswith(original + separator) and c.outcome == "failed"]
     fail, hold = f"{_word()} {_word()}", f"{_word()} {_word()}"
     a = secrets.randbelow(10**6)
     module = original.endswith(".mjs") or (not original.endswith(".cjs") and (esm or "require(" not in text))
@@ -246,7 +253,8 @@ def _node(original: str, path: str, text: str, cases: list[TestCase], esm: bool)
     else:
         t, s = "require('node:test').test", "require('node:assert')"
         head = ""
-    added = (f"{head}{t}('{fail}', () => {{ {s}.strictEqual({a}, {a + 1}) }})\n"
+    # the test that must fail is a `todo`: node reports its failure and the run's exit status stays the suite's
+    added = (f"{head}{t}('{fail}', {{ todo: true }}, () => {{ {s}.strictEqual({a}, {a + 1}) }})\n"
              f"{t}('{hold}', () => {{ {s}.strictEqual({a}, {a}) }})\n")
     checks += [TamperCheck(id=f"{path}{separator}{fail}", expect="fails", file=path),
                TamperCheck(id=f"{path}{separator}{hold}", expect="passes", file=path)]

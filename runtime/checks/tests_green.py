@@ -262,8 +262,9 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
 def _broken_runs(work: TestRun, base: TestRun | None, tolerate: bool, empty_ok: bool = False) -> list[str]:
     """Each step that failed without a per-test verdict to show for it: a runner whose report is missing,
     unreadable or unfinished, or a step without a runner that failed (with ``tolerate``, not where the base's
-    same step failed the same way). ``empty_ok``: a runner that collected no test (pytest's exit code 5) is no
-    failure (a run of new tests where the work added only fixtures)."""
+    same step failed the same way). ``empty_ok``: the run of the new tests, a part of the suite: a runner that
+    collected no test (the work added only fixtures) or failed a threshold over the suite (coverage) with no test
+    failing is no failure there."""
     out = []
     at_base = {s.command: s for s in base.steps} if base is not None else {}
     for step in work.steps:
@@ -280,8 +281,8 @@ def _broken_runs(work: TestRun, base: TestRun | None, tolerate: bool, empty_ok: 
             why = report.problem or "the runner never reported its end (the process ended first: a crash, `os._exit`, " \
                                     "a build that failed, a test that stopped the run)"
             out.append(f"- {report.runner} (`{step.command}`, exit code {step.exit_code}): {why}\n{_tail(step.output)}")
-        elif empty_ok and not report.tests and step.exit_code in (0, 5):
-            continue
+        elif empty_ok and not any(c.outcome in BROKEN for c in report.tests):
+            continue  # a part of the suite: no test collected, or a threshold over the whole suite (coverage)
         elif not report.tests and (same := at_base.get(step.command)) is not None and same.report is not None \
                 and not same.report.tests and same.exit_code == step.exit_code:
             continue  # the base ran no test here either (the step names the work's new test files alone)

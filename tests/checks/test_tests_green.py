@@ -565,10 +565,11 @@ CHECKS = [TamperCheck(id=f"{CHECK_FILE}::test_x", expect="fails", file=CHECK_FIL
           TamperCheck(id=f"{CHECK_FILE}::test_z", expect="opposite", of=MEAN, file=CHECK_FILE)]
 
 
-def _with_checks(mean: str, fail: str = "failed", copy: str | None = None, negation: str | None = None) -> TestRun:
+def _with_checks(mean: str, fail: str = "xfailed", copy: str | None = None, negation: str | None = None) -> TestRun:
+    """An honest run's checks: the one that must fail xfailed, the negation xfailed where the test passes."""
     return run(case(ADD), case(MEAN, mean), case(f"{CHECK_FILE}::test_x", fail), case(f"{CHECK_FILE}::test_y"),
                case(f"{CHECK_FILE}::test_mean", copy or mean),
-               case(f"{CHECK_FILE}::test_z", negation or ("failed" if mean == "passed" else "passed")))
+               case(f"{CHECK_FILE}::test_z", negation or ("xfailed" if mean == "passed" else "failed")))
 
 
 def test_checks_that_hold_pass_and_are_counted_apart_from_the_tests():
@@ -584,7 +585,7 @@ def test_a_failing_test_that_must_fail_reported_passed_is_tampering_even_after_a
     assert result.status == "rejected" and result.tampering
     assert "This is tampering" in result.feedback
     assert "a test that must fail was reported passed" in result.tampering
-    assert any("its negation were both reported passed" in t for t in result.tampering)
+    assert any("its negation passed" in t for t in result.tampering)
 
 
 def test_a_first_run_s_disagreement_a_second_run_does_not_repeat_is_no_tampering():
