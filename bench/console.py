@@ -36,9 +36,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from runtime.audit.log import AuditLog  # noqa: E402
-from runtime.checks.record import CheckRecord  # noqa: E402
 from runtime.spawn.outcome import Attempt  # noqa: E402
 from runtime.spawn.state import RunRecord, StateDir  # noqa: E402
+from runtime.verify.kinds.record import CheckRecord  # noqa: E402
 
 RUNTIME = str(Path(sys.executable).with_name("runtime"))
 AGENTS, EVENTS = 64, 20_000

@@ -328,7 +328,7 @@ def disk_used(path: Path) -> int:
 
 def disk_budget_mib(checkout: Path) -> tuple[float, str]:
     """The disk limit the runtime in ``checkout`` holds a run to by default, and what it is: the change limit
-    plus its slack where it has one (`runtime/spawn/budget.py`), else the change limit alone, which that
+    plus its slack where it has one (`runtime/sandbox/budget.py`), else the change limit alone, which that
     runtime judged only after the run."""
     budget = checkout / "runtime" / "spawn" / "budget.py"
     match = re.search(r"^DISK_SLACK_MB = (\d+)", budget.read_text(encoding="utf-8"), re.M) if budget.is_file() else None

@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from runtime.policy.document import seal  # noqa: E402
+from runtime.sandbox.agent import agent_sandbox  # noqa: E402
 from runtime.sandbox.launch import sandboxed  # noqa: E402
-from runtime.spawn.sandboxing import agent_sandbox  # noqa: E402
 
 RUNS = 15
 

@@ -1,6 +1,6 @@
 """The JavaScript test runners' npm packages, installed once per machine at pinned versions into
 `<repo>/.cache/js-runners/` (under a lock: several xdist workers may ask at once), for the suites that run
-them for real (`tests/checks/runners/`, `tests/gaming/`)."""
+them for real (`tests/verify/kinds/runners/`, `tests/gaming/`)."""
 
 from __future__ import annotations
 

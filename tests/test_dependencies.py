@@ -55,7 +55,7 @@ def test_every_module_the_runtime_imports_is_a_declared_dependency_or_behind_its
     core = {_name(r) for r in PROJECT["dependencies"]}
     providers = packages_distributions()
     wrong = []
-    support = REPO / "runtime" / "checks" / "runners" / "support"
+    support = REPO / "runtime" / "verify" / "kinds" / "runners" / "support"
     for path in sorted((REPO / "runtime").rglob("*.py")):
         where = str(path.relative_to(REPO))
         if path.is_relative_to(support):

@@ -2,9 +2,11 @@
 own layer or below (at any depth: lazy imports inside functions count too).
 
     lang, the top-level modules (errors, pids, printable, timeouts)
-    manifests, checks (the verify kinds), audit, memory, ipc
+    manifests, verify.kinds (what each check reads and how it judges it: data the manifests and the
+        policy validate against, below the running of a verify), audit, memory, ipc
     policy and gate, models, approvals
-    sandbox, workspace, verify, agent (the builtin agent's loop, run inside the sandbox)
+    sandbox, workspace, verify (a verify pass: its runs in the sandbox, its gathering, its reviewer),
+        agent (the builtin agent's loop, run inside the sandbox)
     spawn
     orchestration
     tooling
@@ -23,7 +25,7 @@ from tests.conftest import REPO
 PACKAGE = REPO / "runtime"
 LAYERS = [
     {"lang", ""},  # "": the modules at the package's top
-    {"manifests", "checks", "audit", "memory", "ipc"},
+    {"manifests", "verify.kinds", "audit", "memory", "ipc"},
     {"policy", "gate", "models", "approvals"},
     {"sandbox", "workspace", "verify", "agent"},
     {"spawn"},
@@ -32,12 +34,25 @@ LAYERS = [
     {"cli", "console"},
 ]
 RANK = {package: n for n, layer in enumerate(LAYERS) for package in layer}
+# Sub-packages ranked apart from their package: verify owns its kinds, which sit lower than its running.
+SUBPACKAGES = {name for name in RANK if "." in name}
 
 
 def _package_of(module: str) -> str:
-    """``runtime.gate.policy`` -> gate; ``runtime.errors`` -> "" (a top-level module)."""
+    """``runtime.gate.policy`` -> gate; ``runtime.verify.kinds.scope`` -> verify.kinds; ``runtime.errors`` -> ""
+    (a top-level module)."""
     parts = module.split(".")
+    if len(parts) > 2 and f"{parts[1]}.{parts[2]}" in SUBPACKAGES:
+        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else ""
+
+
+def _modules_of(package: str) -> list[Path]:
+    if package == "":
+        return sorted(PACKAGE.glob("*.py"))
+    folder = PACKAGE.joinpath(*package.split("."))
+    inner = [PACKAGE.joinpath(*sub.split(".")) for sub in SUBPACKAGES if sub.startswith(package + ".")]
+    return sorted(p for p in folder.rglob("*.py") if not any(p.is_relative_to(i) for i in inner))
 
 
 def _imports(path: Path) -> set[str]:
@@ -53,13 +68,13 @@ def _imports(path: Path) -> set[str]:
 def test_every_package_has_a_layer():
     packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert packages - set(RANK) == set()
+    assert all((PACKAGE.joinpath(*sub.split(".")) / "__init__.py").exists() for sub in SUBPACKAGES)
 
 
 @pytest.mark.parametrize("package", sorted(RANK))
 def test_no_module_imports_a_layer_above_its_own(package):
-    paths = sorted(PACKAGE.glob("*.py")) if package == "" else sorted((PACKAGE / package).rglob("*.py"))
     wrong = []
-    for path in paths:
+    for path in _modules_of(package):
         for name in _imports(path):
             if RANK[_package_of(name)] > RANK[package]:
                 wrong.append(f"{path.relative_to(REPO)} imports {name}")

@@ -23,10 +23,10 @@ if TYPE_CHECKING:
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from runtime.checks.record import by_cause
     from runtime.cli.show import block, console, line, text
     from runtime.cli.status import state_dir
     from runtime.manifests.names import AGENT_ID
+    from runtime.verify.kinds.record import by_cause
 
     if not AGENT_ID.fullmatch(args.agent):
         raise UsageError(f"{args.agent!r} is not an agent id")

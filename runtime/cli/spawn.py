@@ -29,8 +29,8 @@ def _summary(outcome: Outcome) -> None:
     of its files, the output of the checks on its work): every value goes through ``show``."""
     from rich.table import Table
 
-    from runtime.checks.record import by_cause
     from runtime.cli.show import block, console, line, text
+    from runtime.verify.kinds.record import by_cause
 
     out = console()
     colour = _colour(outcome.status, outcome.detail)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace) -> int:
-    from runtime.spawn.verify_tree import verify_tree
+    from runtime.verify.tree import verify_tree
 
     catalog = Catalog(Path(find_catalog(args.catalog)))
     task = load_task(catalog, args.task)

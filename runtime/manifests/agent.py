@@ -5,7 +5,7 @@ agent process is launched, `model`, `script` and `api-base` configure the
 model broker (builtin) or the CLI (claude-code), `command` is the program of
 the command backend, `env` names the only variables passed in from the
 orchestrator's environment, `retries` is the budget of attempts after a
-rejection, and every limit is held by the kernel where the machine lets it (runtime.spawn.supervise).
+rejection, and every limit is held by the kernel where the machine lets it (runtime.sandbox.supervise).
 Fields that make no sense for the chosen backend are errors.
 """
 
@@ -39,7 +39,7 @@ class LimitsSection(Model):
     cpus: int | None = Field(default=None, gt=0, le=1024)
     max_processes: int = Field(default=512, gt=0)  # tasks, threads included (each takes a pid)
     # Bytes the agent and its checks may write to disk while they run; unset: the change the role
-    # allows plus a slack (runtime.spawn.budget).
+    # allows plus a slack (runtime.sandbox.budget).
     disk_mb: int | None = Field(default=None, gt=0)
     model_timeout_s: int = Field(default=120, gt=0)  # one model call (builtin: the broker's deadline)
     # How long a call the gate answers `ask` waits for a person's decision before it is denied.

@@ -15,13 +15,13 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
-from runtime.checks.registry import KINDS, VERIFY_KINDS
 from runtime.errors import ManifestError
 from runtime.manifests.kinds import GATE_KINDS, SANDBOX_KINDS, TASK_FIELDS
 from runtime.manifests.model import Model, parse_model
 from runtime.manifests.names import check_atom_name
 from runtime.manifests.params import PARAM_TYPES, check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
 
 PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 ParamType = Literal["bool", "int", "str", "str-list", "test-results", "test-source", "mcp-rules", "ask-or-deny", "glob-list", "secret-path-list", "control-path-list", "tool-list", "command", "command-list",
@@ -43,7 +43,7 @@ class GateExample(Model):
 
 
 class VerifyExample(Model):
-    evidence: dict[str, Any]  # the table of the kind's evidence model (runtime.checks), checked when the atom loads
+    evidence: dict[str, Any]  # the table of the kind's evidence model (runtime.verify.kinds), checked when the atom loads
     expect: Literal["passed", "rejected"]
     params: dict[str, Any] = Field(default_factory=dict)
     says: str | None = None  # words the feedback must hold: the example is judged for the reason it shows

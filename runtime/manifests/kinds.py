@@ -2,7 +2,7 @@
 
 Standard library only: the gate's tests cross-check these names against the
 gate implementations (``runtime.gate.kinds.GATES``). The verify kinds are
-listed, with their modules, in ``runtime.checks.registry``.
+listed, with their modules, in ``runtime.verify.kinds.registry``.
 """
 
 from __future__ import annotations

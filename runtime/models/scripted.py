@@ -62,7 +62,7 @@ class Script:
     path: str
     turns: tuple[ScriptTurn, ...]
     latency_s: float = 0.0
-    # What a spawn's reviewer answers (`runtime.spawn.review`), played for an agent id ending in `/review`.
+    # What a spawn's reviewer answers (`runtime.verify.review`), played for an agent id ending in `/review`.
     reviews: tuple[ScriptTurn, ...] = ()
 
 

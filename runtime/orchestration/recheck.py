@@ -15,15 +15,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from runtime.checks.record import CheckRecord
 from runtime.policy.compile import compile_document
-from runtime.verify.gather import Workspace, verify
+from runtime.verify.kinds.record import CheckRecord
+from runtime.verify.passes import VerifyContext, judge_work
 from runtime.workspace.git import Git
 from runtime.workspace.tree import remove_tree
-
-
-async def _no_commands(command: str, timeout_s: float) -> tuple[int, str]:
-    raise AssertionError("the re-check of imported work runs no commands")  # pragma: no cover
 
 
 async def recheck_imported(git: Git, task: Any, catalog: Any, base: str, commit: str,
@@ -37,7 +33,8 @@ async def recheck_imported(git: Git, task: Any, catalog: Any, base: str, commit:
     try:
         git.run("worktree", "add", "--quiet", "--detach", str(worktree), commit)
         policy = compile_document(task.role, task, worktree, catalog)
-        records = await verify(policy, Workspace(git, worktree, base, report, _no_commands), commands=False)
+        # What the worker ran is never trusted and nothing is run again: a pass without commands.
+        records = await judge_work(policy, VerifyContext(git, base, worktree, folder, report))
     finally:
         with contextlib.suppress(OSError):
             remove_tree(folder)

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from runtime.checks.report_text import normalise, sections
 from runtime.orchestration.events import Dispatch, Redispatch, RunEvent, SubtaskEnd
 from runtime.orchestration.executor import Executor, Job, SubtaskResult
 from runtime.orchestration.state import OrchestratorState
 from runtime.spawn.outcome import Outcome
+from runtime.verify.kinds.report_text import normalise, sections
 
 if TYPE_CHECKING:  # annotations only
     from runtime.manifests.catalog import Catalog

@@ -45,9 +45,9 @@ from runtime.orchestration.report import RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
 from runtime.orchestration.state import OrchestratorState, plan_lock_name
 from runtime.sandbox.toolchain import toolchain_mounts
-from runtime.spawn.commands import commands_on_tree
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.spawn.state import default_state_dir
+from runtime.verify.commands import commands_on_tree
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
 
@@ -231,7 +231,7 @@ async def _plan_checks(run: PlanRun, catalog: Catalog) -> list[tuple[str, int, s
         world = None
         if catalog.toolchain.worktree:
             from runtime.audit.log import AuditLog
-            from runtime.spawn.budget import default_check_limits
+            from runtime.sandbox.budget import default_check_limits
             from runtime.spawn.world import TreeWorld
 
             world = TreeWorld(run.git, catalog.toolchain.worktree, run.state_dir, catalog.toolchain.env,

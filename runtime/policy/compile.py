@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime.checks.kind import PRIVATE_SET
-from runtime.checks.registry import KINDS, VERIFY_KINDS
 from runtime.errors import ManifestError
 from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.lang.audience import AGENT, AUDIENCES
@@ -29,6 +27,8 @@ from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
 from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, PolicyDocument, content_hash
+from runtime.verify.kinds.kind import PRIVATE_SET
+from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
 
 
 def _role_error(role: ResolvedRole, loc: tuple[str, ...], message: str) -> ManifestError:

@@ -351,7 +351,7 @@ class SandboxSpec:
     # nothing they write reaches the worktree. `.git`, the control files and the toolchain stay read-only.
     scratch: Path | None = None
     # Files of the scratch copy (relative paths) bound read-only over themselves: what a test run must hold as
-    # the orchestrator laid it (a sealed test's stub, `runtime.spawn.sealed`): neither changed nor replaced.
+    # the orchestrator laid it (a sealed test's stub, `runtime.verify.sealed`): neither changed nor replaced.
     scratch_readonly: tuple[str, ...] = ()
     extra_binds_rw: list[Path] = field(default_factory=list)
     extra_binds_ro: list[Path] = field(default_factory=list)

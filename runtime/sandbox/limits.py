@@ -6,7 +6,7 @@ controller the machine lacks, processes per uid and memory per process) and its 
 (`runtime.sandbox.disk`). The caller prefixes the run's command with `prefix()`, looks at
 `breach()` often (a few small reads: the kernel's event counters and, for the disk, each process's
 I/O figures) and ends the tree with `kill()` on the first breach. The observed sampling of the
-process tree (`runtime.spawn.supervise`) remains for what no kernel counter holds here.
+process tree (`runtime.sandbox.supervise`) remains for what no kernel counter holds here.
 
 `describe()` is the one line a spawn prints and `runtime doctor` shows: which limits the kernel
 holds on this machine, and which are left to rlimits and sampling, and why.

@@ -35,6 +35,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runtime.errors import AgentFailed
 from runtime.sandbox.identity import AgentUser
 from runtime.workspace.hazards import MAX_PATH_BYTES
 from runtime.workspace.tree import remove_at, walk
@@ -250,3 +251,18 @@ def _real_folder(fd: int, name: str, user: AgentUser | None) -> int:
         return os.open(name, _DIR_FLAGS, dir_fd=fd)
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True)
+class World:
+    """A tree's world (`runtime.spawn.world`): ``entries`` (paths relative to the tree's root) as ``folder`` holds
+    them, laid over every copy verify runs commands over."""
+
+    folder: Path
+    entries: tuple[str, ...]
+
+    def lay_over(self, tree: Path, user: AgentUser | None) -> None:
+        missing = lay_over(self.folder, self.entries, tree, user).missing
+        if missing:
+            raise AgentFailed("setup", f"the worktree's world could not be laid over {tree}: {missing[0][0]}: "
+                                       f"{missing[0][1]}")

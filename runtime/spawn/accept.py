@@ -19,16 +19,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from runtime.checks.registry import KINDS
-from runtime.errors import LimitExhausted
 from runtime.manifests.control import control_name
-from runtime.spawn.agent_process import declared_env
-from runtime.spawn.budget import check_limits
-from runtime.spawn.commands import CommandLog, tree_runners
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
-from runtime.spawn.test_runs import load_hidden, plan_context, plan_runners
 from runtime.spawn.world import tree_world
-from runtime.verify.gather import DEFAULT_CHANGE_SIZE, judge_commands
+from runtime.verify.commands import CommandLog
+from runtime.verify.gather import DEFAULT_CHANGE_SIZE
+from runtime.verify.passes import judge_merge
+from runtime.verify.test_runs import load_hidden
 from runtime.workspace import hazards
 from runtime.workspace.git import GitError, NothingToCommit
 from runtime.workspace.safe_files import size_under
@@ -97,33 +94,14 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
 
 
 async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) -> list[str]:
-    """The task's test and check commands again, on the simulated merge: gathered and judged as verify does."""
-    entries = run.policy.verify_entries([name for name, kind in KINDS.items() if kind.runs_commands and kind.on_merge])
-    failures: list[str] = []
-    if not entries:
-        return failures
+    """The task's test and check commands again, on the simulated merge: gathered and judged as verify does
+    (`runtime.verify.passes.judge_merge`); what fails, one line per check."""
+    hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task)
     log = CommandLog(run.state.run(run.agent_id) / "merge-commands", run.audit.redactor)
-    declared = declared_env(run.task)
-    # The tests, judged per test as verify judged them, need the base's package.json and the hidden tests.
-    per_test = any(e.kind == "tests-green" and e.params.get("results", "per-test") == "per-test" for e in entries)
-    hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task) if per_test else None
-    package_json = run.git.read_file(base, "package.json") if per_test else None
-    world = tree_world(run, "merge-setup")
-    async with tree_runners(run.git, tree, base, run.home, run.options.use_sandbox, (base, commit), run.toolchain,
-                            check_limits(run.agent.limits, run.policy), log, declared, world) as runners:
-        on_work, on_base = plan_runners(runners.run, runners.at_base, runners.root, run.state.run(run.agent_id) / "merge",
-                                        base, runners.user, hidden, plan_context(run.catalog.toolchain, declared),
-                                        run.state.root / "base-tests") if per_test else (None, None)
-        for entry in entries:
-            try:
-                result = await judge_commands(entry.kind, entry.params, runners.run, runners.at_base, on_work, on_base,
-                                              package_json.decode("utf-8", "replace") if package_json else None)
-            except LimitExhausted as exc:
-                failures.append(f"{entry.atom}: {exc.outcome}({exc.detail}): {exc.message}")
-                continue
-            if not result.ok:
-                failures.append(f"{entry.atom}: {result.feedback}")
-    return failures
+    records = await judge_merge(run.policy, run.git, base, tree, (base, commit), run.verify_running(hidden, log),
+                                run.state.run(run.agent_id) / "merge", use_sandbox=run.options.use_sandbox,
+                                world=tree_world(run, "merge-setup"))
+    return [f"{r.atom}: {r.feedback}" for r in records if r.status != "passed"]
 
 
 async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:

@@ -23,16 +23,16 @@ from typing import Any
 from runtime.errors import FatalError
 from runtime.manifests.task import Task
 from runtime.policy.document import PolicyDocument
+from runtime.sandbox.budget import agent_limits
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.cpus import pinned
 from runtime.sandbox.env import agent_env
 from runtime.sandbox.launch import sandboxed
 from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
+from runtime.sandbox.supervise import ProcessResult, supervise
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
-from runtime.spawn.budget import agent_limits
 from runtime.spawn.progress import Progress
-from runtime.spawn.supervise import ProcessResult, supervise
 from runtime.workspace.safe_files import UnsafeFile, read_under
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.

@@ -10,31 +10,29 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from runtime.checks.record import by_cause
-from runtime.checks.report_text import field as report_field
 from runtime.errors import AgentFailed, LimitExhausted, RunFailure
-from runtime.sandbox.identity import AgentUser, agent_user
+from runtime.sandbox.agent import agent_sandbox
+from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
 from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
 from runtime.spawn.backends.base import ModelAccess
-from runtime.spawn.budget import check_limits
-from runtime.spawn.commands import CommandLog, Runner, base_runner, scratch_runner
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
 from runtime.spawn.progress import Progress
-from runtime.spawn.review import reviewer_for
-from runtime.spawn.sandboxing import agent_sandbox
 from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
-from runtime.spawn.test_runs import Hidden, load_hidden, plan_context, plan_runners
 from runtime.spawn.world import prepare_world
-from runtime.verify.gather import RunBaseTests, RunTests, Workspace, verify
+from runtime.verify.commands import CommandLog
+from runtime.verify.kinds.record import by_cause
+from runtime.verify.kinds.report_text import field as report_field
+from runtime.verify.passes import VerifyContext, judge_work
+from runtime.verify.review import reviewer_for
+from runtime.verify.test_runs import load_hidden
 from runtime.workspace.changes import WorkspaceMissing, check_worktree
 from runtime.workspace.tree import remove_tree
 
@@ -103,14 +101,6 @@ def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalServic
             remove_socket_folder(run.state.root, own)
         raise
     return service, own
-
-
-def test_runners(run: SpawnRun, runner: Runner, at_base: Runner, user: AgentUser | None, hidden: Hidden | None,
-                 declared: Mapping[str, str]) -> tuple[RunTests, RunBaseTests]:
-    """The test plan's runners of one verify: on the work's copy, and on the base, cached per base commit in
-    the state folder for every agent and attempt judged against it."""
-    return plan_runners(runner, at_base, run.worktree, run.state.run(run.agent_id), run.base, user, hidden,
-                        plan_context(run.catalog.toolchain, declared), run.state.root / "base-tests")
 
 
 def fresh_home(home: Path) -> None:
@@ -251,23 +241,15 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             thrown = scratch_pass.thrown
             if thrown:
                 run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
-            scratch = run.state.run(run.agent_id) / "scratch"
-            limits = check_limits(agent.limits, run.policy)
             log = CommandLog(attempt_dir / "commands", run.audit.redactor)  # each judged command's whole output
-            declared = declared_env(run.task)
             # the copy holds the work, not what the ignore rules hide (a .pyc is no test of its source)
-            with run.timed("verify"), scratch_runner(run.worktree, sandbox, run.home, scratch, run.toolchain,
-                                                          limits, log, scratch_pass.ignored, declared,
-                                                          world) as runner, \
-                    base_runner(run.git, run.base, run.worktree, sandbox, run.home, scratch.with_name("base"),
-                                run.toolchain, limits, base_results, log, declared, world) as at_base:
-                user = sandbox.user if sandbox is not None else None
-                tests = test_runners(run, runner, at_base, user, hidden, declared)
-                attempt.checks = await verify(run.policy, Workspace(run.git, run.worktree, run.base, progress.report, runner,
-                                                                   clear_nested=True, changes=scratch_pass.changes,
-                                                                   at_base=at_base, run_tests=tests[0],
-                                                                   tests_at_base=tests[1],
-                                                                   review=reviewer_for(run, progress.report or "")))
+            context = VerifyContext(run.git, run.base, run.worktree, run.state.run(run.agent_id), progress.report,
+                                    running=run.verify_running(hidden, log), sandbox=sandbox, world=world,
+                                    base_results=base_results, changes=scratch_pass.changes,
+                                    ignored=scratch_pass.ignored, clear_nested=True,
+                                    review=reviewer_for(run.task, agent, run.agent_id, progress.report or ""))
+            with run.timed("verify"):
+                attempt.checks = await judge_work(run.policy, context)
             if thrown:
                 attempt.checks.append(CheckRecord("runtime", "scratch", "passed", scratch_note(thrown)))
             if setup.report_problem:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from runtime.checks.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
-from runtime.checks.record import Bounded as _Bounded
+from runtime.verify.kinds.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
+from runtime.verify.kinds.record import Bounded as _Bounded
 
 __all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
 

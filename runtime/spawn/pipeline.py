@@ -32,9 +32,11 @@ from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
 from runtime.policy.compile import compile_document, compile_policy
 from runtime.policy.document import SANDBOXED, STRICT, PolicyDocument
+from runtime.sandbox.budget import check_limits
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
+from runtime.spawn.agent_process import declared_env
 from runtime.spawn.attempts import run_attempts
 from runtime.spawn.notify import Notifier
 from runtime.spawn.outcome import Acceptance, Outcome, Verdict
@@ -44,6 +46,9 @@ from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.remote import RemoteOrchestrator
 from runtime.spawn.state import RunRecord, StateDir, default_state_dir
 from runtime.spawn.world import check_included
+from runtime.verify.commands import CommandLog
+from runtime.verify.passes import Running
+from runtime.verify.test_runs import Hidden
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
 from runtime.workspace.tree import remove_tree
@@ -155,6 +160,13 @@ class SpawnRun(SpawnSetup):
 
     def save(self, status: str, **extra: Any) -> None:
         self.journal.save(status, **extra)
+
+    def verify_running(self, hidden: Hidden | None, log: CommandLog) -> Running:
+        """How this spawn's verify passes run the task's commands (`runtime.verify.passes`): with the agent's
+        home and toolchain, under its checks' limits, with the task's variables; the base's runs cached in the
+        state folder for every agent and attempt judged against the same base."""
+        return Running(self.home, self.catalog.toolchain, self.toolchain, check_limits(self.agent.limits, self.policy),
+                       self.state.root / "base-tests", declared_env(self.task), hidden, log)
 
 
 def load(task_path: str | Path, options: SpawnOptions) -> tuple[Task, Catalog]:

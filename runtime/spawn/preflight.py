@@ -13,17 +13,17 @@ import shutil
 import sys
 from pathlib import Path
 
-from runtime.checks.runners.plan import plan_tests
-from runtime.checks.runners.words import Opaque, split
 from runtime.errors import FatalError
 from runtime.manifests.globs import glob_to_regex, literal_parts
 from runtime.manifests.task import Task
+from runtime.sandbox.agent import runtime_binds
 from runtime.sandbox.bwrap import system_visible
 from runtime.sandbox.cpus import check_cpus
 from runtime.sandbox.env import check_declared, default_path
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
-from runtime.spawn.sandboxing import runtime_binds
+from runtime.verify.kinds.runners.plan import plan_tests
+from runtime.verify.kinds.runners.words import Opaque, split
 from runtime.workspace.git import Git, GitError
 
 

@@ -4,7 +4,7 @@ A repository's own test and check commands write where its developers'
 machines let them: `.coverage` and `.pytest_cache` at the top, c8's
 `coverage/`, a doctest's `file.txt.part` in the working folder. The agent's
 sandbox lets new files be made at the worktree's top and beside the scope's
-files (`runtime.spawn.sandboxing`); those the base's ignore rules hold are no
+files (`runtime.sandbox.agent`); those the base's ignore rules hold are no
 change at all (`runtime.workspace.changes`). The rest of what lands outside the
 scope cannot be part of the change either, and the file tools never wrote it
 (the gate refuses their writes outside the scope): a command did. So, before
@@ -27,9 +27,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from runtime.checks.base import compile_globs, listing
-from runtime.checks.scope import unsafe_reason
 from runtime.policy.document import PolicyDocument
+from runtime.verify.kinds.base import compile_globs, listing
+from runtime.verify.kinds.scope import unsafe_reason
 from runtime.workspace import hazards
 from runtime.workspace.changes import Change
 from runtime.workspace.changes import listing as list_changes

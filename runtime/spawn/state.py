@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.checks.record import CheckRecord
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Attempt
 from runtime.spawn.setup_record import SetupRecord
+from runtime.verify.kinds.record import CheckRecord
 
 FINAL = ("ok", "rejected", "failed", "exhausted", "escalated", "needs-review")
 # The version of `state.json`. A record without one was written before versions (its fields are version

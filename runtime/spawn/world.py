@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from runtime.errors import AgentFailed
-from runtime.sandbox.scratch import lay_over
+from runtime.sandbox.scratch import World, lay_over
 from runtime.spawn.setup_record import SetupCommand, SetupRecord
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.tree import remove_tree
@@ -42,25 +42,11 @@ if TYPE_CHECKING:
     from runtime.manifests.toolchain import Worktree
     from runtime.sandbox.bwrap import SandboxSpec
     from runtime.sandbox.identity import AgentUser
+    from runtime.sandbox.supervise import Limits
     from runtime.sandbox.toolchain import ToolchainMounts
     from runtime.spawn.pipeline import SpawnRun
-    from runtime.spawn.supervise import Limits
 
 WORLD_VERSION = 1
-
-
-@dataclass(frozen=True)
-class World:
-    """A tree's world: ``entries`` (paths relative to the tree's root) as ``folder`` holds them."""
-
-    folder: Path
-    entries: tuple[str, ...]
-
-    def lay_over(self, tree: Path, user: AgentUser | None) -> None:
-        missing = lay_over(self.folder, self.entries, tree, user).missing
-        if missing:
-            raise AgentFailed("setup", f"the worktree's world could not be laid over {tree}: {missing[0][0]}: "
-                                       f"{missing[0][1]}")
 
 
 def world_key(git: Git, base: str, spec: Worktree) -> str:
@@ -156,10 +142,15 @@ class TreeWorld:
         return WorldSite(self.git, tree, base, self.spec, self.state_root, sandbox, home, toolchain, self.toolchain_env,
                          self.limits, self.logs, self.audit, self.agent, sandbox.user if sandbox is not None else None)
 
+    async def laid(self, tree: Path, base: str, sandbox: SandboxSpec | None, home: Path,
+                   toolchain: ToolchainMounts | None) -> World:
+        """The world made in (or laid over) ``tree``, a checkout of ``base`` (`runtime.verify.commands.WorldMaker`)."""
+        return (await world_at(self.site(tree, base, sandbox, home, toolchain)))[0]
+
 
 def tree_world(run: SpawnRun, logs: str) -> TreeWorld | None:
     """The world of the trees a spawn's orchestrator checks out itself (its merge's re-check), or None."""
-    from runtime.spawn.budget import check_limits
+    from runtime.sandbox.budget import check_limits
 
     spec = run.catalog.toolchain.worktree
     if not spec:
@@ -173,9 +164,9 @@ async def prepare_world(run: SpawnRun) -> tuple[World | None, SetupRecord | None
     spec = run.catalog.toolchain.worktree
     if not spec:
         return None, None
+    from runtime.sandbox.agent import agent_sandbox
+    from runtime.sandbox.budget import check_limits
     from runtime.spawn.agent_process import declared_env
-    from runtime.spawn.budget import check_limits
-    from runtime.spawn.sandboxing import agent_sandbox
 
     sandbox = (agent_sandbox(run.policy, run.worktree, run.home, [run.run_ro], declared_env(run.task),
                              toolchain=run.toolchain, submodules=run.submodules) if run.options.use_sandbox else None)
@@ -251,8 +242,8 @@ def _user(run: SpawnRun) -> AgentUser | None:
 
 
 async def _make(site: WorldSite, folder: Path, key: str, started: float) -> tuple[World, SetupRecord]:
-    from runtime.spawn.commands import CommandLog, command_runner
     from runtime.spawn.sockets import remove_socket_folder, socket_folder
+    from runtime.verify.commands import CommandLog, command_runner
 
     spec = site.spec
     tree = Git(site.tree)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from runtime.checks.registry import VERIFY_KINDS, evaluate
 from runtime.errors import ManifestError
 from runtime.gate.decision import allow
 from runtime.gate.engine import decide
@@ -25,6 +24,7 @@ from runtime.manifests.params import check_value
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
 from runtime.policy.compile import gate_params
 from runtime.policy.document import seal
+from runtime.verify.kinds.registry import VERIFY_KINDS, evaluate
 
 if TYPE_CHECKING:
     from runtime.gate.decision import GateDecision

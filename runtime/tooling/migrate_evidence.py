@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import tomlkit
 
-from runtime.checks.registry import KINDS
 from runtime.errors import ManifestError
 from runtime.manifests.tomlsrc import TomlSource
+from runtime.verify.kinds.registry import KINDS
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from runtime.checks.registry import KINDS
 from runtime.manifests.atom import AliasFile, AtomFile, GateExample, VerifyExample
 from runtime.manifests.notify import NotifyFile
 from runtime.manifests.program import ProgramFile
@@ -13,6 +12,7 @@ from runtime.manifests.role import RoleFile
 from runtime.manifests.task import TaskFile
 from runtime.manifests.toolchain import ToolchainFile
 from runtime.orchestration.plans.schema import PlanFile
+from runtime.verify.kinds.registry import KINDS
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -28,7 +28,7 @@ def _schema(model: type[BaseModel], title: str) -> dict[str, Any]:
 
 def _capability() -> dict[str, Any]:
     """An atom or an alias stub; an atom's examples are tool calls or verify examples, and a verify example's
-    evidence is the table its atom's verify kind reads (its kind's model, ``runtime.checks.registry``)."""
+    evidence is the table its atom's verify kind reads (its kind's model, ``runtime.verify.kinds.registry``)."""
     atom = _schema(AtomFile, "Capability atom")
     alias = _schema(AliasFile, "Deprecated alias stub")
     defs: dict[str, Any] = {}

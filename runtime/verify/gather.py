@@ -21,18 +21,18 @@ from typing import Any
 
 import anyio
 
-from runtime.checks import change_size
-from runtime.checks.base import MalformedInput
-from runtime.checks.kind import MAX_SOURCE_BYTES, BaseRunRef, Change, CommandRun, Gathering, Reviewed, TestSide
-from runtime.checks.record import CheckRecord
-from runtime.checks.registry import KINDS, evaluate
-from runtime.checks.result import VerifyResult, error
-from runtime.checks.runners.plan import TestPlan
-from runtime.checks.runners.results import TestRun
 from runtime.errors import LimitExhausted
 from runtime.manifests.control import CONTROL, control_name, exempted
 from runtime.manifests.globs import globs_to_regex
 from runtime.policy.document import PolicyDocument
+from runtime.verify.kinds import change_size
+from runtime.verify.kinds.base import MalformedInput
+from runtime.verify.kinds.kind import MAX_SOURCE_BYTES, BaseRunRef, Change, CommandRun, Gathering, Reviewed, TestSide
+from runtime.verify.kinds.record import CheckRecord
+from runtime.verify.kinds.registry import KINDS, evaluate
+from runtime.verify.kinds.result import VerifyResult, error
+from runtime.verify.kinds.runners.plan import TestPlan
+from runtime.verify.kinds.runners.results import TestRun
 from runtime.workspace.base_files import Blob, base_blobs, read_blob
 from runtime.workspace.changes import changed_paths
 from runtime.workspace.git import Git, GitError
@@ -64,13 +64,13 @@ class Workspace:
     # The change listing, when the caller has just made it over the same tree (the spawn pipeline's scratch
     # pass): listed once, not twice.
     changes: list[Change] | None = None
-    # The same commands on a checkout of the base, for a command that fails (`runtime.checks.baseline`).
+    # The same commands on a checkout of the base, for a command that fails (`runtime.verify.kinds.baseline`).
     at_base: RunCommand | None = None
-    # Test plans on the work and on the base (`runtime.spawn.test_runs`); without them a test kind has no
+    # Test plans on the work and on the base (`runtime.verify.test_runs`); without them a test kind has no
     # per-test results, which is an error of the check, never a pass.
     run_tests: RunTests | None = None
     tests_at_base: RunBaseTests | None = None
-    # A reviewer of the change against the task (`runtime.spawn.review`); without one a review asked for is
+    # A reviewer of the change against the task (`runtime.verify.review`); without one a review asked for is
     # `unavailable`, which sends the work to a person.
     review: Review | None = None
 
@@ -155,7 +155,7 @@ class _Commands:
 
 
 class WorktreeGathering(_Commands):
-    """`runtime.checks.kind.Gathering` over an agent's worktree and its base commit: the changes listed once,
+    """`runtime.verify.kinds.kind.Gathering` over an agent's worktree and its base commit: the changes listed once,
     files read without following symlinks, the base read from the object store alone, commands run by the
     caller's runners (in the sandbox, over a copy of the work)."""
 
@@ -223,7 +223,7 @@ class WorktreeGathering(_Commands):
 
 
 class CommandGathering(_Commands):
-    """`runtime.checks.kind.Gathering` for the command kinds alone, on a tree that is no agent's worktree (a
+    """`runtime.verify.kinds.kind.Gathering` for the command kinds alone, on a tree that is no agent's worktree (a
     merge's re-check): it has commands to run and no change of its own to read."""
 
     changes: Sequence[Change] = ()

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from runtime.checks.kind import Change
 from runtime.errors import FatalError
+from runtime.verify.kinds.kind import Change
 from runtime.workspace import hazards as hazards_
 from runtime.workspace.git import Git
 from runtime.workspace.safe_files import UnsafeFile, read_under

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from runtime.sandbox.agent import runtime_binds
 from runtime.sandbox.identity import agent_user
-from runtime.spawn.sandboxing import runtime_binds
 from tests.conftest import REPO, RUNTIME, require
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.claude_cli import find_cli, missing_cli_reason, run_claude

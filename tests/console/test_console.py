@@ -145,7 +145,7 @@ def test_the_static_script_runs_nothing_inline_and_talks_only_to_the_console(con
 
 def test_an_agent_s_page_shows_its_attempts_checks_and_every_gate_decision_with_its_rule(console):
     from runtime.audit.log import AuditLog
-    from runtime.checks.record import CheckRecord
+    from runtime.verify.kinds.record import CheckRecord
 
     state, port, token = console
     check = CheckRecord(atom="quality::tests-green", kind="tests-green", status="rejected",
@@ -204,7 +204,7 @@ def test_a_waiting_call_is_listed_with_its_reason_and_decided_with_the_csrf_toke
 
 
 def test_the_change_is_shown_file_by_file_with_test_edits_marked_and_every_line_escaped(tmp_path):
-    from runtime.checks.record import CheckRecord
+    from runtime.verify.kinds.record import CheckRecord
 
     repo = tmp_path / "repo"
     (repo / "src").mkdir(parents=True)

@@ -334,7 +334,7 @@ DOCTEST_CALC = CALC.replace(BUG, '''    """The average of ``values``.
 DOCTESTS = "pytest -q --doctest-modules src tests"
 
 # (A `sitecustomize` package runs at start-up only where its folder is on the path then: an editable install's
-# `.pth`. tests/checks/test_runner_config.py holds it; the toys here have no install of their own.)
+# `.pth`. tests/verify/kinds/test_runner_config.py holds it; the toys here have no install of their own.)
 LOADED: list[Attack] = []
 
 # -- 6. checks silenced without a blanket suppression -----------------------------------------------------

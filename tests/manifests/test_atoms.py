@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from runtime.checks.registry import KINDS, VERIFY_KINDS
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.kinds import GATE_KINDS
+from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
 from tests.conftest import REPO
 
 SHIPPED = [

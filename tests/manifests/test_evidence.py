@@ -9,11 +9,11 @@ import tomllib
 import pytest
 from jsonschema import Draft202012Validator
 
-from runtime.checks.kind import Evidence
-from runtime.checks.registry import KINDS
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Atom, load_atom_folder
 from runtime.tooling.examples import run_examples
+from runtime.verify.kinds.kind import Evidence
+from runtime.verify.kinds.registry import KINDS
 from tests.conftest import REPO
 from tests.manifests.test_atoms import write_atom
 from tests.verify.test_evaluators import VALID_CALLS

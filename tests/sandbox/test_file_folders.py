@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from runtime.policy.document import PolicyDocument, seal
+from runtime.sandbox.agent import control_paths, writable_paths
 from runtime.sandbox.bwrap import MAX_READ_ONLY_AGAIN, MAX_READ_ONLY_FILES
-from runtime.spawn.sandboxing import control_paths, writable_paths
 from tests.sandbox.test_bwrap import sh, spec
 
 # What Claude Code 2.1.332 does for an Edit: a temporary file beside the target, renamed over it.
@@ -163,7 +163,7 @@ def test_past_the_file_budget_the_rest_of_the_files_stay_as_the_folder_is(bwrap,
 
 def test_the_agents_sandbox_lets_the_worktrees_top_take_new_files(bwrap, worktree, home):
     """Whatever the scope, the top takes scratch (`.coverage`, `coverage/`), its files and folders read-only."""
-    from runtime.spawn.sandboxing import agent_sandbox
+    from runtime.sandbox.agent import agent_sandbox
     sandbox = agent_sandbox(_policy("src/calc.py"), worktree, home, [], {})
     assert (worktree, ()) in sandbox.file_folders
     result = sh(sandbox, bwrap, "echo c > .coverage && mkdir -p coverage/tmp && echo j > coverage/tmp/1.json")

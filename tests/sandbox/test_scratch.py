@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from runtime.sandbox.agent import control_paths
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.scratch import scratch_copy
-from runtime.spawn.sandboxing import control_paths
 from runtime.workspace.hazards import MAX_PATH_BYTES
 from tests.sandbox.test_bwrap import sh, spec
 

@@ -31,8 +31,10 @@ from runtime.spawn.accept import (
     merge_verified,
     verdict_trailers,
 )
-from runtime.spawn.commands import CommandLog, TreeRunners
 from runtime.spawn.outcome import Acceptance, Attempt, CheckRecord, Verdict
+from runtime.verify import passes as passes_module
+from runtime.verify.commands import CommandLog, TreeRunners
+from runtime.verify.passes import Running
 from runtime.workspace.git import Git
 from tests.support import git
 
@@ -67,10 +69,14 @@ class Policy:
 def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
     """What accept reads of a spawn, but git and the worktree (``fields`` add them)."""
     saves: list[str] = []
-    return SimpleNamespace(
+
+    def verify_running(hidden, log) -> Running:  # as `SpawnRun.verify_running`, its limits a marker
+        return Running(tmp_path / "home", Toolchain(), None, "limits", tmp_path / "state" / "base-tests", {}, hidden, log)
+
+    return SimpleNamespace(verify_running=verify_running,
         agent_id=AGENT, branch=BRANCH, base_branch="trunk",
         task=SimpleNamespace(goal="Fix a.\nIt is wrong.", role=SimpleNamespace(name="edit-local"),
-                             path=Path("/tasks/fix-a.toml"), digest="d" * 64, agent=SimpleNamespace(env=())),
+                             path=Path("/tasks/fix-a.toml"), digest="d" * 64, agent=SimpleNamespace(env=()), fields={}),
         audit=Audit(), options=SimpleNamespace(merge=False, use_sandbox=False, state_dir=None, unattended=False), resumed=None,
         saves=saves, save=lambda status, **extra: saves.append(status), policy=Policy(),
         agent=SimpleNamespace(limits=SimpleNamespace(approval_timeout_s=5.0)), home=tmp_path / "home",
@@ -394,8 +400,7 @@ def fake_runner(monkeypatch, answers: dict[str, Any], at_base: dict[str, tuple[i
 
         yield TreeRunners(run_command, base_command, Path("/merge"), None)
 
-    monkeypatch.setattr(accept_module, "tree_runners", runners)
-    monkeypatch.setattr(accept_module, "check_limits", lambda limits, policy: "limits")
+    monkeypatch.setattr(passes_module, "tree_runners", runners)
     return calls
 
 
@@ -541,8 +546,8 @@ def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(ba
     """On the simulated merge, the tests run as verify ran them: the plan on the merged tree and on the base
     branch's head (the base the merge goes into, cached like any base), compared test by test; a base test
     the merge loses fails the merge."""
-    from runtime.checks.kind import BaseRunRef
-    from runtime.checks.runners.results import TestRun
+    from runtime.verify.kinds.kind import BaseRunRef
+    from runtime.verify.kinds.runners.results import TestRun
 
     fake_runner(monkeypatch, {})
     asked: list[tuple[str, str]] = []
@@ -563,9 +568,9 @@ def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(ba
                 BaseRunRef(key="k", base=base, ran_at=0.0, cached=False)
         return on_work, on_base
 
-    monkeypatch.setattr(accept_module, "plan_runners", plan_runners)
+    monkeypatch.setattr(passes_module, "plan_runners", plan_runners)
     monkeypatch.setattr(accept_module, "load_hidden", lambda git, task: None)
-    monkeypatch.setattr(accept_module, "plan_context", lambda toolchain, declared: {})
+    monkeypatch.setattr(passes_module, "plan_context", lambda toolchain, declared: {})
     bare.git = SimpleNamespace(read_file=lambda rev, path: None)
     bare.catalog = SimpleNamespace(toolchain=Toolchain())
     bare.policy = Policy([Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "min-count": 1})])
@@ -576,7 +581,7 @@ def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(ba
 
 
 def test_the_trailers_list_the_allowed_test_edits_first_then_what_the_tests_rest_on():
-    from runtime.checks.summary import TestsSummary
+    from runtime.verify.kinds.summary import TestsSummary
 
     summary = TestsSummary(mode="per-test", command="pytest -q", runners=["pytest"], base="b" * 40, base_run="k1",
                            base_cached=True, passed=6, base_tests=5, still_pass=4, fixed=["t::x"], new=1, hidden=2)

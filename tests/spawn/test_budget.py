@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from runtime.checks.change_size import DEFAULT_MAX_CHANGE_BYTES
 from runtime.manifests.agent import LimitsSection
 from runtime.policy.document import seal
-from runtime.spawn.budget import DISK_SLACK_MB, MIB, agent_limits, check_limits, default_check_limits, disk_mb
+from runtime.sandbox.budget import DISK_SLACK_MB, MIB, agent_limits, check_limits, default_check_limits, disk_mb
+from runtime.verify.kinds.change_size import DEFAULT_MAX_CHANGE_BYTES
 
 
 def _role(max_change: int | None):

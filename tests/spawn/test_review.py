@@ -10,11 +10,11 @@ import anyio
 import pytest
 import tomlkit
 
-from runtime.checks import review
-from runtime.checks.kind import Reviewed
-from runtime.checks.registry import evaluate
-from tests.checks.test_tests_green import FakeGathering
+from runtime.verify.kinds import review
+from runtime.verify.kinds.kind import Reviewed
+from runtime.verify.kinds.registry import evaluate
 from tests.spawn.conftest import FIX_TURN, REPORT, TEST_TURN, Spawner
+from tests.verify.kinds.test_tests_green import FakeGathering
 
 CONCERN = "src/calc/__init__.py:8: mean answers 3.0 for the one list test_mean_of_three uses"
 

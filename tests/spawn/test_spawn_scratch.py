@@ -18,8 +18,8 @@ import anyio
 import pytest
 
 from runtime.policy.document import seal
-from runtime.spawn.commands import NOT_RUN, scratch_runner
-from runtime.spawn.sandboxing import agent_sandbox
+from runtime.sandbox.agent import agent_sandbox
+from runtime.verify.commands import NOT_RUN, scratch_runner
 from runtime.workspace.hazards import MAX_PATH_BYTES
 from tests.conftest import REPO
 from tests.spawn.conftest import BASE_BRANCH, FIX_TURN, REPORT, Spawner, git

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from runtime.checks.record import CheckRecord
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Attempt
 from runtime.spawn.state import RECORD_VERSION, RunRecord, StateDir
+from runtime.verify.kinds.record import CheckRecord
 
 
 def test_a_record_round_trips_with_its_attempts_and_a_version(tmp_path):

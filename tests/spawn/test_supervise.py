@@ -16,7 +16,7 @@ import anyio
 import psutil
 import pytest
 
-from runtime.spawn.supervise import Limits, ProcessResult, supervise
+from runtime.sandbox.supervise import Limits, ProcessResult, supervise
 
 PY = sys.executable
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
@@ -275,7 +275,7 @@ def test_callback_error_propagates_and_the_tree_is_stopped(tmp_path):
 # -- bounded output ------------------------------------------------------------------------------
 
 def test_capped_log_keeps_head_and_tail_and_counts_the_rest(tmp_path):
-    from runtime.spawn.supervise import CappedLog
+    from runtime.sandbox.supervise import CappedLog
 
     log = CappedLog(tmp_path / "log", 100)
     for n in range(1000):

@@ -1,4 +1,4 @@
-"""Running a test plan (runtime.spawn.test_runs): each runner step's report folder and the reporters, read
+"""Running a test plan (runtime.verify.test_runs): each runner step's report folder and the reporters, read
 back safely; plain steps; a home the steps share; hidden tests laid over for the runner steps; the base's
 run cached per base commit, computed once however many ask."""
 
@@ -13,12 +13,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from runtime.checks.kind import TestSide
-from runtime.checks.runners.plan import plan_tests
-from runtime.checks.runners.results import TestRun
 from runtime.spawn import test_runs
-from runtime.spawn.commands import NO_BINDS, Binds, _overlaid
-from runtime.spawn.test_runs import BaseTests, Hidden, hidden_ids, load_hidden, run_plan
+from runtime.verify.commands import NO_BINDS, Binds, _overlaid
+from runtime.verify.kinds.kind import TestSide
+from runtime.verify.kinds.runners.plan import plan_tests
+from runtime.verify.kinds.runners.results import TestRun
+from runtime.verify.test_runs import BaseTests, Hidden, hidden_ids, load_hidden, run_plan
 from tests.support import git
 
 PASSED = [{"event": "start", "rootdir": "/w", "inifile": "", "plugins": []},
@@ -127,7 +127,7 @@ def test_an_end_whose_exit_status_is_not_the_process_s_is_tampered(tmp_path):
 
 
 def test_a_sealed_file_is_served_once_and_a_second_ask_is_counted(tmp_path):
-    from runtime.spawn.sealed import SealedServer
+    from runtime.verify.sealed import SealedServer
 
     server = SealedServer(Path(tempfile.mkdtemp(prefix="rts-")) / "s.sock", {"tests/test_h.py": b"X = 1\n"}, None).start()
     try:

@@ -174,7 +174,7 @@ def test_two_agents_on_one_base_in_one_orchestrator_both_get_the_world(tmp_path)
     import anyio
 
     from runtime.manifests.toolchain import Worktree
-    from runtime.spawn.supervise import Limits
+    from runtime.sandbox.supervise import Limits
     from runtime.spawn.world import WorldSite, world_at
 
     repo = tmp_path / "repo"

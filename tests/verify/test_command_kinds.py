@@ -8,14 +8,14 @@ import json
 
 import anyio
 
-from runtime.checks.baseline import BaseRun
-from runtime.checks.checks_green import CheckRun, CheckRuns
-from runtime.checks.kind import BaseRunRef, TestSide
-from runtime.checks.registry import KINDS
-from runtime.checks.runners.plan import TestPlan
-from runtime.checks.runners.results import RunnerReport, StepRun, TestCase, TestRun
-from runtime.checks.tests_green import PlanInfo, TestsEvidence
 from runtime.verify.gather import COMMAND_TIMEOUT_S, CommandGathering, RunBaseTests, RunCommand, RunTests, judge_commands
+from runtime.verify.kinds.baseline import BaseRun
+from runtime.verify.kinds.checks_green import CheckRun, CheckRuns
+from runtime.verify.kinds.kind import BaseRunRef, TestSide
+from runtime.verify.kinds.registry import KINDS
+from runtime.verify.kinds.runners.plan import TestPlan
+from runtime.verify.kinds.runners.results import RunnerReport, StepRun, TestCase, TestRun
+from runtime.verify.kinds.tests_green import PlanInfo, TestsEvidence
 
 
 def _runner(answers: dict[str, tuple[int, str]], asked: list[tuple[str, float]]) -> RunCommand:

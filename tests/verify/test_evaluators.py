@@ -10,10 +10,10 @@ import textwrap
 import anyio
 import pytest
 
-from runtime.checks.base import MalformedInput
-from runtime.checks.kind import Evidence
-from runtime.checks.registry import KINDS, VERIFY_KINDS, evaluate
-from runtime.checks.result import VerifyResult, passed
+from runtime.verify.kinds.base import MalformedInput
+from runtime.verify.kinds.kind import Evidence
+from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS, evaluate
+from runtime.verify.kinds.result import VerifyResult, passed
 
 
 def dedent(text: str) -> str:

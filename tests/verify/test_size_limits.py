@@ -4,7 +4,7 @@ code never judged, and the feedback never asks to refactor what the change did n
 
 from __future__ import annotations
 
-from runtime.checks.registry import evaluate
+from runtime.verify.kinds.registry import evaluate
 
 
 def judge(files, base, max_file=200, max_function=50):

@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from runtime.checks.record import CheckRecord
 from runtime.policy.document import seal
 from runtime.verify.gather import Workspace, verify
+from runtime.verify.kinds.record import CheckRecord
 from runtime.workspace.base_files import Blob, base_blobs, read_blob
 from runtime.workspace.git import Git, GitError
 from tests.support import user_git, user_repo

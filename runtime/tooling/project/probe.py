@@ -38,7 +38,7 @@ class Probe:
 
 def probe(repo: Path, task_path: Path, *, sandboxed: bool) -> Probe:
     from runtime.sandbox.bwrap import bwrap_path
-    from runtime.spawn.verify_tree import verify_tree
+    from runtime.verify.tree import verify_tree
 
     git = Git(repo)
     head = git.resolve("HEAD")

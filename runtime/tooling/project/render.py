@@ -8,11 +8,11 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from runtime.checks.runners.plan import plan_tests
 from runtime.tooling.project.available import missing
 from runtime.tooling.project.found import KINDS, Outcome
 from runtime.tooling.project.read_other import make_targets
 from runtime.tooling.project.scan import read_text
+from runtime.verify.kinds.runners.plan import plan_tests
 
 ROLE_HEAD = '''# A role of this project. It extends the shipped `edit-local` (see `runtime roles`): everything
 # edit-local allows and enforces, plus what you add here. Files in .agent-runtime/ add to the shipped
