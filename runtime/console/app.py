@@ -13,13 +13,11 @@ import asyncio
 import contextlib
 import json
 import time
-from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -27,8 +25,8 @@ from runtime.approvals.service import decided_by
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.console.agent_view import agent_body, agent_page
 from runtime.console.diff_view import diff_page, highlight_styles, parse_diff
-from runtime.console.guard import COOKIE, HEADERS, Guard
-from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, text
+from runtime.console.guard import HEADERS, TOKEN_HEADER, Guard
+from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, shell, text
 from runtime.console.plan_view import plan_body, plan_page
 from runtime.console.reading import AuditIndex, limits_of, plan_view, policy_of, transcript
 from runtime.console.send_back import Refused, SendBack, comments_from, feedback
@@ -72,11 +70,6 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
 
     # -- the runs --------------------------------------------------------------------------
     async def home(request: Request) -> Response:
-        if "token" in request.query_params and request.cookies.get(COOKIE) != guard.token:
-            # The token leaves the address bar: a cookie only this site is sent, then the page without it.
-            answer = RedirectResponse("/", status_code=303)
-            answer.set_cookie(COOKIE, guard.token, httponly=True, samesite="strict", path="/")
-            return answer
         return html_page("runs", await asyncio.to_thread(_runs))
 
     def _runs() -> str:
@@ -317,16 +310,10 @@ class Guarded:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        cookies = SimpleCookie()
-        try:
-            cookies.load(headers.get("cookie", ""))
-        except Exception:  # noqa: BLE001 - a cookie header that does not parse carries no token
-            cookies = SimpleCookie()
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        why = self.guard.refusal(scope["method"], headers.get("host"),
-                                 cookies[COOKIE].value if COOKIE in cookies else None,
-                                 (query.get("token") or [None])[0], headers.get("x-csrf-token"),
-                                 headers.get("origin"))
+        method, host, path, token = scope["method"], headers.get("host"), scope["path"], headers.get(TOKEN_HEADER)
+        opening = self.guard.shell(method, host, token, path, headers.get("accept"), headers.get("sec-fetch-dest"))
+        why = None if opening or self.guard.public(method, host, path) else self.guard.refusal(
+            method, host, token, headers.get("x-csrf-token"), headers.get("origin"))
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -338,5 +325,8 @@ class Guarded:
 
         if why is not None:
             await PlainTextResponse(f"refused: {why}\n", status_code=403)(scope, receive, with_headers)
+            return
+        if opening:  # the browser opening a page: the shell, which fetches the page with the token
+            await HTMLResponse(shell())(scope, receive, with_headers)
             return
         await self.app(scope, receive, with_headers)

@@ -48,6 +48,17 @@ def page(title: str, body: str, csrf: str) -> str:
             "<aside id=\"notices\" aria-live=\"polite\"></aside></body></html>\n")
 
 
+def shell() -> str:
+    """What the browser gets when it opens any page: the console's script and styles, no data and no CSRF
+    value. The script fetches the page with the token this origin keeps (`runtime.console.guard`)."""
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>runtime console</title>"
+            "<link rel=\"stylesheet\" href=\"/static/console.css\">"
+            "<link rel=\"stylesheet\" href=\"/highlight.css\">"
+            "<script src=\"/static/console.js\" defer></script></head>\n"
+            "<body><div id=\"opening\"><p>opening…</p><noscript>The console needs JavaScript: its pages are "
+            "fetched with the token this browser keeps for this console alone.</noscript></div></body></html>\n")
+
+
 def spend(records: list[RunRecord]) -> tuple[int, int, int, int, int, float]:
     """Attempts, turns, tool calls, denials, tokens and cost over runs and all their attempts."""
     attempts = [a for r in records for a in r.attempts]

@@ -37,6 +37,8 @@ def browser() -> Iterator[object]:
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=found[1]), options=options)
     driver.set_page_load_timeout(30)
+    # A page opens as a shell whose script fetches its content: an element is looked for until it is there.
+    driver.implicitly_wait(10)
     try:
         yield driver
     finally:

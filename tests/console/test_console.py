@@ -40,12 +40,13 @@ def console(tmp_path):
         proc.wait(10)
 
 
-def request(port: int, path: str, *, method: str = "GET", host: str | None = None, cookie: str | None = None,
+def request(port: int, path: str, *, method: str = "GET", host: str | None = None, token: str | None = None,
             headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    """One request as the console's script makes it: ``token`` in its header."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     sent = {"Host": host or f"127.0.0.1:{port}", **(headers or {})}
-    if cookie is not None:
-        sent["Cookie"] = f"runtime_console={cookie}"
+    if token is not None:
+        sent["X-Console-Token"] = token
     conn.request(method, path, headers=sent)
     answer = conn.getresponse()
     body = answer.read().decode()
@@ -53,32 +54,41 @@ def request(port: int, path: str, *, method: str = "GET", host: str | None = Non
     return answer.status, {k.lower(): v for k, v in answer.getheaders()}, body
 
 
-def test_the_printed_url_becomes_a_strict_cookie_and_the_page_lists_the_runs(console):
+NAVIGATION = {"Accept": "text/html,application/xhtml+xml", "Sec-Fetch-Dest": "document"}
+
+
+def test_the_printed_url_opens_a_shell_without_data_and_the_token_fetches_the_page(console):
     state, port, token = console
-    status, headers, _ = request(port, f"/?token={token}")
-    assert status == 303 and headers["location"] == "/"
-    cookie = headers["set-cookie"]
-    assert f"runtime_console={token}" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
-    status, headers, body = request(port, "/", cookie=token)
+    for path in (f"/?token={token}", "/", "/agents/ag-one", f"/approvals?token={token}"):
+        status, headers, body = request(port, path, headers=NAVIGATION)  # the browser opening a page
+        assert status == 200 and 'id="opening"' in body and '<script src="/static/console.js"' in body, body
+        assert "set-cookie" not in headers  # nothing the browser would send to another port
+        assert "ag-one" not in body and "csrf-token" not in body and token not in body
+    status, headers, body = request(port, "/", token=token)  # the script's fetch
     assert status == 200 and "ag-one" in body and "edit-local" in body
     assert ">7<" in body and ">2<" in body and "$0.0123" in body  # tool calls, denials, cost
     assert headers["content-security-policy"].startswith("default-src 'none'; script-src 'self'")
     assert headers["x-frame-options"] == "DENY" and headers["x-content-type-options"] == "nosniff"
+    assert "set-cookie" not in headers
     assert token not in body  # the page never shows the token
 
 
-@pytest.mark.parametrize("how", ["no token", "wrong token", "foreign host", "rebinding name", "post without csrf",
+@pytest.mark.parametrize("how", ["no token", "token in the query alone", "a cookie", "wrong token on a navigation",
+                                 "wrong token", "foreign host", "rebinding name", "post without csrf",
                                  "post from another origin"])
 def test_every_request_without_what_it_needs_is_refused(console, how):
     state, port, token = console
     csrf = _csrf(port, token)
     asks = {
         "no token": dict(path="/"),
-        "wrong token": dict(path="/", cookie="x" * len(token)),
-        "foreign host": dict(path="/", cookie=token, host=f"example.com:{port}"),
+        "token in the query alone": dict(path=f"/runs?token={token}"),
+        "a cookie": dict(path="/runs", headers={"Cookie": f"runtime_console={token}"}),
+        "wrong token on a navigation": dict(path="/", token="x" * len(token), headers=NAVIGATION),
+        "wrong token": dict(path="/", token="x" * len(token)),
+        "foreign host": dict(path="/", token=token, host=f"example.com:{port}"),
         "rebinding name": dict(path=f"/?token={token}", host=f"attacker.test:{port}"),
-        "post without csrf": dict(path="/", method="POST", cookie=token),
-        "post from another origin": dict(path="/", method="POST", cookie=token,
+        "post without csrf": dict(path="/", method="POST", token=token),
+        "post from another origin": dict(path="/", method="POST", token=token,
                                          headers={"X-CSRF-Token": csrf, "Origin": "http://attacker.test"}),
     }[how]
     status, headers, body = request(port, **asks)
@@ -90,7 +100,7 @@ def test_every_request_without_what_it_needs_is_refused(console, how):
 def test_a_request_with_the_csrf_token_passes_the_guard(console):
     state, port, token = console
     csrf = _csrf(port, token)
-    status, _, body = request(port, "/", method="POST", cookie=token,
+    status, _, body = request(port, "/", method="POST", token=token,
                               headers={"X-CSRF-Token": csrf, "Origin": f"http://127.0.0.1:{port}"})
     assert status == 405, body  # past the guard: the home page takes no POST
 
@@ -98,7 +108,7 @@ def test_a_request_with_the_csrf_token_passes_the_guard(console):
 def test_what_a_run_wrote_is_shown_as_text(console):
     state, port, token = console
     state.write(RunRecord(agent_id="ag-two", status="rejected", role=HOSTILE, label=HOSTILE))
-    _, _, body = request(port, "/", cookie=token)
+    _, _, body = request(port, "/", token=token)
     assert "<script>alert" not in body and "<img src=x" not in body and "\x1b" not in body and "\u202e" not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
 
@@ -106,7 +116,7 @@ def test_what_a_run_wrote_is_shown_as_text(console):
 def test_a_run_that_changes_reaches_an_open_page_as_an_event(console):
     state, port, token = console
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request("GET", "/events", headers={"Host": f"127.0.0.1:{port}", "Cookie": f"runtime_console={token}"})
+    conn.request("GET", "/events", headers={"Host": f"127.0.0.1:{port}", "X-Console-Token": token})
     stream = conn.getresponse()
     assert stream.status == 200 and stream.getheader("content-type").startswith("text/event-stream")
     assert stream.readline() == b"retry: 1000\n" and stream.readline().startswith(b":")  # the opening comment
@@ -123,22 +133,23 @@ def test_a_run_that_changes_reaches_an_open_page_as_an_event(console):
     notice = json.loads(stream.readline().removeprefix(b"data: "))
     assert notice == {"title": "agent ag-three: ok", "body": "its run ended", "url": "/agents/ag-three"}
     conn.close()
-    _, _, fragment = request(port, "/runs", cookie=token)
+    _, _, fragment = request(port, "/runs", token=token)
     assert fragment.startswith('<section id="runs"') and "ag-three" in fragment
 
 
 def _csrf(port: int, token: str) -> str:
-    _, _, body = request(port, "/", cookie=token)
+    _, _, body = request(port, "/", token=token)
     start = body.index('name="csrf-token" content="') + len('name="csrf-token" content="')
     return body[start:body.index('"', start)]
 
 
 def test_the_static_script_runs_nothing_inline_and_talks_only_to_the_console(console):
     state, port, token = console
-    status, headers, script = request(port, "/static/console.js", cookie=token)
-    assert status == 200 and "EventSource(\"/events\")" in script
+    status, headers, script = request(port, "/static/console.js")  # the same for everyone: no token asked
+    assert status == 200 and 'get("/events")' in script and '"X-Console-Token": token' in script
     assert "http" not in script.split("\n", 2)[-1]  # no other origin
-    _, _, body = request(port, "/", cookie=token)
+    assert "document.cookie" not in script and 'credentials: "omit"' in script
+    _, _, body = request(port, "/", token=token)
     assert "<script>" not in body and "onerror" not in body.replace("onerror=alert(2)", "")
     json.dumps(body)  # the page is text
 
@@ -158,20 +169,20 @@ def test_an_agent_s_page_shows_its_attempts_checks_and_every_gate_decision_with_
     log.append("gate", agent="ag-four", tool="Write", input={"file_path": HOSTILE, "content": "x"}, decision="allow",
                reason="inside the scope", atom="scope::files-whitelist", rule="files-whitelist")
     log.append("gate", agent="ag-one", tool="Bash", input={"command": "ls"}, decision="allow", reason="ok")
-    status, _, body = request(port, "/agents/ag-four", cookie=token)
+    status, _, body = request(port, "/agents/ag-four", token=token)
     assert status == 200
     assert "quality::tests-green" in body and "assert -1 == 5" in body and "rejected" in body
     assert "git push origin main" in body and "policy::no-git-ops" in body and "agents never run git" in body
     assert body.count('<tr class="call ') == 2  # this agent's two decisions, not another's
     assert "<script>alert" not in body and "&lt;script&gt;" in body
-    _, _, home = request(port, "/", cookie=token)
+    _, _, home = request(port, "/", token=token)
     assert '<a href="/agents/ag-four">ag-four</a>' in home
 
 
 @pytest.mark.parametrize("agent", ["nobody", "..%2Fstate", "ag-one%00", "%2E%2E"])
 def test_an_agent_page_of_no_run_is_not_found(console, agent):
     state, port, token = console
-    status, _, body = request(port, f"/agents/{agent}", cookie=token)
+    status, _, body = request(port, f"/agents/{agent}", token=token)
     assert status == 404 and "ag-one" not in body
 
 
@@ -183,22 +194,22 @@ def test_a_waiting_call_is_listed_with_its_reason_and_decided_with_the_csrf_toke
     asked, _ = store.request("ag-one", "Bash", {"command": "make deploy"},
                              "no rule of role `edit-local` runs `make deploy`; `runtime allow 'make deploy'` writes it", 300)
     other, _ = store.request("ag-one", "Bash", {"command": HOSTILE}, "asked", 300)
-    status, _, body = request(port, "/approvals", cookie=token)
+    status, _, body = request(port, "/approvals", token=token)
     assert status == 200 and "make deploy" in body and "runtime allow" in body and "&lt;script&gt;" in body
     assert f'data-id="{asked.id}"' in body and 'data-decision="approve"' in body
     assert "<script>alert" not in body
     csrf = _csrf(port, token)
-    status, _, _ = request(port, f"/approvals/{asked.id}/approve", method="POST", cookie=token)
+    status, _, _ = request(port, f"/approvals/{asked.id}/approve", method="POST", token=token)
     assert status == 403 and store.get(asked.id).pending  # no CSRF token: nothing decided
-    status, _, said = request(port, f"/approvals/{asked.id}/approve", method="POST", cookie=token,
+    status, _, said = request(port, f"/approvals/{asked.id}/approve", method="POST", token=token,
                               headers={"X-CSRF-Token": csrf})
     assert status == 200 and said.strip() == "approved"
     taken = store.get(asked.id)
     assert taken.allowed and "(console)" in taken.decided_by
-    status, _, said = request(port, f"/approvals/{asked.id}/deny", method="POST", cookie=token,
+    status, _, said = request(port, f"/approvals/{asked.id}/deny", method="POST", token=token,
                               headers={"X-CSRF-Token": csrf})
     assert status == 409  # decided once
-    status, _, said = request(port, f"/approvals/{other.id}/deny", method="POST", cookie=token,
+    status, _, said = request(port, f"/approvals/{other.id}/deny", method="POST", token=token,
                               headers={"X-CSRF-Token": csrf})
     assert status == 200 and said.strip() == "denied" and store.get(other.id).reason
 
@@ -240,7 +251,7 @@ def test_the_change_is_shown_file_by_file_with_test_edits_marked_and_every_line_
     try:
         parts = urlsplit(proc.stdout.readline().strip())
         port, token = parts.port, parts.query.split("=", 1)[1]
-        status, _, body = request(port, "/agents/ag-diff/diff", cookie=token)
+        status, _, body = request(port, "/agents/ag-diff/diff", token=token)
         assert status == 200, body
         assert "<h2>src/calc.py</h2>" in body and '<tr class="del" data-side="old" data-line="2">' in body
         assert '<tr class="add" data-side="new" data-line="2">' in body
@@ -249,7 +260,7 @@ def test_the_change_is_shown_file_by_file_with_test_edits_marked_and_every_line_
         assert ('<section class="file test-edit" data-path="tests/test_calc.py"><h2>tests/test_calc.py '
                 '<span class="badge">test edit') in body
         assert "&lt;b&gt;bold&lt;i&gt;.py" in body and "<b>bold" not in body
-        status, _, _ = request(port, "/agents/nobody/diff", cookie=token)
+        status, _, _ = request(port, "/agents/nobody/diff", token=token)
         assert status == 404
     finally:
         proc.terminate()
@@ -263,7 +274,7 @@ def test_sending_back_needs_the_csrf_token_a_finished_run_and_a_well_formed_requ
 
     def send(agent: str, data: str = body, with_csrf: bool = True) -> tuple[int, str]:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        headers = {"Host": f"127.0.0.1:{port}", "Cookie": f"runtime_console={token}",
+        headers = {"Host": f"127.0.0.1:{port}", "X-Console-Token": token,
                    "Content-Type": "application/json", **({"X-CSRF-Token": csrf} if with_csrf else {})}
         conn.request("POST", f"/agents/{agent}/send-back", body=data, headers=headers)
         answer = conn.getresponse()
@@ -290,12 +301,12 @@ def test_command_logs_are_shown_escaped_and_only_from_the_attempt_s_folder(conso
     logs = state.attempt("ag-one", 1) / "commands"
     logs.mkdir(parents=True)
     (logs / "01-work.log").write_text(f"$ pytest -q\n{HOSTILE}\n")
-    status, _, body = request(port, "/agents/ag-one/attempts/1/commands/01-work.log", cookie=token)
+    status, _, body = request(port, "/agents/ag-one/attempts/1/commands/01-work.log", token=token)
     assert status == 200 and "$ pytest -q" in body and "<script>alert" not in body and "\x1b" not in body
     for name in ("..%2F..%2Fstate.json", ".hidden.log", "01-work.txt"):
-        status, _, body = request(port, f"/agents/ag-one/attempts/1/commands/{name}", cookie=token)
+        status, _, body = request(port, f"/agents/ag-one/attempts/1/commands/{name}", token=token)
         assert status == 404, name
-    status, _, _ = request(port, "/plans/..%2Fx", cookie=token)
+    status, _, _ = request(port, "/plans/..%2Fx", token=token)
     assert status == 404
-    status, _, _ = request(port, "/plans/rnothing", cookie=token)
+    status, _, _ = request(port, "/plans/rnothing", token=token)
     assert status == 404

@@ -1,7 +1,9 @@
 """The console in a real browser: headless Chromium (Debian's) driven by Selenium through chromedriver.
 
 A real `runtime console` over a state folder the runtime's own `StateDir` and `ApprovalStore` write: the
-page opens from the printed URL and drops the token from the address bar; a run written while it is open
+page opens from the printed URL, or a link to any page with the token, and drops the token from the address
+bar; a service on another loopback port the same browser opens afterwards receives nothing that opens the
+console; a run written while it is open
 appears without a reload; an agent whose names and output carry HTML and terminal escapes renders as text
 (no script runs, no element is made); a waiting call is approved with a click. Screenshots of each page
 are kept in `.cache/console-screenshots/`.
@@ -9,6 +11,9 @@ are kept in `.cache/console-screenshots/`.
 
 from __future__ import annotations
 
+import http.client
+import http.server
+import threading
 from urllib.parse import urlsplit
 
 import pytest
@@ -52,6 +57,7 @@ def test_an_agent_s_hostile_names_and_output_render_as_text(browser, console):
     state.write(RunRecord(agent_id="ag-hostile", status="rejected", role=HOSTILE, label=HOSTILE, message=HOSTILE))
     browser.get(url)
     browser.get(url.split("?")[0] + "agents/ag-hostile")
+    browser.find_element("tag name", "main")  # the page's content is in place
     body = browser.find_element("tag name", "body").text
     assert "<script>window.pwned=1</script>" in body  # shown, as text
     assert browser.execute_script("return window.pwned === undefined")  # and nothing of it ran
@@ -81,5 +87,68 @@ def test_a_waiting_call_is_approved_with_a_click(browser, console):
 def test_without_the_token_the_browser_gets_only_a_refusal(browser, console):
     state, url = console
     browser.get(url.split("?")[0])
-    assert browser.find_element("tag name", "body").text.startswith("refused: ")
+    assert _wait(lambda: browser.find_element("tag name", "body").text.startswith("refused: ")), browser.page_source
     assert "ag-first" not in browser.page_source
+
+
+def test_a_deep_link_with_the_token_opens_its_page_and_leaves_no_token_behind(browser, console):
+    state, url = console
+    base = url.split("?")[0].rstrip("/")
+    token = url.split("token=", 1)[1]
+    browser.get(f"{base}/agents/ag-first?token={token}")
+    assert browser.find_element("tag name", "h1").text == "agent ag-first"
+    assert "edit-local" in browser.find_element("tag name", "main").text
+    assert browser.current_url == f"{base}/agents/ag-first"  # out of the address bar and the history entry
+    assert token not in browser.execute_script("return window.location.href + document.documentElement.outerHTML")
+    browser.find_element("css selector", 'nav a[href="/approvals"]').click()  # a link: the token is kept
+    assert _wait(lambda: browser.current_url == f"{base}/approvals")
+    assert browser.find_element("tag name", "h1").text == "waiting for you"
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Another service on loopback (a dev server, something an agent started): it keeps what it is sent."""
+
+    seen: list[tuple[str, dict[str, str]]] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+        answer = b"<!doctype html><title>dev server</title><p>hello</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_service_on_another_loopback_port_receives_nothing_that_opens_the_console(browser, console):
+    state, url = console
+    token = url.split("token=", 1)[1]
+    port = int(urlsplit(url).port or 0)
+    browser.get(url)  # the person uses the console
+    assert "ag-first" in browser.find_element("id", "runs").text
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    _Recorder.seen = []
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        for host in ("127.0.0.1", "localhost"):
+            browser.get(f"http://{host}:{other.server_address[1]}/page")
+            assert "hello" in browser.find_element("tag name", "body").text
+            stored = browser.execute_script("return JSON.stringify(window.localStorage)")
+            assert token not in stored  # another origin's storage: the console's token is not there
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert len(_Recorder.seen) >= 2
+    for path, headers in _Recorder.seen:
+        assert "cookie" not in headers and token not in path and not any(token in v for v in headers.values())
+        # Replayed at the console, what that service received opens nothing: the shell alone, or a refusal.
+        replay = {k: v for k, v in headers.items() if k not in ("host", "connection")}
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/runs", headers={**replay, "Host": f"127.0.0.1:{port}"})
+        answer = conn.getresponse()
+        body = answer.read().decode()
+        conn.close()
+        assert "ag-first" not in body and "csrf-token" not in body, (answer.status, body)

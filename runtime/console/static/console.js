@@ -1,4 +1,8 @@
 // The console's one script (its CSP runs no other, and no inline script). Same origin only.
+// - The token: a page opens as a shell holding no data. The token a link brought (`?token=`) is kept in this
+//   origin's own storage (scheme, host and port: no other service on the machine reads it, where a cookie
+//   would be sent to every port) and taken out of the address bar and the history entry; the page's content,
+//   its live sections and the event stream are fetched with it in the X-Console-Token header.
 // - Live sections: the server's event stream names the topics that changed; each section of the page whose
 //   topics it names is fetched again and put in place (the server escaped every text a run wrote).
 // - Notifications: what the stream says a person wants to know (an agent waits, a run ended) is shown on
@@ -7,14 +11,60 @@
 // - The change: a comment on any line, and "send back" with the comments and a note.
 "use strict";
 (function () {
-  const meta = document.querySelector('meta[name="csrf-token"]');
-  const csrf = meta ? meta.content : "";
+  const KEY = "runtime-console-token";
+
+  function takeToken() {
+    const url = new URL(window.location.href);
+    const given = url.searchParams.get("token");
+    if (given !== null) {
+      try { window.localStorage.setItem(KEY, given); } catch (e) { /* storage refused: this page alone */ }
+      url.searchParams.delete("token");
+      window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+      return given;
+    }
+    try { return window.localStorage.getItem(KEY) || ""; } catch (e) { return ""; }
+  }
+  const token = takeToken();
+  let csrf = "";
   window.consoleUpdates = 0;  // how many live updates this page took (the benchmark reads it)
 
+  function get(url) {
+    return fetch(url, { credentials: "omit", cache: "no-store", headers: { "X-Console-Token": token } });
+  }
+
+  async function open() {
+    const opening = document.getElementById("opening");
+    if (!opening) { return; }
+    let answer;
+    try {
+      answer = await get(window.location.pathname + window.location.search);
+    } catch (e) {
+      opening.textContent = "the console does not answer: is `runtime console` still running?";
+      return;
+    }
+    const body = await answer.text();
+    if (!answer.ok || !(answer.headers.get("content-type") || "").startsWith("text/html")) {
+      opening.replaceChildren();
+      const said = document.createElement("pre");
+      said.textContent = body.trim();
+      opening.appendChild(said);
+      return;
+    }
+    // The page as the server rendered it (every text a run wrote escaped there); a parsed document runs no
+    // script, and the CSP runs none but this file.
+    const page = new DOMParser().parseFromString(body, "text/html");
+    const meta = page.querySelector('meta[name="csrf-token"]');
+    csrf = meta ? meta.content : "";
+    document.title = page.title;
+    document.body.replaceWith(document.adoptNode(page.body));
+    start();
+    window.consoleOpened = performance.now();  // when the page's content was in place (the benchmark reads it)
+  }
+
   function post(url, body) {
-    const headers = { "X-CSRF-Token": csrf };
+    const headers = { "X-CSRF-Token": csrf, "X-Console-Token": token };
     if (body !== undefined) { headers["Content-Type"] = "application/json"; }
-    return fetch(url, { method: "POST", credentials: "same-origin", headers: headers,
+    return fetch(url, { method: "POST", credentials: "omit", headers: headers,
                         body: body === undefined ? undefined : JSON.stringify(body) });
   }
 
@@ -37,7 +87,7 @@
     try {
       const current = document.getElementById(id);
       if (!current) { return; }
-      const answer = await fetch(current.dataset.live, { credentials: "same-origin" });
+      const answer = await get(current.dataset.live);
       if (!answer.ok) { return; }
       const holder = document.createElement("div");
       holder.innerHTML = await answer.text();
@@ -75,24 +125,49 @@
     }
   }
 
-  if (window.EventSource) {
-    const events = new EventSource("/events");
-    events.addEventListener("change", function (e) {
-      const topics = new Set(JSON.parse(e.data));
+  // The event stream, read over fetch (an EventSource cannot send the token's header); a stream that ends or
+  // fails is opened again after a second, as an EventSource would.
+  function dispatch(block) {
+    let event = "message";
+    const data = [];
+    block.split("\n").forEach(function (line) {
+      if (line.startsWith("event:")) { event = line.slice(6).trim(); }
+      else if (line.startsWith("data:")) { data.push(line.slice(5).replace(/^ /, "")); }
+    });
+    if (!data.length) { return; }
+    const value = JSON.parse(data.join("\n"));
+    if (event === "change") {
+      const topics = new Set(value);
       document.querySelectorAll("[data-live]").forEach(function (section) {
         const wanted = (section.dataset.topics || "").split(" ");
         if (wanted.some(function (t) { return topics.has(t); })) { refresh(section.id); }
       });
-    });
-    events.addEventListener("notify", function (e) { notice(JSON.parse(e.data)); });
+    } else if (event === "notify") {
+      notice(value);
+    }
   }
 
-  const ask = document.getElementById("notify");
-  if (ask && window.Notification && Notification.permission === "default") {
-    ask.hidden = false;
-    ask.addEventListener("click", function () {
-      Notification.requestPermission().then(function () { ask.hidden = true; });
-    });
+  async function listen() {
+    for (;;) {
+      try {
+        const answer = await get("/events");
+        if (answer.ok && answer.body) {
+          const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buffer = "";
+          for (;;) {
+            const part = await reader.read();
+            if (part.done) { break; }
+            buffer += part.value;
+            let end;
+            while ((end = buffer.indexOf("\n\n")) >= 0) {
+              dispatch(buffer.slice(0, end));
+              buffer = buffer.slice(end + 2);
+            }
+          }
+        }
+      } catch (e) { /* the console stopped or the connection broke: open it again */ }
+      await new Promise(function (done) { setTimeout(done, 1000); });
+    }
   }
 
   // -- approvals ------------------------------------------------------------------------------
@@ -170,24 +245,39 @@
     });
   });
 
-  const send = document.getElementById("send");
-  if (send) {
-    send.addEventListener("click", async function () {
-      send.disabled = true;
-      const note = document.getElementById("note");
-      const answer = await post("/agents/" + encodeURIComponent(send.dataset.agent) + "/send-back",
-                                { comments: comments, note: note ? note.value : "" });
-      const said = await answer.json();
-      const out = document.getElementById("sent");
-      out.textContent = " " + said.message + " ";
-      if (said.sent) {
-        const link = document.createElement("a");
-        link.href = said.agent;
-        link.textContent = "watch it";
-        out.appendChild(link);
-      } else {
-        send.disabled = false;
-      }
-    });
+  // -- a page's own controls, once its content is in place --------------------------------------
+  function start() {
+    const ask = document.getElementById("notify");
+    if (ask && window.Notification && Notification.permission === "default") {
+      ask.hidden = false;
+      ask.addEventListener("click", function () {
+        Notification.requestPermission().then(function () { ask.hidden = true; });
+      });
+    }
+
+    const send = document.getElementById("send");
+    if (send) {
+      send.addEventListener("click", async function () {
+        send.disabled = true;
+        const note = document.getElementById("note");
+        const answer = await post("/agents/" + encodeURIComponent(send.dataset.agent) + "/send-back",
+                                  { comments: comments, note: note ? note.value : "" });
+        const said = await answer.json();
+        const out = document.getElementById("sent");
+        out.textContent = " " + said.message + " ";
+        if (said.sent) {
+          const link = document.createElement("a");
+          link.href = said.agent;
+          link.textContent = "watch it";
+          out.appendChild(link);
+        } else {
+          send.disabled = false;
+        }
+      });
+    }
+    ticking();
+    listen();
   }
+
+  open();
 })();
