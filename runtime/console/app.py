@@ -28,7 +28,7 @@ from runtime.console.diff_view import diff_page, highlight_styles, parse_diff
 from runtime.console.guard import HEADERS, TOKEN_HEADER, Guard
 from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, shell, text
 from runtime.console.plan_view import plan_body, plan_page
-from runtime.console.reading import AuditIndex, limits_of, plan_view, policy_of, transcript
+from runtime.console.reading import AuditIndex, limits_of, plan_view, policy_of, state_text, transcript
 from runtime.console.send_back import Refused, SendBack, comments_from, feedback
 from runtime.console.watch import Watcher
 from runtime.manifests.names import AGENT_ID
@@ -126,9 +126,8 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         if record is None or not name.endswith(".log") or "/" in name or name.startswith("."):
             return PlainTextResponse("no such log\n", status_code=404)
         path = state.attempt(record.agent_id, int(request.path_params["number"])) / "commands" / name
-        try:
-            shown = path.read_text(encoding="utf-8", errors="replace")[:1024 * 1024]
-        except OSError:
+        shown = await asyncio.to_thread(state_text, state, path)  # no link on the way is followed
+        if shown is None:
             return PlainTextResponse("no such log\n", status_code=404)
         return html_page(f"agent {record.agent_id}: {name}", f"<p><a href=\"/agents/{text(record.agent_id)}\">agent "
                                                               f"{text(record.agent_id)}</a></p>{pre(shown)}")

@@ -52,30 +52,82 @@ class FileChange:
         return None
 
 
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote(name: str) -> str:
+    """A path as git prints it in a diff's headers, its C-style quoting undone (`core.quotePath`: a name with
+    bytes past ASCII, a quote, a backslash or a control character is quoted, each such byte escaped): the real
+    name, decoded as UTF-8 (a byte that is not shows as U+FFFD; ``text`` escapes what it shows)."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    out, body, i = bytearray(), name[1:-1], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 == len(body):
+            out += ch.encode("utf-8")
+            i += 1
+        elif body[i + 1] in _ESCAPES:
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+        elif body[i + 1:i + 4].isdigit() and len(body[i + 1:i + 4]) == 3:
+            out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            out += ch.encode("utf-8")
+            i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _side(field: str) -> str | None:
+    """The path of a `---`/`+++`/`rename` field: git's trailing tab (after a name with a space) and its quoting
+    gone, without its ``a/``/``b/``; None for /dev/null (the side a new or deleted file lacks)."""
+    field = field[:-1] if field.endswith("\t") else field
+    if field == "/dev/null":
+        return None
+    name = unquote(field)
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def _header(rest: str) -> str:
+    """The new side's path from `diff --git A B` (for a change without ---/+++ lines: a binary file, a mode)."""
+    if rest.startswith('"'):
+        i = 1
+        while i < len(rest) and rest[i] != '"':
+            i += 2 if rest[i] == "\\" else 1
+        second = rest[i + 1:].lstrip(" ")
+    elif ' "' in rest:
+        second = rest[rest.index(' "') + 1:]
+    else:
+        second = rest[(len(rest) - 1) // 2 + 1:]  # two unquoted names, the same name (a rename says it apart)
+    return _side(second) or ""
+
+
 def parse_diff(diff: str) -> list[FileChange]:
-    """A unified diff (`git diff`) as its files: each line with its numbers on the old and the new side."""
+    """A unified diff (`git diff`) as its files, each under its real name (git's quoting undone): each line
+    with its numbers on the old and the new side."""
     out: list[FileChange] = []
     current: FileChange | None = None
     old = new = 0
     in_hunks = False
-    for raw in diff.splitlines():
+    named = False  # the path came from a ---/+++ or rename line, which the header only stands in for
+    for raw in diff.split("\n"):  # git's lines: a \r or a form feed inside one is the file's, not a line end
+        raw = raw.removesuffix("\r")
         if raw.startswith("diff --git "):
-            current, in_hunks = FileChange(""), False
+            current, in_hunks, named = FileChange(_header(raw[len("diff --git "):])), False, False
             out.append(current)
             continue
         if current is None:
             continue
         if not in_hunks:
-            if raw.startswith("+++ "):
-                target = raw[4:]
-                current.path = target[2:] if target.startswith("b/") else current.path or target
-            elif raw.startswith("--- "):
-                source = raw[4:]
-                current.path = current.path or (source[2:] if source.startswith("a/") else source)
+            if raw.startswith("+++ ") and (path := _side(raw[4:])) is not None:
+                current.path, named = path, True
+            elif raw.startswith("--- ") and not named and (path := _side(raw[4:])) is not None:
+                current.path = path  # a deleted file's only name; a +++ name after it wins
             elif raw.startswith("Binary files "):
                 current.binary = True
             elif raw.startswith("rename to "):
-                current.path = raw[len("rename to "):]
+                current.path, named = _side(raw[len("rename to "):]) or current.path, True
         match = HUNK.match(raw)
         if match:
             in_hunks = True

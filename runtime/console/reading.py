@@ -23,6 +23,26 @@ from typing import Any
 from runtime.audit.log import read_from
 from runtime.manifests.agent import LimitsSection
 from runtime.spawn.state import RunRecord, StateDir
+from runtime.workspace.safe_files import UnsafeFile, read_under
+
+MAX_SHOWN = 1024 * 1024
+
+
+def state_text(state: StateDir, path: Path, limit: int = MAX_SHOWN) -> str | None:
+    """A file of the state folder as text (at most ``limit`` bytes), reached without following a symlink on the
+    way: a link left in the state folder (by an agent's run, or anyone) is never followed out of it. None when
+    it is not there as a regular file under the state folder."""
+    for root in (state.root, state.root.resolve()):
+        try:
+            rel = path.relative_to(root)
+        except ValueError:
+            continue
+        try:
+            data, _ = read_under(root, rel, limit)
+        except (OSError, UnsafeFile):
+            return None
+        return data.decode("utf-8", errors="replace")
+    return None
 
 TRANSCRIPT_KINDS = frozenset({"gate", "tool", "again", "retry", "approval-request", "approval-decision", "outcome"})
 
@@ -134,10 +154,13 @@ class Limit:
 
 def limits_of(state: StateDir, record: RunRecord) -> list[Limit]:
     """The task's limits beside the peaks the attempts reached; none when the run keeps no task."""
+    kept = state_text(state, state.task_manifest(record.agent_id))
+    if kept is None:
+        return []
     try:
-        raw = tomllib.loads(state.task_manifest(record.agent_id).read_text(encoding="utf-8"))
+        raw = tomllib.loads(kept)
         limits = LimitsSection.model_validate(((raw.get("agent") or {}).get("limits")) or {})
-    except (OSError, ValueError):
+    except ValueError:
         return []
     attempts = record.attempts
 
@@ -171,11 +194,12 @@ class PolicyView:
 
 
 def policy_of(state: StateDir, agent_id: str) -> PolicyView | None:
-    path = state.run(agent_id) / "agent-ro" / "policy.json"
+    text = state_text(state, state.run(agent_id) / "agent-ro" / "policy.json")
+    if text is None:
+        return None
     try:
-        text = path.read_text(encoding="utf-8")
         doc = json.loads(text)
-    except (OSError, ValueError):
+    except ValueError:
         return None
     if not isinstance(doc, dict):
         return None
@@ -280,11 +304,7 @@ def plan_view(state: StateDir, run_id: str) -> PlanView | None:
         s_end = s.ended if s.ended is not None else now - start
         s.alongside = [o.id for o in subtasks if o is not s and o.started is not None
                        and o.started < s_end and (o.ended if o.ended is not None else now - start) > s.started]
-    report_text = None
-    if report:
-        path = Path(report)
-        if path.is_file() and path.resolve().is_relative_to(state.root.resolve()):  # only the run's own report
-            report_text = path.read_text(encoding="utf-8", errors="replace")[:64 * 1024]
+    report_text = state_text(state, Path(report), 64 * 1024) if report else None  # only the run's own report
     return PlanView(run_id, str(row["status"]), str((plan.get("plan") or {}).get("goal", "")), str(row["base"]),
                     row["base_branch"], str(row["integration"]), start, end, row["detail"], subtasks, checks, judgements,
                     replans, merged, report_text, max(now - start, 0.001))

@@ -71,18 +71,19 @@ def comments_from(payload: Any) -> tuple[list[Comment], str]:
 
 def feedback(comments: list[Comment], note: str, files: list[FileChange]) -> str:
     """What the agent reads: the note, then each comment under the line it names, quoted from the change."""
-    by_path = {f.path: f for f in files}
+    # A page names a file as it shows it (made printable): a name with a control character is found by that too.
+    by_path = {**{printable(f.path): f for f in files}, **{f.path: f for f in files}}
     parts = [note] if note else []
     if comments:
         parts.append("Comments on lines of your change (the file, the line as the change has it, then the comment):")
     for c in comments:
         change = by_path.get(c.path)
         line = change.line(c.side, c.line) if change is not None else None
-        if line is None:
+        if change is None or line is None:
             raise Refused(f"{printable(c.path)} has no {c.side} line {c.line} in this change")
         where = f"line {c.line}" if c.side == "new" else f"removed line {c.line} (of the base)"
         quoted = "\n".join(f"    {t}" for t in c.text.splitlines())
-        parts.append(f"- `{c.path}`, {where}: `{line.text.strip()}`\n{quoted}")
+        parts.append(f"- `{printable(change.path)}`, {where}: `{line.text.strip()}`\n{quoted}")
     text = "\n\n".join(parts)
     if len(text) > MAX_FEEDBACK - 100:
         raise Refused(f"what would be sent is {len(text)} characters; at most {MAX_FEEDBACK - 100}")

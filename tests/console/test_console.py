@@ -310,3 +310,31 @@ def test_command_logs_are_shown_escaped_and_only_from_the_attempt_s_folder(conso
     assert status == 404
     status, _, _ = request(port, "/plans/rnothing", token=token)
     assert status == 404
+
+
+def test_no_link_in_the_state_folder_is_followed_out_of_it(console, tmp_path):
+    """A symlink where a command log, a kept task or a compiled policy would be, or on the way to one (an
+    attempt's `commands` folder), is not followed: the file it points to outside the state folder is never
+    shown."""
+    state, port, token = console
+    secret = tmp_path / "outside-secret.txt"
+    secret.write_text("TOP-SECRET-OUTSIDE\n")
+    logs = state.attempt("ag-one", 1) / "commands"
+    logs.mkdir(parents=True)
+    (logs / "02-link.log").symlink_to(secret)
+    status, _, body = request(port, "/agents/ag-one/attempts/1/commands/02-link.log", token=token)
+    assert status == 404 and "TOP-SECRET" not in body
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "03-work.log").write_text("TOP-SECRET-FOLDER\n")
+    second = state.attempt("ag-one", 2)
+    second.mkdir(parents=True)
+    (second / "commands").symlink_to(elsewhere, target_is_directory=True)
+    status, _, body = request(port, "/agents/ag-one/attempts/2/commands/03-work.log", token=token)
+    assert status == 404 and "TOP-SECRET" not in body
+    policy = state.run("ag-one") / "agent-ro"
+    policy.mkdir(parents=True)
+    (policy / "policy.json").symlink_to(secret)
+    state.task_manifest("ag-one").symlink_to(secret)
+    status, _, body = request(port, "/agents/ag-one", token=token)
+    assert status == 200 and "TOP-SECRET" not in body

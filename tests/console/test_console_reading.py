@@ -12,6 +12,7 @@ from runtime.console.diff_view import highlighted, parse_diff
 from runtime.console.reading import AuditIndex, Call, Note, transcript
 from runtime.console.send_back import Refused, comments_from, feedback
 from runtime.console.watch import Watcher
+from runtime.printable import printable
 from runtime.spawn.state import RunRecord, StateDir
 
 DIFF = """diff --git a/src/calc.py b/src/calc.py
@@ -105,3 +106,33 @@ def test_what_is_sent_back_quotes_the_change_and_refuses_what_it_does_not_have()
                 {"comments": [{"path": "a", "side": "new", "line": 1, "text": "x"}] * 101}):
         with pytest.raises(Refused):
             comments_from(bad)
+
+
+NAMES = ["café.md", "with space.txt", 'q"uote.md', "ctl\tx.md", "back\\slash.md", "nl\nname.md", "ünï cödé/ö.py"]
+
+
+def test_every_file_of_a_real_change_is_shown_under_its_real_name(tmp_path):
+    """git quotes a name with bytes past ASCII, a quote, a backslash or a control character, and ends a name
+    with a space with a tab: each is read back as the name it is, never /dev/null or git's quoting."""
+    from runtime.workspace.git import Git
+    from tests.support import user_git, user_repo
+
+    repo = user_repo(tmp_path, {"old name.txt": "moved\n" * 5, "gone é.txt": "bye\n", "bin.dat": "x"})
+    for name in NAMES:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(f"{name!r}\n")
+    (repo / "bïn é.dat").write_bytes(b"\x00\x01binary")
+    user_git(repo, "mv", "old name.txt", "new nämé.txt")
+    user_git(repo, "rm", "-q", "gone é.txt")
+    user_git(repo, "add", "-A")
+    user_git(repo, "commit", "-qm", "names")
+    diff = Git(repo).run("diff", "--no-color", "-M", "HEAD~1", "HEAD").stdout.decode("utf-8", errors="replace")
+    assert '"b/caf\\303\\251.md"' in diff  # git's quoting, which the reader undoes
+    files = {f.path: f for f in parse_diff(diff)}
+    assert set(files) == {*NAMES, "bïn é.dat", "new nämé.txt", "gone é.txt"}
+    assert files["café.md"].line("new", 1).text == "'café.md'"
+    assert files["bïn é.dat"].binary and files["new nämé.txt"].lines == []
+    assert files["gone é.txt"].line("old", 1).text == "bye"
+    # A comment names a file as its page shows it: found, and quoted from the change.
+    comments, _ = comments_from({"comments": [{"path": printable("ctl\tx.md"), "side": "new", "line": 1, "text": "ok?"}]})
+    assert "ok?" in feedback(comments, "", list(files.values()))
