@@ -17,11 +17,13 @@ if TYPE_CHECKING:
 
 INPUT_SHOWN = 400
 RESULT_SHOWN = 2000
+WINDOW = 300  # transcript entries on one page: a run of 20,000 records is read a window at a time
 
 
 def agent_body(record: RunRecord, calls: list[Call | Note], limits: list[Limit], policy: PolicyView | None,
-               logs: dict[int, list[str]]) -> str:
-    """The live part of an agent's page (all of it but the links): replaced as the run goes on."""
+               logs: dict[int, list[str]], start: int | None = None) -> str:
+    """The live part of an agent's page (all of it but the links): replaced as the run goes on. The transcript
+    shows ``WINDOW`` entries from ``start`` (None: the latest), with links to the others."""
     facts = [("role", record.role), ("status", record.label or record.status), ("series", record.series),
              ("subtask", record.subtask), ("branch", record.branch), ("base", record.base_branch or record.base[:12]),
              ("commit", (record.commit or "")[:12]), ("kept for inspection", (record.work or "")[:12]),
@@ -38,19 +40,20 @@ def agent_body(record: RunRecord, calls: list[Call | Note], limits: list[Limit],
         parts += [f"<tr><td>{text(m.name)}</td><td>{text(m.peak)}</td><td>{text(m.limit or '—')}</td></tr>" for m in limits]
         parts.append("</tbody></table>")
     parts.append(_checks(record, logs))
-    parts.append(_transcript(record, calls))
+    parts.append(_transcript(record, calls, start))
     parts.append(_policy(policy))
     return "".join(parts)
 
 
-def agent_page(record: RunRecord, body: str, sendable: bool) -> str:
+def agent_page(record: RunRecord, body: str, sendable: bool, start: int | None = None) -> str:
     links = ["<a href=\"/\">all runs</a>", f"<a href=\"/agents/{text(record.agent_id)}/diff\">the change</a>"]
     if record.subtask and "." in record.agent_id:
         links.append(f"<a href=\"/plans/{text(record.agent_id.split('.', 1)[0])}\">its plan run</a>")
     if sendable:
         links.append(f"<a href=\"/agents/{text(record.agent_id)}/diff#send-back\">review and send back</a>")
     return (f"<p class=\"links\">{' · '.join(links)}</p>"
-            + live("agent", f"/agents/{record.agent_id}/live", ["runs", f"agent:{record.agent_id}"], body))
+            + live("agent", f"/agents/{record.agent_id}/live" + ("" if start is None else f"?from={start}"),
+                   ["runs", f"agent:{record.agent_id}"], body))
 
 
 def _attempts(record: RunRecord) -> str:
@@ -98,13 +101,31 @@ def _checks(record: RunRecord, logs: dict[int, list[str]]) -> str:
     return "".join(parts)
 
 
-def _transcript(record: RunRecord, calls: list[Call | Note]) -> str:
+def window(total: int, start: int | None) -> int:
+    """Where the transcript's window starts: ``start`` within the entries, or the latest window."""
+    latest = max(0, total - WINDOW)
+    return latest if start is None else max(0, min(start, latest))
+
+
+def _transcript(record: RunRecord, calls: list[Call | Note], start: int | None = None) -> str:
     parts = ["<h2>transcript: tool calls as the gate decided them</h2>"]
     if not calls:
         return parts[0] + "<p class=\"empty\">no tool call recorded yet</p>"
+    first = window(len(calls), start)
+    page = calls[first:first + WINDOW]
+    if len(calls) > WINDOW:
+        here = f"/agents/{text(record.agent_id)}"
+        links = [f"entries {first + 1}–{first + len(page)} of {len(calls)}"]
+        if first > 0:
+            links.append(f"<a href=\"{here}?from=0\">first</a>")
+            links.append(f"<a href=\"{here}?from={max(0, first - WINDOW)}\">earlier</a>")
+        if first + len(page) < len(calls):
+            links.append(f"<a href=\"{here}?from={first + WINDOW}\">later</a>")
+            links.append(f"<a href=\"{here}\">latest (live)</a>")
+        parts.append(f"<p class=\"pages\">{' · '.join(links)}</p>")
     parts.append("<table class=\"transcript\"><thead><tr><th>attempt</th><th>time</th><th>tool</th><th>input</th>"
                  "<th>decision</th><th>atom</th><th>rule</th><th>reason</th><th>result</th></tr></thead><tbody>")
-    for c in calls:
+    for c in page:
         if isinstance(c, Call):
             shown = json.dumps(c.input, ensure_ascii=False)
             shown = shown if len(shown) <= INPUT_SHOWN else shown[:INPUT_SHOWN - 1] + "…"

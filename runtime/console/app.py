@@ -26,9 +26,9 @@ from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.console.agent_view import agent_body, agent_page
 from runtime.console.diff_view import diff_page, highlight_styles, parse_diff
 from runtime.console.guard import HEADERS, TOKEN_HEADER, Guard
-from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, shell, text
+from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, shell, text, waiting_link
 from runtime.console.plan_view import plan_body, plan_page
-from runtime.console.reading import AuditIndex, limits_of, plan_view, policy_of, state_text, transcript
+from runtime.console.reading import AuditIndex, limits_of, live_calls, plan_view, policy_of, state_text, transcript
 from runtime.console.send_back import Refused, SendBack, comments_from, feedback
 from runtime.console.watch import Watcher
 from runtime.manifests.names import AGENT_ID
@@ -61,8 +61,20 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
     audit = AuditIndex(state.audit)
     sender = SendBack(state, repo)
 
-    def html_page(title: str, body: str) -> HTMLResponse:
-        return HTMLResponse(page(title, body, guard.csrf))
+    async def html_page(title: str, body: str) -> HTMLResponse:
+        waiting = await asyncio.to_thread(_waiting)
+        return HTMLResponse(page(title, body, guard.csrf, sum(waiting.values())))
+
+    def _waiting() -> dict[str, int]:
+        """How many calls of each agent wait for the person."""
+        found = store()
+        out: dict[str, int] = {}
+        for asked in found.pending() if found is not None else []:
+            out[asked.agent] = out.get(asked.agent, 0) + 1
+        return out
+
+    async def waiting(request: Request) -> Response:
+        return HTMLResponse(waiting_link(sum((await asyncio.to_thread(_waiting)).values())))
 
     def run_of(agent_id: str) -> RunRecord | None:
         """The run of an agent id from a URL: only a well-formed id is looked up in the state folder."""
@@ -70,11 +82,12 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
 
     # -- the runs --------------------------------------------------------------------------
     async def home(request: Request) -> Response:
-        return html_page("runs", await asyncio.to_thread(_runs))
+        return await html_page("runs", await asyncio.to_thread(_runs))
 
     def _runs() -> str:
         agents, plans = runs_overview(state)
-        return runs_fragment(str(state.root), agents, plans)
+        going = {r.agent_id: live_calls(audit.of(r.agent_id), r) for r in agents if not r.final}
+        return runs_fragment(str(state.root), agents, plans, _waiting(), going)
 
     async def runs(request: Request) -> Response:
         return HTMLResponse(await asyncio.to_thread(_runs))
@@ -98,27 +111,34 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     # -- one agent -------------------------------------------------------------------------
-    def _agent_body(record: RunRecord) -> str:
+    def _start(request: Request) -> int | None:
+        given = request.query_params.get("from", "")
+        return int(given) if given.isdigit() and len(given) < 10 else None
+
+    def _agent_body(record: RunRecord, start: int | None = None) -> str:
         logs = {}
         for a in record.attempts:
             folder = state.attempt(record.agent_id, a.number) / "commands"
             logs[a.number] = sorted(p.name for p in folder.glob("*.log")) if folder.is_dir() else []
         return agent_body(record, transcript(audit.of(record.agent_id)), limits_of(state, record),
-                          policy_of(state, record.agent_id), logs)
+                          policy_of(state, record.agent_id), logs, start)
 
     async def agent(request: Request) -> Response:
         record = run_of(request.path_params["agent_id"])
         if record is None:
             return PlainTextResponse("no run of that agent here\n", status_code=404)
-        body = await asyncio.to_thread(_agent_body, record)
-        return html_page(f"agent {record.agent_id}", agent_page(record, body, sender.why_not(record.agent_id) is None))
+        start = _start(request)
+        body = await asyncio.to_thread(_agent_body, record, start)
+        return await html_page(f"agent {record.agent_id}",
+                               agent_page(record, body, sender.why_not(record.agent_id) is None, start))
 
     async def agent_live(request: Request) -> Response:
         record = run_of(request.path_params["agent_id"])
         if record is None:
             return PlainTextResponse("no run of that agent here\n", status_code=404)
-        body = await asyncio.to_thread(_agent_body, record)
-        return HTMLResponse(agent_page(record, body, sender.why_not(record.agent_id) is None))
+        start = _start(request)
+        body = await asyncio.to_thread(_agent_body, record, start)
+        return HTMLResponse(agent_page(record, body, sender.why_not(record.agent_id) is None, start))
 
     async def command_log(request: Request) -> Response:
         record = run_of(request.path_params["agent_id"])
@@ -129,7 +149,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         shown = await asyncio.to_thread(state_text, state, path)  # no link on the way is followed
         if shown is None:
             return PlainTextResponse("no such log\n", status_code=404)
-        return html_page(f"agent {record.agent_id}: {name}", f"<p><a href=\"/agents/{text(record.agent_id)}\">agent "
+        return await html_page(f"agent {record.agent_id}: {name}", f"<p><a href=\"/agents/{text(record.agent_id)}\">agent "
                                                               f"{text(record.agent_id)}</a></p>{pre(shown)}")
 
     def _change(record: RunRecord) -> tuple[str, str, list[FileChange]] | str:
@@ -153,8 +173,12 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
             return PlainTextResponse(found + "\n", status_code=404)
         base, head, files = found
         edits = {e for a in record.attempts for c in a.checks for e in c.test_edits}
-        body = diff_page(record.agent_id, base, head, files, edits, sender.why_not(record.agent_id))
-        return html_page(f"agent {record.agent_id}: the change", body)
+        given = request.query_params.get("file", "")
+        whole = int(given) if given.isdigit() and int(given) < len(files) else None
+        # Highlighting a big change takes a while: in a worker, so every other page and stream goes on.
+        body = await asyncio.to_thread(diff_page, record.agent_id, base, head, files, edits,
+                                       sender.why_not(record.agent_id), whole)
+        return await html_page(f"agent {record.agent_id}: the change", body)
 
     async def send_back(request: Request) -> Response:
         record = run_of(request.path_params["agent_id"])
@@ -188,7 +212,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         found = await asyncio.to_thread(_plan, request.path_params["run_id"])
         if found is None:
             return PlainTextResponse("no plan run of that id here\n", status_code=404)
-        return html_page(f"plan run {found[0]}", found[1])
+        return await html_page(f"plan run {found[0]}", found[1])
 
     async def plan_live(request: Request) -> Response:
         found = await asyncio.to_thread(_plan, request.path_params["run_id"])
@@ -208,7 +232,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         return approvals_fragment(found.pending(), recent, now)
 
     async def approvals(request: Request) -> Response:
-        return html_page("waiting for you", await asyncio.to_thread(_pending))
+        return await html_page("waiting for you", await asyncio.to_thread(_pending))
 
     async def approvals_live(request: Request) -> Response:
         return HTMLResponse(await asyncio.to_thread(_pending))
@@ -262,7 +286,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         return Response(highlight_styles(), media_type="text/css")
 
     app = Starlette(routes=[
-        Route("/", home), Route("/runs", runs), Route("/events", events),
+        Route("/", home), Route("/runs", runs), Route("/events", events), Route("/waiting", waiting),
         Route("/agents/{agent_id}", agent), Route("/agents/{agent_id}/live", agent_live),
         Route("/agents/{agent_id}/diff", diff),
         Route("/agents/{agent_id}/send-back", send_back, methods=["POST"]),

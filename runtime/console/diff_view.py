@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 HIGHLIGHT_MAX_LINES = 4000  # a file's shown lines beyond this are shown plain
+# What one page of a change shows, so a change of megabytes stays a page a browser opens in a second: a file's
+# first FILE_LINES lines (the rest on the file's own page), PAGE_LINES lines in all (the files after are
+# listed, each a link to its page), each line's first LINE_CHARS characters (the rest counted).
+FILE_LINES = 2000
+PAGE_LINES = 12000
+LINE_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -200,14 +206,39 @@ def highlighted(change: FileChange) -> list[str]:
             for ln in change.lines]
 
 
+def _rows(change: FileChange, lines: list[Line]) -> list[str]:
+    """The table rows of ``lines`` of ``change``, each cut at ``LINE_CHARS`` characters (what is cut, counted)."""
+    cut = FileChange(change.path, [replace(ln, text=ln.text[:LINE_CHARS]) for ln in lines], change.binary)
+    rows = []
+    for ln, whole, shown in zip(cut.lines, lines, highlighted(cut), strict=True):
+        more = len(whole.text) - len(ln.text)
+        if more:
+            shown += f"<span class=\"cut\"> … {more} more characters</span>"
+        if ln.kind == "hunk":
+            rows.append(f"<tr class=\"hunk\"><td class=\"ln\"></td><td class=\"ln\"></td><td class=\"code\">{shown}</td></tr>")
+            continue
+        side, number = ("old", ln.old) if ln.kind == "del" else ("new", ln.new)
+        rows.append(f"<tr class=\"{ln.kind}\" data-side=\"{side}\" data-line=\"{number}\">"
+                    f"<td class=\"ln\">{ln.old or ''}</td><td class=\"ln\">{ln.new or ''}</td>"
+                    f"<td class=\"code\"><button class=\"comment\" type=\"button\" title=\"comment on this line\">+</button>"
+                    f"<code class=\"hl\">{shown}</code></td></tr>")
+    return rows
+
+
 def diff_page(agent_id: str, base: str, head: str, files: list[FileChange], test_edits: set[str],
-              sendable: str | None) -> str:
-    """The change; ``sendable`` None when it can be sent back, else why not (shown instead of the form)."""
+              sendable: str | None, whole: int | None = None) -> str:
+    """The change; ``sendable`` None when it can be sent back, else why not (shown instead of the form).
+    ``whole``: the index of the one file shown whole (its own page); else each file up to the page's bounds."""
+    here = f"/agents/{text(agent_id)}/diff"
     parts = [f"<p class=\"links\"><a href=\"/agents/{text(agent_id)}\">agent {text(agent_id)}</a> · "
-             f"{text(base[:12])}..{text(head[:12])} · {len(files)} file{'s' if len(files) != 1 else ''}</p>"]
+             f"{text(base[:12])}..{text(head[:12])} · {len(files)} file{'s' if len(files) != 1 else ''}"
+             + (f" · <a href=\"{here}\">every file</a>" if whole is not None else "") + "</p>"]
     if not files:
         parts.append("<p class=\"empty\">no change against the base</p>")
-    for change in files:
+    budget = PAGE_LINES
+    for k, change in enumerate(files):
+        if whole is not None and k != whole:
+            continue
         edited = change.path in test_edits
         badge = " <span class=\"badge\">test edit: an existing test the task let it change</span>" if edited else ""
         parts.append(f"<section class=\"file{' test-edit' if edited else ''}\" data-path=\"{text(change.path)}\">"
@@ -215,17 +246,19 @@ def diff_page(agent_id: str, base: str, head: str, files: list[FileChange], test
         if change.binary:
             parts.append("<p class=\"empty\">a binary file</p></section>")
             continue
-        parts.append("<table class=\"diff\"><tbody>")
-        for ln, shown in zip(change.lines, highlighted(change), strict=True):
-            if ln.kind == "hunk":
-                parts.append(f"<tr class=\"hunk\"><td class=\"ln\"></td><td class=\"ln\"></td><td class=\"code\">{shown}</td></tr>")
-                continue
-            side, number = ("old", ln.old) if ln.kind == "del" else ("new", ln.new)
-            parts.append(f"<tr class=\"{ln.kind}\" data-side=\"{side}\" data-line=\"{number}\">"
-                         f"<td class=\"ln\">{ln.old or ''}</td><td class=\"ln\">{ln.new or ''}</td>"
-                         f"<td class=\"code\"><button class=\"comment\" type=\"button\" title=\"comment on this line\">+</button>"
-                         f"<code class=\"hl\">{shown}</code></td></tr>")
-        parts.append("</tbody></table></section>")
+        limit = len(change.lines) if whole is not None else max(0, min(FILE_LINES, budget))
+        if limit == 0:
+            parts.append(f"<p class=\"empty\">{len(change.lines)} lines, past what one page shows: "
+                         f"<a href=\"{here}?file={k}\">show this file</a></p></section>")
+            continue
+        budget -= limit
+        parts.append("<div class=\"scroll\"><table class=\"diff\"><tbody>")
+        parts += _rows(change, change.lines[:limit])
+        parts.append("</tbody></table></div>")
+        if limit < len(change.lines):
+            parts.append(f"<p class=\"empty\">{len(change.lines) - limit} more lines: "
+                         f"<a href=\"{here}?file={k}\">show all of this file</a></p>")
+        parts.append("</section>")
     parts.append("<section id=\"send-back\"><h2>send it back</h2>")
     if sendable is None:
         parts.append("<p>Comments on lines (the <strong>+</strong> beside each) and a note below go to the agent as the "

@@ -11,6 +11,7 @@ page's script fetches ``url`` again when the event stream names one of ``topics`
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from runtime.printable import printable
@@ -36,13 +37,20 @@ def live(section_id: str, url: str, topics: list[str], body: str) -> str:
             f"{body}</section>")
 
 
-def page(title: str, body: str, csrf: str) -> str:
+def waiting_link(count: int) -> str:
+    """The header's link to what waits for the person, with how many calls wait: on every page, live."""
+    badge = f" <span class=\"count\">{count}</span>" if count else ""
+    return (f"<a id=\"waiting\" class=\"{'waiting' if count else ''}\" href=\"/approvals\" data-live=\"/waiting\" "
+            f"data-topics=\"approvals\">waiting for you{badge}</a>")
+
+
+def page(title: str, body: str, csrf: str, waiting: int = 0) -> str:
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"csrf-token\" content=\"{text(csrf)}\"><title>{text(title)}</title>"
             "<link rel=\"stylesheet\" href=\"/static/console.css\">"
             "<link rel=\"stylesheet\" href=\"/highlight.css\">"
             "<script src=\"/static/console.js\" defer></script></head>\n"
-            "<body><header><nav><a href=\"/\">runs</a> · <a href=\"/approvals\">waiting for you</a>"
+            f"<body><header><nav><a href=\"/\">runs</a> · {waiting_link(waiting)}"
             "<button id=\"notify\" type=\"button\" hidden>tell me when an agent waits or a run ends</button></nav>"
             f"<h1>{text(title)}</h1></header><main>{body}</main>"
             "<aside id=\"notices\" aria-live=\"polite\"></aside></body></html>\n")
@@ -66,12 +74,22 @@ def spend(records: list[RunRecord]) -> tuple[int, int, int, int, int, float]:
             sum(a.denials for a in attempts), sum(a.tokens for a in attempts), sum(a.cost_usd for a in attempts))
 
 
-def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str, Any]]) -> str:
+def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str, Any]],
+                  waiting: Mapping[str, int] | None = None, going: Mapping[str, tuple[int, int]] | None = None) -> str:
     """The runs, as the home page shows them and the live updates replace them: every plan run with its
-    subtasks' spend, and every agent run (a plan's subtasks among them)."""
+    subtasks' spend, and every agent run (a plan's subtasks among them). ``waiting``: how many calls of each
+    agent wait for the person (it reads "waiting for you", first); ``going``: the tool calls and denials of
+    an attempt still going (`reading.live_calls`), counted with the finished attempts'."""
+    waiting, going = waiting or {}, going or {}
+    topics = ["runs", "approvals"]
     if not agents and not plans:
-        return live("runs", "/runs", ["runs"], f"<p class=\"empty\">no runs in {text(state_root)} yet</p>")
+        return live("runs", "/runs", topics, f"<p class=\"empty\">no runs in {text(state_root)} yet</p>")
     parts = []
+    if waiting:
+        names = ", ".join(f"<a href=\"/agents/{text(a)}\">{text(a)}</a>" for a in sorted(waiting))
+        total = sum(waiting.values())
+        parts.append(f"<p class=\"waiting\"><a href=\"/approvals\">{total} call{'s' if total > 1 else ''} "
+                     f"wait{'' if total > 1 else 's'} for you</a>: {names}</p>")
     by_id = {r.agent_id: r for r in agents}
     if plans:
         parts.append("<h2>plan runs</h2><table class=\"plans\"><thead><tr><th>run</th><th>status</th><th>subtasks</th>"
@@ -81,7 +99,10 @@ def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str
             subtasks = p["subtasks"]
             ok = sum(1 for s in subtasks if s["status"] == "ok")
             n, turns, calls, denials, tokens, cost = spend([by_id[s["agent_id"]] for s in subtasks if s["agent_id"] in by_id])
-            parts.append(f"<tr><td><a href=\"/plans/{text(p['run_id'])}\">{text(p['run_id'])}</a></td>"
+            calls += sum(going.get(s["agent_id"], (0, 0))[0] for s in subtasks)
+            denials += sum(going.get(s["agent_id"], (0, 0))[1] for s in subtasks)
+            parts.append(f"<tr class=\"{status_class(p['status'])}\"><td><a href=\"/plans/{text(p['run_id'])}\">"
+                         f"{text(p['run_id'])}</a></td>"
                          f"<td class=\"status\">{text(p['status'])}</td><td>{ok} of {len(subtasks)} ok</td>"
                          f"<td>{n}</td><td>{turns}</td><td>{calls}</td><td>{denials}</td><td>{tokens}</td>"
                          f"<td>${cost:.4f}</td><td>{text(p['integration'] or '')}</td>"
@@ -91,16 +112,24 @@ def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str
         parts.append("<h2>agent runs</h2><table class=\"agents\"><thead><tr><th>agent</th><th>role</th><th>status</th>"
                      "<th>attempts</th><th>turns</th><th>tool calls</th><th>denials</th><th>tokens</th><th>cost</th>"
                      "<th>commit</th><th>updated</th></tr></thead><tbody>")
-        for r in agents:
+        for r in sorted(agents, key=lambda r: r.agent_id not in waiting):  # who waits for the person first
             n, turns, calls, denials, tokens, cost = spend([r])
+            more, refused = going.get(r.agent_id, (0, 0))
             series = f" ({r.series} series)" if r.series > 1 else ""
-            parts.append(f"<tr data-agent=\"{text(r.agent_id)}\"><td><a href=\"/agents/{text(r.agent_id)}\">"
-                         f"{text(r.agent_id)}</a></td><td>{text(r.role)}</td>"
-                         f"<td class=\"status\">{text(r.label or r.status)}</td><td>{n}{text(series)}</td>"
-                         f"<td>{turns}</td><td>{calls}</td><td>{denials}</td><td>{tokens}</td><td>${cost:.4f}</td>"
-                         f"<td>{text((r.commit or '')[:12])}</td><td>{text(r.updated)}</td></tr>")
+            status = "waiting for you" if r.agent_id in waiting and not r.final else (r.label or r.status)
+            parts.append(f"<tr data-agent=\"{text(r.agent_id)}\" class=\"{status_class(status)}\">"
+                         f"<td><a href=\"/agents/{text(r.agent_id)}\">{text(r.agent_id)}</a></td><td>{text(r.role)}</td>"
+                         f"<td class=\"status\">{text(status)}</td><td>{n}{text(series)}</td>"
+                         f"<td>{turns}</td><td>{calls + more}</td><td>{denials + refused}</td><td>{tokens}</td>"
+                         f"<td>${cost:.4f}</td><td>{text((r.commit or '')[:12])}</td><td>{text(r.updated)}</td></tr>")
         parts.append("</tbody></table>")
-    return live("runs", "/runs", ["runs"], "".join(parts))
+    return live("runs", "/runs", topics, "".join(parts))
+
+
+def status_class(status: str) -> str:
+    """A row's class from a status or label (`rejected(tampering)` -> `rejected`): what its colour says."""
+    head = status.split("(", 1)[0].strip().replace(" ", "-")
+    return head if head.replace("-", "").isalpha() else "other"
 
 
 def approvals_fragment(pending: list[Approval], recent: list[Approval], now: float) -> str:

@@ -75,6 +75,21 @@ class AuditIndex:
             return list(self._by_agent.get(agent, ()))
 
 
+def live_calls(records: list[dict[str, Any]], record: RunRecord) -> tuple[int, int]:
+    """The tool calls and denials of ``record``'s attempt still going (the gate's records of an attempt its
+    record does not hold yet): the counts a running agent's row shows besides its finished attempts'."""
+    if record.final:
+        return 0, 0
+    done = {a.number for a in record.attempts}
+    calls = denials = 0
+    for r in records:
+        data = r.get("data") or {}
+        if r.get("kind") == "gate" and isinstance(data.get("attempt"), int) and data["attempt"] not in done:
+            calls += 1
+            denials += data.get("decision") == "deny"
+    return calls, denials
+
+
 @dataclass(frozen=True)
 class Call:
     """One tool call of an agent: what it asked, what the gate decided and why, and what it got back."""

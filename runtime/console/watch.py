@@ -197,6 +197,8 @@ class Watcher:
             return
         records, self._seen.audit_at = read_from(path, self._seen.audit_at, AUDIT_READ_MAX)
         topics.update(f"agent:{r['agent']}" for r in records if isinstance(r["agent"], str))
+        if any(r["kind"] == "gate" for r in records):
+            topics.add("runs")  # a running agent's tool calls, counted in its row as they happen
 
     def _approvals(self, topics: set[str], notices: list[Notice], first: bool) -> None:
         path = store_path(self.state.root)

@@ -338,3 +338,27 @@ def test_no_link_in_the_state_folder_is_followed_out_of_it(console, tmp_path):
     state.task_manifest("ag-one").symlink_to(secret)
     status, _, body = request(port, "/agents/ag-one", token=token)
     assert status == 200 and "TOP-SECRET" not in body
+
+
+def test_what_waits_for_the_person_comes_first_and_a_running_agent_s_calls_count_as_they_happen(console):
+    from runtime.approvals.store import ApprovalStore
+    from runtime.audit.log import AuditLog
+
+    state, port, token = console
+    state.write(RunRecord(agent_id="ag-busy", status="running", role="edit-local"))
+    audit = AuditLog(state.audit)
+    for n, decision in enumerate(["allow"] * 8 + ["deny", "ask"]):
+        audit.append("gate", "ag-busy", attempt=1, tool="Bash", input={"command": f"step {n}"}, decision=decision)
+    _, _, body = request(port, "/", token=token)
+    row = body[body.index('<tr data-agent="ag-busy"'):]
+    row = row[:row.index("</tr>")]
+    assert "<td>10</td><td>1</td>" in row  # ten calls, one denied, of an attempt not finished
+    assert 'id="waiting"' in body and 'class="count"' not in body  # nothing waits yet
+    ApprovalStore.for_state(state.root).request("ag-busy", "Bash", {"command": "make deploy"}, "asked", 300)
+    _, _, body = request(port, "/agents/ag-one", token=token)  # every page's header counts what waits
+    assert '<span class="count">1</span>' in body
+    _, _, fragment = request(port, "/runs", token=token)
+    assert "1 call waits for you" in fragment and fragment.index("ag-busy") < fragment.index("ag-one")
+    assert '<td class="status">waiting for you</td>' in fragment
+    status, _, link = request(port, "/waiting", token=token)
+    assert status == 200 and link.startswith('<a id="waiting"') and '<span class="count">1</span>' in link

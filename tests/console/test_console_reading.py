@@ -64,7 +64,7 @@ def test_the_watcher_names_what_changed_and_tells_a_person_what_waits_and_what_e
     change = watcher.look()
     assert change is not None and change.topics == {"runs", "agent:ag-new"} and not change.notices
     AuditLog(state.audit).append("gate", "ag-new", tool="Read", input={}, decision="allow")
-    assert watcher.look().topics == {"agent:ag-new"}
+    assert watcher.look().topics == {"agent:ag-new", "runs"}  # a tool call: its row's live count too
     asked, _ = ApprovalStore.for_state(state.root).request("ag-new", "Bash", {"command": "make x"}, "asked", 60)
     change = watcher.look()
     assert "approvals" in change.topics
@@ -136,3 +136,41 @@ def test_every_file_of_a_real_change_is_shown_under_its_real_name(tmp_path):
     # A comment names a file as its page shows it: found, and quoted from the change.
     comments, _ = comments_from({"comments": [{"path": printable("ctl\tx.md"), "side": "new", "line": 1, "text": "ok?"}]})
     assert "ok?" in feedback(comments, "", list(files.values()))
+
+
+def test_a_big_change_is_shown_a_bounded_page_at_a_time():
+    from runtime.console import diff_view
+    from runtime.console.diff_view import FILE_LINES, LINE_CHARS, PAGE_LINES, diff_page
+
+    big = "".join(f"+line {n}\n" for n in range(FILE_LINES + 500))
+    wide = "+" + "x" * (LINE_CHARS + 4000) + "\n"
+    many = "".join(f"diff --git a/f{k}.txt b/f{k}.txt\nnew file mode 100644\n--- /dev/null\n+++ b/f{k}.txt\n"
+                   f"@@ -0,0 +1,{FILE_LINES} @@\n" + "".join(f"+{k}.{n}\n" for n in range(FILE_LINES))
+                   for k in range(PAGE_LINES // FILE_LINES + 2))
+    diff = (f"diff --git a/big.py b/big.py\nnew file mode 100644\n--- /dev/null\n+++ b/big.py\n"
+            f"@@ -0,0 +1,{FILE_LINES + 501} @@\n{big}{wide}" + many)
+    files = parse_diff(diff)
+    page = diff_page("ag-big", "a" * 40, "b" * 40, files, set(), "no")
+    rows = page.count('<tr class="add"') + page.count('<tr class="hunk"')
+    assert rows == PAGE_LINES  # the page's bound, over every file
+    assert "502 more lines" in page and 'href="/agents/ag-big/diff?file=0">show all of this file' in page
+    assert f"?file={len(files) - 1}\">show this file" in page  # a file past the page's bound: a link to it
+    whole = diff_page("ag-big", "a" * 40, "b" * 40, files, set(), "no", whole=0)
+    assert whole.count('<tr class="add"') == FILE_LINES + 501 and "f1.txt" not in whole  # the file alone
+    assert "4000 more characters" in whole and "x" * (LINE_CHARS + 1) not in whole
+    assert diff_view.FILE_LINES < diff_view.HIGHLIGHT_MAX_LINES
+
+
+def test_a_long_transcript_is_read_a_window_at_a_time():
+    from runtime.console.agent_view import WINDOW, agent_body
+    from runtime.console.reading import Call
+
+    record = RunRecord(agent_id="ag-long", status="running", role="edit-local")
+    calls = [Call(1, "2026-12-04T10:00:00Z", "Bash", {"command": f"step {n}"}, "allow", "a", "r", "ok")
+             for n in range(WINDOW * 2 + 100)]
+    latest = agent_body(record, calls, [], None, {})
+    assert latest.count('<tr class="call') == WINDOW and "step 699" in latest and "step 399" not in latest
+    assert f"entries {WINDOW + 101}–{WINDOW * 2 + 100} of {WINDOW * 2 + 100}" in latest
+    assert 'href="/agents/ag-long?from=100">earlier' in latest
+    first = agent_body(record, calls, [], None, {}, start=0)
+    assert "step 0&quot;" in first and "step 300&quot;" not in first and "?from=300\">later" in first

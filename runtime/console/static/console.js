@@ -116,8 +116,14 @@
       link.textContent = n.title;
       item.appendChild(link);
       item.appendChild(document.createTextNode(": " + n.body));
-      box.appendChild(item);
-      setTimeout(function () { item.remove(); }, 15000);
+      const seen = document.createElement("button");
+      seen.type = "button";
+      seen.className = "seen";
+      seen.textContent = "seen";
+      seen.addEventListener("click", function () { item.remove(); });
+      item.appendChild(seen);
+      box.appendChild(item);  // it stays until the person says it was seen (a page left open all day)
+      while (box.children.length > 8) { box.firstElementChild.remove(); }
     }
     if (window.Notification && Notification.permission === "granted") {
       const shown = new Notification(n.title, { body: n.body, tag: n.url });
