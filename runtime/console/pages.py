@@ -152,7 +152,9 @@ def approvals_fragment(pending: list[Approval], recent: list[Approval], now: flo
                      f"approve</button> {always} "
                      f"<button class=\"decide\" data-id=\"{text(a.id)}\" data-decision=\"deny\">deny</button></td></tr>")
     if pending:
-        parts.append("</tbody></table>")
+        parts.append("</tbody></table><p class=\"keys\">keys: <kbd>j</kbd>/<kbd>k</kbd> the next or previous call, "
+                     "<kbd>a</kbd> approve, <kbd>d</kbd> deny, <kbd>A</kbd> always (the first call when none is "
+                     "chosen)</p>")
     if recent:
         parts.append("<h2>decided lately</h2><table class=\"decided\"><thead><tr><th>agent</th><th>call</th>"
                      "<th>decision</th><th>by</th><th>reason</th></tr></thead><tbody>")

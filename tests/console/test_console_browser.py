@@ -152,3 +152,27 @@ def test_a_service_on_another_loopback_port_receives_nothing_that_opens_the_cons
         body = answer.read().decode()
         conn.close()
         assert "ag-first" not in body and "csrf-token" not in body, (answer.status, body)
+
+
+def test_waiting_calls_are_decided_with_keys(browser, console):
+    from runtime.approvals.store import ApprovalStore
+
+    state, url = console
+    store = ApprovalStore.for_state(state.root)
+    first, _ = store.request("ag-first", "Bash", {"command": "make one"}, "asked", 300)
+    second, _ = store.request("ag-first", "Bash", {"command": "make two"}, "asked", 300)
+    base = url.split("?")[0].rstrip("/")
+    browser.get(f"{base}/approvals?token={url.split('token=', 1)[1]}")
+    assert "2" in browser.find_element("css selector", "#waiting .count").text  # the header counts them
+    browser.implicitly_wait(0)  # what is gone is looked for at once: the waits below poll
+    body = browser.find_element("tag name", "body")
+    body.send_keys("j")
+    body.send_keys("j")  # the second call
+    assert "selected" in browser.find_element("css selector", f'tr[data-id="{second.id}"]').get_attribute("class")
+    body.send_keys("d")
+    assert _wait(lambda: store.get(second.id).status == "denied"), store.get(second.id)
+    assert store.get(first.id).pending  # only the chosen call was decided
+    assert _wait(lambda: not browser.find_elements("css selector", f'table.approvals tr[data-id="{second.id}"]'))
+    browser.find_element("tag name", "body").send_keys("a")  # none chosen: the first waiting call
+    assert _wait(lambda: store.get(first.id).allowed)
+    assert _wait(lambda: not browser.find_elements("css selector", "#waiting .count"))  # nothing waits now

@@ -189,6 +189,28 @@
     if (!answer.ok) { row.querySelectorAll("button").forEach(function (b) { b.disabled = false; }); }
   });
 
+  // Keys, as review tools have them, on the calls waiting for the person: j/k the next or previous call,
+  // a approve, d deny, A always (approve and write the rule); never while the person types.
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.target.closest("input, textarea, select, [contenteditable]")) { return; }
+    const rows = Array.from(document.querySelectorAll("table.approvals tr[data-id]"));
+    if (!rows.length) { return; }
+    let at = rows.findIndex(function (r) { return r.classList.contains("selected"); });
+    if (e.key === "j" || e.key === "k") {
+      at = at < 0 ? 0 : Math.max(0, Math.min(rows.length - 1, at + (e.key === "j" ? 1 : -1)));
+      rows.forEach(function (r) { r.classList.remove("selected"); });
+      rows[at].classList.add("selected");
+      rows[at].scrollIntoView({ block: "nearest" });
+      e.preventDefault();
+      return;
+    }
+    const decision = { a: "approve", d: "deny", A: "always" }[e.key];
+    if (!decision) { return; }
+    const row = rows[at < 0 ? 0 : at];
+    const button = row.querySelector('button.decide[data-decision="' + decision + '"]');
+    if (button && !button.disabled) { button.click(); e.preventDefault(); }
+  });
+
   function ticking() {
     document.querySelectorAll("td.expiry").forEach(function (cell) {
       const left = Math.max(0, Math.round(Number(cell.dataset.expires) - Date.now() / 1000));
