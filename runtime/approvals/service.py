@@ -76,7 +76,8 @@ class ApprovalService(UnixService):
     def __init__(self, socket_path: str | os.PathLike[str], agent_id: str, store: ApprovalStore, *,
                  timeout_s: float, audit: Any = None, on_pending: Callable[[Approval], None] | None = None,
                  attempt: int | None = None, max_line_bytes: int = MAX_LINE_BYTES,
-                 forward: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+                 forward: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 on_allowed: Callable[[Approval], object] | None = None) -> None:
         super().__init__(socket_path)
         if not timeout_s > 0:
             raise ValueError("the approval timeout must be positive")
@@ -86,6 +87,9 @@ class ApprovalService(UnixService):
         self.timeout_s = float(timeout_s)
         self.audit = audit  # runtime.audit.log.AuditLog, or None
         self.on_pending = on_pending
+        # Called when a person allows a call, before the answer goes back: a rule they wrote with it ("always")
+        # is compiled into the policy the agent's next call is judged by.
+        self.on_allowed = on_allowed
         self.attempt = attempt
         self.max_line_bytes = max_line_bytes
         # On a cluster's worker node: who records, shows and decides the request (the orchestrator,
@@ -196,6 +200,11 @@ class ApprovalService(UnixService):
                 self._waiters[approval.id] -= 1
         if final.status != PENDING:
             self._audit_decision(final)
+        if final.allowed and self.on_allowed is not None:
+            try:
+                self.on_allowed(final)
+            except Exception:  # noqa: BLE001 - the call is allowed whatever; the policy in force stays as it was
+                pass
         return answer_for(final)
 
     def _wait(self, approval: Approval, deadline: float, gone: Callable[[], bool]) -> Approval:

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--feedback {args.feedback}: cannot be read ({exc})") from None
     state = state_dir(args)
     record = again_record(state, args.agent)
-    task, catalog = again_task(state, record)
+    task, catalog = again_task(state, record, Path.cwd())
     options = again_options(record, state, Path.cwd(), feedback, args.merge)
     if not record.sandboxed:
         print("WARNING: this agent ran WITHOUT an OS sandbox (--no-os-sandbox), and runs so again; only the gate "

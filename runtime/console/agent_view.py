@@ -59,15 +59,16 @@ def agent_page(record: RunRecord, body: str, sendable: bool, start: int | None =
 def _attempts(record: RunRecord) -> str:
     parts = ["<h2>attempts</h2><table class=\"attempts\"><thead><tr><th>#</th><th>series</th><th>duration</th>"
              "<th>exit</th><th>breach</th><th>turns</th><th>tool calls</th><th>denials</th><th>tokens</th><th>cost</th>"
-             "<th>peak memory</th><th>peak processes</th><th>disk</th><th>ended</th></tr></thead><tbody>"]
+             "<th>peak memory</th><th>peak processes</th><th>disk</th><th>ended</th><th>policy</th></tr></thead><tbody>"]
     for a in record.attempts:
         ended = f"stopped: {a.breach}" if a.breach else ("rejected, retried" if a.feedback else "finished")
         parts.append(f"<tr data-attempt=\"{a.number}\"><td>{a.number}</td><td>{a.series}</td><td>{a.duration_s:.1f} s</td>"
                      f"<td>{text(a.exit_code)}</td><td>{text(a.breach or '')}</td><td>{a.turns}</td><td>{a.tool_calls}</td>"
                      f"<td>{a.denials}</td><td>{a.tokens}</td><td>${a.cost_usd:.4f}</td><td>{a.peak_memory_mb:.0f} MB</td>"
-                     f"<td>{a.peak_processes}</td><td>{a.disk_mb:.1f} MB</td><td>{text(ended)}</td></tr>")
+                     f"<td>{a.peak_processes}</td><td>{a.disk_mb:.1f} MB</td><td>{text(ended)}</td>"
+                     f"<td title=\"the compiled policy it ran under\"><code>{text(a.policy[:12])}</code></td></tr>")
     if not record.attempts:
-        parts.append("<tr><td colspan=\"14\" class=\"empty\">no attempt has ended yet</td></tr>")
+        parts.append("<tr><td colspan=\"15\" class=\"empty\">no attempt has ended yet</td></tr>")
     parts.append("</tbody></table>")
     for a in record.attempts:
         if a.sent_back:

@@ -123,3 +123,14 @@ def find_catalog(explicit: str | None = None, search_cwd: bool = True) -> str:
     if shipped is None:
         raise UsageError("no catalog found: pass --catalog DIR (a folder with capabilities/ and roles/)")
     return shipped
+
+
+def catalog_now(recorded: str | os.PathLike[str], repo: str | os.PathLike[str]) -> str:
+    """The catalog a run compiled from, as a run started in ``repo`` now finds it: the one it recorded, unless
+    that was the shipped catalog and the repository has a project catalog since (`runtime allow` and "always" in
+    the console write one), which layers over the shipped one: a rule a person just added is read."""
+    project = project_catalog(os.path.join(os.fspath(repo), PROJECT_FOLDER))
+    shipped = shipped_catalog()
+    if project and shipped and os.path.realpath(recorded) == os.path.realpath(shipped):
+        return project
+    return os.fspath(recorded)

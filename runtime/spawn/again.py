@@ -1,7 +1,8 @@
 """`runtime again ID`: a new series of attempts for an agent whose run finished, on its own work.
 
 The run is spawned again from what its record keeps: the task as it was spawned (`StateDir.task_manifest`:
-a task file's text, or an inline plan subtask's tables written out), the catalog it was compiled from,
+a task file's text, or an inline plan subtask's tables written out), the catalog it was compiled from as it
+is now (a rule written since by "always" or `runtime allow` holds),
 inside the OS sandbox or not, watched or not. The new series starts from the head of the agent's branch
 (its verified or its kept work) and is judged against the same base, with the task's full retries; its
 first attempt is given what a person sent back (`feedback`) as a retry is given verify's. Its attempts
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import catalog_now
 from runtime.manifests.task import Task, task_from_manifest
 from runtime.spawn.state import RunRecord, StateDir
 from runtime.workspace.locks import holder
@@ -47,8 +49,9 @@ def again_record(state: StateDir, agent_id: str) -> RunRecord:
     return record
 
 
-def again_task(state: StateDir, record: RunRecord) -> tuple[Task, Catalog]:
-    """The task and catalog the run was spawned with, loaded again."""
+def again_task(state: StateDir, record: RunRecord, repo: Path | None = None) -> tuple[Task, Catalog]:
+    """The task the run was spawned with, loaded again from its catalog as it is now (`catalog_now`: the rule a
+    person just wrote with "always" or `runtime allow` is read)."""
     manifest = state.task_manifest(record.agent_id)
     if not manifest.is_file():
         raise UsageError(f"agent {record.agent_id}'s run keeps no task ({manifest} is missing: it ran under an older "
@@ -57,7 +60,7 @@ def again_task(state: StateDir, record: RunRecord) -> tuple[Task, Catalog]:
     if catalog_root is None or not catalog_root.is_dir():
         raise UsageError(f"agent {record.agent_id} was compiled from the catalog {record.catalog or '(unknown)'}, "
                          "which is gone: spawn its task under a new agent id")
-    catalog = Catalog(catalog_root)
+    catalog = Catalog(Path(catalog_now(catalog_root, repo)) if repo is not None else catalog_root)
     task = task_from_manifest(catalog, manifest.read_text(encoding="utf-8"), record.task, record.task_sha256)
     return dataclasses.replace(task, agent_id=record.agent_id), catalog
 

@@ -8,14 +8,21 @@ run ends it as failed(kind). Every attempt is recorded.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from runtime.errors import AgentFailed, LimitExhausted, RunFailure
+from runtime.errors import AgentFailed, LimitExhausted, ManifestError, RunFailure
+from runtime.manifests.catalog import Catalog
+from runtime.manifests.locate import catalog_now
+from runtime.manifests.role import load_role
+from runtime.policy.compile import compile_document
+from runtime.policy.document import PolicyDocument, PolicyError
 from runtime.sandbox.agent import agent_sandbox
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
@@ -63,7 +70,23 @@ def _start_broker(run: SpawnRun) -> tuple[ModelAccess | None, Path | None]:
     return backend_for(run.agent.backend).model_access(run)
 
 
-def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalService | None, Path | None]:
+class PolicyInForce:
+    """The policy an agent's calls are judged by: compiled again from the catalog as it is now (`policy_now`)
+    before each retry and whenever a person allows an asked call, so a rule they wrote with it ("always" in the
+    console, `runtime allow`) holds from the agent's next call on."""
+
+    def __init__(self, run: SpawnRun) -> None:
+        self.run, self.doc, self.attempt = run, run.policy, 0
+        self._lock = threading.Lock()
+
+    def refresh(self) -> PolicyDocument:
+        with self._lock:
+            self.doc = policy_now(self.run, self.doc, self.attempt)
+            return self.doc
+
+
+def _start_approvals(run: SpawnRun, folder: Path | None,
+                     in_force: PolicyInForce | None = None) -> tuple[ApprovalService | None, Path | None]:
     """The run's approvals service: its socket next to the broker's, in the same short folder
     (bound read-only into the sandbox), or in a folder of its own when there is no broker. None in a
     run nobody watches (`unattended`): the agent's side then refuses every ask at once.
@@ -95,12 +118,36 @@ def _start_approvals(run: SpawnRun, folder: Path | None) -> tuple[ApprovalServic
         remote = run.options.orchestrator
         service = ApprovalService(folder / "approvals.sock", run.agent_id, store,
                                   timeout_s=run.agent.limits.approval_timeout_s, audit=run.audit,
-                                  on_pending=on_pending, forward=remote.approve if remote else None).start()
+                                  on_pending=on_pending, forward=remote.approve if remote else None,
+                                  on_allowed=(lambda _: in_force.refresh()) if in_force is not None else None).start()
     except BaseException:
         if own is not None:
             remove_socket_folder(run.state.root, own)
         raise
     return service, own
+
+
+def policy_now(run: SpawnRun, current: PolicyDocument, attempt: int) -> PolicyDocument:
+    """The run's policy compiled again from its catalog as it is now, for the next attempt: a rule a person added
+    while the last one ran ("always" in the console, `runtime allow`) holds for this one, written where the gate
+    reads the policy. Verify judges every attempt by the checks the run began with. A catalog that no longer
+    compiles leaves the policy as it was (audited): the last one that did is the one in force."""
+    try:
+        catalog = Catalog(Path(catalog_now(run.catalog.root, run.git.root)))
+        role = load_role(catalog, run.task.role.name)
+        fresh = compile_document(role, run.task, run.worktree, catalog, submodules=run.submodules, mode=current.mode)
+    except (ManifestError, PolicyError, OSError) as exc:
+        run.audit.append("policy", run.agent_id, attempt=attempt, hash=current.hash, kept=True,
+                         error=" ".join(str(exc).split())[:1000])
+        return current
+    if fresh.hash == current.hash:
+        return current
+    path = run.run_ro / "policy.json"
+    staged = path.with_name(f".policy.json.{os.getpid()}")
+    staged.write_text(json.dumps(fresh.raw, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(staged, path)  # the gate reads a whole policy, the old or the new
+    run.audit.append("policy", run.agent_id, attempt=attempt, hash=fresh.hash, catalog=str(catalog.root))
+    return fresh
 
 
 def fresh_home(home: Path) -> None:
@@ -177,7 +224,8 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
     try:
         with run.timed("model-access"):
             broker, sock_folder = _start_broker(run)
-        approvals, approvals_folder = _start_approvals(run, sock_folder)
+        in_force = PolicyInForce(run)
+        approvals, approvals_folder = _start_approvals(run, sock_folder, in_force)
         sock_folder = sock_folder or approvals_folder
         assert sock_folder is not None  # without a broker's folder, _start_approvals made one
         egress = _start_egress(run, sock_folder)
@@ -185,16 +233,18 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             hand_over(sock_folder, agent_user())
         for k in range(agent.retries + 1):
             n = first + k + 1
+            in_force.attempt = n
+            policy = await anyio.to_thread.run_sync(in_force.refresh) if k else in_force.doc
             if approvals is not None:
                 approvals.attempt = n
             fresh_home(run.home)
             progress = Progress(run.agent_id, attempt=n, listener=run.options.listener, audit=run.audit)
             binds = [run.run_ro] + ([sock_folder] if sock_folder else [])
-            sandbox = (agent_sandbox(run.policy, run.worktree, run.home, binds, declared_env(run.task),
+            sandbox = (agent_sandbox(policy, run.worktree, run.home, binds, declared_env(run.task),
                                      toolchain=run.toolchain, submodules=run.submodules)
                        if run.options.use_sandbox else None)
             attempt_dir = run.state.attempt(run.agent_id, n)
-            setup = AttemptSetup(run.task, run.policy, run.worktree, run.run_ro, run.home, attempt_dir, sandbox,
+            setup = AttemptSetup(run.task, policy, run.worktree, run.run_ro, run.home, attempt_dir, sandbox,
                                  broker.socket_path if broker else None, feedback, progress,
                                  usage=broker.usage if broker else None, approvals_socket=approvals.socket_path if approvals else None,
                                  egress_socket=egress.socket_path if egress else None,
@@ -210,7 +260,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             attempt = Attempt(n, result.duration_s, result.exit_code, result.breach, progress.turns,
                               progress.tool_calls, progress.denials, tokens, cost, result.peak_memory_mb, progress.report,
                               peak_processes=result.peak_processes, disk_mb=result.disk_mb, series=series,
-                              sent_back=feedback if k == 0 and run.options.again else None)
+                              sent_back=feedback if k == 0 and run.options.again else None, policy=in_force.doc.hash)
             attempts.append(attempt)
             run.save("running", attempts=tuple(attempts))
             if breach == "loop":

@@ -39,6 +39,7 @@ class Attempt(_Bounded):
     disk_mb: float = 0.0  # written to disk by the agent's tree, as far as the meter saw
     series: int = 1  # the attempt series it belongs to: `runtime again` starts a new one on the same agent id
     sent_back: str | None = None  # what a person sent back to start its series (the first attempt of one)
+    policy: str = ""  # the hash of the compiled policy it ran under (a rule added since an earlier attempt shows)
 
 
 @dataclass(frozen=True)

@@ -473,3 +473,22 @@ def test_a_worker_nodes_service_passes_a_checked_request_on_and_records_nothing(
         assert svc.ask({"tool": "Bash", "input": {"command": "ls"}})["decision"] == "deny"
     finally:
         svc.close()
+
+
+def test_a_person_s_allowing_reaches_the_policy_before_the_answer_goes_back(env):
+    """``on_allowed`` runs when a call is allowed, before the agent hears it (a rule written with "always" is
+    compiled into the policy its next call is judged by); never on a denial; its failure never denies."""
+    seen: list[str] = []
+
+    def on_allowed(approval) -> None:
+        seen.append(approval.id)
+        raise RuntimeError("a catalog that does not compile")
+
+    svc = ApprovalService(env.socket, "ag-1", env.store, timeout_s=30, audit=env.audit, on_allowed=on_allowed).start()
+    env.services.append(svc)
+    env.decide_when_pending(True, "always", by="alice (console)")
+    decision, _ = ask_orchestrator(env.socket, "Bash", CALL, GATE_REASON, 10)
+    assert decision == "allow" and len(seen) == 1 and env.store.get(seen[0]).status == APPROVED
+    env.decide_when_pending(False, "no")
+    decision, _ = ask_orchestrator(env.socket, "Bash", {"command": "npm install other"}, GATE_REASON, 10)
+    assert decision == "deny" and len(seen) == 1
