@@ -88,7 +88,10 @@ def _checks(record: RunRecord, logs: dict[int, list[str]]) -> str:
         for c in a.checks:
             evidence = pre(c.feedback) if c.feedback else ""
             if c.tests is not None:
-                evidence += pre(json.dumps(c.tests.model_dump(mode="json", by_alias=True), indent=1))
+                evidence += readable(c.tests.model_dump(mode="json", by_alias=True, exclude_defaults=True))
+            for name, found in (("tampering", c.tampering), ("the reviewer's findings", c.review)):
+                if found:
+                    evidence += f"<p class=\"findings\">{text(name)}:</p>" + readable(found)
             if c.test_edits:
                 evidence += f"<p class=\"test-edits\">test edits: {text(', '.join(c.test_edits))}</p>"
             parts.append(f"<tr class=\"{text(c.status)}\"><td>{text(c.atom)}</td><td>{text(c.kind)}</td>"
@@ -100,6 +103,36 @@ def _checks(record: RunRecord, logs: dict[int, list[str]]) -> str:
                                f"{text(n)}</a>" for n in names)
             parts.append(f"<p class=\"command-logs\">the checks' command logs: {links}</p>")
     return "".join(parts)
+
+
+ROWS_SHOWN = 50
+
+
+def readable(value: object, depth: int = 0) -> str:
+    """Evidence as a person reads it: a mapping as a table of its keys, a list of mappings as a table with a
+    column per key, a list of values as a list, a value as text (escaped); past a few levels, as JSON text."""
+    if depth > 3:
+        return f"<code>{text(json.dumps(value, ensure_ascii=False)[:2000])}</code>"
+    if isinstance(value, dict):
+        if not value:
+            return "<span class=\"empty\">none</span>"
+        rows = "".join(f"<tr><th>{text(k)}</th><td>{readable(v, depth + 1)}</td></tr>" for k, v in value.items())
+        return f"<table class=\"evidence\"><tbody>{rows}</tbody></table>"
+    if isinstance(value, list):
+        if not value:
+            return "<span class=\"empty\">none</span>"
+        more = f"<p class=\"empty\">and {len(value) - ROWS_SHOWN} more</p>" if len(value) > ROWS_SHOWN else ""
+        shown = value[:ROWS_SHOWN]
+        if all(isinstance(v, dict) for v in shown):
+            keys = list(dict.fromkeys(k for v in shown for k in v))
+            head = "".join(f"<th>{text(k)}</th>" for k in keys)
+            body = "".join("<tr>" + "".join(f"<td>{readable(v.get(k, ''), depth + 1)}</td>" for k in keys) + "</tr>"
+                           for v in shown)
+            return f"<table class=\"evidence\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+        return "<ul class=\"evidence\">" + "".join(f"<li>{readable(v, depth + 1)}</li>" for v in shown) + f"</ul>{more}"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return text(value)
 
 
 def window(total: int, start: int | None) -> int:

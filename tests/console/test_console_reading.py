@@ -174,3 +174,16 @@ def test_a_long_transcript_is_read_a_window_at_a_time():
     assert 'href="/agents/ag-long?from=100">earlier' in latest
     first = agent_body(record, calls, [], None, {}, start=0)
     assert "step 0&quot;" in first and "step 300&quot;" not in first and "?from=300\">later" in first
+
+
+def test_evidence_reads_as_tables_and_lists_with_every_text_escaped():
+    from runtime.console.agent_view import ROWS_SHOWN, readable
+
+    shown = readable({"runner": "pytest", "complete": True, "counts": {"passed": 3, "failed": 1},
+                      "failed": [{"id": "<script>x</script>", "outcome": "failed"}], "notes": ["a", "b"],
+                      "many": list(range(ROWS_SHOWN + 5))})
+    assert shown.startswith('<table class="evidence">') and "<th>runner</th><td>pytest</td>" in shown
+    assert "<th>complete</th><td>yes</td>" in shown and "<th>passed</th><td>3</td>" in shown
+    assert "<thead><tr><th>id</th><th>outcome</th></tr></thead>" in shown and "&lt;script&gt;" in shown
+    assert "<script>" not in shown and "<li>a</li><li>b</li>" in shown and "and 5 more" in shown
+    assert "{" not in shown  # no JSON left for a person to read
