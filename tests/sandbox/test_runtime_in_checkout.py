@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runtime.sandbox.toolchain import ToolchainMounts
-from runtime.spawn import sandboxing
+from runtime.sandbox import agent as sandboxing
 
 
 def test_the_runtime_inside_the_checkout_becomes_a_toolchain_folder_once(monkeypatch, tmp_path):

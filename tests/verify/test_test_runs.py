@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from runtime.spawn import test_runs
+from runtime.verify import test_runs
 from runtime.verify.commands import NO_BINDS, Binds, _overlaid
 from runtime.verify.kinds.kind import TestSide
 from runtime.verify.kinds.runners.plan import plan_tests
