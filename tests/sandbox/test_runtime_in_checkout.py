@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.sandbox import agent as sandboxing
+from runtime.sandbox.toolchain import ToolchainMounts
 
 
 def test_the_runtime_inside_the_checkout_becomes_a_toolchain_folder_once(monkeypatch, tmp_path):
