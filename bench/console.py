@@ -242,12 +242,12 @@ def big_pages() -> None:
                                ("a run of 20,000 records", "/agents/ag-long")):
                 slowest, done = [0.0], threading.Event()
 
-                def others() -> None:
+                def others(done: threading.Event, slowest: list[float]) -> None:
                     while not done.is_set():
                         for small in ("/static/console.js", "/runs"):
                             slowest[0] = max(slowest[0], console.get(small)[0])
 
-                beside = threading.Thread(target=others)
+                beside = threading.Thread(target=others, args=(done, slowest))
                 beside.start()
                 took, status, size_b = console.get(path)
                 done.set()
