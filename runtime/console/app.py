@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,8 @@ from starlette.staticfiles import StaticFiles
 from runtime.approvals.service import decided_by
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.console.agent_view import agent_body, agent_page
-from runtime.console.diff_view import diff_page, highlight_styles, parse_diff
+from runtime.console.change import Renderer, read_change
+from runtime.console.diff_view import highlight_styles
 from runtime.console.guard import HEADERS, TOKEN_HEADER, Guard
 from runtime.console.pages import approvals_fragment, page, pre, runs_fragment, shell, text, waiting_link
 from runtime.console.plan_view import plan_body, plan_page
@@ -32,17 +34,15 @@ from runtime.console.reading import AuditIndex, limits_of, live_calls, plan_view
 from runtime.console.send_back import Refused, SendBack, comments_from, feedback
 from runtime.console.watch import Watcher
 from runtime.manifests.names import AGENT_ID
-from runtime.orchestration.overview import change_of, runs_overview
-from runtime.workspace.git import GitError
+from runtime.orchestration.overview import runs_overview
 
 if TYPE_CHECKING:
     import socket
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
     from starlette.requests import Request
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from runtime.console.diff_view import FileChange
     from runtime.spawn.state import RunRecord, StateDir
 
 STATIC = Path(__file__).with_name("static")
@@ -56,10 +56,14 @@ def _well_formed(agent_id: str) -> bool:
     return bool(AGENT_ID.fullmatch(agent_id)) and ".." not in agent_id
 
 
-def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIApp:
+def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> Guarded:
     watcher = Watcher(state)
     audit = AuditIndex(state.audit)
+    # The audit log read once, in the background, as the console starts: the first agent page a person opens
+    # does not parse a long log while every other page waits for the interpreter.
+    threading.Thread(target=audit.of, args=("",), name="audit-index", daemon=True).start()
     sender = SendBack(state, repo)
+    renderer = Renderer()
 
     async def html_page(title: str, body: str) -> HTMLResponse:
         waiting = await asyncio.to_thread(_waiting)
@@ -152,32 +156,15 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         return await html_page(f"agent {record.agent_id}: {name}", f"<p><a href=\"/agents/{text(record.agent_id)}\">agent "
                                                               f"{text(record.agent_id)}</a></p>{pre(shown)}")
 
-    def _change(record: RunRecord) -> tuple[str, str, list[FileChange]] | str:
-        """The agent's branch against the base it started from, in the repository the console was opened in."""
-        if repo is None:
-            return "no change of that agent here"
-        try:
-            head, shown = change_of(repo, record)
-        except GitError as exc:
-            return f"the change cannot be read: {exc}"
-        if head is None:
-            return "no change of that agent here"
-        return record.base, head, parse_diff(shown)
-
     async def diff(request: Request) -> Response:
         record = run_of(request.path_params["agent_id"])
         if record is None:
             return PlainTextResponse("no change of that agent here\n", status_code=404)
-        found = await asyncio.to_thread(_change, record)
-        if isinstance(found, str):
-            return PlainTextResponse(found + "\n", status_code=404)
-        base, head, files = found
-        edits = {e for a in record.attempts for c in a.checks for e in c.test_edits}
-        given = request.query_params.get("file", "")
-        whole = int(given) if given.isdigit() and int(given) < len(files) else None
-        # Highlighting a big change takes a while: in a worker, so every other page and stream goes on.
-        body = await asyncio.to_thread(diff_page, record.agent_id, base, head, files, edits,
-                                       sender.why_not(record.agent_id), whole)
+        # Read, parsed and highlighted in a worker process: a change of megabytes holds up no other page.
+        status, body = await renderer.change_page(repo, record, sender.why_not(record.agent_id),
+                                                  request.query_params.get("file", ""))
+        if status != 200:
+            return PlainTextResponse(body + "\n", status_code=status)
         return await html_page(f"agent {record.agent_id}: the change", body)
 
     async def send_back(request: Request) -> Response:
@@ -187,7 +174,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         try:
             payload = json.loads((await _body(request)).decode("utf-8"))
             comments, note = comments_from(payload)
-            found = await asyncio.to_thread(_change, record)
+            found = await asyncio.to_thread(read_change, repo, record)
             if isinstance(found, str):
                 raise Refused(found)
             text_sent = feedback(comments, note, found[2])
@@ -297,7 +284,7 @@ def build_app(state: StateDir, guard: Guard, repo: Path | None = None) -> ASGIAp
         Route("/highlight.css", highlight_css),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ])
-    return Guarded(app, guard)
+    return Guarded(app, guard, close=renderer.close)
 
 
 async def _body(request: Request) -> bytes:
@@ -315,18 +302,22 @@ def serve(state: StateDir, guard: Guard, listener: socket.socket, repo: Path | N
     import uvicorn
 
     # An open page holds its event stream open: on a stop, it is cut after a second rather than waited for.
-    config = uvicorn.Config(build_app(state, guard, repo), log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=1)
-    with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[listener])
+    app = build_app(state, guard, repo)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        app.close()  # the change pages' worker process
 
 
 class Guarded:
     """The guard in front of every request (``runtime.console.guard``), and its headers on every answer."""
 
-    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+    def __init__(self, app: ASGIApp, guard: Guard, close: Callable[[], None] = lambda: None) -> None:
         self.app = app
         self.guard = guard
+        self.close = close
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

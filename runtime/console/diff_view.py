@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 HIGHLIGHT_MAX_LINES = 4000  # a file's shown lines beyond this are shown plain
 # What one page of a change shows, so a change of megabytes stays a page a browser opens in a second: a file's
-# first FILE_LINES lines (the rest on the file's own page), PAGE_LINES lines in all (the files after are
-# listed, each a link to its page), each line's first LINE_CHARS characters (the rest counted).
+# first FILE_LINES lines (the rest on the file's own page), PAGE_LINES lines and PAGE_CHARS characters in all
+# (the files after are listed, each a link to its page), each line's first LINE_CHARS characters (the rest
+# counted). A file's own page shows it whole, each line cut the same way.
 FILE_LINES = 2000
 PAGE_LINES = 12000
+PAGE_CHARS = 400_000
 LINE_CHARS = 1000
+HIGHLIGHT_CHARS = 150_000  # the characters one page highlights (a lexer's pace): the files past them are plain
 
 
 @dataclass(frozen=True)
@@ -185,11 +188,11 @@ def highlight_styles() -> str:
     return str(HtmlFormatter(style="default").get_style_defs(".hl"))
 
 
-def highlighted(change: FileChange) -> list[str]:
+def highlighted(change: FileChange, plain: bool = False) -> list[str]:
     """The HTML of each of the change's lines (hunk headers as plain text), highlighted when its language
-    is known and it is not too long."""
+    is known, it is not too long and not ``plain``."""
     code = [ln for ln in change.lines if ln.kind != "hunk"]
-    lexer = _lexer(change.path)
+    lexer = None if plain else _lexer(change.path)
     if lexer is None or len(code) > HIGHLIGHT_MAX_LINES:
         return [html.escape(ln.text, quote=True) for ln in change.lines]
     pieces: list[list[str]] = [[]]
@@ -206,11 +209,11 @@ def highlighted(change: FileChange) -> list[str]:
             for ln in change.lines]
 
 
-def _rows(change: FileChange, lines: list[Line]) -> list[str]:
+def _rows(change: FileChange, lines: list[Line], plain: bool = False) -> list[str]:
     """The table rows of ``lines`` of ``change``, each cut at ``LINE_CHARS`` characters (what is cut, counted)."""
     cut = FileChange(change.path, [replace(ln, text=ln.text[:LINE_CHARS]) for ln in lines], change.binary)
     rows = []
-    for ln, whole, shown in zip(cut.lines, lines, highlighted(cut), strict=True):
+    for ln, whole, shown in zip(cut.lines, lines, highlighted(cut, plain), strict=True):
         more = len(whole.text) - len(ln.text)
         if more:
             shown += f"<span class=\"cut\"> … {more} more characters</span>"
@@ -225,6 +228,15 @@ def _rows(change: FileChange, lines: list[Line]) -> list[str]:
     return rows
 
 
+def _fits(lines: list[Line], most: int, chars: int) -> int:
+    """How many of ``lines`` (at most ``most``) fit in ``chars`` characters, each cut at ``LINE_CHARS``."""
+    n = 0
+    while n < min(most, len(lines)) and chars > 0:
+        chars -= min(len(lines[n].text), LINE_CHARS) + 1
+        n += 1
+    return n
+
+
 def diff_page(agent_id: str, base: str, head: str, files: list[FileChange], test_edits: set[str],
               sendable: str | None, whole: int | None = None) -> str:
     """The change; ``sendable`` None when it can be sent back, else why not (shown instead of the form).
@@ -235,7 +247,7 @@ def diff_page(agent_id: str, base: str, head: str, files: list[FileChange], test
              + (f" · <a href=\"{here}\">every file</a>" if whole is not None else "") + "</p>"]
     if not files:
         parts.append("<p class=\"empty\">no change against the base</p>")
-    budget = PAGE_LINES
+    budget, chars, lexed = PAGE_LINES, PAGE_CHARS, HIGHLIGHT_CHARS
     for k, change in enumerate(files):
         if whole is not None and k != whole:
             continue
@@ -246,14 +258,17 @@ def diff_page(agent_id: str, base: str, head: str, files: list[FileChange], test
         if change.binary:
             parts.append("<p class=\"empty\">a binary file</p></section>")
             continue
-        limit = len(change.lines) if whole is not None else max(0, min(FILE_LINES, budget))
+        limit = len(change.lines) if whole is not None else _fits(change.lines, min(FILE_LINES, budget), chars)
         if limit == 0:
             parts.append(f"<p class=\"empty\">{len(change.lines)} lines, past what one page shows: "
                          f"<a href=\"{here}?file={k}\">show this file</a></p></section>")
             continue
         budget -= limit
+        size = sum(min(len(ln.text), LINE_CHARS) + 1 for ln in change.lines[:limit])
+        chars -= size
+        lexed -= size
         parts.append("<div class=\"scroll\"><table class=\"diff\"><tbody>")
-        parts += _rows(change, change.lines[:limit])
+        parts += _rows(change, change.lines[:limit], plain=lexed < 0)
         parts.append("</tbody></table></div>")
         if limit < len(change.lines):
             parts.append(f"<p class=\"empty\">{len(change.lines) - limit} more lines: "
