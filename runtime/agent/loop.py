@@ -13,6 +13,7 @@ orchestrator's: nothing the agent sends can approve a call.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 from runtime.agent.events import emit
@@ -22,7 +23,7 @@ from runtime.approvals import DEFAULT_TIMEOUT_S
 from runtime.approvals.service import ask_orchestrator
 from runtime.gate.decision import ALLOW, ASK, unattended
 from runtime.gate.engine import decide
-from runtime.gate.policy import load_policy
+from runtime.gate.policy import Policy, load_policy
 from runtime.models.broker import BrokerClient
 from runtime.models.types import ModelError
 from runtime.policy.document import PolicyError
@@ -46,6 +47,26 @@ def run_tool(name: str, args: dict[str, Any], root: str) -> tuple[str, bool]:
         return f"`{name}` failed: {type(exc).__name__}: {exc}", True
 
 
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _current(policy: Policy, path: str, seen: tuple[int, int, int] | None) -> tuple[Policy, tuple[int, int, int] | None]:
+    """The policy as its file holds it now: the orchestrator writes a new one when a person's decision adds a
+    rule ("always"), and the next call is judged by it; a file that does not load leaves the one in force."""
+    now = _stamp(path)
+    if now is None or now == seen:
+        return policy, seen
+    try:
+        return load_policy(path), now
+    except PolicyError:
+        return policy, now
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="runtime.agent")
     for opt in ("--bundle", "--policy", "--broker", "--root"):
@@ -59,6 +80,7 @@ def main(argv: list[str]) -> int:
     except PolicyError as exc:
         emit("error", kind="policy", message=str(exc))
         return 3
+    seen = _stamp(args.policy)
     with open(args.bundle, encoding="utf-8") as fh:
         bundle = fh.read()
     first = KICKOFF.format(root=args.root)
@@ -89,6 +111,7 @@ def main(argv: list[str]) -> int:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": call.error})
                 continue
             started = time.perf_counter()
+            policy, seen = _current(policy, args.policy, seen)
             decision = decide(policy, call.name, call.arguments, args.root)
             gate_ms = (time.perf_counter() - started) * 1000
             if decision.verdict == ASK and not args.approvals:

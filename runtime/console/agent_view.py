@@ -66,7 +66,7 @@ def _attempts(record: RunRecord) -> str:
                      f"<td>{text(a.exit_code)}</td><td>{text(a.breach or '')}</td><td>{a.turns}</td><td>{a.tool_calls}</td>"
                      f"<td>{a.denials}</td><td>{a.tokens}</td><td>${a.cost_usd:.4f}</td><td>{a.peak_memory_mb:.0f} MB</td>"
                      f"<td>{a.peak_processes}</td><td>{a.disk_mb:.1f} MB</td><td>{text(ended)}</td>"
-                     f"<td title=\"the compiled policy it ran under\"><code>{text(a.policy.split(":")[-1][:12])}</code></td></tr>")
+                     f"<td title=\"the compiled policy it ran under\"><code>{text(a.policy.rpartition(':')[2][:12])}</code></td></tr>")
     if not record.attempts:
         parts.append("<tr><td colspan=\"15\" class=\"empty\">no attempt has ended yet</td></tr>")
     parts.append("</tbody></table>")

@@ -221,13 +221,16 @@ def test_a_plan_run_watched_approved_reviewed_and_sent_back_in_the_browser(brows
 
 def test_always_approves_a_call_no_rule_decides_and_writes_its_rule(browser, tmp_path):
     """A strict run (no OS sandbox) of an agent whose call no rule decides: "always" approves it and writes the
-    narrowest rule into the repository's catalog, through the code `runtime allow` runs."""
+    narrowest rule into the repository's catalog, through the code `runtime allow` runs; the agent's next call
+    of the same command is allowed by that rule, never asked again, and its attempt records the policy it ran
+    under."""
     repo, _ = make_repo(tmp_path)
     state = tmp_path / "state"
     state.mkdir()
     folder = tmp_path / "task"
     folder.mkdir()
     name = script(folder, "ag-always", [[{"name": "Bash", "input": {"command": "nproc"}}],
+                                        [{"name": "Bash", "input": {"command": "nproc"}}],
                                         [{"name": "Edit", "input": {"file_path": "src/calc/__init__.py",
                                                                     "old_string": "(len(values) + 1)",
                                                                     "new_string": "len(values)"}}],
@@ -263,6 +266,13 @@ def test_always_approves_a_call_no_rule_decides_and_writes_its_rule(browser, tmp
         explained = subprocess.run([RUNTIME, "explain", "nproc", "--role", "edit-local"], cwd=repo, env=env,
                                    capture_output=True, text=True, timeout=60)
         assert explained.stdout.startswith("allow"), explained.stdout + explained.stderr
+        # The same call, next: allowed by the rule "always" wrote, with no person asked again.
+        assert len(ApprovalStore.for_state(state).all(limit=10)) == 1
+        decided = [json.loads(line)["data"]["decision"] for line in (state / "audit.jsonl").read_text().splitlines()
+                   if json.loads(line)["kind"] == "gate" and json.loads(line)["data"].get("input") == {"command": "nproc"}]
+        assert decided == ["ask", "allow"], decided
+        record = json.loads((state / "runs" / "ag-always" / "state.json").read_text())
+        assert record["attempts"][0]["policy"].startswith("sha256:")
     finally:
         if spawn.poll() is None:
             spawn.kill()
