@@ -268,9 +268,10 @@ def test_always_approves_a_call_no_rule_decides_and_writes_its_rule(browser, tmp
         assert explained.stdout.startswith("allow"), explained.stdout + explained.stderr
         # The same call, next: allowed by the rule "always" wrote, with no person asked again.
         assert len(ApprovalStore.for_state(state).all(limit=10)) == 1
-        decided = [json.loads(line)["data"]["decision"] for line in (state / "audit.jsonl").read_text().splitlines()
-                   if json.loads(line)["kind"] == "gate" and json.loads(line)["data"].get("input") == {"command": "nproc"}]
-        assert decided == ["ask", "allow"], decided
+        gates = [json.loads(line)["data"] for line in (state / "audit.jsonl").read_text().splitlines()
+                 if json.loads(line)["kind"] == "gate" and json.loads(line)["data"].get("input") == {"command": "nproc"}]
+        assert [g["decision"] for g in gates] == ["allow", "allow"], gates
+        assert "approved by" in gates[0]["reason"] and "approved" not in gates[1]["reason"], gates  # the rule's
         record = json.loads((state / "runs" / "ag-always" / "state.json").read_text())
         assert record["attempts"][0]["policy"].startswith("sha256:")
     finally:
