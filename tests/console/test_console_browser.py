@@ -176,3 +176,45 @@ def test_waiting_calls_are_decided_with_keys(browser, console):
     browser.find_element("tag name", "body").send_keys("a")  # none chosen: the first waiting call
     assert _wait(lambda: store.get(first.id).allowed)
     assert _wait(lambda: not browser.find_elements("css selector", "#waiting .count"))  # nothing waits now
+
+
+def test_files_git_quotes_are_shown_in_the_browser_under_their_real_names(browser, tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x", *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (repo / "README.md").write_text("# r\n")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    base = git("rev-parse", "HEAD")
+    git("checkout", "-qb", "agent/ag-names")
+    names = ["café.md", 'q"uote.md', "with space.md", "naïve dir/ünï.py"]
+    for name in names:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(f"{name}\n")
+    git("add", "-A")
+    git("commit", "-qm", "names")
+    head = git("rev-parse", "HEAD")
+    git("checkout", "-q", "main")
+    state = StateDir(tmp_path / "state")
+    (state.root / "runs").mkdir(parents=True)
+    state.write(RunRecord(agent_id="ag-names", status="ok", role="edit-local", base=base, branch="agent/ag-names",
+                          commit=head, attempts=(Attempt(number=1),)))
+    running = Console(state.root, cwd=repo)
+    try:
+        base_url = running.url.split("?")[0].rstrip("/")
+        browser.get(f"{base_url}/agents/ag-names/diff?token={running.url.split('token=', 1)[1]}")
+        browser.find_element("css selector", "section.file")
+        shown = [h.text for h in browser.find_elements("css selector", "section.file h2")]
+        assert sorted(shown) == sorted(names), shown  # never /dev/null, never git's quoting
+        paths = [s.get_attribute("data-path") for s in browser.find_elements("css selector", "section.file")]
+        assert sorted(paths) == sorted(names)
+        _shot(browser, "change-names")
+    finally:
+        running.stop()
