@@ -32,7 +32,7 @@ def browser() -> Iterator[object]:
     assert found is not None
     options = webdriver.ChromeOptions()
     options.binary_location = found[0]
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,900",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=found[1]), options=options)

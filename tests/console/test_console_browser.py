@@ -218,3 +218,63 @@ def test_files_git_quotes_are_shown_in_the_browser_under_their_real_names(browse
         _shot(browser, "change-names")
     finally:
         running.stop()
+
+
+def test_a_big_change_being_read_holds_up_no_live_page(browser, tmp_path):
+    """A change of megabytes, asked for over and over, while a person's home page is open: a run written
+    meanwhile still shows on that page live (the change is read in a worker, a page's worth at a time)."""
+    import subprocess
+    import threading
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x", *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (repo / "README.md").write_text("# r\n")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    base = git("rev-parse", "HEAD")
+    git("checkout", "-qb", "agent/ag-big")
+    line = "value = compute(" + ", ".join(f"arg_{k}" for k in range(30)) + ")\n"
+    for f in range(24):
+        (repo / f"gen_{f:02d}.py").write_text(line * (300_000 // len(line)))
+    git("add", "-A")
+    git("commit", "-qm", "big")
+    head = git("rev-parse", "HEAD")
+    git("checkout", "-q", "main")
+    state = StateDir(tmp_path / "state")
+    (state.root / "runs").mkdir(parents=True)
+    state.write(RunRecord(agent_id="ag-big", status="ok", role="edit-local", base=base, branch="agent/ag-big",
+                          commit=head, attempts=(Attempt(number=1),)))
+    running = Console(state.root, cwd=repo)
+    stop, answers = threading.Event(), []
+
+    def read_the_change() -> None:
+        import http.client
+
+        port = int(urlsplit(running.url).port or 0)
+        while not stop.is_set():
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            conn.request("GET", "/agents/ag-big/diff", headers={"Host": f"127.0.0.1:{port}",
+                                                                  "X-Console-Token": running.url.split("token=", 1)[1]})
+            answer = conn.getresponse()
+            answers.append((answer.status, len(answer.read())))
+            conn.close()
+
+    reader = threading.Thread(target=read_the_change, daemon=True)
+    try:
+        browser.get(running.url)
+        assert "ag-big" in browser.find_element("id", "runs").text
+        reader.start()
+        _wait(lambda: answers, 30)  # the change has been read once: the reader is at it again
+        state.write(RunRecord(agent_id="ag-meanwhile", status="running", role="explorer"))
+        assert _wait(lambda: "ag-meanwhile" in browser.find_element("id", "runs").text, 10), browser.page_source
+        assert answers and all(status == 200 and size < 2_000_000 for status, size in answers), answers[:3]
+    finally:
+        stop.set()
+        reader.join(120)
+        running.stop()
