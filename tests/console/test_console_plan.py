@@ -223,7 +223,7 @@ def test_always_approves_a_call_no_rule_decides_and_writes_its_rule(browser, tmp
     """A strict run (no OS sandbox) of an agent whose call no rule decides: "always" approves it and writes the
     narrowest rule into the repository's catalog, through the code `runtime allow` runs; the agent's next call
     of the same command is allowed by that rule, never asked again, and its attempt records the policy it ran
-    under."""
+    under; and `runtime again` then reads the rule too."""
     repo, _ = make_repo(tmp_path)
     state = tmp_path / "state"
     state.mkdir()
@@ -274,6 +274,15 @@ def test_always_approves_a_call_no_rule_decides_and_writes_its_rule(browser, tmp
         assert "approved by" in gates[0]["reason"] and "approved" not in gates[1]["reason"], gates  # the rule's
         record = json.loads((state / "runs" / "ag-always" / "state.json").read_text())
         assert record["attempts"][0]["policy"].startswith("sha256:")
+        # `runtime again` reads the catalog as it is now: the run compiled from the shipped catalog, and the
+        # repository has a project catalog since, whose rule allows the call; nobody is asked.
+        again = subprocess.run([RUNTIME, "again", "ag-always", "--json"], cwd=repo, env=env, capture_output=True,
+                               text=True, timeout=120)
+        assert again.returncode == 0 and json.loads(again.stdout)["label"] == "ok", again.stdout + again.stderr
+        assert len(ApprovalStore.for_state(state).all(limit=10)) == 1
+        record = json.loads((state / "runs" / "ag-always" / "state.json").read_text())
+        assert [a["series"] for a in record["attempts"]] == [1, 2]
+        assert record["catalog"] == str((repo / ".agent-runtime").resolve())
     finally:
         if spawn.poll() is None:
             spawn.kill()
