@@ -103,6 +103,11 @@ def test_a_deep_link_with_the_token_opens_its_page_and_leaves_no_token_behind(br
     browser.find_element("css selector", 'nav a[href="/approvals"]').click()  # a link: the token is kept
     assert _wait(lambda: browser.current_url == f"{base}/approvals")
     assert browser.find_element("tag name", "h1").text == "waiting for you"
+    browser.back()  # the history holds the page, never the link that brought the token
+    assert _wait(lambda: browser.current_url == f"{base}/agents/ag-first"), browser.current_url
+    assert browser.find_element("tag name", "h1").text == "agent ag-first"
+    browser.back()
+    assert token not in browser.current_url
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
