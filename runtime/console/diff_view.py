@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -228,13 +229,14 @@ def _rows(change: FileChange, lines: list[Line], plain: bool = False) -> list[st
     return rows
 
 
-def _fits(lines: list[Line], most: int, chars: int) -> int:
-    """How many of ``lines`` (at most ``most``) fit in ``chars`` characters, each cut at ``LINE_CHARS``."""
-    n = 0
-    while n < min(most, len(lines)) and chars > 0:
-        chars -= min(len(lines[n].text), LINE_CHARS) + 1
+def _fits(lines: list[Line], most: int, chars: int) -> tuple[int, int]:
+    """How many of ``lines`` (at most ``most``) fit in ``chars`` characters, each cut at ``LINE_CHARS``, and the
+    characters they take."""
+    n = used = 0
+    while n < min(most, len(lines)) and used < chars:
+        used += min(len(lines[n].text), LINE_CHARS) + 1
         n += 1
-    return n
+    return n, used
 
 
 def diff_page(agent_id: str, base: str, head: str, files: list[FileChange], test_edits: set[str],
@@ -258,13 +260,15 @@ def diff_page(agent_id: str, base: str, head: str, files: list[FileChange], test
         if change.binary:
             parts.append("<p class=\"empty\">a binary file</p></section>")
             continue
-        limit = len(change.lines) if whole is not None else _fits(change.lines, min(FILE_LINES, budget), chars)
+        if whole is not None:  # the file's own page: all of it
+            limit, size = _fits(change.lines, len(change.lines), sys.maxsize)
+        else:
+            limit, size = _fits(change.lines, min(FILE_LINES, budget), chars)
         if limit == 0:
             parts.append(f"<p class=\"empty\">{len(change.lines)} lines, past what one page shows: "
                          f"<a href=\"{here}?file={k}\">show this file</a></p></section>")
             continue
         budget -= limit
-        size = sum(min(len(ln.text), LINE_CHARS) + 1 for ln in change.lines[:limit])
         chars -= size
         lexed -= size
         parts.append("<div class=\"scroll\"><table class=\"diff\"><tbody>")

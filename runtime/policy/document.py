@@ -202,6 +202,13 @@ class PolicyDocument:
             raise PolicyError(f"the policy {path} is not valid JSON: {exc}") from None
         return cls.read(doc)
 
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write the policy where a gate reads it, whole: a gate reading meanwhile reads the old one or this."""
+        staged = f"{os.fspath(path)}.{os.getpid()}.new"
+        with open(staged, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(self.raw, indent=1, sort_keys=True) + "\n")
+        os.replace(staged, path)
+
     def to_json(self) -> str:
         return json.dumps(self.raw, indent=2)
 

@@ -8,7 +8,6 @@ run ends it as failed(kind). Every attempt is recorded.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shlex
 import threading
@@ -142,10 +141,7 @@ def policy_now(run: SpawnRun, current: PolicyDocument, attempt: int) -> PolicyDo
         return current
     if fresh.hash == current.hash:
         return current
-    path = run.run_ro / "policy.json"
-    staged = path.with_name(f".policy.json.{os.getpid()}")
-    staged.write_text(json.dumps(fresh.raw, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(staged, path)  # the gate reads a whole policy, the old or the new
+    fresh.write(run.run_ro / "policy.json")
     run.audit.append("policy", run.agent_id, attempt=attempt, hash=fresh.hash, catalog=str(catalog.root))
     return fresh
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -273,7 +272,7 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     home.mkdir(parents=True, exist_ok=True)
     submodules = tuple(git.gitlinks(base))
     policy = compile_document(task.role, task, worktree, setup.catalog, submodules=submodules, mode=policy_mode(options))
-    (run_ro / "policy.json").write_text(json.dumps(policy.raw, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    policy.write(run_ro / "policy.json")
     earlier = resumed.again if resumed is not None else None
     bundle = run_ro / "bundle.md"
     if earlier is None or not bundle.is_file():  # a new series keeps the bundle it had (a plan's context in it)

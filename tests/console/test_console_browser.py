@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import http.server
 import threading
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -183,7 +184,9 @@ def test_waiting_calls_are_decided_with_keys(browser, console):
     assert _wait(lambda: not browser.find_elements("css selector", "#waiting .count"))  # nothing waits now
 
 
-def test_files_git_quotes_are_shown_in_the_browser_under_their_real_names(browser, tmp_path):
+def _agent_change(tmp_path: Path, agent_id: str, files: dict[str, str]) -> tuple[Path, StateDir]:
+    """A repository whose agent ``agent_id`` committed ``files`` on its branch, and a state folder whose record of
+    that agent's run names the change (the console opened in the repository shows it)."""
     import subprocess
 
     repo = tmp_path / "repo"
@@ -198,19 +201,24 @@ def test_files_git_quotes_are_shown_in_the_browser_under_their_real_names(browse
     git("add", "-A")
     git("commit", "-qm", "base")
     base = git("rev-parse", "HEAD")
-    git("checkout", "-qb", "agent/ag-names")
-    names = ["café.md", 'q"uote.md', "with space.md", "naïve dir/ünï.py"]
-    for name in names:
+    git("checkout", "-qb", f"agent/{agent_id}")
+    for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(f"{name}\n")
+        (repo / name).write_text(text)
     git("add", "-A")
-    git("commit", "-qm", "names")
+    git("commit", "-qm", "the agent's change")
     head = git("rev-parse", "HEAD")
     git("checkout", "-q", "main")
     state = StateDir(tmp_path / "state")
     (state.root / "runs").mkdir(parents=True)
-    state.write(RunRecord(agent_id="ag-names", status="ok", role="edit-local", base=base, branch="agent/ag-names",
+    state.write(RunRecord(agent_id=agent_id, status="ok", role="edit-local", base=base, branch=f"agent/{agent_id}",
                           commit=head, attempts=(Attempt(number=1),)))
+    return repo, state
+
+
+def test_files_git_quotes_are_shown_in_the_browser_under_their_real_names(browser, tmp_path):
+    names = ["café.md", 'q"uote.md', "with space.md", "naïve dir/ünï.py"]
+    repo, state = _agent_change(tmp_path, "ag-names", {name: f"{name}\n" for name in names})
     running = Console(state.root, cwd=repo)
     try:
         base_url = running.url.split("?")[0].rstrip("/")
@@ -228,33 +236,10 @@ def test_files_git_quotes_are_shown_in_the_browser_under_their_real_names(browse
 def test_a_big_change_being_read_holds_up_no_live_page(browser, tmp_path):
     """A change of megabytes, asked for over and over, while a person's home page is open: a run written
     meanwhile still shows on that page live (the change is read in a worker, a page's worth at a time)."""
-    import subprocess
     import threading
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x", *args], check=True,
-                              capture_output=True, text=True).stdout.strip()
-
-    git("init", "-q", "-b", "main")
-    (repo / "README.md").write_text("# r\n")
-    git("add", "-A")
-    git("commit", "-qm", "base")
-    base = git("rev-parse", "HEAD")
-    git("checkout", "-qb", "agent/ag-big")
     line = "value = compute(" + ", ".join(f"arg_{k}" for k in range(30)) + ")\n"
-    for f in range(24):
-        (repo / f"gen_{f:02d}.py").write_text(line * (300_000 // len(line)))
-    git("add", "-A")
-    git("commit", "-qm", "big")
-    head = git("rev-parse", "HEAD")
-    git("checkout", "-q", "main")
-    state = StateDir(tmp_path / "state")
-    (state.root / "runs").mkdir(parents=True)
-    state.write(RunRecord(agent_id="ag-big", status="ok", role="edit-local", base=base, branch="agent/ag-big",
-                          commit=head, attempts=(Attempt(number=1),)))
+    repo, state = _agent_change(tmp_path, "ag-big", {f"gen_{f:02d}.py": line * (300_000 // len(line)) for f in range(24)})
     running = Console(state.root, cwd=repo)
     stop, answers = threading.Event(), []
 
