@@ -598,6 +598,12 @@ class EgressProxy:
                 except TimeoutError:
                     continue  # the other direction may have moved meanwhile
                 if not chunk:
+                    # What this side still buffers is handed to the kernel before the connection is closed
+                    # (an abort drops it: the tail of a download the client reads slowly). With no low-water
+                    # mark, drain() waits for the buffer to empty, bounded like any other wait here.
+                    writer.transport.set_write_buffer_limits(high=0)
+                    async with asyncio.timeout(idle):
+                        await writer.drain()
                     if writer.can_write_eof():
                         writer.write_eof()
                     return "closed"

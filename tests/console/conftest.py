@@ -77,6 +77,13 @@ def wait(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
     return False
 
 
+def click(driver: object, selector: str, timeout: float = 10.0) -> bool:
+    """Click the element ``selector`` names, looked up afresh until the click lands (the live update may
+    redraw it between the lookup and the click)."""
+    return wait(lambda: driver.find_element("css selector", selector).click() or True,  # type: ignore[attr-defined]
+                timeout)
+
+
 def shot(driver: object, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(SHOTS / f"{name}.png"))  # type: ignore[attr-defined]

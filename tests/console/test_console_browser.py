@@ -22,6 +22,7 @@ import pytest
 from runtime.spawn.outcome import Attempt
 from runtime.spawn.state import RunRecord, StateDir
 from tests.console.conftest import Console
+from tests.console.conftest import click as _click
 from tests.console.conftest import shot as _shot
 from tests.console.conftest import wait as _wait
 
@@ -75,12 +76,17 @@ def test_a_waiting_call_is_approved_with_a_click(browser, console):
                              "no rule of role `edit-local` runs `make deploy`", 300)
     browser.get(url)
     browser.get(url.split("?")[0] + "approvals")
-    row = browser.find_element("css selector", f'tr[data-id="{asked.id}"]')
-    assert "make deploy" in row.text and "s" in row.find_element("css selector", "td.expiry").text
+    row = f'tr[data-id="{asked.id}"]'  # looked up each time: the live update redraws the table
+
+    def shown() -> bool:
+        found = browser.find_element("css selector", row)
+        return "make deploy" in found.text and "s" in found.find_element("css selector", "td.expiry").text
+
+    assert _wait(shown), browser.page_source
     _shot(browser, "approvals")
-    row.find_element("css selector", 'button[data-decision="approve"]').click()
+    assert _click(browser, f'{row} button[data-decision="approve"]')
     assert _wait(lambda: store.get(asked.id).allowed)
-    assert _wait(lambda: "approved" in browser.find_element("css selector", f'tr[data-id="{asked.id}"]').text)
+    assert _wait(lambda: "approved" in browser.find_element("css selector", row).text)
     assert "(console)" in (store.get(asked.id).decided_by or "")
     _shot(browser, "approvals-decided")
 

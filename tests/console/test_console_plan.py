@@ -28,7 +28,7 @@ import tomlkit
 
 from runtime.approvals.store import ApprovalStore
 from tests.conftest import REPO, RUNTIME
-from tests.console.conftest import Console, shot, wait
+from tests.console.conftest import Console, click, shot, wait
 from tests.spawn.conftest import make_repo
 from tests.support import git, have_bwrap
 
@@ -129,12 +129,13 @@ def test_a_plan_run_watched_approved_reviewed_and_sent_back_in_the_browser(brows
         # The call edit-local asks about waits; one click approves it, and the agent goes on.
         browser.get(console.base + "/approvals")
         assert wait(lambda: browser.find_elements("css selector", "tr[data-id]"), 60), browser.page_source
-        row = browser.find_element("css selector", "tr[data-id]")
-        asked = row.get_attribute("data-id")
-        assert "touch src/calc/approved.txt" in row.text and "ask" in row.text.lower()
+        asked = browser.find_element("css selector", "tr[data-id]").get_attribute("data-id")
+        row = f'tr[data-id="{asked}"]'  # looked up each time: the live update redraws the table
+        assert wait(lambda: "touch src/calc/approved.txt" in (text := browser.find_element("css selector", row).text)
+                    and "ask" in text.lower()), browser.page_source
         assert "notices" in browser.page_source
         shot(browser, "plan-approvals")
-        row.find_element("css selector", 'button[data-decision="approve"]').click()
+        assert click(browser, f'{row} button[data-decision="approve"]')
         store = ApprovalStore.for_state(state)
         assert wait(lambda: store.get(asked).allowed, 10)
         assert "(console)" in (store.get(asked).decided_by or "")
@@ -252,9 +253,9 @@ def test_always_approves_a_call_no_rule_decides_and_writes_its_rule(browser, tmp
         browser.get(console.base + "/approvals")
         assert wait(lambda: browser.find_elements("css selector", 'button[data-decision="always"]'), 60), \
             browser.page_source
-        row = browser.find_element("css selector", "tr[data-id]")
-        assert "nproc" in row.text and "runtime allow" in row.text
-        row.find_element("css selector", 'button[data-decision="always"]').click()
+        assert wait(lambda: "nproc" in (text := browser.find_element("css selector", "tr[data-id]").text)
+                    and "runtime allow" in text), browser.page_source
+        assert click(browser, 'tr[data-id] button[data-decision="always"]')
         assert wait(lambda: "rule added to .agent-runtime/roles/edit-local.toml" in
                     browser.find_element("css selector", "main").text, 10), browser.find_element("css selector", "main").text
         shot(browser, "approvals-always")

@@ -749,3 +749,59 @@ def test_every_refusal_reaches_the_audit_log_malformed_too_large_and_over_the_bo
         proxy.close()
     assert [r["data"]["status"] for r in audit_records(log.path, kind="egress")] == [400, 431, 503]
     assert verify(log.path) == []
+
+
+class _BigSite(http.server.BaseHTTPRequestHandler):
+    """Sends a few megabytes at once and closes: a wheel from a package index."""
+
+    BODY = bytes(range(256)) * 1024  # 256 KiB: more than the socket holds, less than the proxy reads ahead
+
+    def do_GET(self):  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.BODY)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(self.BODY)
+
+    def log_message(self, *args):
+        pass
+
+
+def _slow_read(sock: socket.socket) -> bytes:
+    """Everything until the proxy closes, read slowly enough that the site has finished long before."""
+    time.sleep(1.0)
+    out = b""
+    while chunk := sock.recv(65536):
+        out += chunk
+    return out
+
+
+@pytest.mark.parametrize("tunnel", [False, True])
+def test_a_download_the_client_reads_slowly_arrives_whole(folder, tunnel):
+    """The site's last bytes wait in the proxy's buffer while the client reads on: the proxy hands them over
+    before it closes the client's connection (a truncated wheel is what pip called "invalid")."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _BigSite)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    proxy, _ = start(folder, EgressRules(("localhost",), LOCAL, (port,)))
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(30)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(str(proxy.socket_path))
+            if tunnel:
+                sock.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += sock.recv(1)
+                assert head.startswith(b"HTTP/1.1 200")
+                sock.sendall(b"GET /w.whl HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            else:
+                sock.sendall(f"GET http://localhost:{port}/w.whl HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+            answer = _slow_read(sock)
+    finally:
+        proxy.close()
+        server.shutdown()
+        server.server_close()
+    body = answer.split(b"\r\n\r\n", 1)[1]
+    assert len(body) == len(_BigSite.BODY) and body == _BigSite.BODY
