@@ -214,6 +214,16 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
             root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
             if isinstance(root, str) and root.startswith("/"):
                 catalog = project_catalog(os.path.join(root, PROJECT_FOLDER)) or catalog
+        main = opts.get("--main-session", "gate")
+        if role is None and agent_type is not None and main not in ("gate", "defer"):
+            # A subagent of a person's session: held to the role its type names where the session's policy
+            # lists it (a spawnable role, or Claude Code's Explore and Plan as the closest one), else to the
+            # session's own rules: the very map by which the gate let the subagent start.
+            session = compiled(catalog, main, None, data)
+            mapped = session.subagents.get(agent_type) if isinstance(agent_type, str) else None
+            if mapped is None:
+                return session
+            return compiled(catalog, mapped, task if task is not None and _task_role(task) == mapped else None, data)
         from runtime.manifests.kinds import BUILTIN_SUBAGENTS
 
         if role is None and agent_type in BUILTIN_SUBAGENTS and not os.path.isfile(role_file(catalog, agent_type)):
@@ -241,7 +251,6 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
                     return narrower
                 return session
         if role is None:
-            main = opts.get("--main-session", "gate")
             if main == "defer":
                 return None
             if main == "gate":
@@ -252,6 +261,26 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
         return compiled(catalog, role, task, data)
 
     return select
+
+
+def _person_decided(opts: dict[str, str], raw: bytes, decision: GateDecision) -> bool:
+    """Whether a call the gate asks about only because no rule decides it is one the person's own Claude Code
+    rules allow (`permissions.allow`): then the hook defers, and Claude Code applies their rule (and its own
+    deny and ask rules). An ask a rule says to make, and every deny, stand."""
+    from runtime.gate.decision import ASK
+
+    if decision.verdict != ASK or not decision.undecided:
+        return False
+    import json
+
+    from runtime.gate.claude_setup import person_allows
+
+    data = json.loads(raw)
+    root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
+    tool = data.get("tool_name")
+    if not isinstance(root, str) or not root.startswith("/") or not isinstance(tool, str):
+        return False
+    return person_allows(os.path.realpath(root), tool, data.get("tool_input")) is not None
 
 
 def respond(argv: list[str], raw: bytes) -> tuple[str, str, int]:
@@ -267,7 +296,8 @@ def respond(argv: list[str], raw: bytes) -> tuple[str, str, int]:
             result = answer(deny(f"no usable policy: {exc}", None, "policy"))
         else:
             result = run_hook(raw, select, approval_asker(opts))
-            if opts.get("--on-allow") == "defer" and result.decision is not None and result.decision.allowed:
+            if opts.get("--on-allow") == "defer" and result.decision is not None and (
+                    result.decision.allowed or _person_decided(opts, raw, result.decision)):
                 result = DEFER
     except Exception as exc:  # noqa: BLE001 - fail closed, never exit 1
         result = answer(deny(f"runtime check: {exc}. {USAGE}", None, "usage"))

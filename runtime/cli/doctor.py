@@ -1,5 +1,8 @@
 """runtime doctor: what this machine gives a spawned agent, checked, and what is missing, in one line each.
 
+Also what a person's own session meets here: how its hook judges Bash, and every MCP server their Claude Code
+starts in this repository (`runtime.gate.claude_setup`) with the rule the session's gate holds its calls to.
+
 The OS sandbox (platform, bubblewrap, setpriv or user namespaces, libseccomp) and the limits the
 kernel holds for each run (`runtime.sandbox.limits.describe`: each cgroup controller where it is
 attached, or why not, and what stands in for it). Exit 0 when a spawn can run its agents in the OS
@@ -12,6 +15,7 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -78,6 +82,41 @@ def _session() -> list[Finding]:
     return out
 
 
+def _mcp(root: str) -> list[Finding]:
+    """The MCP servers the person's Claude Code starts in this repository, each with what the session's gate does
+    with their calls (`runtime hook install`): a rule's tools, or asked."""
+    from runtime.gate.claude_setup import allow_rules, configured_servers
+    from runtime.gate.kinds.mcp import McpAllowlist
+    from runtime.manifests.locate import PROJECT_FOLDER, find_catalog, project_catalog
+    from runtime.policy.cache import cached_policy
+    from runtime.tooling.claude import SESSION_ROLE
+
+    servers = configured_servers(root)
+    if not servers:
+        return []
+    catalog = project_catalog(os.path.join(root, PROJECT_FOLDER)) or find_catalog(None)
+    try:
+        rules = [r for g in cached_policy(catalog, SESSION_ROLE, None, root).tool_gates if isinstance(g, McpAllowlist)
+                 for r in g.rules]
+    except Exception as exc:  # noqa: BLE001 - a catalog that does not compile: say so, per server
+        return [Finding(f"MCP server {s.name}", False, f"{s.where}; the session's policy does not compile: {exc}")
+                for s in servers]
+    theirs = allow_rules(root)
+    out = []
+    for server in servers:
+        named = [r for r in rules if r.get("server") == server.name]
+        if named:
+            tools = ", ".join(t for r in named for t in r.get("tools", []))
+            how = f"rule of role `{SESSION_ROLE}`: {'asked' if any(r.get('ask') for r in named) else 'allowed'}: {tools}"
+        else:
+            how = "no rule: each call asked of you"
+        own = [rule for rule, _ in theirs if rule == f"mcp__{server.name}" or rule.startswith(f"mcp__{server.name}__")]
+        if own:
+            how += f"; your Claude Code rules allow {', '.join(own)} (the gate defers to them where it would ask)"
+        out.append(Finding(f"MCP server {server.name}", True, f"{server.where}; {how}"))
+    return out
+
+
 def _limits() -> list[Finding]:
     from runtime.sandbox import disk
     from runtime.sandbox.cgroups import CONTROLLERS, support
@@ -100,7 +139,10 @@ def _limits() -> list[Finding]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from runtime.cli.allow import repository
+
     sandbox, limits, session = _sandbox(), _limits(), _session()
+    session += _mcp(str(repository(Path.cwd())))
     can_spawn = all(f.ok for f in sandbox)
     if args.json:
         print(json.dumps({"sandbox": [asdict(f) for f in sandbox], "limits": [asdict(f) for f in limits],

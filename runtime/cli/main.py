@@ -106,8 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "test-count-min and baseline from what they do there")
     p.add_argument("--no-os-sandbox", action="store_true", help="with --probe: run them without bubblewrap")
 
-    p = add("allow", help="write the rule that allows a command into the repository's catalog (.agent-runtime/roles)")
-    p.add_argument("command", metavar="COMMAND", help="the Bash command the gate asked about, quoted as one word")
+    p = add("allow", help="write the rule that allows a command or an MCP tool into the repository's catalog "
+                          "(.agent-runtime/roles)")
+    p.add_argument("command", metavar="COMMAND", help="the Bash command the gate asked about, quoted as one word; or "
+                                                      "an MCP tool (`mcp__SERVER__TOOL`, `mcp__SERVER__*` for all)")
     p.add_argument("--role", default="project",
                    help="the role to allow it for (default: project; a shipped role, `session` say, gets a file of "
                         "its name in .agent-runtime/roles that adds to it)")

@@ -212,10 +212,21 @@ def _mcp(policy: Policy, tool: str, inp: dict[str, Any], ctx: Context) -> GateDe
     if named is None:
         return deny(f"`{tool}` is not an MCP tool's name (`mcp__<server>__<tool>`)", None, "mcp")
     server, name = named
-    if policy.audience == SESSION_AUDIENCE:
-        return deny(f"`{tool}`: the MCP server `{server}` is not one the repository configures, so this session does "
-                    f"not call it (an MCP server runs outside the sandbox). Configure it in the repository's "
-                    "`.mcp.json`: its calls are then asked of you, each time", None, "mcp")
+    if policy.audience == SESSION_AUDIENCE and any(getattr(g, "configured", None) == "ask" for g in policy.tool_gates):
+        from runtime.gate.claude_setup import server_configured
+        from runtime.gate.undecided import undecided
+
+        found = server_configured(policy.root, server)
+        if found is not None:
+            return undecided(f"`{tool}` is a tool of the MCP server `{server}`, which you configured in {found.where} "
+                             "and which runs outside the sandbox", policy, "tools::mcp-allowlist", f"mcp:{server}",
+                             instead=f"`runtime allow {tool} --role {policy.role}` writes the rule that allows this tool "
+                                     f"(`runtime allow 'mcp__{server}__*' --role {policy.role}`: every tool of the "
+                                     "server), or your own Claude Code settings allow it (`permissions.allow`)")
+        return deny(f"`{tool}`: the MCP server `{server}` is not one you or the repository configure (the repository's "
+                    "`.mcp.json`; your user or local scope in ~/.claude.json; an enabled plugin; managed settings), so "
+                    "this session does not call it: an MCP server runs outside the sandbox. Once configured (`claude "
+                    "mcp add`), its calls are asked of you", None, "mcp")
     return deny(f"no rule of role `{policy.role}` lets it call `{tool}` (the MCP server `{server}` runs outside the "
                 f"sandbox). To allow it, add a rule to the project catalog (`.agent-runtime/roles/project.toml`): "
                 f'`[[params."tools::mcp-allowlist".servers]]` with `server = "{server}"`, `tools = ["{name}"]` (and '
@@ -497,6 +508,14 @@ def _subagent(ctx: Context, inp: dict[str, Any]) -> GateDecision:
         return bad
     kind = inp.get("subagent_type")
     roles = ctx.policy.subagents
+    if inp.get("isolation") not in (None, ""):
+        return deny("a subagent in a worktree of its own (`isolation`) works under `.claude/worktrees`, which the gate "
+                    "and the sandbox keep read-only: start it without `isolation`", None, "subagents")
+    if ctx.policy.audience == SESSION_AUDIENCE and isinstance(kind, str) and kind and kind not in roles:
+        # A person's own subagent (theirs, a plugin's, or one Claude Code ships): the hook holds each of its calls
+        # to the rules of the session that starts it (`runtime check`, the `agent_type` of its calls).
+        return allow(f"subagent `{kind}`: every call it makes is gated by the rules of this session (role "
+                     f"`{ctx.policy.role}`)", None, "subagents")
     if not isinstance(kind, str) or kind not in roles:
         builtin = [f"`{k}` (as {v})" for k, v in roles.items() if v != k]
         own = [f"`{k}`" for k, v in roles.items() if v == k]
@@ -507,9 +526,6 @@ def _subagent(ctx: Context, inp: dict[str, Any]) -> GateDecision:
         return deny(f"{named} is {why}: start one of these instead: {', '.join(builtin) or 'none'}"
                     + (f"; or a role as its own type, once `runtime export claude-agents` has written the roles as "
                        f"subagents: {', '.join(own)}" if own else ""), None, "subagents")
-    if inp.get("isolation") not in (None, ""):
-        return deny("a subagent in a worktree of its own (`isolation`) works under `.claude/worktrees`, which the gate "
-                    "and the sandbox keep read-only: start it without `isolation`", None, "subagents")
     via = f" (Claude Code's built-in type, as role `{roles[kind]}`)" if roles[kind] != kind else ""
     return allow(f"subagent `{kind}`{via}: every call it makes is gated by its role", None, "subagents")
 

@@ -89,11 +89,10 @@ def _from_index(index: str) -> str | None:
 
 def _root_inputs(root: str) -> list[str]:
     """Files of the worktree the policy reads when it is compiled, present or not: package.json's scripts
-    (`npm test -- ARGS`), the Makefile's targets and tox.ini's environments (`repository-targets`), and the
-    servers .mcp.json configures."""
+    (`npm test -- ARGS`), and the Makefile's targets and tox.ini's environments (`repository-targets`)."""
     from runtime.policy.targets import INPUTS
 
-    return [os.path.join(root, name) for name in ("package.json", ".mcp.json", *INPUTS)]
+    return [os.path.join(root, name) for name in ("package.json", *INPUTS)]
 
 
 def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:

@@ -22,7 +22,6 @@ from runtime.manifests.compose import param_values
 from runtime.manifests.globs import globs_to_regex
 from runtime.manifests.kinds import BUILTIN_SUBAGENTS, GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS, WRITE_TOOLS
 from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
-from runtime.manifests.params import MCP_NAME
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
@@ -64,8 +63,8 @@ def gate_params(kind: str, values: dict[str, Any], root: Path | str) -> dict[str
     """The parameters a gate of ``kind`` is compiled with, from its atom's values, with what they say to read
     from the worktree at ``root`` now: `tools::bash-allowlist`'s `repository-targets` adds the rules of the
     repository's own make targets and tox environments (`runtime.policy.targets`) beside the role's own (a
-    program's rules are alternatives); `tools::mcp-allowlist`'s `configured = "ask"` adds an asking rule per
-    server the repository's `.mcp.json` configures."""
+    program's rules are alternatives). (`tools::mcp-allowlist`'s `configured = "ask"` is read by the gate when an
+    MCP call comes, where Claude Code reads the person's servers: `runtime.gate.claude_setup`.)"""
     params = {p: values[p] for p in GATE_KINDS[kind]}
     if kind == "bash-allowlist":
         from runtime.policy.targets import repository_rules
@@ -74,8 +73,6 @@ def gate_params(kind: str, values: dict[str, Any], root: Path | str) -> dict[str
         if params.get("repository-targets"):
             rules += repository_rules(str(root))
         return {"rules": rules}
-    if kind == "mcp-allowlist" and params.get("configured") == "ask":
-        params["servers"] = [*params["servers"], *configured_mcp(Path(root), params["servers"])]
     return params
 
 
@@ -212,25 +209,6 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     }
     doc["hash"] = content_hash(doc)
     return doc
-
-
-def configured_mcp(root: Path, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A rule asking a person for every tool of each MCP server the repository configures (`.mcp.json`'s
-    `mcpServers`) that no rule names already: where `configured = "ask"` (a person's session), the servers the
-    project set up are there to use, each call under the person's eye, and never allowed silently."""
-    import json
-
-    named = {r["server"] for r in rules}
-    try:
-        data = json.loads((root / ".mcp.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        return []
-    return [{"server": name, "tools": ["*"], "reads": [], "writes": [], "urls": [], "ask": True}
-            for name in sorted(servers) if isinstance(name, str) and MCP_NAME.fullmatch(name) and "__" not in name
-            and name not in named]
 
 
 def subagent_roles(catalog: Catalog) -> dict[str, str]:

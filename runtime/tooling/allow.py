@@ -17,6 +17,7 @@ shown as a diff, to be reviewed and committed like code.
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 import tomllib
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import ManifestError
-from runtime.gate.decision import ALLOW, DENY
+from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
 from runtime.gate.undecided import rule_refusal
@@ -154,6 +155,8 @@ def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:
         policy = layer.policy(role, new_project)
     except ManifestError as exc:
         raise AllowRefused(f"the role `{role}` does not compile as it is: {exc}") from None
+    if command.startswith(MCP_PREFIX):
+        return _plan_mcp(layer, repo, role, command, policy, path, before, head, new_project)
     root = str(repo)
     whole = decide(policy, "Bash", {"command": command}, root)
     if whole.verdict == ALLOW:
@@ -203,6 +206,61 @@ def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:
     if judged.verdict != ALLOW:
         raise AllowRefused(f"even with the rule, the gate would not allow it: {judged.reason}")
     return Allowed(path, before, after, tuple(new), judged.reason)
+
+
+MCP_PREFIX = "mcp__"
+_MCP_ATOM = "tools::mcp-allowlist"
+
+
+def _plan_mcp(layer: _Layer, repo: Path, role: str, tool: str, policy: Policy, path: Path, before: str | None,
+              head: str, new_project: str | None) -> Allowed | str:
+    """`runtime allow mcp__SERVER__TOOL` (or `mcp__SERVER__*`): a rule of `tools::mcp-allowlist` naming the server
+    and the tool (its every tool), added to the role file; the role's servers restated where the file has none of
+    its own (a role's list replaces its parent's)."""
+    from runtime.gate.kinds.mcp import split_name
+    from runtime.manifests.params import MCP_NAME
+
+    named = split_name(tool)
+    if named is None or not MCP_NAME.fullmatch(named[0]) or not _MCP_TOOL.fullmatch(named[1]):
+        raise AllowRefused(f"`{tool}` is not an MCP tool's name (`mcp__SERVER__TOOL`, or `mcp__SERVER__*` for every "
+                           "tool of a server)")
+    server, name = named
+    probe = "x" if name == "*" else name
+    whole = decide(policy, f"mcp__{server}__{probe}", {}, str(repo))
+    if whole.verdict == ALLOW and name != "*":
+        return f"role `{role}` already allows it: {whole.reason}"
+    if whole.verdict == ASK and not whole.undecided:
+        raise AllowRefused(f"a rule of role `{role}` says to ask each time: {whole.reason}")
+    own = ((tomllib.loads(before).get("params") or {}).get(_MCP_ATOM) or {}).get("servers") if before else None
+    kept: list[dict[str, Any]] = []
+    if not own:
+        with scratch_layer(repo, {} if new_project is None else {f"roles/{role}.toml": new_project}) as scratch:
+            inherited = load_role(Catalog(scratch), role).params.get(_MCP_ATOM, {}).get("servers") or []
+        kept = [{k: v for k, v in dict(r).items() if v not in ([], False)} for r in inherited]
+    rule = {"server": server, "tools": [name]}
+    parts = []
+    if kept:
+        parts.append(f"# The MCP rules role `{role}` had, restated: a role's list replaces its parent's.\n"
+                     + "\n".join(_mcp_toml(r) for r in kept))
+    parts.append(_mcp_toml(rule, f"`runtime allow {tool}`"))
+    after = head.rstrip("\n") + "\n\n" + "\n".join(parts)
+    try:
+        judged = decide(layer.policy(role, after), "mcp__" + server + "__" + probe, {}, str(repo))
+    except ManifestError as exc:
+        raise AllowRefused(f"the rule would not compile: {exc}") from None
+    if judged.verdict != ALLOW:
+        raise AllowRefused(f"even with the rule, the gate would not allow it: {judged.reason}")
+    return Allowed(path, before, after, (rule,), judged.reason)
+
+
+_MCP_TOOL = re.compile(r"^(\*|[A-Za-z0-9_-]{1,128})$")
+
+
+def _mcp_toml(rule: dict[str, Any], comment: str = "") -> str:
+    lines = [f"# {comment}"] if comment else []
+    lines.append(f'[[params."{_MCP_ATOM}".servers]]')
+    lines += [f"{key} = {_toml_value(value)}" for key, value in rule.items()]
+    return "\n".join(lines) + "\n"
 
 
 def write(allowed: Allowed) -> None:

@@ -106,3 +106,46 @@ def test_a_dry_run_shows_the_change_and_writes_nothing(repo):
     proc = run_cli("allow", "make lint", "--role", "session", "--dry-run", cwd=repo)
     assert proc.returncode == 0 and '+subcommands = ["lint"]' in proc.stdout and "would add 1 rule" in proc.stdout
     assert snapshot(repo) == before
+
+
+def _mcp_hook(repo: Path, tool: str, home: Path, **extra) -> tuple[int, dict]:
+    call = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": {"q": "x"}, "cwd": str(repo), **extra}
+    proc = run_cli("check", "--on-allow", "defer", "--main-session", "session", input=json.dumps(call),
+                   env={"CLAUDE_PROJECT_DIR": str(repo), "RUNTIME_CACHE_DIR": str(repo.parent / "cache"),
+                        "HOME": str(home)})
+    answer = json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout.strip() else {}
+    return proc.returncode, answer
+
+
+def test_an_mcp_tool_the_gate_asks_about_gets_its_rule_per_tool_or_per_server(repo, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"notes": {"command": "n"}, "wiki": {"command": "w"}}}))
+    code, answer = _mcp_hook(repo, "mcp__notes__search", home)
+    assert code == 0 and answer["permissionDecision"] == "ask", answer
+    assert "`runtime allow mcp__notes__search --role session`" in answer["permissionDecisionReason"]
+    proc = run_cli("allow", "mcp__notes__search", "--role", "session", cwd=repo, env={"HOME": str(home)})
+    assert proc.returncode == 0 and "the gate now allows it" in proc.stdout, proc.stderr
+    assert '+[[params."tools::mcp-allowlist".servers]]' in proc.stdout and '+tools = ["search"]' in proc.stdout
+    assert _mcp_hook(repo, "mcp__notes__search", home) == (0, {})  # allowed: deferred to Claude Code
+    assert _mcp_hook(repo, "mcp__notes__delete", home)[1]["permissionDecision"] == "ask"  # its other tools: asked
+    proc = run_cli("allow", "mcp__wiki__*", "--role", "session", cwd=repo, env={"HOME": str(home)})
+    assert proc.returncode == 0, proc.stderr
+    text = (repo / ".agent-runtime/roles/session.toml").read_text()
+    assert text.count('[[params."tools::mcp-allowlist".servers]]') == 2 and 'tools = ["*"]' in text
+    assert _mcp_hook(repo, "mcp__wiki__edit", home) == (0, {})
+    assert _mcp_hook(repo, "mcp__notes__search", home) == (0, {})  # the first rule kept
+    # The person's own Claude Code rule: the gate's ask is deferred to it; a deny stays a deny.
+    (home / ".claude").mkdir()
+    (home / ".claude/settings.json").write_text(json.dumps({"permissions": {"allow": ["mcp__notes", "mcp__ghost"]}}))
+    assert _mcp_hook(repo, "mcp__notes__delete", home) == (0, {})
+    code, answer = _mcp_hook(repo, "mcp__ghost__x", home)
+    assert code == 2 and "not one you or the repository configure" in answer["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("tool", ["mcp__notes", "mcp__no tes__x", "mcp__notes__a b", "mcp__notes__a*"])
+def test_what_is_no_mcp_tool_s_name_is_refused(repo, tool):
+    before = snapshot(repo)
+    proc = run_cli("allow", tool, "--role", "session", cwd=repo)
+    assert proc.returncode == 1 and "not an MCP tool's name" in proc.stderr, proc.stderr
+    assert snapshot(repo) == before

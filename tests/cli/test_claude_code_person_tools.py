@@ -3,7 +3,7 @@
 The hook is installed as `runtime hook install` writes it (`runtime check --on-allow defer --main-session
 session`): the main session is judged by the `session` role, which shows the person's tools
 (kinds.PERSON_TOOLS: AskUserQuestion, EnterPlanMode, ExitPlanMode, Skill) and starts subagents
-(kinds.SUBAGENT_TOOLS) only of a type the hook gates by a role. `--on-allow defer` means that an allow
+(kinds.SUBAGENT_TOOLS) of every type: one a role names is gated by that role, any other by the session's rules. `--on-allow defer` means that an allow
 prints nothing: Claude Code's own permissions then decide, so what happens to a call after our hook
 allowed it is the CLI's own doing. Each test tells the two apart with a second, neutral PreToolUse hook
 (`RECORDER`): it logs the hook input, what the installed command answered to it (exit code and stdout)
@@ -110,9 +110,11 @@ def test_subagents_start_by_their_type_and_a_skill_loads(installed, tmp_path):
         [bash("ls")],                                     # 2 Explore
         [bash("touch created-by-explore.txt")],          # 3 Explore: denied by explorer (read-only)
         "explore finished",                               # 4 Explore
-        [spawn("general-purpose")],                       # 5 main: denied, no role holds it
-        [{"name": "Skill", "input": {"skill": "release-notes"}}],  # 6 main: allowed
-        "All done.",                                      # 7 main
+        [spawn("general-purpose")],                       # 5 main: allowed, held to the session's rules
+        [bash("git push origin HEAD")],                   # 6 general-purpose: the session never pushes
+        "general-purpose finished",                       # 7 general-purpose
+        [{"name": "Skill", "input": {"skill": "release-notes"}}],  # 8 main: allowed
+        "All done.",                                      # 9 main
     ]
     with FakeAnthropicServer(turns) as server:
         run = run_claude("Follow the scripted steps.", project, settings, server.url, tools=TOOLS,
@@ -120,7 +122,7 @@ def test_subagents_start_by_their_type_and_a_skill_loads(installed, tmp_path):
     assert run.returncode == 0 and run.result is not None, run.describe()
     assert [r.turn_index for r in server.agent_requests()] == list(range(len(turns))), run.describe()
     ids = [ids[0] if ids else None for ids in server.scripted_tool_use_ids()]
-    session_touch, spawn_explore, explore_ls, explore_touch, _, spawn_general, load_skill, _ = ids
+    session_touch, spawn_explore, explore_ls, explore_touch, _, spawn_general, general_push, _, load_skill, _ = ids
 
     # What a print session offers: Agent and Skill, not Task, and none of the plan-mode/question tools.
     offered = {r.turn_index: {t["name"] for t in r.body["tools"]} for r in server.agent_requests()}
@@ -133,7 +135,7 @@ def test_subagents_start_by_their_type_and_a_skill_loads(installed, tmp_path):
     assert [(h["input"]["tool_name"], h["input"].get("agent_type"), h["decision"], h["exit"]) for h in seen] == [
         ("Bash", None, "allow", 0), ("Agent", None, "allow", 0),
         ("Bash", "Explore", "allow", 0), ("Bash", "Explore", "deny", 2),
-        ("Agent", None, "deny", 2), ("Skill", None, "allow", 0),
+        ("Agent", None, "allow", 0), ("Bash", "general-purpose", "deny", 2), ("Skill", None, "allow", 0),
     ], seen
     assert all(h["stdout"] == "" for h in seen if h["exit"] == 0), seen
     assert all(json.loads(h["stdout"])["hookSpecificOutput"]["permissionDecision"] == "deny"
@@ -144,7 +146,7 @@ def test_subagents_start_by_their_type_and_a_skill_loads(installed, tmp_path):
     assert reasons[spawn_explore] == ("subagent `Explore` (Claude Code's built-in type, as role `explorer`): "
                                       "every call it makes is gated by its role"), reasons
     assert "Subagent" in result(server, spawn_explore, error=False)
-    assert run.result["subagent_stats"]["by_type"] == {"Explore": 1}, run.describe()
+    assert run.result["subagent_stats"]["by_type"] == {"Explore": 1, "general-purpose": 1}, run.describe()
     # Its calls are judged as role explorer: `ls` runs; the `touch` the session itself may run is refused
     # with explorer's reason, before the CLI would have let it run (Bash is allowed in the settings).
     assert "README.md" in result(server, explore_ls, error=False)
@@ -155,20 +157,20 @@ def test_subagents_start_by_their_type_and_a_skill_loads(installed, tmp_path):
     assert reasons[explore_touch] in refused
     assert not (project / "created-by-explore.txt").exists()
 
-    # 2. general-purpose never starts: our hook's reason names the types that do.
-    refused = result(server, spawn_general, error=True)
-    assert refused.startswith("PreToolUse:Agent hook error: `general-purpose` is Claude Code's own catch-all subagent"), refused
-    assert "start one of these instead: `Explore` (as explorer), `Plan` (as read-only)" in refused, refused
-    assert reasons[spawn_general] in refused
+    # 2. general-purpose starts, held to the session's own rules: its push is refused by them.
+    assert reasons[spawn_general] == ("subagent `general-purpose`: every call it makes is gated by the rules of "
+                                      "this session (role `session`)"), reasons
+    refused = result(server, general_push, error=True)
+    assert refused.startswith("PreToolUse:Bash hook error:") and reasons[general_push] in refused, refused
 
     # The skill: allowed by our hook with its reason; the CLI (dontAsk, no allow rule) loads it.
     assert reasons[load_skill] == "a skill's instructions: every call they lead to is gated as its own"
     assert result(server, load_skill, error=False) == "Launching skill: release-notes"
-    assert "NOTES-FROM-THE-SKILL" in json.dumps(server.agent_requests()[7].body["messages"])
+    assert "NOTES-FROM-THE-SKILL" in json.dumps(server.agent_requests()[9].body["messages"])
 
-    # The CLI reports exactly our two denials; it names the refused Agent call by its older name, Task.
+    # The CLI reports exactly our two denials.
     assert [(d["tool_use_id"], d["tool_name"]) for d in run.permission_denials] == [
-        (explore_touch, "Bash"), (spawn_general, "Task")], run.describe()
+        (explore_touch, "Bash"), (general_push, "Bash")], run.describe()
 
 
 def test_questions_and_plan_mode_pass_the_hook_and_the_cli_handles_them(installed, tmp_path):

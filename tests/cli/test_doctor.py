@@ -51,3 +51,24 @@ def test_it_says_how_the_hook_of_a_person_s_session_judges_bash_and_why(tmp_path
     (tmp_path / ".claude/settings.json").write_text("{}")
     off = subprocess.run([RUNTIME, "doctor", "--json"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert "not set fail-closed" in json.loads(off.stdout)["session"][0]["detail"]
+
+
+def test_the_mcp_servers_of_a_person_s_setup_are_listed_with_their_rule(tmp_path):
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    (home / ".claude").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"command": "gh"}}}))
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"notes": {"command": "n"}}}))
+    (home / ".claude/settings.json").write_text(json.dumps({"permissions": {"allow": ["mcp__notes__search"]}}))
+    roles = repo / ".agent-runtime/roles"
+    roles.mkdir(parents=True)
+    (roles / "session.toml").write_text('[role]\nname = "session"\ndisplay-name = "s"\ndescription = "x"\n'
+                                        'use-cases = ["x"]\nspawnable = false\nfor-sessions = true\n\n'
+                                        '[capabilities]\nextends = "session"\n\n'
+                                        '[[params."tools::mcp-allowlist".servers]]\nserver = "github"\ntools = ["get_*"]\n')
+    result = subprocess.run([RUNTIME, "doctor", "--json"], capture_output=True, text=True, timeout=60, cwd=repo,
+                            env={**os.environ, "HOME": str(home), "RUNTIME_CACHE_DIR": str(tmp_path / "cache")})
+    found = {f["what"]: f["detail"] for f in json.loads(result.stdout)["session"]}
+    assert found["MCP server github"] == "the repository's .mcp.json; rule of role `session`: allowed: get_*"
+    assert found["MCP server notes"].startswith(f"your user scope ({home}/.claude.json); no rule: each call asked")
+    assert "your Claude Code rules allow mcp__notes__search" in found["MCP server notes"]

@@ -17,7 +17,7 @@ from runtime.gate.policy import Policy
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.params import check_value
 from runtime.manifests.role import load_role
-from runtime.policy.compile import compile_policy, configured_mcp
+from runtime.policy.compile import compile_policy
 from tests.conftest import REPO
 
 
@@ -72,23 +72,28 @@ def test_fields_naming_urls_reach_only_the_role_s_domains(root):
     assert d.verdict == DENY and "`url` refused" in d.reason
 
 
-def test_a_person_s_session_is_asked_for_the_servers_the_repository_configures(root):
+def test_a_person_s_session_is_asked_for_the_servers_the_repository_configures(root, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no servers of the person's own
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"command": "gh"}, "bad__name": {}}}))
     p = policy(root)
     d = decide(p, "mcp__github__get_issue", {"issue_number": 1}, str(root))
-    assert d.verdict == ASK and d.rule == "mcp:github"
+    assert d.verdict == ASK and d.rule == "mcp:github" and d.undecided, d
+    assert "the repository's .mcp.json" in d.reason and "`runtime allow mcp__github__get_issue --role session`" in d.reason
     other = decide(p, "mcp__slack__post", {"text": "x"}, str(root))
-    assert other.verdict == DENY and "not one the repository configures" in other.reason and ".mcp.json" in other.reason
+    assert other.verdict == DENY and "not one you or the repository configure" in other.reason
+    assert ".mcp.json" in other.reason and "~/.claude.json" in other.reason
     # an agent's role never takes the configured servers by itself
     assert decide(policy(root, "edit-local"), "mcp__github__get_issue", {}, str(root)).verdict == DENY
 
 
-def test_configured_servers_a_rule_names_keep_their_rule(root):
+def test_configured_servers_a_rule_names_keep_their_rule(root, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {}, "docs": {}}}))
-    assert [r["server"] for r in configured_mcp(root, [{"server": "github"}])] == ["docs"]
     p = policy(root, "session", [{"server": "github", "tools": ["get_*"]}])
     assert decide(p, "mcp__github__get_issue", {}, str(root)).verdict == ALLOW
-    assert decide(p, "mcp__github__delete_repo", {}, str(root)).verdict == DENY  # its rule names what it allows
+    assert decide(p, "mcp__github__delete_repo", {}, str(root)).verdict == ASK  # configured: asked, not allowed
+    assert decide(p, "mcp__docs__search", {}, str(root)).verdict == ASK
 
 
 @pytest.mark.parametrize("rule,words", [

@@ -66,15 +66,31 @@ def test_a_subagent_whose_type_is_a_role_starts_and_is_gated_by_it(session, tool
     assert session.subagents[kind] == role
 
 
-@pytest.mark.parametrize("kind", ["general-purpose", "claude", "claude-code-guide", "git-ops", "session", None])
-def test_a_subagent_no_role_holds_is_refused_naming_the_ones_that_start(session, kind):
-    d = decide(session, "Agent", {"description": "x", "prompt": "y", **({"subagent_type": kind} if kind else {})},
-               session.root)
+@pytest.mark.parametrize("kind", ["general-purpose", "claude", "claude-code-guide", "git-ops", "session",
+                                  "my-plugin:reviewer"])
+def test_a_subagent_no_role_holds_starts_held_to_the_session_s_own_rules(session, kind):
+    """A type no spawnable role names (Claude Code's others, the person's, a plugin's, a role no agent may take)
+    starts: the hook holds each of its calls to the session's rules (`runtime check` maps it so)."""
+    d = decide(session, "Agent", {"description": "x", "prompt": "y", "subagent_type": kind}, session.root)
+    assert d.verdict == ALLOW and d.rule == "subagents", d
+    assert "gated by the rules of this session (role `session`)" in d.reason
+    assert kind not in session.subagents
+
+
+def test_a_subagent_without_a_type_is_refused_naming_the_ones_that_start(session):
+    d = decide(session, "Agent", {"description": "x", "prompt": "y"}, session.root)
     assert d.verdict == DENY and d.rule == "subagents"
     assert "start one of these instead: `Explore` (as explorer), `Plan` (as read-only)" in d.reason
     assert "once `runtime export claude-agents` has written the roles as subagents: `edit-local`" in d.reason
-    if kind in ("general-purpose", "claude"):
-        assert "Claude Code's own catch-all subagent" in d.reason
+
+
+def test_an_agent_s_role_refuses_a_subagent_no_role_holds(catalog_copy: Path):
+    """Outside a person's session (a role's own policy, audience agent), a type no role holds is still refused."""
+    cat = Catalog(catalog_copy)
+    role = load_role(cat, "session")
+    agent = Policy(compile_policy(role, None, catalog_copy, cat))
+    d = decide(agent, "Agent", {"description": "x", "prompt": "y", "subagent_type": "general-purpose"}, agent.root)
+    assert d.verdict == DENY and "Claude Code's own catch-all subagent" in d.reason
 
 
 def test_a_subagent_in_a_worktree_of_its_own_is_refused_saying_why(session):

@@ -36,7 +36,11 @@ class McpAllowlist(Gate):
 
     def configure(self, params: dict[str, object]) -> None:
         rules = params.pop("servers", [])
-        params.pop("configured", None)  # applied when the policy was compiled (runtime.policy.compile)
+        # `ask`: a person's session asks about the servers they configured that no rule names (read where Claude
+        # Code reads them when such a call comes: runtime.gate.claude_setup); `deny`: only what a rule names.
+        self.configured = params.pop("configured", "deny")
+        if self.configured not in ("ask", "deny"):
+            raise PolicyError("mcp-allowlist: `configured` must be ask or deny")
         if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
             raise PolicyError("mcp-allowlist: `servers` must be a list of rules")
         self.rules: list[dict[str, Any]] = rules

@@ -61,9 +61,10 @@ README, "programs/<name>.program.toml".
 def mcp_text(repo: Path) -> str:
     """The project role's rules for the MCP servers the repository configures (`.mcp.json`), each call asked of
     a person: never allowed by default."""
-    from runtime.policy.compile import configured_mcp
+    from runtime.gate.claude_setup import project_servers
+    from runtime.manifests.params import MCP_NAME
 
-    servers = [r["server"] for r in configured_mcp(repo, [])]
+    servers = [name for name in project_servers(str(repo)) if MCP_NAME.fullmatch(name) and "__" not in name]
     if not servers:
         return ""
     lines = ["", "# The MCP servers this repository configures (.mcp.json): every call of an agent of this role is",
