@@ -40,6 +40,7 @@ from runtime.gate import shell  # noqa: E402
 from runtime.gate.engine import decide  # noqa: E402
 from runtime.gate.policy import Policy  # noqa: E402
 from runtime.policy.build import build_policy  # noqa: E402
+from runtime.policy.document import PolicyDocument  # noqa: E402
 
 TASK = """[task]
 role = "edit-local"
@@ -176,7 +177,7 @@ def main() -> int:
         task.write_text(TASK)
         doc = build_policy(REPO, None, task, root)
         policy_file = Path(tmp) / "policy.json"
-        policy_file.write_text(json.dumps(doc))
+        PolicyDocument.read(doc).write(policy_file)  # as a spawn writes it: canonical, its hash checked over its bytes
         policy = Policy(doc)
         cwd = str(root)
 
@@ -188,7 +189,8 @@ def main() -> int:
         # The main session of `runtime hook install`: role session, the repository's catalog looked up.
         by_session = [runtime, "check", "--on-allow", "defer", "--main-session", "session"]
         session_env = {**role_env, "CLAUDE_PROJECT_DIR": cwd}
-        # `hook install --resident`: answered by a server of this user's, started by the first call (the warm-up).
+        # What `hook install` writes by default (`--resident`): answered by a server of this user's, started by the
+        # first call (the warm-up). Target 1.5x; the cold rows, 2x.
         resident_env = {**session_env, "XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix="rg-", dir="/tmp")}
         for label, hook, tool, tool_input, env in (
             ("--policy, Bash (compound)", by_policy, "Bash", {"command": BASH[0]}, role_env),
@@ -196,13 +198,15 @@ def main() -> int:
             ("--role (cached), Bash", by_role, "Bash", {"command": BASH[0]}, role_env),
             ("main session, Bash", by_session, "Bash", {"command": BASH[0]}, session_env),
             ("main session, Read", by_session, "Read", {"file_path": f"{root}/src/pkg0/mod0.py"}, session_env),
-            ("main session, resident", [*by_session, "--resident"], "Bash", {"command": BASH[0]}, resident_env),
+            ("main session, default", [*by_session, "--resident"], "Bash", {"command": BASH[0]}, resident_env),
         ):
             call = json.dumps({"hook_event_name": "PreToolUse", "cwd": cwd, "tool_name": tool, "tool_input": tool_input})
             hook_s, base_s, ratio = cold_ratio(hook, call, args.pairs, env)
-            verdict = "ok" if ratio <= 2 else "over target"
-            print(f"cold hook, {label:25}: runtime check {hook_s * 1000:6.1f} ms | python -c pass "
-                  f"{base_s * 1000:5.1f} ms | ratio {ratio:4.2f}x (target <= 2x: {verdict})")
+            target = 1.5 if "--resident" in hook else 2.0
+            verdict = "ok" if ratio <= target else "over target"
+            kind = "resident" if "--resident" in hook else "cold"
+            print(f"{kind} hook, {label:25}: runtime check {hook_s * 1000:6.1f} ms | python -c pass "
+                  f"{base_s * 1000:5.1f} ms | ratio {ratio:4.2f}x (target <= {target:g}x: {verdict})")
         if args.cold_only:
             return 0
 

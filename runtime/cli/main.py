@@ -9,7 +9,6 @@ that failed among them) exits 2 as its outcome.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 
@@ -137,9 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--role", help="gate the main session with this role (default: leave it to Claude Code; gate subagents by their role)")
     h.add_argument("--command", metavar="PATH", help="the runtime executable to call (default: this one)")
     h.add_argument("--task", metavar="FILE", help="scope the subagent of this task's role (or the --role session) by the task")
-    h.add_argument("--resident", action="store_true", help="answer each call from a resident process of yours, over a "
-                   "socket only you reach (started on demand, gone after 15 idle minutes; a call it cannot answer is "
-                   "answered cold)")
+    h.add_argument("--resident", action=argparse.BooleanOptionalAction, default=True,
+                   help="answer each call from a resident process of yours, over a socket only you reach (started on "
+                        "demand, gone after 15 idle minutes; a call it cannot answer is answered cold); the default: "
+                        "--no-resident answers every call from a fresh process")
     h.add_argument("--json", action="store_true")
 
     p = sub.add_parser("export", help="export roles for other tools")
@@ -308,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return check.main(argv[1:])
     from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailure
+
+    import importlib
 
     args = build_parser().parse_args(argv)
     try:

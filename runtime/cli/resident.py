@@ -11,8 +11,9 @@ hook process then only forwards its arguments, environment and input and prints 
   answer of any other shape: the hook answers the call itself, cold, as without `--resident`. The
   server answers exactly what `runtime check` would (``runtime.cli.check.respond``, which denies on
   any failure), with the caller's environment and working folder.
-- **Started on demand.** A call that found no server starts one after answering, detached; it exits
-  after ``IDLE_S`` without a call. Its socket's name carries a stamp of the code it runs (the
+- **Started on demand; the default.** `runtime hook install` writes `--resident` unless told `--no-resident`. A
+  call that found no server starts one after answering, detached; it exits after ``IDLE_S`` without a call, or
+  once its socket is gone. Its socket's name carries a stamp of the code it runs (the
   interpreter, the package's folder, the modification times of the gate's entry points), so a new
   install starts a new server and the old one idles out.
 - Policies are found per call as the cold hook finds them (`runtime.policy.cache` checks its inputs each
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 CONNECT_S = 0.5  # a server that does not accept by then is not used
 ANSWER_S = 8.0  # below the hook's own 10 s deadline: the cold path still has time after it
 IDLE_S = 900.0  # a server exits after this long without a call
+POLL_S = 5.0  # how often an idle server looks whether its socket is still there
 MAX_MESSAGE = 8 << 20
 _STAMPED = ("cli/check.py", "cli/resident.py", "gate/engine.py", "gate/hook.py", "policy/cache.py")
 
@@ -151,6 +153,7 @@ def serve(path: str, idle: float = IDLE_S) -> int:
     import marshal
     import socket
     import struct
+    import time
 
     import runtime.policy.cache as cache
     from runtime.cli.check import respond
@@ -177,12 +180,18 @@ def serve(path: str, idle: float = IDLE_S) -> int:
         finally:
             os.umask(old)
         listener.listen(16)
-        listener.settimeout(idle)
+        # Woken every few seconds: past ``idle`` without a call it exits, and at once when its socket is gone (its
+        # folder removed: a HOME that was a test's, or a person clearing the cache), since no call can reach it.
+        listener.settimeout(min(idle, POLL_S))
+        last = time.monotonic()
         while True:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
-                break
+                if time.monotonic() - last >= idle or not os.path.exists(path):
+                    break
+                continue
+            last = time.monotonic()
             with conn:
                 creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
                 if struct.unpack("3i", creds)[1] != uid:

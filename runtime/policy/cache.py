@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 from runtime.gate.policy import Policy, load_policy
 from runtime.lang.audience import SESSION
-from runtime.policy.document import VERSION, new_sha256
+from runtime.policy.document import VERSION, canonical, new_sha256
 
 
 def cache_dir() -> str:
@@ -65,8 +65,12 @@ def _stamp(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
+# The cache's own layout, in every key: 2 = policies in their canonical form (checked over their bytes).
+_LAYOUT = 2
+
+
 def _index_path(folder: str, catalog_root: str, role: str, task_path: str | None, root: str) -> str:
-    h = new_sha256(f"v{VERSION}\0{SESSION}\0{catalog_root}\0{role}\0{task_path or ''}\0{root}".encode())
+    h = new_sha256(f"v{VERSION}.{_LAYOUT}\0{SESSION}\0{catalog_root}\0{role}\0{task_path or ''}\0{root}".encode())
     return os.path.join(folder, f"index-{role}-{h.hexdigest()[:32]}.json")
 
 
@@ -97,7 +101,7 @@ def _root_inputs(root: str) -> list[str]:
 
 def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:
     h = new_sha256()
-    h.update(f"v{VERSION}\0{SESSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
+    h.update(f"v{VERSION}.{_LAYOUT}\0{SESSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
     for path in catalog_files(catalog_root) + ([task_path] if task_path else []) + _root_inputs(root):
         try:
             with open(path, "rb") as fh:
@@ -131,12 +135,14 @@ def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str
 
 
 def _write_json(folder: str, path: str, doc: dict[str, Any]) -> None:
+    """A file of the cache, whole: an index, or a policy in its canonical form (its hash then checked over its
+    bytes, `runtime.policy.document`)."""
     import tempfile  # only when writing: the hook's cache hit never needs it
 
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(doc, fh)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(canonical(doc) + b"\n")
     os.replace(tmp, path)
 
 

@@ -65,6 +65,20 @@ def content_hash(doc: Mapping[str, Any]) -> str:
     return "sha256:" + digest
 
 
+def _bytes_hashed(data: bytes, digest: object) -> bool:
+    """Whether ``data``, a policy file in its canonical form (`PolicyDocument.write`), holds the content whose hash is
+    ``digest``: the file's own bytes, less its `hash` member and the final newline, are the canonical body the
+    hash is taken over. Hashing them costs microseconds where writing the body out again (`content_hash`) costs
+    milliseconds on every call of a fresh hook. Any other form (indented, the member twice) is not taken: the
+    caller then checks the hash the long way. A match is the hash's own guarantee: no other bytes hash to it."""
+    if not isinstance(digest, str) or not digest.startswith("sha256:") or len(digest) != 71:
+        return False
+    member = b',"hash":"' + digest.encode("ascii", "replace") + b'"'
+    if data.count(member) != 1:
+        return False
+    return bool(new_sha256(data.removesuffix(b"\n").replace(member, b"")).hexdigest() == digest[7:])
+
+
 def seal(*, role: str, root: str, tools: Collection[str] = (), gates: Collection[Mapping[str, Any]] = (),
          verify: Collection[Mapping[str, Any]] = (), sandbox: Collection[Mapping[str, Any]] = (),
          protected: Collection[str] = (), mode: str = STRICT, **fields: Any) -> PolicyDocument:
@@ -112,13 +126,14 @@ class PolicyDocument:
     __slots__ = ("raw", "version", "mode", "audience", "role", "escalation", "task", "root", "tools", "gates",
                  "verify", "sandbox", "toolchain_path", "package_scripts", "protected", "hash", "subagents")
 
-    def __init__(self, raw: dict[str, Any]) -> None:
+    def __init__(self, raw: dict[str, Any], *, hashed: bool = False) -> None:
+        """``hashed``: the content hash was checked already, over the file's own bytes (`load`)."""
         self.raw = raw
         version = raw.get("version")
         if raw.get("format") != FORMAT or type(version) is not int or version not in VERSIONS:
             raise PolicyError(f"not a {FORMAT} document of a version this runtime reads "
                               f"({', '.join(map(str, VERSIONS))}; version {version!r} given): compile it again")
-        if raw.get("hash") != content_hash(raw):
+        if not hashed and raw.get("hash") != content_hash(raw):
             raise PolicyError("the policy's content hash does not match: it was edited or corrupted")
         self.version: int = version
         self.hash: str = raw["hash"]
@@ -200,13 +215,16 @@ class PolicyDocument:
             doc = json.loads(raw)
         except ValueError as exc:
             raise PolicyError(f"the policy {path} is not valid JSON: {exc}") from None
+        if isinstance(doc, dict) and _bytes_hashed(raw, doc.get("hash")):
+            return cls(doc, hashed=True)
         return cls.read(doc)
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the policy where a gate reads it, whole: a gate reading meanwhile reads the old one or this."""
+        """Write the policy where a gate reads it, whole (a gate reading meanwhile reads the old one or this), in
+        its canonical form: its content hash is then checked over the file's bytes (`_bytes_hashed`)."""
         staged = f"{os.fspath(path)}.{os.getpid()}.new"
-        with open(staged, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(self.raw, indent=1, sort_keys=True) + "\n")
+        with open(staged, "wb") as fh:
+            fh.write(canonical(self.raw) + b"\n")
         os.replace(staged, path)
 
     def to_json(self) -> str:

@@ -34,8 +34,8 @@ DESCRIPTION = ("agent-runtime's fail-closed PreToolUse gate on every tool call: 
 
 
 def hook_command() -> str:
-    """The command the plugin's hook runs: `runtime check` with the options `hook install` writes."""
-    return " ".join(["runtime", "check", *session_options(None)])
+    """The command the plugin's hook runs: `runtime check` with the options `hook install` writes by default."""
+    return " ".join(["runtime", "check", *session_options(None), "--resident"])
 
 
 def hooks() -> dict[str, Any]:

@@ -32,14 +32,14 @@ def test_install_merges_into_existing_settings_and_is_idempotent(tmp_path):
     assert ours["matcher"] == "*"
     # `runtime` by name and no catalog path (the shipped one): the committed file works on every clone
     words = shlex.split(ours["hooks"][0]["command"])
-    assert words == ["runtime", "check", "--on-allow", "defer", "--main-session", "session"]
+    assert words == ["runtime", "check", "--on-allow", "defer", "--main-session", "session", "--resident"]
     text = settings.read_text()
     again = run_cli("hook", "install", "--catalog", str(REPO), cwd=tmp_path, env=ON_PATH)
     assert again.returncode == 0 and "already installed" in again.stdout and settings.read_text() == text
     role = run_cli("hook", "install", "--catalog", str(REPO), "--role", "explorer", cwd=tmp_path, env=ON_PATH)
     assert role.returncode == 0
     pre = json.loads(settings.read_text())["hooks"]["PreToolUse"]
-    assert len(pre) == 2 and shlex.split(pre[1]["hooks"][0]["command"])[-2:] == ["--role", "explorer"]
+    assert len(pre) == 2 and shlex.split(pre[1]["hooks"][0]["command"])[-3:] == ["--role", "explorer", "--resident"]
 
 
 def test_machine_paths_go_to_the_local_settings_and_a_project_catalog_is_relative(tmp_path, catalog_copy):
@@ -52,7 +52,7 @@ def test_machine_paths_go_to_the_local_settings_and_a_project_catalog_is_relativ
     inside = run_cli("hook", "install", "--catalog", str(catalog_copy), cwd=catalog_copy.parent, env=ON_PATH)
     assert inside.returncode == 0, inside.stderr
     command = json.loads((catalog_copy.parent / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert command == 'runtime check --catalog "$CLAUDE_PROJECT_DIR"/catalog --on-allow defer --main-session session'
+    assert command == 'runtime check --catalog "$CLAUDE_PROJECT_DIR"/catalog --on-allow defer --main-session session --resident'
     import subprocess
     call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"},
                        "cwd": str(catalog_copy.parent), "agent_type": "read-only"})
@@ -124,7 +124,7 @@ def test_an_edit_role_exported_with_a_task_can_write_its_scope_and_nothing_else(
     installed = run_cli("hook", "install", "--catalog", str(REPO), "--task", "tasks/docs.toml", cwd=tmp_path, env=ON_PATH)
     assert installed.returncode == 0, installed.stderr
     command = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert command == 'runtime check --task "$CLAUDE_PROJECT_DIR"/tasks/docs.toml --on-allow defer --main-session session'
+    assert command == 'runtime check --task "$CLAUDE_PROJECT_DIR"/tasks/docs.toml --on-allow defer --main-session session --resident'
 
     def call(agent_type, path):
         hook = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path),
@@ -192,7 +192,7 @@ def test_an_install_without_on_failure_is_upgraded_in_place(tmp_path):
     pre = data["hooks"]["PreToolUse"]
     # where it stood, the main session now gated as `session`
     assert pre[1] == {"matcher": "*", "hooks": [{**old, "command": old["command"].replace("defer --main-session defer",
-                                                 "defer --main-session session"), "onFailure": "block"}]}
+                                                 "defer --main-session session --resident"), "onFailure": "block"}]}
     assert pre[0] == mine["hooks"]["PreToolUse"][0] and pre[2] == mine["hooks"]["PreToolUse"][2]
     assert {k: v for k, v in data.items() if k not in ("hooks", "sandbox")} == {k: v for k, v in mine.items() if k != "hooks"}
     assert data["hooks"]["Stop"] == mine["hooks"]["Stop"] and data["sandbox"]["enabled"] is True

@@ -100,6 +100,7 @@ def test_an_answer_from_the_server_imports_nothing_of_the_gate(world):
     imported = [line.rsplit("|", 1)[-1].strip() for line in traced.stderr.splitlines() if "import time" in line]
     assert "runtime.cli.resident" in imported
     assert not [m for m in imported if m.startswith(("runtime.gate", "runtime.policy", "tree_sitter"))], imported
+    assert "re" not in imported and "enum" not in imported, imported  # the launcher and the client path import neither
 
 
 def test_a_server_that_answers_garbage_or_nothing_leaves_the_cold_answer(world):
@@ -150,11 +151,36 @@ def test_a_socket_folder_others_may_enter_is_never_used(world):
     assert not list(folder.glob("gate-*"))  # no server started there
 
 
-def test_hook_install_writes_the_resident_hook(tmp_path):
+def test_hook_install_writes_the_resident_hook_unless_told_not_to(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    proc = subprocess.run([RUNTIME, "hook", "install", "--resident", "--json"], capture_output=True, text=True,
-                          cwd=repo, timeout=60)
+    proc = subprocess.run([RUNTIME, "hook", "install", "--json"], capture_output=True, text=True, cwd=repo, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["command"].endswith("--main-session session --resident")
+    proc = subprocess.run([RUNTIME, "hook", "install", "--no-resident", "--json"], capture_output=True, text=True,
+                          cwd=repo, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["command"].endswith("--main-session session")
+    settings = json.loads((repo / out["settings"]).read_text())
+    [entry] = settings["hooks"]["PreToolUse"]
+    assert not entry["hooks"][0]["command"].endswith("--resident")  # replaced, not added beside
+
+
+def test_a_server_whose_socket_is_gone_exits(world):
+    """Its folder removed (a HOME that was a test's, a cleared cache): no call can reach it, so it goes."""
+    repo, sockets, env = world
+    hook(repo, env, *CALLS[0])
+    path = server_socket(sockets)
+    pid = int(Path(str(path) + ".lock").read_text())
+    path.unlink()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"the server {pid} still runs")
