@@ -307,9 +307,9 @@ def main(argv: list[str] | None = None) -> int:
         from runtime.cli import check
 
         return check.main(argv[1:])
-    from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailure
-
     import importlib
+
+    from runtime.errors import INTERNAL_ERROR, FatalError, ManifestErrors, RunFailure
 
     args = build_parser().parse_args(argv)
     try:
