@@ -170,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", metavar="REV", help="the revision to branch from (default: HEAD)")
     p.add_argument("--merge", action="store_true", help="merge verified work into the base after re-checking the merge")
     p.add_argument("--keep", action="store_true", help="keep the worktree afterwards")
+    p.add_argument("--afresh", action="store_true",
+                   help="an agent id whose run finished (rejected, say, and its task file fixed since): start again from "
+                        "the current base and the task file as it is now, the old branch kept as "
+                        "refs/agent-runtime/previous/ID/N")
     p.add_argument("--no-os-sandbox", action="store_true", help="run without bubblewrap (loudly warned; the gate still applies)")
     p.add_argument("--unattended", action="store_true",
                    help="nobody watches this run: what the gate would ask a person is refused at once, and control "

@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
               "and your machine (no file-system or network isolation)", file=sys.stderr)
     options = SpawnOptions(repo=Path.cwd(), base=args.base, merge=args.merge, keep=args.keep,
                            use_sandbox=not args.no_os_sandbox, state_dir=Path(args.state_dir) if args.state_dir else None,
-                           catalog=args.catalog, unattended=args.unattended)
+                           catalog=args.catalog, unattended=args.unattended, afresh=args.afresh)
     return execute(lambda o: spawn(args.task, o), options, args.json, lambda: _interrupted_line(args.task, options))
 
 

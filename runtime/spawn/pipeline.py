@@ -74,6 +74,9 @@ class SpawnOptions:
     # of them given ``feedback`` (what a person reviewing the work sent back) as a retry is given verify's.
     again: bool = False
     feedback: str | None = None
+    # `runtime spawn TASK --afresh`: a finished run's agent id started again from the current base and task file,
+    # the old branch kept under a named ref (`recover`).
+    afresh: bool = False
     subtask: str | None = None  # the plan subtask this spawn runs (recorded, for `runtime again`)
 
 

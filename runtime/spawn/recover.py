@@ -2,7 +2,8 @@
 
 Holding the agent id's lock proves the earlier spawn is gone. A run that had
 finished is refused (its branch is kept for inspection: `runtime again ID`
-starts a new series of attempts on it, or use a new agent id), unless it
+starts a new series of attempts on it, `runtime spawn TASK --afresh` starts it again from the current base and
+task file, keeping the old branch under a named ref), unless it
 failed before its agent did anything and gave its id back (`id_free`): that
 one is started afresh. Under `runtime again` (`SpawnOptions.again`) a finished
 run's work is carried on from its branch (`Resume`, with the earlier attempts),
@@ -25,7 +26,9 @@ live lock holder), git's records of them, and their socket folders.
 from __future__ import annotations
 
 import contextlib
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
@@ -102,6 +105,48 @@ def _again(run: SpawnSetup, previous: RunRecord) -> Resume:
     return Resume(previous.base, previous.base_branch, None if head == previous.base else head, again=previous)
 
 
+PREVIOUS_REFS = "refs/agent-runtime/previous"
+
+
+def _shown(path: Path) -> str:
+    """A task file as the person would type it here: relative to the working folder where it lies below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _afresh(run: SpawnSetup, previous: RunRecord) -> None:
+    """`runtime spawn TASK --afresh`: a finished run's agent id started again from the current base and the task
+    file as it is now (fixed, say, after its own scope or test command rejected the work). Nothing is lost: the
+    old branch is kept as `refs/agent-runtime/previous/<id>/<n>` and the old run's folder under
+    `previous/<id>.<n>` of the state folder. Work already merged is done: a new change is a new task."""
+    if previous.merged:
+        into = f" into {previous.base_branch}" if previous.base_branch else ""
+        raise FatalError(f"agent {run.agent_id}'s work was merged{into} ({previous.merged[:12]}): it is done; "
+                         "give the next change a task and an agent id of its own")
+    kept_runs = run.state.root / "previous"
+    n = 1
+    while (kept_runs / f"{run.agent_id}.{n}").exists() or run.git.run(
+            "rev-parse", "--verify", "--quiet", f"{PREVIOUS_REFS}/{run.agent_id}/{n}", ok=(0, 1)).returncode == 0:
+        n += 1
+    ref = f"{PREVIOUS_REFS}/{run.agent_id}/{n}"
+    worktree = run.state.worktree(run.agent_id)
+    if worktree.exists():  # kept with --keep
+        run.git.remove_worktree(worktree)
+    head = None
+    if run.git.branch_exists(run.branch):
+        head = run.git.resolve(run.branch)
+        run.git.run("update-ref", ref, head)
+        run.git.delete_branch(run.branch)
+    kept_runs.mkdir(parents=True, exist_ok=True)
+    folder = run.state.run(run.agent_id)
+    if folder.exists():
+        folder.rename(kept_runs / f"{run.agent_id}.{n}")
+    run.audit.append("afresh", run.agent_id, previous=previous.label or previous.status, kept_ref=ref if head else None,
+                     kept_head=head, kept_run=str(kept_runs / f"{run.agent_id}.{n}"))
+
+
 def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
     """Remove the worktrees and socket folders of runs whose orchestrator died; returns the agent ids
     whose worktree went. The run of ``current`` is left to `recover` (it holds its lock)."""
@@ -143,6 +188,9 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
         return Resume(previous.base, previous.base_branch, previous.work)
     if previous.final and run.options.again and not previous.id_free:
         return _again(run, previous)
+    if previous.final and run.options.afresh and not previous.id_free:
+        _afresh(run, previous)
+        return None
     if previous.final and previous.id_free:
         # It failed before its agent did anything and left nothing: started afresh, its old folder cleared.
         with contextlib.suppress(OSError):
@@ -150,8 +198,9 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
     elif previous.final:
         kept = f"its branch {run.branch} is kept" if run.git.branch_exists(run.branch) else "nothing of it is kept"
         raise FatalError(f"agent {run.agent_id} already ran ({previous.label or status}) and {kept}: "
-                         f"`runtime again {run.agent_id}` starts a new series of attempts on its work, "
-                         "or give the task a new agent id")
+                         f"`runtime spawn {shlex.quote(_shown(run.task.path))} --afresh` starts it again from the current base and "
+                         f"the task file as it is now (the old branch kept as {PREVIOUS_REFS}/{run.agent_id}/N); "
+                         f"`runtime again {run.agent_id}` starts a new series of attempts on its work, as first spawned")
     base = previous.base
     commit = _verified_commit(run, base) if status in ("committing", "merging") else None
     if commit is not None:

@@ -89,3 +89,26 @@ def test_show_prints_the_outcome_the_checks_the_report_and_the_change(spawner: S
     assert "+    return sum(values) / len(values)" in doc["diff"]
     missing = s.cli("show", "ag-nobody")
     assert missing.returncode == 1 and missing.stderr.startswith("error: no run of agent ag-nobody")
+
+
+def test_a_task_rejected_for_its_own_file_runs_again_once_fixed_with_afresh(spawner: Spawner):
+    """The task asks more tests than the project has: rejected whatever the agent does. Once the file is fixed,
+    the same command is refused naming `--afresh`, which starts the task again from the current base and the
+    fixed file; the first run's branch is kept under a named ref, and its folder beside the new one."""
+    s = spawner
+    wrong = {"test-command": "pytest -q tests", "test-count-min": 400, "check-commands": ["python3 -m tabnanny src"]}
+    task = s.task(agent_id="ag-fixed", command=f"{SH_FIX}; {SH_REPORT}", verification=wrong)
+    first = s.spawn(task)
+    assert first.label == "rejected", first.describe()
+    kept = s.sha("agent/ag-fixed")
+    task = s.task(agent_id="ag-fixed", command=f"{SH_FIX}; {SH_REPORT}")  # the file fixed: the project's 4 tests
+    refused = s.spawn(task)
+    assert refused.code == 1 and f"`runtime spawn {task} --afresh`" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    second = s.spawn(task, "--afresh")
+    assert second.code == 0 and second.label == "ok", second.describe()
+    assert s.git("rev-parse", "refs/agent-runtime/previous/ag-fixed/1") == kept  # nothing lost
+    assert s.git("rev-parse", second.outcome["commit"] + "^") == s.base  # from the base, not the first run's work
+    assert [e["data"]["kept_ref"] for e in s.audit(kind="afresh")] == ["refs/agent-runtime/previous/ag-fixed/1"]
+    assert (s.state / "previous" / "ag-fixed.1" / "state.json").is_file()
+    assert len(s.state_json("ag-fixed")["attempts"]) == 1

@@ -51,7 +51,8 @@ def setup(template, tmp_path):
     shutil.copytree(source, repo, symlinks=True)
     state = StateDir(tmp_path / "state")
     return SimpleNamespace(agent_id=AGENT, branch=BRANCH, git=Git(repo), state=state, audit=Audit(),
-                           options=SimpleNamespace(merge=False, again=False, feedback=None), repo=repo, base=base)
+                           options=SimpleNamespace(merge=False, again=False, feedback=None, afresh=False), repo=repo,
+                           base=base, task=SimpleNamespace(path=Path("tasks/fix.toml")))
 
 
 def record(setup, status: str, **fields: Any) -> RunRecord:
@@ -130,8 +131,36 @@ def test_a_finished_run_is_refused_and_its_branch_kept(setup, status, label, sho
     with pytest.raises(FatalError) as info:
         recover(setup)
     assert str(info.value) == (f"agent {AGENT} already ran ({shown}) and its branch {BRANCH} is kept: "
-                               f"`runtime again {AGENT}` starts a new series of attempts on its work, "
-                               "or give the task a new agent id")
+                               "`runtime spawn tasks/fix.toml --afresh` starts it again from the current base and "
+                               f"the task file as it is now (the old branch kept as refs/agent-runtime/previous/{AGENT}/N); "
+                               f"`runtime again {AGENT}` starts a new series of attempts on its work, as first spawned")
+    assert git(setup.repo, "rev-parse", BRANCH) == commit
+
+
+def test_afresh_starts_a_finished_run_again_keeping_its_branch_and_folder(setup):
+    """`runtime spawn TASK --afresh`: the id is free again; the old branch under a named ref, the old folder kept."""
+    setup.options.afresh = True
+    for n in (1, 2):  # twice: the second keeps its own ref and folder beside the first's
+        commit = commit_on(setup, BRANCH, f"rejected work {n}")
+        record(setup, "rejected")
+        (setup.state.run(AGENT) / "attempt-1").mkdir(exist_ok=True)
+        assert recover(setup) is None
+        assert not branch_exists(setup)
+        assert git(setup.repo, "rev-parse", f"refs/agent-runtime/previous/{AGENT}/{n}") == commit
+        assert not setup.state.run(AGENT).exists()
+        assert (setup.state.root / "previous" / f"{AGENT}.{n}" / "attempt-1").is_dir()
+        assert (setup.state.root / "previous" / f"{AGENT}.{n}" / "state.json").is_file()
+    kinds = [(kind, data.get("kept_ref")) for kind, _, data in setup.audit.records]
+    assert kinds == [("afresh", f"refs/agent-runtime/previous/{AGENT}/1"),
+                     ("afresh", f"refs/agent-runtime/previous/{AGENT}/2")]
+
+
+def test_afresh_refuses_work_already_merged(setup):
+    setup.options.afresh = True
+    commit = commit_on(setup, BRANCH, "merged work")
+    record(setup, "ok", label="ok", commit=commit, merged=commit)
+    with pytest.raises(FatalError, match="it is done"):
+        recover(setup)
     assert git(setup.repo, "rev-parse", BRANCH) == commit
 
 
