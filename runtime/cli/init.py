@@ -170,5 +170,8 @@ def _probe(repo: Path, task: Path, args: argparse.Namespace) -> dict[str, Any]:
 
     found = probe(repo, task, sandboxed=not args.no_os_sandbox)
     said = [*found.notes, *apply(task, found)]
+    if found.worktree_lines:
+        said.append("the [worktree] lines:\n" + found.worktree_lines.rstrip("\n"))
     return {"passed": found.passed, "baseline": found.baseline, "failing-checks": list(found.failing_checks),
-            "said": said}
+            "with-checkout": found.with_checkout, "lacking": list(found.lacking),
+            "worktree-lines": found.worktree_lines, "said": said}

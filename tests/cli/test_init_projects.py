@@ -462,6 +462,37 @@ def test_probe_runs_the_template_at_the_base_and_sets_the_count_and_the_baseline
     assert (repo / "src/calc.py").read_text().endswith("a + b\n")  # the working folder as it was
 
 
+def test_probe_names_the_ignored_files_a_worktree_lacks_where_it_passes_fewer_tests_than_the_checkout(tmp_path):
+    """Tests that read a file a build step makes and git ignores (compiled translations, a generated parser) pass
+    in the person's checkout and fail in every worktree: the probe runs them both ways, names the files and
+    offers the `[worktree]` lines; caches and the toolchain's folders are never named."""
+    from tests.support import git, have_bwrap
+
+    have_bwrap()
+    test = ("import json, pathlib\n\n\ndef test_plain():\n    assert True\n\n\n"
+            "def test_messages():\n    data = json.loads(pathlib.Path('locale/fr.json').read_text())\n"
+            "    assert data['hello'] == 'bonjour'\n")
+    repo = _repo(tmp_path, {"pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n",
+                            ".gitignore": "locale/*.json\n__pycache__/\n.venv/\n",
+                            "locale/fr.po": 'msgid "hello"\nmsgstr "bonjour"\n', "tests/test_i18n.py": test},
+                 tools=("pytest",))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "locale/fr.json").write_text('{"hello": "bonjour"}')  # what `make messages` writes, ignored by git
+    (repo / "tests/__pycache__").mkdir(exist_ok=True)
+    (repo / "tests/__pycache__/x.pyc").write_bytes(b"cache")
+    doc = json.loads(run_cli("init", "--json", "--probe", cwd=repo).stdout)
+    probe = doc["probe"]
+    assert probe["passed"] == 1 and probe["with-checkout"] == 2, probe
+    assert probe["lacking"] == ["locale/fr.json"], probe
+    assert probe["worktree-lines"].startswith('[worktree]\ninclude = ["locale/fr.json"]')
+    said = " ".join(probe["said"])
+    assert "a fresh worktree passes 1 test(s) fewer than one with the files your checkout has and git ignores" in said
+    assert "`runtime init --probe` again sets test-count-min to 2" in said
+    assert _task(repo)["test-count-min"] == 1  # what every worktree passes now
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
 def test_init_declares_the_version_file_a_build_backend_writes_and_offers_the_lockfile_s_install(tmp_path):
     pyproject = ('[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n\n'
                  '[project]\nname = "pkg"\ndynamic = ["version"]\n\n[tool.hatch.build.hooks.vcs]\n'

@@ -410,6 +410,29 @@ def test_too_few_passing_tests_are_rejected_with_both_numbers():
     assert "only 2 test(s) passed, but at least 3 must run and pass" in result.feedback
 
 
+def test_a_shortfall_the_base_has_in_a_fresh_worktree_is_the_world_s_not_the_change_s():
+    """The count was taken in a checkout where every test passes; in a fresh worktree two of the base's own tests
+    fail (a file git ignores is missing): the work keeps every test the base passes, and the verdict says the
+    shortfall is the world's (an error, which no retry of the agent mends), never the change's."""
+    base = run(case(ADD), case(MEAN), case("tests/test_i18n.py::test_fr", "error"), case("tests/test_i18n.py::test_de", "error"))
+    work_tests = [case(ADD), case(MEAN), case("tests/test_i18n.py::test_fr", "error"),
+                  case("tests/test_i18n.py::test_de", "error")]
+    result = verdict(run(*work_tests), base, min_count=4, baseline=True)
+    assert result.status == "error", result.feedback
+    assert "the base itself passes only 2 of them in a fresh worktree, so the shortfall is not the change's" in result.feedback
+    assert "`runtime init --probe` names them" in result.feedback
+    # Without baseline the failing tests stay a problem, said with where they fail too.
+    strict = verdict(run(*work_tests), base, min_count=4)
+    assert strict.status == "rejected"
+    assert "2 of the failing tests fail at the base too, in a fresh worktree" in strict.feedback
+    # A count above the base's own tests asks for new ones: the change's.
+    more = verdict(run(case(ADD), case(MEAN)), run(case(ADD), case(MEAN)), min_count=3)
+    assert more.status == "rejected" and "not the change's" not in more.feedback
+    # A change that loses a test the base passes is the change's, whatever the world.
+    lost = verdict(run(case(ADD), case(MEAN, "failed"), *work_tests[2:]), base, min_count=4, baseline=True)
+    assert lost.status == "rejected" and "1 test(s) fail" in lost.feedback
+
+
 def test_new_tests_that_are_skipped_do_not_count_toward_the_minimum():
     work = run(case(ADD), *(case(f"tests/test_new.py::test_{n}", "skipped") for n in range(5)))
     result = verdict(work, run(case(ADD)), min_count=2)
