@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from runtime.gate.decision import GateDecision
+    from runtime.gate.hook import HookAnswer
     from runtime.gate.policy import Policy
 
 USAGE = (
@@ -283,6 +284,43 @@ def _person_decided(opts: dict[str, str], raw: bytes, decision: GateDecision) ->
     return person_allows(os.path.realpath(root), tool, data.get("tool_input")) is not None
 
 
+def _reviewed(opts: dict[str, str], raw: bytes, result: HookAnswer, reviewer: dict[str, str | None]) -> HookAnswer:
+    """An ask no rule decides, put to the session's reviewer model (`[session] reviewer`,
+    `runtime.approvals.reviewer`): its allow is answered `allow` (Claude Code's own deny rules still apply), anything
+    else stays the person's question, with the reviewer's reason beside the gate's. Audited either way."""
+    from runtime.gate.decision import ASK, allow, ask
+    from runtime.gate.hook import answer
+
+    decision = result.decision
+    if decision is None or decision.verdict != ASK or not decision.undecided:
+        return result
+    import json
+    from pathlib import Path
+
+    from runtime.approvals.reviewer import audit, review_ask
+    from runtime.gate import deadline
+    from runtime.spawn.state import default_state_dir
+
+    data = json.loads(raw)
+    root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
+    tool = data.get("tool_name")
+    if not isinstance(root, str) or not root.startswith("/") or not isinstance(tool, str):
+        return result
+    root = os.path.realpath(root)
+    deadline.disarm()  # the reviewer has a bound of its own (runtime.approvals.reviewer.TIMEOUT_S)
+    found = review_ask(reviewer, tool, data.get("tool_input"), decision.reason, root)
+    try:
+        audit(default_state_dir(Path(root)) / "audit.jsonl", tool, data.get("tool_input"), decision.reason, found)
+    except Exception as exc:  # noqa: BLE001 - an answer that cannot be audited is not acted on: the person decides
+        return answer(ask(f"{decision.reason} (the session's reviewer could not be audited: {exc})", decision.atom,
+                          decision.rule, undecided=True))
+    if found.allowed:
+        return answer(allow(f"the session's reviewer ({found.model}) allowed it: {found.reason} (the gate had asked: "
+                            f"{decision.reason})", decision.atom, decision.rule))
+    return answer(ask(f"{decision.reason}. The session's reviewer ({found.model}) leaves it to you: {found.reason}",
+                      decision.atom, decision.rule, undecided=True))
+
+
 def respond(argv: list[str], raw: bytes) -> tuple[str, str, int]:
     """The hook's answer to one call: its stdout, stderr and exit code. Never raises: a failure is a deny."""
     from runtime.gate.decision import deny
@@ -295,10 +333,18 @@ def respond(argv: list[str], raw: bytes) -> tuple[str, str, int]:
         except Exception as exc:  # noqa: BLE001 - a policy that cannot load denies every call
             result = answer(deny(f"no usable policy: {exc}", None, "policy"))
         else:
-            result = run_hook(raw, select, approval_asker(opts))
-            if opts.get("--on-allow") == "defer" and result.decision is not None and (
-                    result.decision.allowed or _person_decided(opts, raw, result.decision)):
-                result = DEFER
+            chosen: list[Policy | None] = []
+
+            def selecting(data: dict[str, Any]) -> Policy | None:
+                chosen.append(select(data))
+                return chosen[-1]
+
+            result = run_hook(raw, selecting, approval_asker(opts))
+            if opts.get("--on-allow") == "defer" and result.decision is not None:
+                if result.decision.allowed or _person_decided(opts, raw, result.decision):
+                    result = DEFER
+                elif chosen and chosen[-1] is not None and chosen[-1].reviewer is not None:
+                    result = _reviewed(opts, raw, result, chosen[-1].reviewer)
     except Exception as exc:  # noqa: BLE001 - fail closed, never exit 1
         result = answer(deny(f"runtime check: {exc}. {USAGE}", None, "usage"))
     return result.stdout, result.stderr, result.exit_code

@@ -24,7 +24,7 @@ class Policy:
     """A loaded policy: the gate objects, ready to decide."""
 
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
-                 "tool_path", "exempt", "mode", "audience", "_outside", "package_scripts", "subagents")
+                 "tool_path", "exempt", "mode", "audience", "_outside", "package_scripts", "subagents", "reviewer")
 
     def __init__(self, doc: dict[str, Any] | PolicyDocument, extra_protected: tuple[str, ...] = (), *,
                  assume_sandbox: bool = False) -> None:
@@ -45,6 +45,7 @@ class Policy:
         self.tool_path = frozenset(os.path.normpath(os.path.join(self.root, p)) for p in document.toolchain_path)
         self.package_scripts: dict[str, str] = document.package_scripts
         self.subagents: dict[str, str] = document.subagents
+        self.reviewer: dict[str, str | None] | None = document.reviewer  # `[session] reviewer` (model, api-base, script)
         self.gates = []
         for entry in document.gates:
             cls = GATES.get(entry.kind)

@@ -60,12 +60,30 @@ class EscalationSection(Model):
     policy: Escalation
 
 
+class SessionSection(Model):
+    # A model that may allow the calls a person's session would be asked about because no rule decides them
+    # (`runtime.approvals.reviewer`): what it judges routine runs, the rest is still asked of the person.
+    reviewer: str = Field(min_length=1)
+    api_base: str | None = None
+    script: str | None = None  # a scripted model's script (`scripted/...`), relative to the role file
+
+
 class RoleFile(Model):
     role: RoleSection
     capabilities: CapabilitiesSection = Field(default_factory=CapabilitiesSection)
     tools: ToolsSection | None = None
     escalation: EscalationSection | None = None
+    session: SessionSection | None = None
     params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SessionReviewer:
+    """`[session] reviewer` resolved: the model, where it answers, and a scripted model's script (absolute)."""
+
+    model: str
+    api_base: str | None = None
+    script: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +106,7 @@ class ResolvedRole:
     # The file of each role of the chain, in its order: a project role may extend the shipped role of its own
     # name (adding to it), so a name may stand twice in the chain, for two files.
     paths: tuple[Path, ...] = ()
+    reviewer: SessionReviewer | None = None  # `[session] reviewer`, this role's or its parent's
 
     def atom_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.atoms)
@@ -208,6 +227,9 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
             params.setdefault(atom_name, {})[pname] = value
     if role.role.for_sessions and role.role.spawnable:
         raise src.error(("role", "for-sessions"), "a role for sessions is never spawned: set `spawnable = false`")
+    reviewer = parent.reviewer if parent else None
+    if role.session is not None:
+        reviewer = _reviewer(role.session, path, src, role.role.for_sessions)
     personal = [t for t in tools if t in PERSON_TOOLS or t in SUBAGENT_TOOLS]
     if personal and not role.role.for_sessions:
         raise src.error(("tools", "shown"), f"`{personal[0]}` is a tool of a person's own session (a question, plan "
@@ -217,5 +239,27 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
         role.role.name, role.role.display_name, role.role.description, tuple(role.role.use_cases),
         role.role.spawnable, escalation, tools, atoms, params,
         (*(parent.chain if parent else ()), role.role.name), path, src, session, role.role.for_sessions,
-        (*(parent.paths if parent else ()), path),
+        (*(parent.paths if parent else ()), path), reviewer,
     )
+
+
+def _reviewer(section: SessionSection, path: Path, src: TomlSource, for_sessions: bool) -> SessionReviewer:
+    """`[session]` checked: only a session's role has one; a scripted model names its script, which exists, and no
+    other model does."""
+    if not for_sessions:
+        raise src.error(("session",), "`[session]` is for a role that gates a person's own session "
+                        "(`for-sessions = true`): a spawned agent's asks go to a person through the approvals queue")
+    scripted = section.reviewer.startswith("scripted/")
+    if scripted and section.script is None:
+        raise src.error(("session", "reviewer"), "a scripted reviewer needs `script`, the script file it plays")
+    if section.script is not None and not scripted:
+        raise src.error(("session", "script"), "`script` is for a scripted reviewer (`scripted/...`) alone")
+    if section.api_base is not None and scripted:
+        raise src.error(("session", "api-base"), "a scripted reviewer answers here: `api-base` is for a model server")
+    script = None
+    if section.script is not None:
+        found = (path.parent / section.script).resolve()
+        if not found.is_file():
+            raise src.error(("session", "script"), f"no script file `{section.script}` beside the role file")
+        script = str(found)
+    return SessionReviewer(section.reviewer, section.api_base, script)

@@ -202,6 +202,9 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "toolchain": {"path": list(toolchain.path)},
         "package-scripts": package_scripts(Path(root).resolve()),
         "subagents": subagent_roles(catalog) if SUBAGENT_TOOLS.keys() & set(role.tools) else {},
+        # `[session] reviewer`: the model that may allow what a person's session would be asked (a session's only).
+        **({"reviewer": {"model": role.reviewer.model, "api-base": role.reviewer.api_base,
+                         "script": role.reviewer.script}} if role.reviewer is not None else {}),
         # Every layer's catalog files: an agent must not rewrite the rules it runs under.
         "protected": [str(layer / part) for layer in catalog.layers
                       for part in (*CATALOG_PARTS, TOOLCHAIN_FILE)]

@@ -124,7 +124,8 @@ class PolicyDocument:
     when the gate is built (`runtime.gate.policy`); here, the document's shape."""
 
     __slots__ = ("raw", "version", "mode", "audience", "role", "escalation", "task", "root", "tools", "gates",
-                 "verify", "sandbox", "toolchain_path", "package_scripts", "protected", "hash", "subagents")
+                 "verify", "sandbox", "toolchain_path", "package_scripts", "protected", "hash", "subagents",
+                 "reviewer")
 
     def __init__(self, raw: dict[str, Any], *, hashed: bool = False) -> None:
         """``hashed``: the content hash was checked already, over the file's own bytes (`load`)."""
@@ -190,6 +191,14 @@ class PolicyDocument:
                                                       for k, v in subagents.items()):
             raise PolicyError("`subagents` must map subagent types to the roles that gate them")
         self.subagents: dict[str, str] = subagents
+        reviewer = raw.get("reviewer")
+        if reviewer is not None and not (
+                isinstance(reviewer, dict) and set(reviewer) == {"model", "api-base", "script"}
+                and isinstance(reviewer["model"], str) and reviewer["model"]
+                and all(v is None or isinstance(v, str) for v in (reviewer["api-base"], reviewer["script"]))):
+            raise PolicyError("`reviewer` must name a model, and its api-base and script or null")
+        # `[session] reviewer` of the role (runtime.approvals.reviewer): model, api-base, script.
+        self.reviewer: dict[str, str | None] | None = reviewer
         self.gates = _entries(raw, "gates", params=True)
         self.verify = _entries(raw, "verify", params=True, optional=True)
         self.sandbox = _entries(raw, "sandbox", params=False, optional=True)
