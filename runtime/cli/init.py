@@ -44,8 +44,18 @@ def run(args: argparse.Namespace) -> int:
     paths = {"role": folder / "roles" / "project.toml", "grammars": folder / "programs" / "README",
              "toolchain": folder / "toolchain.toml", "task": folder / TASK}
     existing = [str(p) for p in paths.values() if p.exists() or p.is_symlink()]
+    if existing and args.probe and paths["task"].is_file():
+        # The catalog is there already (a `[worktree]` declared since, say): probe its task template again.
+        probed = _probe(repo, paths["task"], args)
+        if args.json:
+            print(json.dumps({"written": [], "probe": probed}, indent=2))
+            return 0
+        for said in probed["said"]:
+            console().print(line(("probe: ", "bold"), said), soft_wrap=True)
+        return 0
     if existing:
-        raise UsageError(f"{existing[0]} exists already; nothing was written")
+        raise UsageError(f"{existing[0]} exists already; nothing was written (`runtime init --probe` probes its task "
+                         "template again)")
     scanned = scan(repo)
     toolchain = toolchain_text(repo)
     found, skipped = translate(scanned, uv="uv" in presets(repo))

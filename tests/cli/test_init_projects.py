@@ -491,6 +491,12 @@ def test_probe_names_the_ignored_files_a_worktree_lacks_where_it_passes_fewer_te
     assert "`runtime init --probe` again sets test-count-min to 2" in said
     assert _task(repo)["test-count-min"] == 1  # what every worktree passes now
     assert git(repo, "worktree", "list").count("\n") == 0
+    # The lines declared, the probe run again over the catalog there: every worktree passes them all now.
+    toolchain = repo / ".agent-runtime/toolchain.toml"
+    toolchain.write_text(toolchain.read_text() + "\n" + probe["worktree-lines"])
+    again = json.loads(run_cli("init", "--json", "--probe", cwd=repo).stdout)["probe"]
+    assert again["passed"] == 2 and again["lacking"] == [], again
+    assert _task(repo)["test-count-min"] == 2
 
 
 def test_init_declares_the_version_file_a_build_backend_writes_and_offers_the_lockfile_s_install(tmp_path):

@@ -295,3 +295,55 @@ def test_with_baseline_a_lint_the_base_already_fails_does_not_reject_the_fix(rea
     check = next(c for c in outcome["attempts"][0]["checks"] if c["atom"] == "quality::check-green")
     assert f"`{lint}` fail(s) there too, and the change adds nothing" in check["feedback"], check
     assert_commit_holds(repo, repo.base, outcome["commit"], change)
+
+
+# -- the first hour ---------------------------------------------------------------------------------
+
+def test_a_task_rejected_for_its_own_file_runs_again_afresh_once_fixed(real_repo):
+    """cachetools: the task asks for more tests than the project has, so the fix is rejected whatever the agent
+    does. The person fixes the count; the same command is refused naming `--afresh`, which runs the task again
+    from the base and the fixed file, and it is accepted; the first run's branch is kept under a named ref."""
+    repo = real_repo("cachetools")
+    change, agent_id = repo.project.fix, "ag-count"
+    task = repo.write_task(change, agent_id, repo.builtin_agent(change, agent_id))
+    doc = tomlkit.parse(task.read_text())
+    doc["verification"]["test-count-min"] = 5000
+    task.write_text(tomlkit.dumps(doc))
+    first = repo.cli("spawn", "--json", task)
+    assert first.returncode == 2 and _outcome(first).get("label") == "rejected", _describe(repo, first, agent_id)
+    assert "at least 5000 must run and pass" in _failures(_outcome(first))
+    kept = repo.sha(f"agent/{agent_id}")
+    doc["verification"]["test-count-min"] = repo.project.test_count_min
+    task.write_text(tomlkit.dumps(doc))
+    refused = repo.cli("spawn", "--json", task)
+    assert refused.returncode == 1 and "--afresh` starts it again from the current base" in refused.stderr, refused.stderr
+    proc = repo.cli("spawn", "--json", "--afresh", task)
+    outcome = assert_accepted_first_time(repo, proc, agent_id)
+    assert_commit_holds(repo, repo.base, outcome["commit"], change)
+    assert repo.sha(f"refs/agent-runtime/previous/{agent_id}/1") == kept
+
+
+def test_tests_that_need_what_the_checkout_has_and_git_ignores_are_the_world_s_not_the_change_s(real_repo):
+    """exceptiongroup imports the version file its build writes and git ignores. Without `[worktree]` declaring
+    it, every worktree fails its tests at the base while the person's checkout passes them: the fix is not
+    rejected as the change's fault but stopped as the world's, naming `runtime init --probe`; with the
+    declaration back, the same fix is accepted the first time."""
+    repo = real_repo("exceptiongroup")
+    toolchain = repo.root / ".agent-runtime/toolchain.toml"
+    declared = toolchain.read_text()
+    doc = tomlkit.parse(declared)
+    del doc["worktree"]
+    toolchain.write_text(tomlkit.dumps(doc))
+    change, agent_id = repo.project.fix, "ag-world-less"
+    task = repo.write_task(change, agent_id, repo.builtin_agent(change, agent_id))
+    tdoc = tomlkit.parse(task.read_text())
+    tdoc["verification"]["baseline"] = True  # as `runtime init --probe` writes it where the base fails
+    task.write_text(tomlkit.dumps(tdoc))
+    proc = repo.cli("spawn", "--json", task)
+    outcome = _outcome(proc)
+    assert proc.returncode != 0 and outcome.get("label") == "failed(verify)", _describe(repo, proc, agent_id)
+    assert "so the shortfall is not the change's" in outcome.get("message", "") + _failures(outcome), outcome
+    assert "`runtime init --probe` names them" in outcome.get("message", "") + _failures(outcome)
+    toolchain.write_text(declared)
+    again = repo.write_task(change, "ag-world-back", repo.builtin_agent(change, "ag-world-back"))
+    assert_accepted_first_time(repo, repo.cli("spawn", "--json", again), "ag-world-back")

@@ -102,9 +102,16 @@ def probe(repo: Path, task_path: Path, *, sandboxed: bool) -> Probe:
     folder = default_state_dir(git.root)
     folder.mkdir(parents=True, exist_ok=True)
     toolchain_folders = catalog.toolchain.folders if catalog.toolchain else ()
+    # What `[worktree] include` declares is in every worktree: laid here as a spawn lays it (copied from the
+    # checkout). Its `setup` commands run with a spawn, in the sandbox with their egress: not here.
+    included = catalog.toolchain.worktree.include if catalog.toolchain else ()
     world = checkout_world(git, toolchain_folders)
+    if isinstance(world, list):
+        world = [rel for rel in world if not any(rel == i or rel.startswith(i.rstrip("/") + "/") for i in included)]
     with tempfile.TemporaryDirectory(prefix="probe-", dir=folder) as tmp:
         with git.checkout_tree(head, Path(tmp) / "base") as tree:
+            for rel in included:
+                _copy(git.root / rel, tree / rel)
             task = load_task(catalog, task_path)
             checks = verify_tree(catalog, task, tree, head, None, sandboxed=sandboxed, repo=git.root)
         with_world = None
@@ -112,7 +119,7 @@ def probe(repo: Path, task_path: Path, *, sandboxed: bool) -> Probe:
             # The same commands over a worktree that also has what the checkout has and git ignores: where it
             # passes more, the tests need those files, and a worktree (every agent's) lacks them.
             with git.checkout_tree(head, Path(tmp) / "with-checkout") as tree:
-                for rel in world:
+                for rel in (*included, *world):
                     _copy(git.root / rel, tree / rel)
                 with_world = _per_test(verify_tree(catalog, task, tree, head, None, sandboxed=sandboxed,
                                                    repo=git.root))

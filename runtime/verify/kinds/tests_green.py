@@ -237,12 +237,15 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
     world = None
     if len(green) < min_count:
         base_green = sum(1 for c in before.values() if c.outcome in GREEN)
-        base_broken = sum(1 for c in before.values() if c.outcome in BROKEN)
-        if base_green < min_count <= base_green + base_broken and len(green) >= base_green:
-            # The base has the tests the count asks for, and in a fresh worktree they fail there already while the
-            # change keeps every test the base passes: the missing ones are the world's (files the checkout the
-            # count was taken in has and git ignores, a build step), never the change's. (A count above the base's
-            # tests asks for new ones: that is the change's.)
+        broken = [c for c in before.values() if c.outcome in BROKEN]
+        uncounted = any(_file_level(c) for c in broken)  # a file whose tests did not collect: how many, unknown
+        if broken and base_green < min_count and len(green) >= base_green and (
+                uncounted or min_count <= base_green + len(broken)):
+            # Tests of the base fail (or do not collect) in a fresh worktree, so it passes fewer than the count,
+            # while the change keeps every test the base passes: the missing ones are the world's (files the
+            # checkout the count was taken in has and git ignores, a build step), never the change's. (A count
+            # above every test the base has asks for new ones: that is the change's.) Said alone, when nothing
+            # else is wrong: a failing test is the change's to fix first.
             world = (f"only {len(green)} test(s) passed, but at least {min_count} must run and pass; the base itself "
                      f"passes only {base_green} of them in a fresh worktree, so the shortfall is not the change's: a "
                      "worktree lacks what the checkout the count was taken in has (files git ignores, made by a build "
@@ -258,7 +261,7 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
     if world is not None and not problems:
         return error(world, details, summary)
     if world is not None:
-        problems.append(world)
+        problems.append(f"only {len(green)} test(s) passed, but at least {min_count} must run and pass")
     if problems:
         return rejected(f"The tests are not green. Fix the code, not the tests, and run `{command}` again:\n"
                         + "\n".join(f"- {p}" for p in problems), details, summary)

@@ -425,9 +425,15 @@ def test_a_shortfall_the_base_has_in_a_fresh_worktree_is_the_world_s_not_the_cha
     strict = verdict(run(*work_tests), base, min_count=4)
     assert strict.status == "rejected"
     assert "2 of the failing tests fail at the base too, in a fresh worktree" in strict.feedback
-    # A count above the base's own tests asks for new ones: the change's.
+    # A count above the base's own tests asks for new ones: the change's, whatever fails at the base.
     more = verdict(run(case(ADD), case(MEAN)), run(case(ADD), case(MEAN)), min_count=3)
     assert more.status == "rejected" and "not the change's" not in more.feedback
+    above = verdict(run(*work_tests), base, min_count=10, baseline=True)
+    assert above.status == "rejected" and "not the change's" not in above.feedback
+    # A file whose tests did not collect at all (how many, unknown): the world's too.
+    uncollected = run(case(ADD), case("tests/test_i18n.py", "error", file="tests/test_i18n.py"))
+    world = verdict(uncollected, uncollected, min_count=30, baseline=True)
+    assert world.status == "error" and "not the change's" in world.feedback
     # A change that loses a test the base passes is the change's, whatever the world.
     lost = verdict(run(case(ADD), case(MEAN, "failed"), *work_tests[2:]), base, min_count=4, baseline=True)
     assert lost.status == "rejected" and "1 test(s) fail" in lost.feedback
