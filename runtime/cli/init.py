@@ -46,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
     existing = [str(p) for p in paths.values() if p.exists() or p.is_symlink()]
     if existing and args.probe and paths["task"].is_file():
         # The catalog is there already (a `[worktree]` declared since, say): probe its task template again.
-        probed = _probe(repo, paths["task"], args)
+        again = _probe(repo, paths["task"], args)
         if args.json:
-            print(json.dumps({"written": [], "probe": probed}, indent=2))
+            print(json.dumps({"written": [], "probe": again}, indent=2))
             return 0
-        for said in probed["said"]:
+        for said in again["said"]:
             console().print(line(("probe: ", "bold"), said), soft_wrap=True)
         return 0
     if existing:
