@@ -38,7 +38,14 @@ def _third_party(path) -> set[str]:
 
 def test_the_distribution_is_named_in_one_place():
     assert PROJECT["name"] == DISTRIBUTION == "agent-role-runtime"
-    assert PROJECT["scripts"] == {"runtime": "runtime.cli.main:main"}
+    # The one command, `runtime`: a hand-written launcher the wheel installs as a script (bin/runtime says why),
+    # calling the same entry point a console script would.
+    assert "scripts" not in PROJECT
+    wheel = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["shared-scripts"] == {"bin/runtime": "runtime"}
+    launcher = (REPO / "bin/runtime").read_text()
+    assert launcher.startswith("#!/usr/bin/env python3\n") and "from runtime.cli.main import main" in launcher
+    assert "import re" not in launcher
 
 
 def test_the_core_declares_no_model_sdk_and_the_extras_hold_them():
