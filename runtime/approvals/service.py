@@ -100,6 +100,7 @@ class ApprovalService(UnixService):
         self._waiters: dict[str, int] = {}
         self._mine: set[str] = set()
         self._audited: set[str] = set()
+        self._audit_lock = threading.Lock()
 
     def make_server(self) -> TrackedServer:
         return TrackedServer(self.socket_path, _Handler, self)
@@ -115,8 +116,11 @@ class ApprovalService(UnixService):
         with self._lock:
             mine = sorted(self._mine)
         for request_id in mine:
-            ended = self.store.expire(request_id, "the agent's run ended before a decision", by="orchestrator")
-            if ended is not None:
+            # Expired here, or by its own waiting thread just before: audited before close returns either way
+            # (`_audit_decision` writes each decision once).
+            ended = self.store.expire(request_id, "the agent's run ended before a decision", by="orchestrator") \
+                or self.store.get(request_id)
+            if ended is not None and ended.status != PENDING:
                 self._audit_decision(ended)
 
     # -- audit ------------------------------------------------------------------------------
@@ -131,14 +135,16 @@ class ApprovalService(UnixService):
             pass
 
     def _audit_decision(self, approval: Approval) -> None:
-        with self._lock:
+        # Written under a lock of its own: a second caller (`close`, beside the request's waiting thread) returns
+        # once the record is on disk, never while the first is still writing it.
+        with self._audit_lock:
             if approval.id in self._audited:
                 return
+            answer = answer_for(approval)
+            self._append("approval-decision", id=approval.id, tool=approval.tool, input_hash=approval.input_hash,
+                         status=approval.status, decision=answer["decision"], by=approval.decided_by,
+                         reason=approval.reason, decided_at=iso(approval.decided))
             self._audited.add(approval.id)
-        answer = answer_for(approval)
-        self._append("approval-decision", id=approval.id, tool=approval.tool, input_hash=approval.input_hash,
-                     status=approval.status, decision=answer["decision"], by=approval.decided_by,
-                     reason=approval.reason, decided_at=iso(approval.decided))
 
     # -- one request ------------------------------------------------------------------------
     def handle_line(self, line: bytes | str, gone: Callable[[], bool] = lambda: False) -> dict[str, Any]:

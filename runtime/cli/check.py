@@ -197,8 +197,8 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
 
         if not os.path.isfile(role_file(catalog, role)):
             raise ValueError(f"role `{role}` is not in the catalog {catalog}")
-        root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
-        if not isinstance(root, str) or not root.startswith("/"):
+        root = _project_root(opts, data)
+        if root is None:
             raise ValueError("no absolute worktree root (pass --root, or set CLAUDE_PROJECT_DIR)")
         return cached_policy(catalog, role, os.path.realpath(task) if task else None, os.path.realpath(root))
 
@@ -212,8 +212,8 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
         if "--catalog" not in opts and not os.environ.get("RUNTIME_CATALOG"):
             # The repository's own catalog, when it has one (its roles and the rules `runtime allow` wrote):
             # found at the project's root, never searched for upward from wherever the call runs.
-            root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
-            if isinstance(root, str) and root.startswith("/"):
+            root = _project_root(opts, data)
+            if root is not None:
                 catalog = project_catalog(os.path.join(root, PROJECT_FOLDER)) or catalog
         main = opts.get("--main-session", "gate")
         if role is None and agent_type is not None and main not in ("gate", "defer"):
@@ -264,6 +264,13 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
     return select
 
 
+def _project_root(opts: dict[str, str], data: dict[str, Any]) -> str | None:
+    """The project a call belongs to: `--root`, else Claude Code's CLAUDE_PROJECT_DIR, else the call's cwd; None
+    when none of them is an absolute path."""
+    root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
+    return root if isinstance(root, str) and root.startswith("/") else None
+
+
 def _person_decided(opts: dict[str, str], raw: bytes, decision: GateDecision) -> bool:
     """Whether a call the gate asks about only because no rule decides it is one the person's own Claude Code
     rules allow (`permissions.allow`): then the hook defers, and Claude Code applies their rule (and its own
@@ -277,9 +284,8 @@ def _person_decided(opts: dict[str, str], raw: bytes, decision: GateDecision) ->
     from runtime.gate.claude_setup import person_allows
 
     data = json.loads(raw)
-    root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
-    tool = data.get("tool_name")
-    if not isinstance(root, str) or not root.startswith("/") or not isinstance(tool, str):
+    root, tool = _project_root(opts, data), data.get("tool_name")
+    if root is None or not isinstance(tool, str):
         return False
     return person_allows(os.path.realpath(root), tool, data.get("tool_input")) is not None
 
@@ -302,11 +308,10 @@ def _reviewed(opts: dict[str, str], raw: bytes, result: HookAnswer, reviewer: di
     from runtime.spawn.state import default_state_dir
 
     data = json.loads(raw)
-    root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
-    tool = data.get("tool_name")
-    if not isinstance(root, str) or not root.startswith("/") or not isinstance(tool, str):
+    found_root, tool = _project_root(opts, data), data.get("tool_name")
+    if found_root is None or not isinstance(tool, str):
         return result
-    root = os.path.realpath(root)
+    root = os.path.realpath(found_root)
     deadline.disarm()  # the reviewer has a bound of its own (runtime.approvals.reviewer.TIMEOUT_S)
     found = review_ask(reviewer, tool, data.get("tool_input"), decision.reason, root)
     try:

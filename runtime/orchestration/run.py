@@ -342,8 +342,9 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
             from runtime.audit.log import AuditLog
             from runtime.spawn.notify import Notifier
 
-            Notifier(catalog.notify, run.state_dir, AuditLog(run.state_dir / "audit.jsonl")).send(
-                "plan-finished", run=run.run_id, status=run.report.status, report=str(path))
+            notifier = Notifier(catalog.notify, run.state_dir, AuditLog(run.state_dir / "audit.jsonl"))
+            notifier.send("plan-finished", run=run.run_id, status=run.report.status, report=str(path))
+            notifier.wait(2.0)  # the run's last act: its end audited where the command is quick
     return run.report
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 class Notifier:
     def __init__(self, config: Notify, state_dir: Path, audit: Any = None) -> None:
         self.config, self.state_dir, self.audit = config, state_dir, audit
+        self._threads: list[threading.Thread] = []
 
     def send(self, event: str, agent: str | None = None, **fields: Any) -> bool:
         """Start the command with the event, if it wants that event; whether it was started."""
@@ -44,22 +45,37 @@ class Notifier:
         except OSError as exc:
             self._audit(event, agent, error=f"could not start: {exc.strerror or exc}")
             return False
-        threading.Thread(target=self._reap, args=(proc, data, event, agent), daemon=True,
-                         name="notify").start()
-        return True
-
-    def _reap(self, proc: subprocess.Popen[bytes], data: bytes, event: str, agent: str | None) -> None:
+        # The event is handed over here, not by the reaping thread: a process that ends right after sending (a
+        # plan's last event) would take a daemon thread, and the event, with it. One line, far below a pipe's
+        # buffer: the write does not wait for the command to read it.
+        assert proc.stdin is not None
         try:
-            _, err = proc.communicate(data, timeout=self.config.timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            self._audit(event, agent, error=f"stopped after {self.config.timeout_s} s")
-            return
+            proc.stdin.write(data)
+            proc.stdin.close()
+            proc.stdin = None  # handed over: `communicate` below only reads stderr and waits
         except OSError as exc:  # it closed its stdin before reading: the event was not taken
             proc.kill()
             proc.wait()
             self._audit(event, agent, error=f"did not read the event: {exc.strerror or exc}")
+            return False
+        thread = threading.Thread(target=self._reap, args=(proc, event, agent), daemon=True, name="notify")
+        thread.start()
+        self._threads.append(thread)
+        return True
+
+    def wait(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` for the commands started to end (their end audited): before a process exits."""
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _reap(self, proc: subprocess.Popen[bytes], event: str, agent: str | None) -> None:
+        try:
+            _, err = proc.communicate(timeout=self.config.timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            self._audit(event, agent, error=f"stopped after {self.config.timeout_s} s")
             return
         tail = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] if err else []
         self._audit(event, agent, exit_code=proc.returncode, **({"stderr": tail[0][:300]} if tail else {}))

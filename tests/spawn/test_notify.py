@@ -100,3 +100,25 @@ def test_a_spawn_tells_the_command_when_it_ends_and_a_missing_command_is_refused
     assert refused.code == 1 and refused.stderr.strip().endswith("[notify] command runs `no-such-notifier-7731`, "
                                                                  "which is not on PATH")
     assert "notify.toml:3: " in refused.stderr and s.sha("agent/ag-untold") is None
+
+
+def test_an_event_sent_just_before_the_process_ends_is_still_told(tmp_path):
+    """A plan's last event is sent as `runtime run` ends: the event is handed to the command before `send`
+    returns, so a slow command still reads it after the sender is gone."""
+    import subprocess
+
+    out = tmp_path / "events.jsonl"
+    slow = tmp_path / "slow.py"
+    slow.write_text("import sys, time\ntime.sleep(0.5)\n" + RECORDER.replace("import json, sys; ", "import json; "))
+    config = tmp_path / "notify.toml"
+    config.write_text(f"[notify]\ncommand = {json.dumps([sys.executable, str(slow), str(out)])}\n")
+    # The sender's threads never run (as a daemon thread need not before its process ends, on a busy machine).
+    sender = ("import sys, threading\nthreading.Thread.start = lambda self: None\n"
+              "from pathlib import Path\nfrom runtime.manifests.notify import load_notify\n"
+              "from runtime.spawn.notify import Notifier\n"
+              f"n = Notifier(load_notify(Path({str(config)!r}), 'notify.toml'), Path({str(tmp_path)!r}))\n"
+              "assert n.send('plan-finished', run='r1', status='accepted', report='x')\n"
+              "import os\nos._exit(0)\n")  # ends at once, no thread of it run on: the command still asleep
+    subprocess.run([sys.executable, "-c", sender], check=True, timeout=30)
+    (event,) = wait_lines(out, 1)
+    assert event["event"] == "plan-finished" and event["run"] == "r1"
