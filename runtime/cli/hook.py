@@ -99,9 +99,11 @@ def run(args: argparse.Namespace) -> int:
         builtin_note = (f"the main session is gated as `{SESSION_ROLE}` (writes anywhere in the repository but its "
                         "control files; its toolchain and the repository's own make and tox targets; git to look, stage "
                         "and commit, never to push or rewrite history; credentials never read; the network and "
-                        "whatever no rule decides asked of you); Claude Code's built-in subagents: Explore is gated as "
-                        "`explorer`, Plan as `read-only`, and general-purpose is denied (no role grants what it may "
-                        "do); `runtime export claude-agents` writes the roles as subagents")
+                        "whatever no rule decides asked of you); subagents: Explore is gated as `explorer`, Plan as "
+                        "`read-only`, a role's name as that role, and any other type (general-purpose, yours, a "
+                        "plugin's) by the session's own rules; `runtime export claude-agents` writes the roles as "
+                        "subagents; the MCP servers you configured are asked of you unless a rule decides "
+                        "(`runtime doctor` lists them)")
     before = read_settings(path)
     cli, version, version_note = _claude()  # refused before anything is written
     after = merge_hook(json.loads(json.dumps(before)), command, exe)

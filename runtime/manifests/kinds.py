@@ -55,15 +55,15 @@ PERSON_TOOLS: dict[str, frozenset[str]] = {
     # every call they lead to passes this gate as a call of its own.
     "Skill": frozenset({"skill", "args"}),
 }
-# Starting a subagent: allowed where its type names a role the hook gates it by (`subagent_type` -> role,
-# or a built-in type mapped to one, BUILTIN_SUBAGENTS), since every call the subagent makes then passes the
-# gate under that role. A person's session only: a spawned agent's delegation would leave its task's scope.
+# Starting a subagent: a person's session only (a spawned agent's delegation would leave its task's scope).
+# Every call the subagent makes passes the gate: under the role its type names (`subagent_type` -> role, or a
+# built-in type mapped to one, BUILTIN_SUBAGENTS), any other type under the session's own rules.
 SUBAGENT_TOOLS: dict[str, frozenset[str]] = {name: frozenset({
     "description", "prompt", "subagent_type", "model", "effort", "max_turns", "run_in_background", "resume",
     "isolation"}) for name in ("Agent", "Task")}
-# Claude Code's own subagent types in a session without a role of its own, gated as the closest role unless
-# the catalog has a role of that name: Explore and Plan only read; general-purpose may do anything, which no
-# role here grants.
+# Claude Code's own subagent types, gated as the closest role unless the catalog has a role of that name:
+# Explore and Plan only read. general-purpose may do anything, which no role here grants: a person's session
+# holds it to the session's own rules; without a session role (`--main-session defer`) it is refused.
 BUILTIN_SUBAGENTS: dict[str, str | None] = {"Explore": "explorer", "Plan": "read-only", "general-purpose": None,
                                             "claude": None}
 TOOLS: tuple[str, ...] = WORK_TOOLS + tuple(PERSON_TOOLS) + tuple(SUBAGENT_TOOLS)
