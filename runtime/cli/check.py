@@ -271,7 +271,7 @@ def _project_root(opts: dict[str, str], data: dict[str, Any]) -> str | None:
     return root if isinstance(root, str) and root.startswith("/") else None
 
 
-def _person_decided(opts: dict[str, str], raw: bytes, decision: GateDecision) -> bool:
+def _person_decided(opts: dict[str, str], data: dict[str, Any], decision: GateDecision) -> bool:
     """Whether a call the gate asks about only because no rule decides it is one the person's own Claude Code
     rules allow (`permissions.allow`): then the hook defers, and Claude Code applies their rule (and its own
     deny and ask rules). An ask a rule says to make, and every deny, stand."""
@@ -279,18 +279,16 @@ def _person_decided(opts: dict[str, str], raw: bytes, decision: GateDecision) ->
 
     if decision.verdict != ASK or not decision.undecided:
         return False
-    import json
-
     from runtime.gate.claude_setup import person_allows
 
-    data = json.loads(raw)
     root, tool = _project_root(opts, data), data.get("tool_name")
     if root is None or not isinstance(tool, str):
         return False
     return person_allows(os.path.realpath(root), tool, data.get("tool_input")) is not None
 
 
-def _reviewed(opts: dict[str, str], raw: bytes, result: HookAnswer, reviewer: dict[str, str | None]) -> HookAnswer:
+def _reviewed(opts: dict[str, str], data: dict[str, Any], result: HookAnswer,
+              reviewer: dict[str, str | None]) -> HookAnswer:
     """An ask no rule decides, put to the session's reviewer model (`[session] reviewer`,
     `runtime.approvals.reviewer`): its allow is answered `allow` (Claude Code's own deny rules still apply), anything
     else stays the person's question, with the reviewer's reason beside the gate's. Audited either way."""
@@ -300,14 +298,12 @@ def _reviewed(opts: dict[str, str], raw: bytes, result: HookAnswer, reviewer: di
     decision = result.decision
     if decision is None or decision.verdict != ASK or not decision.undecided:
         return result
-    import json
     from pathlib import Path
 
     from runtime.approvals.reviewer import audit, review_ask
     from runtime.gate import deadline
     from runtime.spawn.state import default_state_dir
 
-    data = json.loads(raw)
     found_root, tool = _project_root(opts, data), data.get("tool_name")
     if found_root is None or not isinstance(tool, str):
         return result
@@ -338,18 +334,20 @@ def respond(argv: list[str], raw: bytes) -> tuple[str, str, int]:
         except Exception as exc:  # noqa: BLE001 - a policy that cannot load denies every call
             result = answer(deny(f"no usable policy: {exc}", None, "policy"))
         else:
-            chosen: list[Policy | None] = []
+            # The call as read and the policy that judged it, for what a session's hook does with an ask.
+            chosen: list[tuple[dict[str, Any], Policy | None]] = []
 
             def selecting(data: dict[str, Any]) -> Policy | None:
-                chosen.append(select(data))
-                return chosen[-1]
+                chosen.append((data, select(data)))
+                return chosen[-1][1]
 
             result = run_hook(raw, selecting, approval_asker(opts))
             if opts.get("--on-allow") == "defer" and result.decision is not None:
-                if result.decision.allowed or _person_decided(opts, raw, result.decision):
+                data, policy = chosen[-1] if chosen else ({}, None)
+                if result.decision.allowed or _person_decided(opts, data, result.decision):
                     result = DEFER
-                elif chosen and chosen[-1] is not None and chosen[-1].reviewer is not None:
-                    result = _reviewed(opts, raw, result, chosen[-1].reviewer)
+                elif policy is not None and policy.reviewer is not None:
+                    result = _reviewed(opts, data, result, policy.reviewer)
     except Exception as exc:  # noqa: BLE001 - fail closed, never exit 1
         result = answer(deny(f"runtime check: {exc}. {USAGE}", None, "usage"))
     return result.stdout, result.stderr, result.exit_code

@@ -39,7 +39,8 @@ PROJECT, LOCAL, USER, MANAGED, PLUGIN = "project", "local", "user", "managed", "
 
 class McpServer:
     """One configured MCP server: its name as tool names carry it (`mcp__<name>__<tool>`), where it was
-    configured (``place``: project, local, user, managed, or plugin ``NAME@MARKETPLACE``) and the file."""
+    configured (``place``: project, local, user, managed, or plugin ``NAME@MARKETPLACE``) and the file.
+    (Not a dataclass: the hook imports this module, and `dataclasses` costs it `inspect`.)"""
 
     __slots__ = ("name", "place", "source")
 
@@ -289,10 +290,12 @@ def person_allows(project: str, tool: str, tool_input: object, env: Mapping[str,
     "anything"), `mcp__server` and `mcp__server__*` (a server's every tool), `mcp__server__tool`, and
     `Bash(...)` as `_bash_rule_allows` reads it. Any other form (paths, domains) is left to Claude Code's
     prompt: the gate keeps asking."""
+    from runtime.gate.kinds.mcp import split_name
+
+    named = split_name(tool)
     for rule, path in allow_rules(project, env):
-        if tool.startswith("mcp__"):
-            server = tool.split("__")[1] if tool.count("__") >= 2 else None
-            if rule == tool or (server and rule in (f"mcp__{server}", f"mcp__{server}__*")):
+        if named is not None:
+            if rule in (tool, f"mcp__{named[0]}", f"mcp__{named[0]}__*"):
                 return f"`{rule}` ({path})"
             continue
         if tool == "Bash":

@@ -13,7 +13,7 @@ import stat
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, deny
 from runtime.gate.kinds.egress import EgressAllowlist
 from runtime.gate.kinds.mcp import PREFIX as MCP_PREFIX
-from runtime.gate.kinds.mcp import split_name
+from runtime.gate.kinds.mcp import McpAllowlist, split_name
 from runtime.gate.paths import PathError, descriptor_kind, holder_reason, protected_reason, relative_to, resolve
 from runtime.gate.policy import SANDBOXED, Policy
 from runtime.lang.audience import SESSION as SESSION_AUDIENCE
@@ -212,7 +212,8 @@ def _mcp(policy: Policy, tool: str, inp: dict[str, Any], ctx: Context) -> GateDe
     if named is None:
         return deny(f"`{tool}` is not an MCP tool's name (`mcp__<server>__<tool>`)", None, "mcp")
     server, name = named
-    if policy.audience == SESSION_AUDIENCE and any(getattr(g, "configured", None) == "ask" for g in policy.tool_gates):
+    if policy.audience == SESSION_AUDIENCE and any(isinstance(g, McpAllowlist) and g.configured == "ask"
+                                                  for g in policy.tool_gates):
         from runtime.gate.claude_setup import server_configured
         from runtime.gate.undecided import undecided
 

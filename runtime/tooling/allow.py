@@ -27,6 +27,8 @@ from typing import Any
 from runtime.errors import ManifestError
 from runtime.gate.decision import ALLOW, ASK, DENY
 from runtime.gate.engine import decide
+from runtime.gate.kinds.mcp import PREFIX as MCP_PREFIX
+from runtime.gate.kinds.mcp import split_name
 from runtime.gate.policy import Policy
 from runtime.gate.undecided import rule_refusal
 from runtime.lang.shell_types import ShellDeny, ShellUnseen
@@ -155,7 +157,7 @@ def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:
         policy = layer.policy(role, new_project)
     except ManifestError as exc:
         raise AllowRefused(f"the role `{role}` does not compile as it is: {exc}") from None
-    if command.startswith(MCP_PREFIX):
+    if command.startswith(MCP_PREFIX):  # an MCP tool's name, `mcp__SERVER__TOOL`
         return _plan_mcp(layer, repo, role, command, policy, path, before, head, new_project)
     root = str(repo)
     whole = decide(policy, "Bash", {"command": command}, root)
@@ -208,7 +210,6 @@ def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:
     return Allowed(path, before, after, tuple(new), judged.reason)
 
 
-MCP_PREFIX = "mcp__"
 _MCP_ATOM = "tools::mcp-allowlist"
 
 
@@ -217,7 +218,6 @@ def _plan_mcp(layer: _Layer, repo: Path, role: str, tool: str, policy: Policy, p
     """`runtime allow mcp__SERVER__TOOL` (or `mcp__SERVER__*`): a rule of `tools::mcp-allowlist` naming the server
     and the tool (its every tool), added to the role file; the role's servers restated where the file has none of
     its own (a role's list replaces its parent's)."""
-    from runtime.gate.kinds.mcp import split_name
     from runtime.manifests.params import MCP_NAME
 
     named = split_name(tool)

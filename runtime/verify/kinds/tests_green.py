@@ -234,8 +234,10 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
     if hidden_not_run:  # the oracle is never excused: skipped is not passed
         problems.append(_ids(f"{len(hidden_not_run)} hidden test(s) did not run (skipped)", [c.id for c in hidden_not_run]))
     green = [c for c in now.values() if c.outcome in GREEN]
-    world = None
+    short = world = None
     if len(green) < min_count:
+        short = f"only {len(green)} test(s) passed, but at least {min_count} must run and pass"
+        problems.append(short)
         base_green = sum(1 for c in before.values() if c.outcome in GREEN)
         broken = [c for c in before.values() if c.outcome in BROKEN]
         uncounted = any(_file_level(c) for c in broken)  # a file whose tests did not collect: how many, unknown
@@ -246,22 +248,18 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
             # checkout the count was taken in has and git ignores, a build step), never the change's. (A count
             # above every test the base has asks for new ones: that is the change's.) Said alone, when nothing
             # else is wrong: a failing test is the change's to fix first.
-            world = (f"only {len(green)} test(s) passed, but at least {min_count} must run and pass; the base itself "
-                     f"passes only {base_green} of them in a fresh worktree, so the shortfall is not the change's: a "
-                     "worktree lacks what the checkout the count was taken in has (files git ignores, made by a build "
-                     "step). `runtime init --probe` names them and the `[worktree]` lines that give every worktree them")
-        else:
-            problems.append(f"only {len(green)} test(s) passed, but at least {min_count} must run and pass")
+            world = (f"{short}; the base itself passes only {base_green} of them in a fresh worktree, so the shortfall "
+                     "is not the change's: a worktree lacks what the checkout the count was taken in has (files git "
+                     "ignores, made by a build step). `runtime init --probe` names them and the `[worktree]` lines "
+                     "that give every worktree them")
     at_base = [c for c in failing if before.get(c.id) is not None and before[c.id].outcome in BROKEN]
     if at_base and len(at_base) == len(failing):
         problems.append(f"{len(at_base)} of the failing tests fail at the base too, in a fresh worktree: if they pass "
                         "in the checkout, the worktree lacks what they need (`runtime init --probe` names it)")
     summary = _summary(evidence, now, before, removed, hidden_now, excused)
     details = {"passed": len(green), "base-tests": len(before), "runners": [r.runner for r in work.reports()]}
-    if world is not None and not problems:
+    if world is not None and problems == [short]:
         return error(world, details, summary)
-    if world is not None:
-        problems.append(f"only {len(green)} test(s) passed, but at least {min_count} must run and pass")
     if problems:
         return rejected(f"The tests are not green. Fix the code, not the tests, and run `{command}` again:\n"
                         + "\n".join(f"- {p}" for p in problems), details, summary)
