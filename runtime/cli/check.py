@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import sys
 
-from runtime.lang.lazy_re import LazyPattern
+from runtime.lang.shapes import is_role_name
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ _OPTIONS = {"--policy", "--role", "--task", "--catalog", "--root", "--main-sessi
 _FLAGS = {"--unattended"}
 # Answered by a resident process of this user's when one runs (started on demand), else here: `runtime.cli.resident`.
 RESIDENT = "--resident"
-_ROLE = LazyPattern(r"^[a-z][a-z0-9-]{0,63}$")
 
 
 def parse(argv: list[str]) -> dict[str, str]:
@@ -80,7 +79,7 @@ def parse(argv: list[str]) -> dict[str, str]:
     if "--policy" in opts and ({"--role", "--task"} & set(opts)):
         raise ValueError("--policy cannot be combined with --role or --task")
     main = opts.get("--main-session", "gate")
-    if main not in ("gate", "defer") and not _ROLE.match(main):
+    if main not in ("gate", "defer") and not is_role_name(main):
         raise ValueError("--main-session must be a role name (`session`), defer or gate")
     if opts.get("--on-allow", "allow") not in ("allow", "defer"):
         raise ValueError("--on-allow must be allow or defer")
@@ -153,7 +152,7 @@ def _ancestors(catalog: str, role: str) -> list[str]:
     chain: list[str] = []
     name: object = role
     path: str | None = role_file(catalog, role)
-    while isinstance(name, str) and _ROLE.match(name) and path is not None and len(chain) < 16:
+    while isinstance(name, str) and is_role_name(name) and path is not None and len(chain) < 16:
         if name not in chain:
             chain.append(name)
         try:
@@ -164,7 +163,7 @@ def _ancestors(catalog: str, role: str) -> list[str]:
         parent = (doc.get("capabilities") or {}).get("extends")
         if parent == name:  # a project role adding to the role of its own name in the layer below
             path = role_file_below(catalog, name, path)
-        elif isinstance(parent, str) and _ROLE.match(parent) and parent not in chain:
+        elif isinstance(parent, str) and is_role_name(parent) and parent not in chain:
             path = role_file(catalog, parent)
         else:
             path = None
@@ -239,7 +238,7 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
             # calls itself `explorer` must not get a shell. Narrower: a role the session's role
             # extends (directly or not) that shows no tool the session's role lacks; anything else
             # is judged as the session's own role.
-            if not isinstance(agent_type, str) or not _ROLE.match(agent_type):
+            if not isinstance(agent_type, str) or not is_role_name(agent_type):
                 raise ValueError(f"subagent type {agent_type!r} is not a role name")
             if role is None:
                 # Without a session role, `--task` scopes the subagent of the task's own role (an edit

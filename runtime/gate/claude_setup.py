@@ -22,8 +22,9 @@ files as it moves Claude Code's.
 
 from __future__ import annotations
 
-import json
 import os
+
+from runtime.lang import hotjson
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def _json(path: str) -> object:
         with open(path, "rb") as fh:
             data = fh.read(_MAX_BYTES + 1)
         if len(data) <= _MAX_BYTES:
-            value = json.loads(data)
+            value = hotjson.loads(data)
     except (OSError, ValueError, RecursionError):
         value = None
     _read_cache[path] = (stamp, value)

@@ -11,11 +11,9 @@ time zone, terminal, colour); everything else is per program, in the
 
 from __future__ import annotations
 
-from runtime.lang.lazy_re import LazyPattern
+from runtime.lang.shapes import is_env_name
 from runtime.lang.shell_types import ShellDeny, Word
 
-# Matched whole (fullmatch): with `$`, `A\n` passed, `$` matching before a final newline.
-_ASSIGN_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 BASE = frozenset({
     "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "TZ",
     "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
@@ -24,7 +22,7 @@ BASE = frozenset({
 
 def check_assignment(name: str, value: Word) -> None:
     """The assignment's shape; the name itself is checked against the program's rule."""
-    if not _ASSIGN_NAME.fullmatch(name):
+    if not is_env_name(name):
         raise ShellDeny(f"`{name}` is not a variable name")
     if value.tilde:
         raise ShellDeny(f"the value of `{name}` uses `~`; write the path out")

@@ -20,6 +20,7 @@ from runtime.gate.effects import Seen, Target, is_static
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from runtime.gate.kinds.bash_allowlist import BashAllowlist
     from runtime.lang.shell_types import Command, Word
 
 
@@ -323,7 +324,7 @@ WRITERS: dict[str, Callable[[Command], list[Target]]] = {
 }
 
 
-def written_by(cmd: Command, rule_sets: list[object]) -> list[Target]:
+def written_by(cmd: Command, rule_sets: list[BashAllowlist]) -> list[Target]:
     """The files ``cmd`` writes, as far as its arguments tell (``rule_sets``: the role's shell-rule gates)."""
     reader = WRITERS.get(cmd.name)
     if reader is not None:
@@ -331,7 +332,7 @@ def written_by(cmd: Command, rule_sets: list[object]) -> list[Target]:
     return _by_grammar(cmd, rule_sets)
 
 
-def _by_grammar(cmd: Command, rule_sets: list[object]) -> list[Target]:
+def _by_grammar(cmd: Command, rule_sets: list[BashAllowlist]) -> list[Target]:
     from runtime.lang.grammar import FOLDER, SCOPE, ArgDeny
 
     words = cmd.words
@@ -339,8 +340,7 @@ def _by_grammar(cmd: Command, rule_sets: list[object]) -> list[Target]:
         return []  # which word lands where depends on values only the run knows
     out: list[Target] = []
     for gate in rule_sets:
-        found = getattr(gate, "rules", {}).get(cmd.name)
-        for rule in (found if isinstance(found, list) else [found] if found is not None else []):
+        for rule in gate.rules_for(cmd.name) or ():
             sub = next((s for s in rule.subcommands if tuple(cmd.args[: len(s)]) == s), ()) if rule.subcommands else ()
             if rule.subcommands and not sub:
                 continue

@@ -7,9 +7,8 @@ the gate cannot judge; they are denied unless a rule sets ``inline-code``.
 
 from __future__ import annotations
 
-import re
+from runtime.lang.shapes import is_python
 
-_PYTHON = re.compile(r"(?:python|pypy)[0-9.]*")  # the whole name (fullmatch): `$` would also match before a newline
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
 
 
@@ -84,7 +83,7 @@ _SPECS: dict[str, _Spec] = {
 
 
 def _spec_for(name: str) -> _Spec | None:
-    if _PYTHON.fullmatch(name):
+    if is_python(name):
         return _SPECS["python"]
     return _SPECS.get(name)
 

@@ -37,6 +37,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 from runtime.gate.decision import ASK, DENY, GateDecision, allow, ask, deny
 from runtime.gate.effects import is_static, read_effects
 from runtime.gate.file_writes import written_by
+from runtime.gate.kinds.bash_allowlist import BashAllowlist
 from runtime.gate.paths import PathError, protected_reason, relative_to, resolve
 from runtime.lang.shell_types import ShellDeny
 
@@ -70,7 +71,7 @@ def judge_bash(ctx: Context, command: object) -> GateDecision:
     ctx.streams_ok = not effects.streams_redirected
     policy = ctx.policy
     refusers = [g for g in policy.command_gates if not g.grants]
-    rule_sets: list[object] = [g for g in policy.command_gates if g.grants]
+    rule_sets = [g for g in policy.command_gates if isinstance(g, BashAllowlist)]
     pending = None
     for cmd in effects.commands:
         for gate in refusers:
@@ -122,15 +123,14 @@ def _scratch(resolved: str, root: str) -> bool:
     return False
 
 
-def _approval(cmd: Command, rule_sets: list[object]) -> GateDecision | None:
+def _approval(cmd: Command, rule_sets: list[BashAllowlist]) -> GateDecision | None:
     """A person's approval, when a shell rule of the role says the program needs one (`ask = true`): that is
     oversight the role asks for, not a risk the sandbox takes away, so it holds in this mode too."""
     for gate in rule_sets:
-        found = getattr(gate, "rules", {}).get(cmd.name)
-        for rule in (found if isinstance(found, list) else [found] if found is not None else []):
+        for rule in gate.rules_for(cmd.name) or ():
             if rule.ask and (not rule.subcommands or any(tuple(cmd.args[: len(s)]) == s for s in rule.subcommands)):
                 return ask(f"`{cmd.name}` needs approval under this role's rules (its rule says `ask = true`; drop `ask` "
-                           "from the rule to allow it without asking)", getattr(gate, "atom", None), cmd.name)
+                           "from the rule to allow it without asking)", gate.atom, cmd.name)
     return None
 
 

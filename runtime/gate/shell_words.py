@@ -7,10 +7,9 @@ looked at.
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
+from runtime.lang.shapes import has_any, has_space_or_any
 from runtime.lang.shell_types import ShellDeny, ShellUnseen, Word
 
 if TYPE_CHECKING:
@@ -52,11 +51,7 @@ _INSTEAD = {
 }
 _PLURAL = frozenset({"function_definition", "if_statement", "while_statement", "for_statement", "c_style_for_statement",
                      "case_statement", "test_command", "declaration_command", "variable_assignment"})
-_GLOB = re.compile(r"[*?\[]")
-_SPECIAL = re.compile(r"[*?\[{]")
 
-
-_IFS_OR_SPECIAL = re.compile(r"[\s*?\[{~]")
 EXPANSIONS = frozenset({"simple_expansion", "expansion"})
 
 
@@ -81,7 +76,7 @@ class WordReader:
         word = self.bound_word(node)
         if word is None:
             return None
-        if word.glob or word.tilde or _IFS_OR_SPECIAL.search(word.value) or not word.value:
+        if word.glob or word.tilde or has_space_or_any(word.value, "*?[{~") or not word.value:
             raise ShellUnseen(f"`{self.text(node)}` unquoted would be split and expanded again; write "
                               f"`\"{self.text(node)}\"`")
         return word
@@ -118,7 +113,7 @@ class WordReader:
                     return Word(whole.value, whole.glob, whole.tilde, whole.dash)
         if kind == "word":
             raw = (node.text or b"").decode()
-            if "\\" not in raw and not _SPECIAL.search(raw):
+            if "\\" not in raw and not has_any(raw, "*?[{"):
                 return Word(raw, False, raw[:1] == "~")
             value, mask = self._part(node)
         elif kind == "concatenation":
@@ -129,7 +124,7 @@ class WordReader:
             mask = "".join(p[1] for p in parts)
         else:
             value, mask = self._part(node)
-        glob = _GLOB.search(mask) is not None
+        glob = has_any(mask, "*?[")
         if "{" in mask and _expands_braces(mask):
             raise ShellDeny(f"brace expansion in `{value}` is not allowed; list the words out")
         if glob and value.startswith("-"):

@@ -15,19 +15,14 @@ knows which commands a rule can allow; `runtime allow` and `runtime init` write 
 
 from __future__ import annotations
 
-import re
-
 from runtime.gate.decision import GateDecision, ask
 from runtime.lang.audience import SESSION
+from runtime.lang.shapes import is_dotted_name, is_interpreter, is_program_name
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
     from runtime.gate.policy import Policy
 
-# Interpreters: a rule may allow `python -m MODULE`, never a script or code they are given.
-INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun|lua|Rscript)$")
-_PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
-_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
 def rule_refusal(name: str, args: list[str]) -> str | None:
@@ -35,7 +30,7 @@ def rule_refusal(name: str, args: list[str]) -> str | None:
     with these words, or with its grammar)."""
     from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 
-    if not _PROGRAM.fullmatch(name):
+    if not is_program_name(name):
         return "it runs a program by its path, which can change between calls"
     if name in SHELLS or name in OPAQUE_RUNNERS or name in FORBIDDEN_BUILTINS or name in ("env", "xargs", "cd"):
         return f"`{name}` runs other commands, and a rule names the commands themselves"
@@ -43,7 +38,7 @@ def rule_refusal(name: str, args: list[str]) -> str | None:
         return "an argument holds a space, which a rule's words cannot"
     if any(w[:1] == "~" or any(c in w for c in "*?[") for w in args):
         return "an argument is a pattern, which bash may expand into other words than a rule names"
-    if INTERPRETERS.match(name) and not (args[:1] == ["-m"] and len(args) > 1 and _MODULE.match(args[1])):
+    if is_interpreter(name) and not (args[:1] == ["-m"] and len(args) > 1 and is_dotted_name(args[1])):
         return f"`{name}` runs a script or code given to it, which can change between calls"
     return None
 

@@ -8,15 +8,14 @@ outright, whatever the role's rules say.
 from __future__ import annotations
 
 import os
-import re
 
+from runtime.lang.shapes import is_negative_number, is_program_name
 from runtime.lang.shell_types import ShellDeny, ShellUnseen, Word
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-PROGRAM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")  # matched whole: `$` would take `git\n`
 TRUSTED_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 
 # Builtins that execute text, change the shell's own state or hide what runs.
@@ -69,12 +68,12 @@ def program_name(word: Word) -> tuple[str, str | None]:
         raise ShellDeny(f"the program name `{value}` uses a glob or `~`; call programs by name")
     if "/" in value:
         folder, base = os.path.split(os.path.normpath(value))
-        if not PROGRAM.fullmatch(base) or value.endswith("/"):
+        if not is_program_name(base) or value.endswith("/"):
             raise ShellDeny(f"`{value}` is not a program name; call a program by its plain name (letters, digits, `._+-`)")
         if value.startswith("/") and folder in TRUSTED_BIN_DIRS:
             return base, None
         return base, value
-    if not PROGRAM.fullmatch(value):
+    if not is_program_name(value):
         raise ShellDeny(f"`{value}` is not a program name; call a program by its plain name (letters, digits, `._+-`)")
     return value, None
 
@@ -363,7 +362,7 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
         return _xargs(args)
     if name == "uv":
         return _uv(args)
-    if name == "nice" and args and re.fullmatch(r"-\d+", args[0].value):
+    if name == "nice" and args and is_negative_number(args[0].value):
         args = args[1:]
     spec = _SIMPLE.get(name)
     if spec is None:

@@ -59,9 +59,8 @@ different parsers, which no one library models.
 from __future__ import annotations
 
 import posixpath
-import re
 
-from runtime.lang.lazy_re import LazyPattern
+from runtime.lang.shapes import is_count, is_file_mode, is_negative_number, is_option_spelling
 from runtime.lang.shell_types import Word
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
@@ -73,14 +72,9 @@ FOLDER, COPY, COPY_TO, FILE = "folder-in-scope", "copy-in-scope", "copy-to-scope
 MODE, FORMAT, WARNING, DIFF = "mode", "format", "warning-filter", "diff"
 SCALARS = frozenset({FLAG, FREE, INT, PATH, ROOT, SCOPE, FOLDER, COPY, COPY_TO, FILE, MODE, FORMAT, WARNING, DIFF})
 STYLES = ("gnu", "go", "none")
-# Values the agent gives, each matched whole (fullmatch): `^...$` with match also took `5\n`.
-_INT = LazyPattern(r"[+-]?\d+[kKmMgGbB]?")
-_NUM = LazyPattern(r"-\d+")
+# Values the agent gives are matched whole, by the shapes of runtime.lang.shapes (ASCII digits only).
 _BOOL = frozenset({"true", "false", "1", "0", "t", "f", "TRUE", "FALSE", "True", "False"})
-# chmod modes without the set-user-ID, set-group-ID and sticky bits: octal (at most three digits after
-# an optional 0) or symbolic clauses of r, w, x and X (`u+x,go-w`, `=r`); both checked without backtracking.
-_OCTAL_MODE = LazyPattern(r"0?[0-7]{1,3}")
-_SYMBOLIC_MODE = LazyPattern(r"[ugoa]*[-+=][rwxX]*(?:[-+=][rwxX]*)*")
+# chmod modes are without the set-user-ID, set-group-ID and sticky bits (`is_file_mode`).
 # Python's warning actions; a filter's category must be a builtin warning class, since any other
 # (`mypkg.MyWarning`) is imported to resolve it.
 _WARNING_ACTIONS = frozenset({"default", "error", "ignore", "always", "all", "module", "once"})
@@ -150,9 +144,9 @@ class ValueType:
         if self.choices is not None and value not in self.choices:
             shown = ", ".join(c if c else "'' (empty)" for c in sorted(self.choices))
             raise ArgDeny(f"`{spelled} {value}`: the value must be one of {shown}")
-        if self.name == INT and not _INT.fullmatch(value):
+        if self.name == INT and not is_count(value):
             raise ArgDeny(f"`{spelled} {value}`: the value must be a number")
-        if self.name == MODE and not (_OCTAL_MODE.fullmatch(value) or all(_SYMBOLIC_MODE.fullmatch(c) for c in value.split(","))):
+        if self.name == MODE and not is_file_mode(value):
             raise ArgDeny(f"`{spelled} {value}`: give a mode of r, w, x (`u+x`, `go-w`, `644`); set-user-ID, "
                           "set-group-ID and sticky bits (s, t, 4xxx) are not allowed")
         if self.name == FORMAT and not value.startswith("+"):
@@ -227,7 +221,7 @@ class Grammar:
             if spelling == "-NUM":  # head -5, tail -20: obsolete count options
                 self.numeric = t
                 continue
-            if not re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9_.:+-]*", spelling):
+            if not is_option_spelling(spelling):
                 raise GrammarError(f"{program}: `{spelling}` is not an option spelling")
             key = spelling.lstrip("-") if self.style == "go" else spelling
             self.options[key] = t
@@ -345,7 +339,7 @@ class Grammar:
 
     def _option(self, words: list[Word], i: int, uses: list[Use]) -> int:
         a = words[i].value
-        if self.numeric is not None and _NUM.fullmatch(a):
+        if self.numeric is not None and is_negative_number(a):
             uses.append(Use("-NUM", self.numeric.name, a[1:], None))
             return i + 1
         if self.style == "go":

@@ -26,20 +26,18 @@ machine's.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
+from runtime.lang.shapes import is_program_name, is_target_name
 from runtime.manifests.locate import TOOLCHAIN_FILE
 from runtime.manifests.model import Model, did_you_mean, parse_model
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 
 FILE = TOOLCHAIN_FILE
-_TARGET = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-_PROGRAM = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 
 
 @dataclass(frozen=True)
@@ -246,12 +244,12 @@ def toolchain_from_data(data: Any, src: TomlSource) -> Toolchain:
                             f"folders ({', '.join(folders) or 'none'}): only what the sandbox binds can be run")
         path.append(value)
     for n, value in enumerate(parsed.programs):
-        if not _PROGRAM.fullmatch(value):
+        if not is_program_name(value):
             raise src.error(("toolchain", "programs", n), f"`{value}` is not a program name")
         programs.append(value)
         lines.setdefault(value, src.line_of(("toolchain", "programs", n)))
     for n, value in enumerate(parsed.make_targets):
-        if not _TARGET.fullmatch(value):
+        if not is_target_name(value):
             raise src.error(("toolchain", "make-targets", n), f"`{value}` is not a make target name")
     return Toolchain(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(path)), tuple(dict.fromkeys(programs)),
                      tuple(dict.fromkeys(parsed.make_targets)), tuple(sorted(env.items())), tuple(dict.fromkeys(probes)),

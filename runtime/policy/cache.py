@@ -16,8 +16,9 @@ an agent), so the stat check guards against stale results, not attacks.
 
 from __future__ import annotations
 
-import json
 import os
+
+from runtime.lang import hotjson
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook reads the policy cache
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def _from_index(index: str) -> str | None:
     """The policy file the index names, if no input it lists has changed since."""
     try:
         with open(index, "rb") as fh:
-            doc = json.loads(fh.read())
+            doc = hotjson.loads(fh.read())
         stamps = doc["stamps"]
         policy = doc["policy"]
     except (OSError, ValueError, KeyError, TypeError):

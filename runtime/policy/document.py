@@ -16,8 +16,9 @@ is read as strict. Any other version is refused in one line.
 
 from __future__ import annotations
 
-import json
 import os
+
+from runtime.lang import hotjson
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ def new_sha256(data: bytes = b"") -> Any:
 
 
 def canonical(doc: Mapping[str, Any]) -> bytes:
+    import json  # writing a policy, or checking one written otherwise: never a cold hook's cache hit
+
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
@@ -221,7 +224,7 @@ class PolicyDocument:
         except OSError as exc:
             raise PolicyError(f"cannot read the policy {path}: {exc.strerror or exc}") from None
         try:
-            doc = json.loads(raw)
+            doc = hotjson.loads(raw)
         except ValueError as exc:
             raise PolicyError(f"the policy {path} is not valid JSON: {exc}") from None
         if isinstance(doc, dict) and _bytes_hashed(raw, doc.get("hash")):
@@ -237,6 +240,8 @@ class PolicyDocument:
         os.replace(staged, path)
 
     def to_json(self) -> str:
+        import json
+
         return json.dumps(self.raw, indent=2)
 
     # -- what the layers ask -----------------------------------------------------------------------

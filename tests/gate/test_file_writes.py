@@ -323,7 +323,7 @@ def test_every_writer_is_read_by_its_own_reader():
 
 def rule_set(program, grammar, subcommands=()):
     rule = SimpleNamespace(subcommands=[tuple(s.split()) for s in subcommands], grammar=Grammar(grammar, program))
-    return SimpleNamespace(rules={program: [rule]})
+    return SimpleNamespace(rules_for={program: [rule]}.get)
 
 
 TOOL = {"options": {"--out": "path-in-scope", "--cache": "folder-in-scope", "-o": "path-in-scope", "-v": "flag",

@@ -144,12 +144,14 @@ def test_glob_match(globs, rel, matches):
     assert GlobMatch(globs).match(rel) is matches
 
 
-def test_glob_match_compiles_its_pattern_only_when_first_used():
-    found = GlobMatch(["src/**"])
-    assert found.pattern is not None and found._regex is None
-    found.match("src/a")
-    assert found._regex is not None
-    assert GlobMatch([]).pattern is None
+def test_glob_match_matches_by_hand_and_leaves_classes_to_a_regex_compiled_when_first_used():
+    plain = GlobMatch(["src/**"])
+    assert plain.match("src/a") and not plain.match("srcx/a") and plain._regex is None
+    classes = GlobMatch(["src/[ab].py"])
+    assert classes._regex is None
+    assert classes.match("src/a.py") and not classes.match("src/c.py")
+    assert classes._regex is not None
+    assert not GlobMatch([]).match("src/a")
 
 
 @pytest.mark.parametrize("globs,prefixes", [

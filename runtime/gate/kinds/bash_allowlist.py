@@ -21,7 +21,6 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 import os
-import re
 
 from runtime.gate.decision import ALLOW, DENY, allow, ask, deny
 from runtime.gate.envvars import BASE
@@ -230,15 +229,32 @@ class BashAllowlist(Gate):
         raw = params.pop("rules", None)
         if not isinstance(raw, list):
             raise PolicyError("parameter `rules` must be a list")
-        self.rules: dict[str, list[Rule]] = {}
-        for rule in map(Rule, raw):
-            self.rules.setdefault(rule.program, []).append(rule)
-        self.programs = ", ".join(sorted(self.rules)) or "none"
+        # A program's rules are read on its first command: a hook process (one per call) runs one or two
+        # programs' rules of the ninety a role has. The compiler checked every rule; one broken here is still
+        # a PolicyError when its program runs, which the engine turns into a deny.
+        self._raw: dict[str, list[dict[str, Any]]] = {}
+        for entry in raw:
+            program = entry.get("program") if isinstance(entry, dict) else None
+            if not isinstance(program, str):
+                raise PolicyError("a shell rule names no program")
+            self._raw.setdefault(program, []).append(entry)
+        self._rules: dict[str, list[Rule]] = {}
+        self.programs = ", ".join(sorted(self._raw)) or "none"
         no_more(self.kind, params)
+
+    def rules_for(self, program: str) -> list[Rule] | None:
+        """The rules for ``program``, in the policy's order; None when no rule names it."""
+        rules = self._rules.get(program)
+        if rules is None:
+            raw = self._raw.get(program)
+            if raw is None:
+                return None
+            rules = self._rules[program] = [Rule(entry) for entry in raw]
+        return rules
 
     def on_command(self, cmd: Command, ctx: Context) -> GateDecision | None:
         name = cmd.name
-        rules = self.rules.get(name)
+        rules = self.rules_for(name)
         if rules is None:
             instead = _INSTEAD.get(name)
             step = f" ({instead})" if instead else ""
@@ -592,7 +608,8 @@ class BashAllowlist(Gate):
         one folder: a name made there after the decision was made by a write the gate checked, or by code
         the program runs, which is the sandbox's to contain. It cannot start with `-` (a glob that could is
         refused before the grammar reads the words)."""
-        import fnmatch
+        import fnmatch  # with `re`: only a write through a glob pays for them
+        import re
 
         value = use.value
         folder, slash, pattern = value.rpartition("/")

@@ -1,40 +1,45 @@
 """scope::files-whitelist and scope::files-denylist: where writes may land.
 
-Globs are translated to one anchored regex per list when the policy loads and
-compiled on the first write checked (a hook process that checks no write never
-pays for it). An empty or missing whitelist allows no writes at all (never
+Globs are matched component by component (runtime.manifests.globs), without
+`re`, which a hook process then never imports. An empty or missing whitelist allows no writes at all (never
 "everything").
 """
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 from runtime.gate.decision import allow, deny
 from runtime.gate.kinds.base import Gate, PolicyError, no_more, take_list
-from runtime.manifests.globs import globs_to_regex, literal_parts
+from runtime.manifests.globs import globs_to_regex, literal_parts, match_split, split_globs
 
 if TYPE_CHECKING:
+    import re
+
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
 
 
 class GlobMatch:
-    """``match(rel)``: does a worktree-relative path match any of the globs? (False for no globs.)"""
+    """``match(rel)``: does a worktree-relative path match any of the globs? (False for no globs.)
 
-    __slots__ = ("pattern", "_regex")
+    Matched by hand (``runtime.manifests.globs.match_split``): a hook process then never imports `re`. Globs
+    with a `[` class, which only the regex reads, are matched by their regex, compiled on the first call."""
+
+    __slots__ = ("globs", "_split", "_regex")
 
     def __init__(self, globs: list[str]) -> None:
-        self.pattern = globs_to_regex(globs) or None
+        self.globs = globs
+        self._split = split_globs(globs)
         self._regex: re.Pattern[str] | None = None
 
     def match(self, rel: str) -> bool:
-        if self.pattern is None:
-            return False
+        if self._split is not None:
+            return match_split(self._split, rel)
         if self._regex is None:
-            self._regex = re.compile(self.pattern)
+            import re
+
+            self._regex = re.compile(globs_to_regex(self.globs) or "(?!)")
         return self._regex.match(rel) is not None
 
 

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runtime.gate.policy import Policy
-from runtime.gate.undecided import INTERPRETERS, rule_refusal
+from runtime.gate.undecided import rule_refusal
+from runtime.lang.shapes import is_interpreter
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import PROJECT_FOLDER
 
@@ -93,7 +94,7 @@ def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) ->
     refusal = rule_refusal(program, args)  # shells, runners, paths, scripts, patterns: what no rule may allow
     if refusal is not None:
         return refusal
-    if INTERPRETERS.match(program):  # `python -m MODULE`: rule_refusal let nothing else through
+    if is_interpreter(program):  # `python -m MODULE`: rule_refusal let nothing else through
         if args[1] in grammars:
             return {"program": program, "grammar": args[1], "subcommands": [f"-m {args[1]}"]}
         return {"program": program, "subcommands": [" ".join(args)], "positionals": []}
