@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 if TYPE_CHECKING:
     from typing import Any
 
-from runtime.gate.kinds import GATES
+from runtime.gate.kinds import gate_class
 from runtime.policy.document import SANDBOXED, STRICT, PolicyDocument, PolicyError
 
 __all__ = ["SANDBOXED", "STRICT", "Policy", "PolicyError", "load_policy"]
@@ -48,7 +48,7 @@ class Policy:
         self.reviewer: dict[str, str | None] | None = document.reviewer  # `[session] reviewer` (model, api-base, script)
         self.gates = []
         for entry in document.gates:
-            cls = GATES.get(entry.kind)
+            cls = gate_class(entry.kind)
             if cls is None:
                 raise PolicyError(f"unknown gate kind `{entry.kind}`")
             self.gates.append(cls(entry.atom, entry.params))

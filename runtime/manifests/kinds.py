@@ -1,7 +1,7 @@
 """The fixed registries an atom may name, with the parameters each kind consumes.
 
 Standard library only: the gate's tests cross-check these names against the
-gate implementations (``runtime.gate.kinds.GATES``). The verify kinds are
+gate implementations (``runtime.gate.kinds.KINDS``). The verify kinds are
 listed, with their modules, in ``runtime.verify.kinds.registry``.
 """
 

@@ -58,16 +58,23 @@ def _walk(catalog_root: str) -> tuple[list[str], list[str]]:
     return files, folders
 
 
-def _stamp(path: str) -> list[int] | None:
+def _stamp(path: str) -> str:
+    """What the cache remembers of an input: its size, modification time and inode (`-` when absent)."""
     try:
         st = os.stat(path)
     except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 
-# The cache's own layout, in every key: 2 = policies in their canonical form (checked over their bytes).
-_LAYOUT = 2
+def stamps(paths: list[str]) -> str:
+    """The stamps of ``paths``, as one string: an index compares it whole (a cold hook reads ~170 of them)."""
+    return " ".join(map(_stamp, paths))
+
+
+# The cache's own layout, in every key: 2 = policies in their canonical form (checked over their bytes); 3 = an
+# index's paths and stamps each one string.
+_LAYOUT = 3
 
 
 def _index_path(folder: str, catalog_root: str, role: str, task_path: str | None, root: str) -> str:
@@ -80,16 +87,12 @@ def _from_index(index: str) -> str | None:
     try:
         with open(index, "rb") as fh:
             doc = hotjson.loads(fh.read())
-        stamps = doc["stamps"]
-        policy = doc["policy"]
+        paths, remembered, policy = doc["paths"], doc["stamps"], doc["policy"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(stamps, list) or not isinstance(policy, str) or os.sep in policy:
+    if not (isinstance(paths, str) and isinstance(remembered, str) and isinstance(policy, str)) or os.sep in policy:
         return None
-    for entry in stamps:
-        if not isinstance(entry, list) or len(entry) != 2 or _stamp(entry[0]) != entry[1]:
-            return None
-    return policy
+    return policy if stamps(paths.split("\0")) == remembered else None
 
 
 def _root_inputs(root: str) -> list[str]:
@@ -124,14 +127,14 @@ def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str
         return _load(folder, os.path.join(folder, name))
     files, folders = _walk(catalog_root)
     inputs = folders + files + ([task_path] if task_path else []) + _root_inputs(root)
-    stamps = [[p, _stamp(p)] for p in inputs]  # taken before hashing: an edit in between misses next time
+    taken = stamps(inputs)  # taken before hashing: an edit in between misses next time
     path = os.path.join(folder, f"{role}-{cache_key(catalog_root, role, task_path, root)[:32]}.json")
     if not os.path.exists(path):
         from runtime.policy.build import build_policy  # pydantic: only on a cache miss
 
         # The hook of a person's Claude Code session compiles here: its reasons speak to that session.
         _write_json(folder, path, build_policy(catalog_root, role, task_path, root, audience=SESSION))
-    _write_json(folder, index, {"policy": os.path.basename(path), "stamps": stamps})
+    _write_json(folder, index, {"policy": os.path.basename(path), "paths": "\0".join(inputs), "stamps": taken})
     return _load(folder, path)
 
 

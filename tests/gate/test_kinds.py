@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from runtime.gate.decision import ALLOW, DENY
-from runtime.gate.kinds import GATES, Gate, PolicyError
+from runtime.gate.kinds import KINDS, Gate, PolicyError, all_gates
 from runtime.gate.kinds.base import no_more, take_list
 from runtime.gate.kinds.deny_tools import DenyTools
 from runtime.gate.kinds.dep_files import DepFiles
@@ -30,13 +30,14 @@ def command(line, assigns=(), via=""):
 # -- base ------------------------------------------------------------------------------------------
 
 def test_the_registry_holds_each_kind_under_its_name():
-    assert set(GATES) == {"deny-tools", "bash-allowlist", "write-whitelist", "write-denylist", "read-only", "no-git",
+    gates = all_gates()
+    assert set(gates) == set(KINDS) == {"deny-tools", "bash-allowlist", "write-whitelist", "write-denylist", "read-only", "no-git",
                           "dep-files", "no-network", "egress-allowlist", "mcp-allowlist", "secret-reads"}
-    assert all(cls.kind == kind and issubclass(cls, Gate) for kind, cls in GATES.items())
+    assert all(cls.kind == kind and issubclass(cls, Gate) for kind, cls in gates.items())
 
 
 def test_only_the_kinds_that_grant_say_so():
-    assert {kind for kind, cls in GATES.items() if cls.grants} == {"bash-allowlist", "write-whitelist"}
+    assert {kind for kind, cls in all_gates().items() if cls.grants} == {"bash-allowlist", "write-whitelist"}
 
 
 @pytest.mark.parametrize("gate,answers", [

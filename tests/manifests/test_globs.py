@@ -67,7 +67,7 @@ _GLOB_PART = st.one_of(st.just("**"), st.text(alphabet="ab.*?\n", min_size=1, ma
 _NAME = st.text(alphabet="ab.\n*?", max_size=4)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(st.lists(st.lists(_GLOB_PART, min_size=1, max_size=4).map("/".join), min_size=1, max_size=3),
        st.lists(_NAME, min_size=1, max_size=6).map("/".join))
 def test_the_gate_s_hand_matching_means_what_the_regex_means(globs, path):

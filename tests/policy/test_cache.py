@@ -185,7 +185,8 @@ def test_a_miss_compiles_for_the_session_and_writes_the_policy_and_its_index(mon
     with open(os.path.join(cache_dir(), index)) as fh:
         doc = json.load(fh)
     assert doc["policy"] == policy_file
-    assert [os.path.join(work, "package.json"), None] in doc["stamps"]
+    paths, taken = doc["paths"].split("\0"), doc["stamps"].split(" ")
+    assert taken[paths.index(os.path.join(work, "package.json"))] == "-"  # absent, and watched
     assert os.path.realpath(cache_dir()) == policy.protected[-1]
 
 
@@ -248,8 +249,8 @@ def write_index(tmp_path: Path, doc) -> str:
 def test_an_index_whose_stamps_still_hold_names_its_policy(tmp_path):
     watched = tmp_path / "input.toml"
     watched.write_text("x")
-    index = write_index(tmp_path, {"policy": "p.json", "stamps": [[str(watched), cache._stamp(str(watched))],
-                                                                  [str(tmp_path / "absent"), None]]})
+    paths = [str(watched), str(tmp_path / "absent")]
+    index = write_index(tmp_path, {"policy": "p.json", "paths": "\0".join(paths), "stamps": cache.stamps(paths)})
     assert cache._from_index(index) == "p.json"
 
 
@@ -261,21 +262,22 @@ def test_an_index_whose_stamps_still_hold_names_its_policy(tmp_path):
 def test_an_index_whose_input_changed_names_nothing(tmp_path, change):
     watched = tmp_path / "input.toml"
     watched.write_text("x")
-    index = write_index(tmp_path, {"policy": "p.json", "stamps": [[str(watched), cache._stamp(str(watched))]]})
+    index = write_index(tmp_path, {"policy": "p.json", "paths": str(watched), "stamps": cache.stamps([str(watched)])})
     change(watched)
     assert cache._from_index(index) is None
 
 
 def test_an_index_stamped_absent_names_nothing_once_the_file_exists(tmp_path):
-    index = write_index(tmp_path, {"policy": "p.json", "stamps": [[str(tmp_path / "toolchain.toml"), None]]})
+    index = write_index(tmp_path, {"policy": "p.json", "paths": str(tmp_path / "toolchain.toml"), "stamps": "-"})
     (tmp_path / "toolchain.toml").write_text("")
     assert cache._from_index(index) is None
 
 
 @pytest.mark.parametrize("doc", [
-    "{not json", "[]", "null", {"policy": "p.json"}, {"stamps": []}, {"policy": 3, "stamps": []},
-    {"policy": "p.json", "stamps": {}}, {"policy": "../escape.json", "stamps": []}, {"policy": "sub/p.json", "stamps": []},
-    {"policy": "p.json", "stamps": [["only-a-path"]]}, {"policy": "p.json", "stamps": ["flat"]},
+    "{not json", "[]", "null", {"policy": "p.json"}, {"paths": "", "stamps": ""}, {"policy": 3, "paths": "", "stamps": ""},
+    {"policy": "p.json", "paths": "", "stamps": {}}, {"policy": "p.json", "paths": [], "stamps": ""},
+    {"policy": "../escape.json", "paths": "", "stamps": ""}, {"policy": "sub/p.json", "paths": "", "stamps": ""},
+    {"policy": "p.json", "paths": "/a\0/b", "stamps": "-"}, {"policy": "p.json", "stamps": "-"},
 ])
 def test_a_damaged_index_names_nothing(tmp_path, doc):
     assert cache._from_index(write_index(tmp_path, doc)) is None
@@ -294,9 +296,10 @@ def test_an_index_naming_a_deleted_policy_compiles_it_again(builds, work):
     assert len(builds) == 2
 
 
-def test_the_stamp_of_a_missing_path_is_none(tmp_path):
-    assert cache._stamp(str(tmp_path / "missing")) is None
+def test_the_stamp_of_a_missing_path_is_a_dash(tmp_path):
+    assert cache._stamp(str(tmp_path / "missing")) == "-"
     path = tmp_path / "f"
     path.write_text("abc")
     st = os.stat(path)
-    assert cache._stamp(str(path)) == [3, st.st_mtime_ns, st.st_ino]
+    assert cache._stamp(str(path)) == f"3:{st.st_mtime_ns}:{st.st_ino}"
+    assert cache.stamps([str(path), str(tmp_path / "missing")]) == f"3:{st.st_mtime_ns}:{st.st_ino} -"
