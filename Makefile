@@ -68,6 +68,7 @@ lint: $(VENV)/.dev
 	$(BIN)/runtime migrate --check
 	$(BIN)/runtime schema --check
 	$(BIN)/python scripts/claude_plugin.py --check
+	$(BIN)/python scripts/reference.py --check
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/gate.py
