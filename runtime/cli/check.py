@@ -3,7 +3,7 @@
 This module runs in a fresh process for every tool call. Its options are
 parsed by hand and nothing heavier than the gate is imported: no argparse,
 no pydantic, no rich. With ``--role``, a policy is compiled on first use and
-cached (see ``runtime.policy.cache``).
+cached (see ``runtime.gate.cache``).
 
 With ``--approvals SOCK`` (the orchestrator's approvals socket of a spawned
 agent), an ``ask`` becomes a blocking approval request: the hook waits for a
@@ -192,7 +192,7 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
         return lambda data: policy
 
     def compiled(catalog: str, role: str, task: str | None, data: dict[str, Any]) -> Policy:
-        from runtime.policy.cache import cached_policy
+        from runtime.gate.cache import cached_policy
 
         if not os.path.isfile(role_file(catalog, role)):
             raise ValueError(f"role `{role}` is not in the catalog {catalog}")

@@ -85,10 +85,10 @@ def _session() -> list[Finding]:
 def _mcp(root: str) -> list[Finding]:
     """The MCP servers the person's Claude Code starts in this repository, each with what the session's gate does
     with their calls (`runtime hook install`): a rule's tools, or asked."""
+    from runtime.gate.cache import cached_policy
     from runtime.gate.claude_setup import allow_rules, configured_servers
     from runtime.gate.kinds.mcp import McpAllowlist
     from runtime.manifests.locate import PROJECT_FOLDER, find_catalog, project_catalog
-    from runtime.policy.cache import cached_policy
     from runtime.tooling.claude import SESSION_ROLE
 
     servers = configured_servers(root)

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if mode not in MODES:
         raise UsageError(f"--mode {mode}: give {' or '.join(MODES)}")
     # A role for a person's own session is never an agent's: its answer is worded for the session, as
-    # the hook compiles it (runtime.policy.cache), so a person asking hears what the session is told.
+    # the hook compiles it (runtime.gate.cache), so a person asking hears what the session is told.
     audience = AGENT
     if args.role and not args.task and load_role(Catalog(Path(catalog)), args.role).for_sessions:
         audience = SESSION

@@ -24,9 +24,9 @@ from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.tooling.claude import write_atomic
 from runtime.tooling.gitignore import ignored_by_git
 from runtime.tooling.project.found import Outcome, Skipped
+from runtime.tooling.project.readers import scan
 from runtime.tooling.project.render import GRAMMARS, ROLE_HEAD, choose, mcp_text, presets, task_text, toolchain_text
 from runtime.tooling.project.rules import project_rules
-from runtime.tooling.project.scan import scan
 from runtime.tooling.project.translate import translate
 
 if TYPE_CHECKING:

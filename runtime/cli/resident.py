@@ -16,8 +16,10 @@ hook process then only forwards its arguments, environment and input and prints 
   once its socket is gone. Its socket's name carries a stamp of the code it runs (the
   interpreter, the package's folder, the modification times of the gate's entry points), so a new
   install starts a new server and the old one idles out.
-- Policies are found per call as the cold hook finds them (`runtime.policy.cache` checks its inputs each
-  time); a loaded policy is kept while its file is unchanged (``runtime.policy.cache.KEPT``).
+- Policies are found per call as the cold hook finds them (`runtime.gate.cache` checks its inputs each
+  time); a loaded policy is kept while its file is unchanged (``runtime.gate.cache.KEPT``).
+
+This module is the client, and what both ends share; the server is ``runtime.cli.resident_server``.
 
 The messages are ``marshal``-encoded (a length, then the data): a builtin, with nothing to import on the
 hook's side; both ends belong to the same user.
@@ -37,7 +39,7 @@ ANSWER_S = 8.0  # below the hook's own 10 s deadline: the cold path still has ti
 IDLE_S = 900.0  # a server exits after this long without a call
 POLL_S = 5.0  # how often an idle server looks whether its socket is still there
 MAX_MESSAGE = 8 << 20
-_STAMPED = ("cli/check.py", "cli/resident.py", "gate/engine.py", "gate/hook.py", "policy/cache.py")
+_STAMPED = ("cli/check.py", "cli/resident.py", "cli/resident_server.py", "gate/engine.py", "gate/hook.py", "gate/cache.py")
 
 
 def folder() -> str | None:
@@ -75,11 +77,11 @@ def socket_path() -> str | None:
     return path if len(path.encode()) < 100 else None
 
 
-def _send(sock: _socket.socket, data: bytes) -> None:
+def send_message(sock: _socket.socket, data: bytes) -> None:
     sock.sendall(len(data).to_bytes(4, "big") + data)
 
 
-def _receive(sock: _socket.socket) -> bytes | None:
+def receive_message(sock: _socket.socket) -> bytes | None:
     head = _exactly(sock, 4)
     if head is None:
         return None
@@ -115,8 +117,8 @@ def ask(argv: list[str], raw: bytes) -> tuple[str, str, int] | None:
             sock.settimeout(CONNECT_S)
             sock.connect(path)
             sock.settimeout(ANSWER_S)
-            _send(sock, marshal.dumps((argv, raw, dict(os.environ), os.getcwd())))
-            data = _receive(sock)
+            send_message(sock, marshal.dumps((argv, raw, dict(os.environ), os.getcwd())))
+            data = receive_message(sock)
         finally:
             sock.close()
         found = marshal.loads(data) if data is not None else None
@@ -136,97 +138,8 @@ def start() -> None:
     import subprocess
 
     try:
-        subprocess.Popen([sys.executable, "-m", "runtime.cli.resident", path], stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-m", "runtime.cli.resident_server", path], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                          close_fds=True)
     except OSError:
         pass
-
-
-# -- the server ----------------------------------------------------------------------------------------
-
-
-def serve(path: str, idle: float = IDLE_S) -> int:
-    """Answer calls at ``path`` until ``idle`` seconds pass without one. Exits at once if another server
-    holds the socket already."""
-    import fcntl
-    import marshal
-    import socket
-    import struct
-    import time
-
-    import runtime.policy.cache as cache
-    from runtime.cli.check import respond
-    from runtime.gate.treesitter import bash_parser
-
-    bash_parser()  # loaded once, here, rather than on the first call
-    cache.KEPT = {}
-    lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return 0  # another server starts or runs here
-    os.ftruncate(lock, 0)
-    os.write(lock, str(os.getpid()).encode())  # which process answers here, for a person (or a test) to see
-    try:
-        os.unlink(path)  # a socket left by a server that died
-    except FileNotFoundError:
-        pass
-    uid = os.getuid()
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-        old = os.umask(0o177)
-        try:
-            listener.bind(path)
-        finally:
-            os.umask(old)
-        listener.listen(16)
-        # Woken every few seconds: past ``idle`` without a call it exits, and at once when its socket is gone (its
-        # folder removed: a HOME that was a test's, or a person clearing the cache), since no call can reach it.
-        listener.settimeout(min(idle, POLL_S))
-        last = time.monotonic()
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                if time.monotonic() - last >= idle or not os.path.exists(path):
-                    break
-                continue
-            last = time.monotonic()
-            with conn:
-                creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-                if struct.unpack("3i", creds)[1] != uid:
-                    continue  # only this user's calls
-                conn.settimeout(ANSWER_S)
-                try:
-                    data = _receive(conn)
-                    if data is None:
-                        continue
-                    argv, raw, env, cwd = marshal.loads(data)
-                    answer = _answer(respond, argv, raw, env, cwd)
-                    _send(conn, marshal.dumps(answer))
-                except (OSError, ValueError, EOFError, TypeError):
-                    continue
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-    return 0
-
-
-def _answer(respond, argv: list[str], raw: bytes, env: dict[str, str], cwd: str) -> tuple[str, str, int]:  # type: ignore[no-untyped-def]
-    """``respond`` run as the calling hook would run it: its environment and working folder, restored after."""
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    try:
-        os.environ.clear()
-        os.environ.update(env)
-        os.chdir(cwd)
-        found: tuple[str, str, int] = respond(list(argv), bytes(raw))
-        return found
-    finally:
-        os.environ.clear()
-        os.environ.update(saved_env)
-        os.chdir(saved_cwd)
-
-
-if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1]))

@@ -35,6 +35,7 @@ from runtime.gate.envvars import BASE, check_assignment
 from runtime.gate.paths import PATH_MAX, PathError, collapse
 from runtime.gate.shell_redirects import STATEMENTS, WORD_NODES, RedirectReader
 from runtime.gate.shell_words import EXPANSIONS
+from runtime.lang.shell_programs import FORBIDDEN_BUILTINS, SHELLS
 from runtime.lang.shell_types import Command, Input, Script, ShellDeny, ShellUnseen, Word
 
 if TYPE_CHECKING:
@@ -478,11 +479,11 @@ class _Walker(RedirectReader):
         a wrapper starts (`timeout 5 cd x` runs a `cd` program, which changes no folder of ours).
         """
         self.last_cwds = cwds
-        if words[0].value in wrappers.FORBIDDEN_BUILTINS:
+        if words[0].value in FORBIDDEN_BUILTINS:
             wrappers.unwrap(words[0].value, [])  # raises with the reason
         name, by_path = wrappers.program_name(words[0])
         args = words[1:]
-        if by_path is not None and (name == "cd" or name in wrappers.FORBIDDEN_BUILTINS):
+        if by_path is not None and (name == "cd" or name in FORBIDDEN_BUILTINS):
             raise wrappers.by_path_deny(by_path, name)
         if name == "cd":
             if not in_shell:
@@ -507,7 +508,7 @@ class _Walker(RedirectReader):
         for a_name, a_value in inner.assigns:
             check_assignment(a_name, a_value)
         assigns = assigns + [(n, v.value) for n, v in inner.assigns]
-        if name in wrappers.SHELLS:
+        if name in SHELLS:
             self.shell_variables(name, assigns, inner.scripts)
         for script in inner.scripts:
             sub = _Walker(script, cwds, via + name + " -c ")

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def rule_refusal(name: str, args: list[str]) -> str | None:
     """Why no shell rule can allow ``name args`` for good, or None when one can (a rule for the program
     with these words, or with its grammar)."""
-    from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
+    from runtime.lang.shell_programs import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 
     if not is_program_name(name):
         return "it runs a program by its path, which can change between calls"

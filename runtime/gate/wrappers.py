@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from runtime.lang.shapes import is_negative_number, is_program_name
+from runtime.lang.shell_programs import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.lang.shell_types import ShellDeny, ShellUnseen, Word
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
@@ -18,23 +19,6 @@ if TYPE_CHECKING:
 
 TRUSTED_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 
-# Builtins that execute text, change the shell's own state or hide what runs.
-FORBIDDEN_BUILTINS = frozenset({
-    "eval", "source", ".", "exec", "trap", "alias", "unalias", "enable", "set", "shopt", "declare",
-    "typeset", "export", "local", "readonly", "unset", "hash", "coproc", "pushd", "popd", "fc",
-    "history", "bind", "complete", "compgen", "let", "mapfile", "readarray", "read", "getopts",
-    "shift", "ulimit", "umask", "disown", "caller",
-})
-# Programs that run a command the gate cannot unwrap.
-OPAQUE_RUNNERS = frozenset({
-    "sudo", "doas", "su", "runuser", "sg", "newgrp", "chroot", "unshare", "nsenter", "setpriv", "flock",
-    "script", "watch", "parallel", "strace", "ltrace", "gdb", "lldb", "valgrind", "perf", "catchsegv",
-    "chrt", "taskset", "ionice", "prlimit", "systemd-run", "start-stop-daemon", "expect", "tmux",
-    "screen", "busybox", "toybox", "fakeroot", "proot", "firejail", "bwrap", "dbus-launch", "xvfb-run",
-    "npx", "pnpx", "bunx", "uvx", "pipx", "at", "batch", "crontab", "zsh", "fish", "csh", "tcsh", "ksh",
-    "mksh", "eatmydata", "torsocks", "proxychains", "proxychains4", "rlwrap", "entr", "socat",
-})
-SHELLS = frozenset({"sh", "bash", "dash", "ash"})
 
 
 class Unwrapped:

@@ -20,8 +20,8 @@ from pydantic import Field
 from runtime.errors import ManifestError
 from runtime.manifests import kinds
 from runtime.manifests.kinds import AGENT_BACKENDS
-from runtime.manifests.model import Model
 from runtime.manifests.tomlsrc import TomlSource
+from runtime.model import Model
 from runtime.timeouts import DEFAULT_APPROVAL_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from runtime.timeouts import HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
 

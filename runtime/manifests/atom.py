@@ -17,10 +17,11 @@ from pydantic import Field, field_validator
 
 from runtime.errors import ManifestError
 from runtime.manifests.kinds import GATE_KINDS, SANDBOX_KINDS, TASK_FIELDS
-from runtime.manifests.model import Model, parse_model
+from runtime.manifests.model import parse_model
 from runtime.manifests.names import check_atom_name
 from runtime.manifests.params import PARAM_TYPES, check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.model import Model
 from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
 
 PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")

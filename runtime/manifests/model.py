@@ -1,56 +1,14 @@
-"""Base schema model: kebab-case keys, unknown keys rejected, one-line errors."""
+"""Manifest tables validated from TOML: the first error becomes a `file:line: what is wrong` ManifestError."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from runtime.errors import ManifestError
 from runtime.manifests.tomlsrc import TomlSource
-
-
-def _kebab(name: str) -> str:
-    return name.replace("_", "-")
-
-
-class Model(BaseModel):
-    """Every manifest table: strict types, no unknown keys, kebab-case names."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        frozen=True,
-        alias_generator=_kebab,
-        populate_by_name=False,
-    )
-
-
-M = TypeVar("M", bound=Model)
-
-
-def _dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def describe(err: dict[str, Any], model: type[BaseModel] | None = None) -> str:
-    """A person-readable sentence for one pydantic error."""
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-    kind = err["type"]
-    where = _dotted(loc)
-    if kind == "extra_forbidden":
-        parent = _dotted(loc[:-1])
-        return f"unknown key `{loc[-1]}`" + (f" in `{parent}`" if parent else "")
-    if kind == "missing":
-        parent = _dotted(loc[:-1])
-        return f"missing required key `{loc[-1]}`" + (f" in `{parent}`" if parent else "")
-    msg = err["msg"]
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    return f"`{where}`: {msg}" if where else msg
+from runtime.model import M, describe, did_you_mean, key_names
 
 
 def parse_model(cls: type[M], data: Any, src: TomlSource, prefix: tuple[Any, ...] = ()) -> M:
@@ -68,37 +26,3 @@ def parse_model(cls: type[M], data: Any, src: TomlSource, prefix: tuple[Any, ...
         if err["type"] == "extra_forbidden" and isinstance(loc[-1], str):
             message += did_you_mean(loc[-1], key_names(cls))
         raise ManifestError(src.path, src.line_of(loc), message) from None
-
-
-def key_names(cls: type[BaseModel]) -> set[str]:
-    """Every key a manifest model and the models inside it accept (for suggestions)."""
-    names: set[str] = set()
-    todo: list[Any] = [cls]
-    seen: set[Any] = set()
-    while todo:
-        model = todo.pop()
-        if model in seen:
-            continue
-        seen.add(model)
-        for name, field in model.model_fields.items():
-            names.add(field.alias or name)
-            for arg in _type_args(field.annotation):
-                if isinstance(arg, type) and issubclass(arg, BaseModel):
-                    todo.append(arg)
-    return names
-
-
-def _type_args(annotation: Any) -> list[Any]:
-    out, todo = [], [annotation]
-    while todo:
-        t = todo.pop()
-        out.append(t)
-        todo += list(getattr(t, "__args__", ()) or ())
-    return out
-
-
-def did_you_mean(word: str, choices: set[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.7)
-    return f" (did you mean `{close[0]}`?)" if close else ""

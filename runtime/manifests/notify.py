@@ -21,8 +21,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from runtime.errors import ManifestError
-from runtime.manifests.model import Model, parse_model
+from runtime.manifests.model import parse_model
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.model import Model
 
 FILE = "notify.toml"
 Event = Literal["waiting", "finished", "plan-finished"]

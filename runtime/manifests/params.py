@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from runtime.manifests.globs import check_glob
-from runtime.manifests.model import Model, describe
+from runtime.lang.globs import check_glob
+from runtime.model import Model, describe
 
 PROGRAM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")

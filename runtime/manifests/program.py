@@ -19,9 +19,10 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from runtime.manifests.locate import GRAMMAR_SUFFIX, grammar_name
-from runtime.manifests.model import Model, parse_model
+from runtime.manifests.model import parse_model
 from runtime.manifests.params import PROGRAM_NAME, GrammarFields, compile_grammar
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.model import Model
 
 GRAMMAR_NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 EXAMPLE_SCOPE = "out/**"

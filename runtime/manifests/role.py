@@ -19,10 +19,11 @@ from runtime.manifests.atom import Atom
 from runtime.manifests.catalog import Catalog, display_path, warn_once
 from runtime.manifests.kinds import PERSON_TOOLS, SUBAGENT_TOOLS, TOOLS
 from runtime.manifests.locate import role_file_below
-from runtime.manifests.model import Model, parse_model
+from runtime.manifests.model import parse_model
 from runtime.manifests.names import check_role_name
 from runtime.manifests.params import check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.model import Model
 
 MAX_DEPTH = 16
 Escalation = Literal["ask-via-return", "orchestrator-notify", "fail-fast"]

@@ -19,11 +19,12 @@ from runtime.errors import ManifestError
 from runtime.manifests.agent import AgentSection, AgentSpec, check_agent
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.kinds import TASK_FIELDS
-from runtime.manifests.model import Model, parse_model
+from runtime.manifests.model import parse_model
 from runtime.manifests.names import check_agent_id, generated_agent_id
 from runtime.manifests.params import check_value
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.model import Model
 
 
 class TaskSection(Model):

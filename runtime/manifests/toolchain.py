@@ -34,8 +34,9 @@ from pydantic import Field
 
 from runtime.lang.shapes import is_program_name, is_target_name
 from runtime.manifests.locate import TOOLCHAIN_FILE
-from runtime.manifests.model import Model, did_you_mean, parse_model
+from runtime.manifests.model import parse_model
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.model import Model, did_you_mean
 
 FILE = TOOLCHAIN_FILE
 

@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import ManifestError
-from runtime.gate.wrappers import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.lang.audience import AGENT, AUDIENCES
+from runtime.lang.globs import globs_to_regex
+from runtime.lang.shell_programs import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
-from runtime.manifests.globs import globs_to_regex
 from runtime.manifests.kinds import BUILTIN_SUBAGENTS, GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS, WRITE_TOOLS
 from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
 from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, PolicyDocument, content_hash
+from runtime.policy.targets import make_rule, repository_rules
 from runtime.verify.kinds.kind import PRIVATE_SET
 from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
 
@@ -67,26 +68,11 @@ def gate_params(kind: str, values: dict[str, Any], root: Path | str) -> dict[str
     MCP call comes, where Claude Code reads the person's servers: `runtime.gate.claude_setup`.)"""
     params = {p: values[p] for p in GATE_KINDS[kind]}
     if kind == "bash-allowlist":
-        from runtime.policy.targets import repository_rules
-
         rules = list(params["rules"])
         if params.get("repository-targets"):
             rules += repository_rules(str(root))
         return {"rules": rules}
     return params
-
-
-def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
-    """`make TARGET` for the targets the toolchain names: no -f, -C, -e or VAR=value (which would run
-    another Makefile or override what the recipes run)."""
-    return {
-        "program": "make", "subcommands": [], "option-style": "gnu",
-        "options": {"-s": "flag", "--silent": "flag", "--quiet": "flag", "-k": "flag", "--keep-going": "flag",
-                    "-j": "int", "--jobs": "int"},
-        "positionals": [list(targets)], "trailing": None, "env": [], "cwd": "in-root",
-        "inline-code": False, "arg-files": False, "xargs": False, "ask": False, "response-files": False,
-        "harmless-options": False, "min-positionals": 0, "glob-writes": False, "stdin": None,
-    }
 
 
 def _check_toolchain_scope(toolchain: Toolchain, values: dict[str, dict[str, Any]], role: ResolvedRole) -> None:

@@ -2,7 +2,7 @@
 `make TARGET` for each target its Makefile defines, `tox -e ENV` for each environment its tox.ini names.
 
 Read when the policy is compiled, from the worktree it is anchored at; the hook's policy cache compiles
-again when either file changes (`runtime.policy.cache`). What a target runs is the repository's own code,
+again when either file changes (`runtime.gate.cache`). What a target runs is the repository's own code,
 as conftest.py is pytest's: the gate judges the command line, a sandbox what the recipe does.
 
 Hand-read, not through make or tox: asking make for its database would run `$(shell ...)` in the
@@ -67,8 +67,6 @@ def repository_rules(root: str) -> list[dict[str, Any]]:
     """Shell rules for the repository's own targets: make's (with -s, -k and -j; no -f, -C or VAR=value, which
     would run another Makefile or override what the recipes run) and tox's `-e ENV`, each compiled as a
     rule of `tools::bash-allowlist` is."""
-    from runtime.policy.compile import make_rule
-
     rules = []
     targets = make_targets(root)
     if targets:
@@ -80,3 +78,16 @@ def repository_rules(root: str) -> list[dict[str, Any]]:
                      "positionals": []})
         rules.append(rule)
     return rules
+
+
+def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
+    """`make TARGET` for the targets the toolchain names: no -f, -C, -e or VAR=value (which would run
+    another Makefile or override what the recipes run)."""
+    return {
+        "program": "make", "subcommands": [], "option-style": "gnu",
+        "options": {"-s": "flag", "--silent": "flag", "--quiet": "flag", "-k": "flag", "--keep-going": "flag",
+                    "-j": "int", "--jobs": "int"},
+        "positionals": [list(targets)], "trailing": None, "env": [], "cwd": "in-root",
+        "inline-code": False, "arg-files": False, "xargs": False, "ask": False, "response-files": False,
+        "harmless-options": False, "min-positionals": 0, "glob-writes": False, "stdin": None,
+    }

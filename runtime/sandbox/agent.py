@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import runtime
-from runtime.manifests.globs import literal_parts
+from runtime.lang.globs import literal_parts
 from runtime.policy.document import PolicyDocument
 from runtime.sandbox.bwrap import SandboxSpec
 from runtime.sandbox.env import agent_env

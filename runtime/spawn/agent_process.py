@@ -33,12 +33,9 @@ from runtime.sandbox.supervise import ProcessResult, supervise
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
 from runtime.spawn.progress import Progress
-from runtime.workspace.safe_files import UnsafeFile, read_under
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.
 LOOP_REPEATS = 3
-REPORT_NAME = "report.md"  # in the command agent's home, announced as RUNTIME_REPORT_FILE
-REPORT_MAX_BYTES = 256 * 1024
 
 
 @dataclass
@@ -68,8 +65,6 @@ def declared_env(task: Task) -> dict[str, str]:
     if missing:
         raise FatalError(f"{task.path}: [agent] env names {', '.join(missing)}, which the orchestrator's environment does not set")
     return {name: os.environ[name] for name in agent.env}
-
-
 
 
 def limit_check(setup: AttemptSetup) -> Callable[[], str | None]:
@@ -144,21 +139,3 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
     return outcome
 
 
-def read_report(home: Path, attempt_dir: Path) -> tuple[str | None, str | None]:
-    """The command agent's report (its home's report.md, else its stdout), and what was wrong with it.
-
-    The home is the agent's: report.md is opened without following symlinks and must be a regular
-    file. A symlink there is refused, never read — its target could be any host file the
-    orchestrator can read — and the attempt is rejected with that feedback.
-    """
-    try:
-        data, size = read_under(home, REPORT_NAME, REPORT_MAX_BYTES)
-    except FileNotFoundError:
-        data, size = read_under(attempt_dir, "stdout.log", REPORT_MAX_BYTES)  # written by the orchestrator
-    except UnsafeFile:
-        return None, (f"your report file {home / REPORT_NAME} is a symlink or not a regular file, so it was not "
-                      "read: write the report as a plain file at $RUNTIME_REPORT_FILE")
-    text = data.decode("utf-8", errors="replace")
-    if size > len(data):
-        text += f"\n[... the report was {size} bytes; the first {len(data)} were read ...]\n"
-    return text, None

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from runtime.errors import FatalError
-from runtime.manifests.globs import glob_to_regex, literal_parts
+from runtime.lang.globs import glob_to_regex, literal_parts
 from runtime.manifests.task import Task
 from runtime.sandbox.agent import runtime_binds
 from runtime.sandbox.bwrap import system_visible

@@ -56,9 +56,9 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import FatalError
+from runtime.lang.globs import check_glob, literal_parts
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.control import CONTROL, control_name
-from runtime.manifests.globs import check_glob, literal_parts
 from runtime.manifests.role import load_role
 from runtime.manifests.task import Task
 from runtime.policy.compile import compile_document

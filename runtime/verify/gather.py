@@ -22,8 +22,8 @@ from typing import Any
 import anyio
 
 from runtime.errors import LimitExhausted
+from runtime.lang.globs import globs_to_regex
 from runtime.manifests.control import CONTROL, control_name, exempted
-from runtime.manifests.globs import globs_to_regex
 from runtime.policy.document import PolicyDocument
 from runtime.verify.kinds import change_size
 from runtime.verify.kinds.base import MalformedInput

@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
-from runtime.gate.wrappers import SHELLS
+from runtime.lang.shell_programs import SHELLS
 from runtime.policy.build import build_policy
 from tests.conftest import REPO, require
 from tests.gate import reality

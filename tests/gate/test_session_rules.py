@@ -97,7 +97,7 @@ def test_an_agent_s_role_does_not_run_the_repository_s_targets(repo):
 
 
 def test_a_changed_makefile_changes_the_hook_s_policy(repo, tmp_path, monkeypatch):
-    from runtime.policy.cache import cached_policy
+    from runtime.gate.cache import cached_policy
 
     monkeypatch.setenv("RUNTIME_CACHE_DIR", str(tmp_path / "cache"))
     first = cached_policy(str(REPO), "session", None, str(repo))

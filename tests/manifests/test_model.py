@@ -8,8 +8,9 @@ import pytest
 from pydantic import BaseModel, ValidationError, field_validator
 
 from runtime.errors import ManifestError
-from runtime.manifests.model import Model, describe, did_you_mean, key_names, parse_model
+from runtime.manifests.model import parse_model
 from runtime.manifests.tomlsrc import TomlSource
+from runtime.model import Model, describe, did_you_mean, key_names
 
 
 class Inner(Model):

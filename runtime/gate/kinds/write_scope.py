@@ -1,6 +1,6 @@
 """scope::files-whitelist and scope::files-denylist: where writes may land.
 
-Globs are matched component by component (runtime.manifests.globs), without
+Globs are matched component by component (runtime.lang.globs), without
 `re`, which a hook process then never imports. An empty or missing whitelist allows no writes at all (never
 "everything").
 """
@@ -11,7 +11,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh
 
 from runtime.gate.decision import allow, deny
 from runtime.gate.kinds.base import Gate, PolicyError, no_more, take_list
-from runtime.manifests.globs import globs_to_regex, literal_parts, match_split, split_globs
+from runtime.lang.globs import globs_to_regex, literal_parts, match_split, split_globs
 
 if TYPE_CHECKING:
     import re
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class GlobMatch:
     """``match(rel)``: does a worktree-relative path match any of the globs? (False for no globs.)
 
-    Matched by hand (``runtime.manifests.globs.match_split``): a hook process then never imports `re`. Globs
+    Matched by hand (``runtime.lang.globs.match_split``): a hook process then never imports `re`. Globs
     with a `[` class, which only the regex reads, are matched by their regex, compiled on the first call."""
 
     __slots__ = ("globs", "_split", "_regex")

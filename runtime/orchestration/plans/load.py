@@ -65,11 +65,11 @@ from pydantic import ValidationError
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog, display_path
-from runtime.manifests.model import Model, describe
 from runtime.manifests.names import generated_agent_id
 from runtime.manifests.params import check_value
 from runtime.manifests.task import Task, load_task, task_from_data
 from runtime.manifests.tomlsrc import TomlSource, read_toml
+from runtime.model import Model, describe
 from runtime.models.types import ModelReach
 from runtime.orchestration.plans.schema import TASK_TABLES, PlannerSection, PlanSection, ReviewerSection, SubtaskEntry
 from runtime.orchestration.plans.scopes import globs_overlap, write_scope

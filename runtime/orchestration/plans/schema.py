@@ -10,8 +10,8 @@ from typing import Literal
 from pydantic import Field
 
 from runtime.manifests.agent import AgentSection
-from runtime.manifests.model import Model
 from runtime.manifests.task import BodySection, NetworkSection, OutputSection, ScopeSection, TaskSection, VerificationSection
+from runtime.model import Model
 
 SUBTASK_ID = r"^[a-z0-9][a-z0-9-]{0,31}$"
 # The tables of a task manifest; written at the subtask level they make an inline task.

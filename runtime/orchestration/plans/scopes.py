@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from runtime.lang.globs import literal_parts
 from runtime.manifests.compose import param_values
-from runtime.manifests.globs import literal_parts
 from runtime.manifests.task import Task
 
 

@@ -79,14 +79,3 @@ def python_targets(root: Path) -> list[str]:
     packages = sorted(p.name for p in root.iterdir()
                       if p.is_dir() and not p.name.startswith(".") and p.name not in skip and (p / "__init__.py").is_file())
     return packages or ["."]
-
-
-def scan(root: Path) -> Scan:
-    from runtime.tooling.project import read_ci, read_other, read_python
-
-    out = Scan(root)
-    for reader in (read_python.read_tox, read_python.read_nox, read_python.read_pyproject, read_python.read_setup_cfg,
-                   read_python.read_tool_files, read_other.read_makefile, read_other.read_package_json,
-                   read_other.read_cargo, read_other.read_go, read_ci.read_pre_commit, read_ci.read_workflows):
-        reader(out)
-    return out

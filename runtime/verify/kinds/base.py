@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.manifests.globs import globs_to_regex
+from runtime.lang.globs import globs_to_regex
 
 # Feedback goes into a model's context: long listings are cut, with a count of the rest.
 MAX_LISTED = 20

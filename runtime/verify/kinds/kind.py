@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import ConfigDict
 
-from runtime.manifests.model import Model
+from runtime.model import Model
 
 if TYPE_CHECKING:
     from runtime.verify.kinds.result import VerifyResult

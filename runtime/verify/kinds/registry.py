@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from runtime.manifests.model import describe
+from runtime.model import describe
 from runtime.verify.kinds import (
     change_size,
     checks_green,

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from runtime.errors import ManifestError
-from runtime.tooling.project.scan import MAX_BYTES, line_of, parse_toml, python_targets, read_text, scan
+from runtime.tooling.project.readers import scan
+from runtime.tooling.project.scan import MAX_BYTES, line_of, parse_toml, python_targets, read_text
 
 
 def _write(root, files):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 
-from runtime.manifests.globs import globs_to_regex
+from runtime.lang.globs import globs_to_regex
 from runtime.verify.kinds import tests_green
 from runtime.verify.kinds.baseline import BaseRun
 from runtime.verify.kinds.canaries import Laid, TamperCheck

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
 from runtime.spawn.backends.base import JobModel, ModelAccess, Report
+from runtime.workspace.safe_files import UnsafeFile, read_under
 
 if TYPE_CHECKING:
     from runtime.manifests.catalog import Catalog
@@ -36,8 +37,6 @@ class CommandBackend:
         return None
 
     def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:
-        from runtime.spawn.agent_process import REPORT_NAME
-
         agent = setup.task.agent
         assert agent is not None and agent.command
         bundle, policy = setup.run_ro / "bundle.md", setup.run_ro / "policy.json"
@@ -54,9 +53,31 @@ class CommandBackend:
         return None
 
     def read_report(self, setup: AttemptSetup) -> Report | None:
-        from runtime.spawn.agent_process import read_report
-
         return Report(*read_report(setup.home, setup.attempt_dir))
 
     def clean_up(self, setup: AttemptSetup) -> None:
         return None  # the program is the user's: what it leaves is judged as its work
+
+
+REPORT_NAME = "report.md"  # in the command agent's home, announced as RUNTIME_REPORT_FILE
+REPORT_MAX_BYTES = 256 * 1024
+
+
+def read_report(home: Path, attempt_dir: Path) -> tuple[str | None, str | None]:
+    """The command agent's report (its home's report.md, else its stdout), and what was wrong with it.
+
+    The home is the agent's: report.md is opened without following symlinks and must be a regular
+    file. A symlink there is refused, never read — its target could be any host file the
+    orchestrator can read — and the attempt is rejected with that feedback.
+    """
+    try:
+        data, size = read_under(home, REPORT_NAME, REPORT_MAX_BYTES)
+    except FileNotFoundError:
+        data, size = read_under(attempt_dir, "stdout.log", REPORT_MAX_BYTES)  # written by the orchestrator
+    except UnsafeFile:
+        return None, (f"your report file {home / REPORT_NAME} is a symlink or not a regular file, so it was not "
+                      "read: write the report as a plain file at $RUNTIME_REPORT_FILE")
+    text = data.decode("utf-8", errors="replace")
+    if size > len(data):
+        text += f"\n[... the report was {size} bytes; the first {len(data)} were read ...]\n"
+    return text, None

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from runtime.gate import cache
+from runtime.gate.cache import cache_dir, cache_key, cached_policy, catalog_files
 from runtime.lang.audience import SESSION
 from runtime.manifests.locate import TOOLCHAIN_FILE
-from runtime.policy import build, cache
-from runtime.policy.cache import cache_dir, cache_key, cached_policy, catalog_files
+from runtime.policy import build
 from tests.conftest import REPO
 
 # ---------------------------------------------------------------- cache_dir

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.manifests.globs import check_glob, glob_to_regex, globs_to_regex, match_split, split_globs
+from runtime.lang.globs import check_glob, glob_to_regex, globs_to_regex, match_split, split_globs
 
 
 def matches(glob: str, path: str) -> bool:
