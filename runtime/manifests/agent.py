@@ -80,35 +80,38 @@ def check_agent(section: AgentSection, src: TomlSource, task_dir: Path) -> Agent
         return src.error(("agent", key), message)
 
     backend = section.backend
-    if backend not in kinds.AGENT_BACKENDS:
+    spec = kinds.AGENT_BACKENDS.get(backend)
+    if spec is None:
         raise err("backend", f"unknown backend `{backend}`: one of {', '.join(kinds.AGENT_BACKENDS)}")
-    if backend == "command":
+    if spec.command:
         if not section.command:
-            raise err("backend", "the command backend needs `command = [program, args...]`")
+            raise err("backend", f"the {backend} backend needs `command = [program, args...]`")
+    elif section.command is not None:
+        raise err("command", f"`command` is only for a backend that runs one (command), not {backend}")
+    if spec.model == "none":
         for key in ("model", "script", "api_base"):
             if getattr(section, key) is not None:
-                raise err(key.replace("_", "-"), f"`{key.replace('_', '-')}` is not used by the command backend")
-    else:
-        if section.command is not None:
-            raise err("command", f"`command` is only for the command backend, not {backend}")
-        if backend == "builtin" and not section.model:
-            raise err("backend", "the builtin backend needs `model` (a litellm model name, or scripted/<name>)")
-    if backend != "builtin" and "model_timeout_s" in section.limits.model_fields_set:
-        raise src.error(("agent", "limits", "model-timeout-s"), "`model-timeout-s` applies to the builtin backend's model calls only")
+                raise err(key.replace("_", "-"), f"`{key.replace('_', '-')}` is not used by the {backend} backend")
+    if spec.model == "required" and not section.model:
+        raise err("backend", f"the {backend} backend needs `model` (a litellm model name, or scripted/<name>)")
+    if spec.model != "required" and "model_timeout_s" in section.limits.model_fields_set:
+        raise src.error(("agent", "limits", "model-timeout-s"),
+                        f"`model-timeout-s` applies to the model calls of a backend that makes them itself (builtin), "
+                        f"not {backend}")
     limits = section.limits
-    if backend == "claude-code":
-        # Claude Code kills a PreToolUse hook after HOOK_TIMEOUT_S and then blocks the call, so the
+    if spec.approval_in_hook:
+        # The harness kills a PreToolUse hook after HOOK_TIMEOUT_S and then blocks the call, so the
         # hook (`runtime check --approvals`) must have its answer well before that.
         if "approval_timeout_s" not in limits.model_fields_set:
             limits = limits.model_copy(update={"approval_timeout_s": HOOK_WAIT_MAX_S})
         elif limits.approval_timeout_s > HOOK_WAIT_MAX_S:
             raise src.error(("agent", "limits", "approval-timeout-s"),
-                            f"`approval-timeout-s` is at most {HOOK_WAIT_MAX_S} for the claude-code backend: an approval "
+                            f"`approval-timeout-s` is at most {HOOK_WAIT_MAX_S} for the {backend} backend: an approval "
                             f"is awaited inside its PreToolUse hook, which Claude Code stops after {HOOK_TIMEOUT_S} s "
                             "(and then blocks the call), so the decision must come before that")
     scripted = bool(section.model and section.model.startswith("scripted/"))
-    if scripted and backend != "builtin":
-        raise err("model", "the scripted model runs only in the builtin backend")
+    if scripted and spec.model != "required":
+        raise err("model", f"the scripted model runs only in a backend that calls its model itself (builtin), not {backend}")
     if scripted != (section.script is not None):
         raise err("script" if section.script else "model", "`script` goes with a `scripted/<name>` model, and only with it")
     if section.api_base is not None and not re.match(r"^https?://[^\s/]+", section.api_base):

@@ -53,7 +53,8 @@ class VerifyExample(Model):
 class AtomFile(Model):
     name: str
     summary: str
-    gate: Literal[tuple(GATE_KINDS)] | None = None  # type: ignore[valid-type]
+    # Any kind of the registry, read when the atom is: a kind added to it is one an atom may name.
+    gate: str | None = Field(default=None, json_schema_extra={"enum": list(GATE_KINDS)})
     verify: Literal[tuple(VERIFY_KINDS)] | None = None  # type: ignore[valid-type]
     sandbox: list[Literal[tuple(SANDBOX_KINDS)]] = Field(default_factory=list)  # type: ignore[valid-type]
     params: dict[str, ParamSpec] = Field(default_factory=dict)
@@ -63,6 +64,13 @@ class AtomFile(Model):
     @classmethod
     def _name(cls, v: str) -> str:
         return check_atom_name(v)
+
+    @field_validator("gate")
+    @classmethod
+    def _gate(cls, v: str | None) -> str | None:
+        if v is not None and v not in GATE_KINDS:
+            raise ValueError(f"`{v}` is no gate kind (the kinds: {', '.join(GATE_KINDS)})")
+        return v
 
     @field_validator("summary")
     @classmethod
@@ -153,9 +161,10 @@ def load_atom_folder(folder: Path, display: str) -> Atom | Alias:
 
 def _kind_params(atom: AtomFile) -> dict[str, str]:
     wanted: dict[str, str] = {}
-    for registry, kind in ((GATE_KINDS, atom.gate), (VERIFY_KINDS, atom.verify)):
-        if kind:
-            wanted.update(registry[kind])
+    if atom.gate:
+        wanted.update(GATE_KINDS[atom.gate].params)
+    if atom.verify:
+        wanted.update(VERIFY_KINDS[atom.verify])
     return wanted
 
 

@@ -1,8 +1,7 @@
 """The fixed registries an atom may name, with the parameters each kind consumes.
 
-Standard library only: the gate's tests cross-check these names against the
-gate implementations (``runtime.gate.kinds.KINDS``). The verify kinds are
-listed, with their modules, in ``runtime.verify.kinds.registry``.
+Standard library only: the hook reads it. The gate kinds are listed here with the class that implements
+each (``GATE_KINDS``); the verify kinds, with their modules, in ``runtime.verify.kinds.registry``.
 """
 
 from __future__ import annotations
@@ -70,19 +69,34 @@ TOOLS: tuple[str, ...] = WORK_TOOLS + tuple(PERSON_TOOLS) + tuple(SUBAGENT_TOOLS
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 
-# kind -> {parameter name: parameter type}
-GATE_KINDS: dict[str, dict[str, str]] = {
-    "deny-tools": {"tools": "tool-list"},
-    "bash-allowlist": {"rules": "program-rules", "repository-targets": "bool"},
-    "write-whitelist": {"globs": "glob-list", "control-files": "control-path-list"},
-    "write-denylist": {"globs": "glob-list"},
-    "secret-reads": {"never": "secret-path-list", "asked": "secret-path-list"},
-    "read-only": {},
-    "no-git": {"programs": "str-list"},
-    "dep-files": {"globs": "glob-list", "commands": "str-list"},
-    "no-network": {"programs": "str-list", "tools": "tool-list"},
-    "egress-allowlist": {"domains": "domain-list", "addresses": "cidr-list", "ports": "port-list"},
-    "mcp-allowlist": {"servers": "mcp-rules", "configured": "ask-or-deny"},
+class GateKind:
+    """A gate kind an atom may name (`gate = "KIND"`): the parameters it consumes (name -> type) and the class
+    that judges with them, as `module:Class`. The gate imports that module only when a policy names the kind
+    (`runtime.gate.kinds.gate_class`). A new kind is its module and one entry below."""
+
+    __slots__ = ("implementation", "params")
+
+    def __init__(self, implementation: str, params: dict[str, str]) -> None:
+        self.implementation = implementation
+        self.params = params
+
+
+_GATES = "runtime.gate.kinds."
+GATE_KINDS: dict[str, GateKind] = {
+    "deny-tools": GateKind(_GATES + "deny_tools:DenyTools", {"tools": "tool-list"}),
+    "bash-allowlist": GateKind(_GATES + "bash_allowlist:BashAllowlist",
+                               {"rules": "program-rules", "repository-targets": "bool"}),
+    "write-whitelist": GateKind(_GATES + "write_scope:WriteWhitelist",
+                                {"globs": "glob-list", "control-files": "control-path-list"}),
+    "write-denylist": GateKind(_GATES + "write_scope:WriteDenylist", {"globs": "glob-list"}),
+    "secret-reads": GateKind(_GATES + "secrets:SecretReads", {"never": "secret-path-list", "asked": "secret-path-list"}),
+    "read-only": GateKind(_GATES + "read_only:ReadOnly", {}),
+    "no-git": GateKind(_GATES + "no_git:NoGit", {"programs": "str-list"}),
+    "dep-files": GateKind(_GATES + "dep_files:DepFiles", {"globs": "glob-list", "commands": "str-list"}),
+    "no-network": GateKind(_GATES + "no_network:NoNetwork", {"programs": "str-list", "tools": "tool-list"}),
+    "egress-allowlist": GateKind(_GATES + "egress:EgressAllowlist",
+                                 {"domains": "domain-list", "addresses": "cidr-list", "ports": "port-list"}),
+    "mcp-allowlist": GateKind(_GATES + "mcp:McpAllowlist", {"servers": "mcp-rules", "configured": "ask-or-deny"}),
 }
 
 SANDBOX_KINDS: dict[str, dict[str, str]] = {
@@ -121,6 +135,28 @@ TASK_FIELDS: dict[str, str] = {
 }
 
 
-# The backends an `[agent]` table may name; each is a folder of runtime.spawn.backends (a test holds
-# the two together). Here, below spawn, so that manifests and the CLI can name them without importing it.
-AGENT_BACKENDS = ("builtin", "claude-code", "command")
+class AgentBackend:
+    """A backend a task's `[agent] backend` may name: the class that runs it (`module:Class`, imported when a
+    spawn uses it: ``runtime.spawn.backends.backend_for``) and what its `[agent]` table may hold, as data the
+    manifests check (``runtime.manifests.agent``). A new backend is its folder and one entry below."""
+
+    __slots__ = ("implementation", "command", "model", "approval_in_hook")
+
+    def __init__(self, implementation: str, *, command: bool = False, model: str = "optional",
+                 approval_in_hook: bool = False) -> None:
+        self.implementation = implementation
+        # It runs the task's own `command = [...]` (and takes no model), rather than a model's agent loop.
+        self.command = command
+        # "required": it needs `model`, and it alone calls it (`scripted/<name>`, `model-timeout-s` are its);
+        # "optional": the model is the backend's own default unless given; "none": it takes no model.
+        self.model = model
+        # An approval is awaited inside a hook the agent's harness stops after a time (runtime.timeouts.HOOK_WAIT_MAX_S).
+        self.approval_in_hook = approval_in_hook
+
+
+_BACKENDS = "runtime.spawn.backends."
+AGENT_BACKENDS: dict[str, AgentBackend] = {
+    "builtin": AgentBackend(_BACKENDS + "builtin:BuiltinBackend", model="required"),
+    "claude-code": AgentBackend(_BACKENDS + "claude_code:ClaudeCodeBackend", approval_in_hook=True),
+    "command": AgentBackend(_BACKENDS + "command:CommandBackend", command=True, model="none"),
+}

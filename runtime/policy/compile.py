@@ -66,7 +66,7 @@ def gate_params(kind: str, values: dict[str, Any], root: Path | str) -> dict[str
     repository's own make targets and tox environments (`runtime.policy.targets`) beside the role's own (a
     program's rules are alternatives). (`tools::mcp-allowlist`'s `configured = "ask"` is read by the gate when an
     MCP call comes, where Claude Code reads the person's servers: `runtime.gate.claude_setup`.)"""
-    params = {p: values[p] for p in GATE_KINDS[kind]}
+    params = {p: values[p] for p in GATE_KINDS[kind].params}
     if kind == "bash-allowlist":
         rules = list(params["rules"])
         if params.get("repository-targets"):

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from runtime.gate.decision import ALLOW, DENY
-from runtime.gate.kinds import KINDS, Gate, PolicyError, all_gates
+from runtime.gate.kinds import Gate, PolicyError, all_gates
 from runtime.gate.kinds.base import no_more, take_list
 from runtime.gate.kinds.deny_tools import DenyTools
 from runtime.gate.kinds.dep_files import DepFiles
@@ -16,6 +16,7 @@ from runtime.gate.kinds.read_only import ReadOnly
 from runtime.gate.kinds.write_scope import GlobMatch, WriteDenylist, WriteWhitelist, holds_any, literal_prefixes
 from runtime.lang.audience import AGENT, SESSION, phrase
 from runtime.lang.shell_types import Command, Word
+from runtime.manifests.kinds import GATE_KINDS
 
 
 def ctx(folder=False, audience=AGENT, tools=()):
@@ -31,7 +32,7 @@ def command(line, assigns=(), via=""):
 
 def test_the_registry_holds_each_kind_under_its_name():
     gates = all_gates()
-    assert set(gates) == set(KINDS) == {"deny-tools", "bash-allowlist", "write-whitelist", "write-denylist", "read-only", "no-git",
+    assert set(gates) == set(GATE_KINDS) == {"deny-tools", "bash-allowlist", "write-whitelist", "write-denylist", "read-only", "no-git",
                           "dep-files", "no-network", "egress-allowlist", "mcp-allowlist", "secret-reads"}
     assert all(cls.kind == kind and issubclass(cls, Gate) for kind, cls in gates.items())
 
@@ -460,3 +461,63 @@ def test_egress_ports_must_be_a_list_of_numbers(ports):
 def test_egress_domains_must_be_names_or_wildcards_below_a_domain(domain):
     with pytest.raises(PolicyError):
         egress(domains=[domain])
+
+
+# -- a new kind is one module and one registry entry -------------------------------------------------------
+
+TOY_GATE = '''
+from runtime.gate.decision import deny
+from runtime.gate.kinds.base import Gate, no_more, take_list
+
+
+class NoWords(Gate):
+    """A toy kind: a file tool's path holding one of the words is refused."""
+
+    kind = "toy-no-words"
+
+    def configure(self, params):
+        self.words = take_list(params, "words")
+        no_more(self.kind, params)
+
+    def on_tool(self, tool, tool_input, ctx):
+        path = str(tool_input.get("file_path", ""))
+        word = next((w for w in self.words if w in path), None)
+        return None if word is None else deny(f"`{path}` names `{word}`", self.atom, "toy")
+'''
+
+
+def test_a_gate_kind_is_one_module_and_one_registry_entry(tmp_path, monkeypatch, catalog_copy):
+    """The CONTRIBUTING recipe, end to end: the kind's module in a package of its own, its entry in the registry;
+    then an atom names it, a role lists the atom, the policy compiles, and the gate judges with it."""
+    from runtime.gate.engine import decide
+    from runtime.gate.policy import Policy
+    from runtime.manifests.kinds import GateKind
+    from runtime.policy.build import build_policy
+
+    package = tmp_path / "toy_gates"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "no_words.py").write_text(TOY_GATE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(GATE_KINDS, "toy-no-words", GateKind("toy_gates.no_words:NoWords", {"words": "str-list"}))
+
+    atom = catalog_copy / "capabilities" / "toy" / "no-words"
+    atom.mkdir(parents=True)
+    (atom / "capability.toml").write_text(
+        'name = "toy::no-words"\nsummary = "Paths holding the words are not read."\ngate = "toy-no-words"\n\n'
+        '[params.words]\ntype = "str-list"\ndefault = ["secret-plan"]\n\n'
+        '[[examples]]\ntool = "Read"\ninput = { file_path = "notes/secret-plan.md" }\nexpect = "deny"\n\n'
+        '[[examples]]\ntool = "Read"\ninput = { file_path = "notes/other.md" }\nexpect = "allow"\n')
+    (atom / "text.md").write_text("Leave the secret plan alone.\n")
+    (catalog_copy / "roles" / "toy.toml").write_text(
+        '[role]\nname = "toy"\ndisplay-name = "toy"\ndescription = "read-only, and no secret plans"\n'
+        'use-cases = ["a test"]\n\n[capabilities]\nextends = "read-only"\nrequired = ["toy::no-words"]\n\n'
+        '[tools]\nshown = ["Read", "Glob", "Grep", "WebFetch"]\n\n[escalation]\npolicy = "ask-via-return"\n\n'
+        '[params."output::report-format"]\nfields = ["summary", "findings"]\n')
+    root = tmp_path / "work"
+    (root / "notes").mkdir(parents=True)
+    policy = Policy(build_policy(catalog_copy, "toy", None, root))
+
+    refused = decide(policy, "Read", {"file_path": str(root / "notes" / "secret-plan.md")}, str(root))
+    assert refused.verdict == "deny" and refused.atom == "toy::no-words" and "secret-plan" in refused.reason
+    assert decide(policy, "Read", {"file_path": str(root / "notes" / "other.md")}, str(root)).verdict == "allow"

@@ -5,20 +5,20 @@ from __future__ import annotations
 import inspect
 
 from runtime.manifests.agent import AgentSection
-from runtime.manifests.kinds import AGENT_BACKENDS
-from runtime.spawn.backends import BACKENDS, Backend
+from runtime.manifests.kinds import AGENT_BACKENDS, AgentBackend
+from runtime.spawn.backends import Backend, all_backends
 from tests.conftest import REPO
 
 
 def test_every_backend_named_anywhere_is_registered_and_nothing_else():
     schema_enum = AgentSection.model_json_schema()["properties"]["backend"]["enum"]
-    assert set(BACKENDS) == set(AGENT_BACKENDS) == set(schema_enum)
+    assert set(all_backends()) == set(AGENT_BACKENDS) == set(schema_enum)
 
 
 def test_every_backend_implements_the_whole_protocol():
     methods = {n for n, v in vars(Backend).items() if inspect.isfunction(v) and not n.startswith("_")}
     assert methods == {"preflight", "model_access", "job_model", "command", "on_line", "read_report", "clean_up"}
-    for name, backend in BACKENDS.items():
+    for name, backend in all_backends().items():
         assert backend.name == name
         for method in methods:
             impl = getattr(type(backend), method)
@@ -59,16 +59,13 @@ class ToyBackend:
 
 
 def test_a_new_backend_is_one_class_and_one_registry_entry(spawner, monkeypatch):
-    """Registered in the two registries (the names manifests accept, the backends spawn runs), a toy
-    backend runs a whole spawn: sandboxed, gated, verified and committed like the shipped ones."""
+    """One class and its entry in the registry (what it runs, what its `[agent]` table holds): a toy backend
+    runs a whole spawn, sandboxed, gated, verified and committed like the shipped ones."""
     import anyio
 
-    from runtime.manifests import kinds
-    from runtime.spawn import backends
     from runtime.spawn.pipeline import SpawnOptions, spawn
 
-    monkeypatch.setattr(kinds, "AGENT_BACKENDS", (*kinds.AGENT_BACKENDS, "toy"))
-    monkeypatch.setitem(backends.BACKENDS, "toy", ToyBackend())
+    monkeypatch.setitem(AGENT_BACKENDS, "toy", AgentBackend(f"{__name__}:ToyBackend"))
     task = spawner.task(agent_id="ag-toy", agent={"backend": "toy"})
     text = task.read_text().replace('model = "scripted/test"\n', "").replace(
         [line for line in task.read_text().splitlines() if line.startswith("script = ")][0] + "\n", "")

@@ -1,30 +1,35 @@
-"""How an agent runs: one folder per backend behind the typed ``Backend`` protocol (``base``), in ``BACKENDS``.
+"""How an agent runs: one folder per backend behind the typed ``Backend`` protocol (``base``).
 
-Adding a backend is one folder here and its name in two registries: ``BACKENDS`` below, and
-``AGENT_BACKENDS`` of ``runtime.manifests.kinds``, the names a task's ``[agent] backend`` may use
-(manifests sit below spawn, so the rules of a task file stay there as data; a test adds a toy backend
-that way and runs a whole spawn with it). Everything else of an attempt (sandbox, limits, verify,
-retries, a cluster job's model calls through ``Backend.job_model``) is the same for every backend.
-The claude-code backend's parts live in its folder: the CLI's settings and stream (``settings``), the
-CLI itself (``cli``) and its model proxy (``proxy``).
+The registry is ``AGENT_BACKENDS`` of ``runtime.manifests.kinds``: each name with the class that runs it
+and what its `[agent]` table may hold, as data (manifests sit below spawn, so the rules of a task file stay
+there). Adding a backend is one folder here and one entry there; a test adds a toy backend that way and runs
+a whole spawn with it. A backend's module is imported when a spawn uses it. Everything else of an attempt
+(sandbox, limits, verify, retries, a cluster job's model calls through ``Backend.job_model``) is the same for
+every backend. The claude-code backend's parts live in its folder: the CLI's settings and stream
+(``settings``), the CLI itself (``cli``) and its model proxy (``proxy``).
 """
 
 from __future__ import annotations
 
+from runtime.manifests.kinds import AGENT_BACKENDS
 from runtime.spawn.backends.base import Backend
-from runtime.spawn.backends.builtin import BuiltinBackend
-from runtime.spawn.backends.claude_code import ClaudeCodeBackend
-from runtime.spawn.backends.command import CommandBackend
 
-BACKENDS: dict[str, Backend] = {
-    "builtin": BuiltinBackend(),
-    "command": CommandBackend(),
-    "claude-code": ClaudeCodeBackend(),
-}
+_made: dict[str, Backend] = {}
 
 
 def backend_for(name: str) -> Backend:
-    return BACKENDS[name]
+    """The backend ``name`` (a registered one: the task that names it was checked against the registry)."""
+    found = _made.get(name)
+    spec = AGENT_BACKENDS[name]
+    if found is None or type(found).__module__ + ":" + type(found).__name__ != spec.implementation:
+        module, _, cls = spec.implementation.partition(":")
+        found = _made[name] = getattr(__import__(module, fromlist=[cls]), cls)()
+    return found
 
 
-__all__ = ["BACKENDS", "Backend", "backend_for"]
+def all_backends() -> dict[str, Backend]:
+    """Every registered backend, by name (each module imported)."""
+    return {name: backend_for(name) for name in AGENT_BACKENDS}
+
+
+__all__ = ["Backend", "all_backends", "backend_for"]
