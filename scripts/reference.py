@@ -105,9 +105,7 @@ def cli_reference() -> str:
 
 def registries() -> str:
     from runtime.cli.main import VERBS
-    from runtime.gate.kinds import _KINDS as GATE_MODULES
     from runtime.manifests import kinds
-    from runtime.spawn.backends import BACKENDS
     from runtime.verify.kinds.registry import KINDS as VERIFY
 
     out = [
@@ -133,12 +131,13 @@ def registries() -> str:
             "| subagent type | role |", "|---|---|"]
     out += [f"| `{name}` | {f'`{role}`' if role else 'the session' + chr(39) + 's own rules; refused without one'} |"
             for name, role in kinds.BUILTIN_SUBAGENTS.items()]
-    out += ["", "## Gate kinds", "", "An atom's `gate = \"KIND\"`: one module of `runtime/gate/kinds/` each.", "",
-            "| kind | parameters | module | what it does |", "|---|---|---|---|"]
-    for kind, params in kinds.GATE_KINDS.items():
-        module, _ = GATE_MODULES[kind]
-        shown = ", ".join(f"`{p}` ({t})" for p, t in params.items()) or "none"
-        out.append(f"| `{kind}` | {shown} | `{module}.py` | {_first_line(f'runtime.gate.kinds.{module}')} |")
+    out += ["", "## Gate kinds", "", "An atom's `gate = \"KIND\"`: a class of a module of `runtime/gate/kinds/` each,",
+            "registered in `GATE_KINDS` (`runtime/manifests/kinds.py`).", "",
+            "| kind | parameters | class | what it does |", "|---|---|---|---|"]
+    for kind, spec in kinds.GATE_KINDS.items():
+        module, _, name = spec.implementation.partition(":")
+        shown = ", ".join(f"`{p}` ({t})" for p, t in spec.params.items()) or "none"
+        out.append(f"| `{kind}` | {shown} | `{module}.{name}` | {_first_line(module)} |")
     out += ["", "## Verify kinds", "", "An atom's `verify = \"KIND\"`: one `Kind` of a module of `runtime/verify/kinds/` each.", "",
             "| kind | parameters | module | what it judges |", "|---|---|---|---|"]
     for name, kind in VERIFY.items():
@@ -151,11 +150,15 @@ def registries() -> str:
     out += ["", "## Task fields", "", "The task manifest's fields an atom parameter may be bound to.", "",
             "| field | type |", "|---|---|"]
     out += [f"| `{field}` | {kind} |" for field, kind in kinds.TASK_FIELDS.items()]
-    out += ["", "## Agent backends", "", "A task's `[agent] backend`: one folder of `runtime/spawn/backends/` each.", "",
-            "| backend | module | what it runs |", "|---|---|---|"]
-    for name, backend in BACKENDS.items():
-        package = type(backend).__module__  # the backend's folder: runtime.spawn.backends.<folder>
-        out.append(f"| `{name}` | `{package.replace('.', '/')}/` | {_first_line(package)} |")
+    out += ["", "## Agent backends", "", "A task's `[agent] backend`: one folder of `runtime/spawn/backends/` each,",
+            "registered in `AGENT_BACKENDS` (`runtime/manifests/kinds.py`).", "",
+            "| backend | class | its `[agent]` table | what it runs |", "|---|---|---|---|"]
+    for name, backend in kinds.AGENT_BACKENDS.items():
+        module, _, cls = backend.implementation.partition(":")
+        holds = "`command`" if backend.command else {"required": "`model` (required)", "optional": "`model` (optional)",
+                                                     "none": "no model"}[backend.model]
+        holds += "; approvals inside its hook" if backend.approval_in_hook else ""
+        out.append(f"| `{name}` | `{module}.{cls}` | {holds} | {_first_line(module)} |")
     out += ["", "## Commands", "", "`runtime VERB`: one module of `runtime/cli/` each; see [CLI.md](CLI.md).", "",
             "| verb | module |", "|---|---|"]
     out += [f"| `{verb}` | `{module.replace('.', '/')}.py` |" for verb, module in VERBS.items()]

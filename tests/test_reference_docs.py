@@ -38,13 +38,13 @@ def test_a_stale_reference_is_refused_with_its_diff(tmp_path, capsys):
 
 def test_every_command_and_every_kind_is_in_the_reference():
     from runtime.cli.main import VERBS
-    from runtime.gate.kinds import KINDS
+    from runtime.manifests.kinds import AGENT_BACKENDS, GATE_KINDS
     from runtime.verify.kinds.registry import KINDS as VERIFY
 
     cli = (REPO / "docs" / "CLI.md").read_text()
     reference = (REPO / "docs" / "REFERENCE.md").read_text()
     assert all(f"### `runtime {verb}`" in cli for verb in VERBS)
-    assert all(f"| `{kind}` |" in reference for kind in [*KINDS, *VERIFY])
+    assert all(f"| `{kind}` |" in reference for kind in [*GATE_KINDS, *VERIFY, *AGENT_BACKENDS])
 
 
 def _slug(heading: str) -> str:
