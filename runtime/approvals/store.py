@@ -349,6 +349,19 @@ class ApprovalStore:
         self.sweep()
         return [a for a in self.all(agent) if a.status == PENDING]
 
+    def glance(self) -> tuple[list[tuple[str, str, str]], int, float]:
+        """For a watcher beside the writers: the pending requests (id, agent, summary), how many requests there
+        are, and when the last was decided. Read-only (no sweep, nothing created); may raise `sqlite3.Error`
+        while a write is under way."""
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1)
+        try:
+            pending = [(str(r[0]), str(r[1]), str(r[2])) for r in conn.execute(
+                "SELECT id, agent, summary FROM requests WHERE status = ?", (PENDING,))]
+            count, decided = conn.execute("SELECT count(*), coalesce(max(decided), 0) FROM requests").fetchone()
+        finally:
+            conn.close()
+        return pending, int(count), float(decided)
+
     def all(self, agent: str | None = None, limit: int | None = None) -> list[Approval]:
         """Every request, oldest first (the last ``limit`` when given)."""
         conn = self._open()

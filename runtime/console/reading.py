@@ -13,7 +13,6 @@ Everything read here may hold text an agent wrote; the pages escape it (``runtim
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import tomllib
 from dataclasses import dataclass, field
@@ -209,22 +208,20 @@ class PolicyView:
 
 
 def policy_of(state: StateDir, agent_id: str) -> PolicyView | None:
+    """The compiled policy an agent ran under, read as the gate reads it (`runtime.policy.document`): None when
+    there is none, or it is not one (its hash, format or shape wrong)."""
+    from runtime.policy.document import PolicyDocument, PolicyError
+
     text = state_text(state, state.run(agent_id) / "agent-ro" / "policy.json")
     if text is None:
         return None
     try:
-        doc = json.loads(text)
-    except ValueError:
+        doc = PolicyDocument.read(json.loads(text))
+    except (ValueError, PolicyError):
         return None
-    if not isinstance(doc, dict):
-        return None
-
-    def pairs(key: str) -> tuple[tuple[str, str], ...]:
-        return tuple((str(g.get("atom", "")), str(g.get("kind", ""))) for g in doc.get(key) or [] if isinstance(g, dict))
-
-    return PolicyView(str(doc.get("mode", "")), str(doc.get("role", "")), tuple(map(str, doc.get("tools") or [])),
-                      pairs("gates"), pairs("sandbox"), pairs("verify"),
-                      tuple(str(p.get("path", p) if isinstance(p, dict) else p) for p in doc.get("protected") or []), text)
+    return PolicyView(doc.mode, doc.role, doc.tools, tuple((e.atom, e.kind) for e in doc.gates),
+                      tuple((e.atom, e.kind) for e in doc.sandbox), tuple((e.atom, e.kind) for e in doc.verify),
+                      doc.protected, text)
 
 
 # -- plan runs ----------------------------------------------------------------------------------
@@ -266,23 +263,22 @@ class PlanView:
 
 
 def plan_view(state: StateDir, run_id: str) -> PlanView | None:
-    db = state.root / "orchestrator.sqlite"
-    if not db.is_file():
+    from runtime.orchestration.events import Dispatch, Judged, Merged, PlanCheck, Replan, RunEnd, SubtaskEnd
+    from runtime.orchestration.state import OrchestratorState
+
+    store = OrchestratorState.read_only(state.root / "orchestrator.sqlite")
+    if store is None:
         return None
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-    conn.row_factory = sqlite3.Row
     try:
-        row = conn.execute("select * from runs where run_id = ?", (run_id,)).fetchone()
+        row = store.run(run_id)
         if row is None:
             return None
-        subtask_rows = conn.execute("select * from subtasks where run_id = ? order by round, sequence, subtask_id",
-                                    (run_id,)).fetchall()
-        merges = {r["subtask_id"]: r["merged_as"] for r in conn.execute("select * from merges where run_id = ?", (run_id,))}
-        events = [(r["time"], r["kind"], json.loads(r["data"])) for r in
-                  conn.execute("select time, kind, data from events where run_id = ? order by id", (run_id,))]
+        subtask_rows = store.subtasks(run_id)
+        merges = store.merges(run_id)
+        events = store.events(run_id)
     finally:
-        conn.close()
-    plan = json.loads(row["plan_json"])
+        store.close()
+    plan = row["plan"]
     declared = {str(s.get("id")): s for s in plan.get("subtask") or [] if isinstance(s, dict)}
     start = float(row["created"])
     subtasks = [SubtaskView(str(r["subtask_id"]), int(r["sequence"]), int(r["round"]),
@@ -296,22 +292,22 @@ def plan_view(state: StateDir, run_id: str) -> PlanView | None:
     merged = None
     report = None
     end = float(row["updated"])
-    for when, kind, data in events:
-        sub = by_id.get(str(data.get("subtask", "")))
-        if kind == "dispatch" and sub is not None:
+    for when, event in events:
+        sub = by_id.get(event.subtask) if isinstance(event, (Dispatch, SubtaskEnd)) else None
+        if isinstance(event, Dispatch) and sub is not None:
             sub.started, sub.ended = when - start, None
-        elif kind == "subtask-end" and sub is not None:
+        elif isinstance(event, SubtaskEnd) and sub is not None:
             sub.ended = when - start
-        elif kind == "plan-check":
-            checks.append((str(data.get("command", "")), int(data.get("exit_code", -1))))
-        elif kind == "judgement":
-            judgements.append((str(data.get("status", "")), str(data.get("reason", ""))))
-        elif kind == "replan":
-            replans.append(f"{data.get('reason', '')} (new: {', '.join(map(str, data.get('subtasks') or []))})")
-        elif kind == "merged":
-            merged = (data.get("into"), data.get("commit"))
-        elif kind == "run-end":
-            report = str(data.get("report") or "") or None
+        elif isinstance(event, PlanCheck):
+            checks.append((event.command, event.exit_code))
+        elif isinstance(event, Judged):
+            judgements.append((event.status, event.reason))
+        elif isinstance(event, Replan):
+            replans.append(f"{event.reason} (new: {', '.join(event.subtasks)})")
+        elif isinstance(event, Merged):
+            merged = (event.into, event.commit)
+        elif isinstance(event, RunEnd):
+            report = event.report or None
     now = max([end, *(start + s.ended for s in subtasks if s.ended is not None)])
     for s in subtasks:
         if s.started is None:

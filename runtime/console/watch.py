@@ -24,12 +24,13 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from runtime.approvals.store import store_path
+from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.audit.log import read_from
-from runtime.spawn.state import FINAL
+from runtime.errors import FatalError
+from runtime.orchestration.state import OrchestratorState
+from runtime.spawn.state import FINAL, RunRecord
 
 if TYPE_CHECKING:
     from runtime.spawn.state import StateDir
@@ -67,19 +68,6 @@ def _stat(path: os.PathLike[str] | str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns
-
-
-def _query(db: Path, *queries: tuple[str, tuple[object, ...]]) -> list[list[Any]] | None:
-    """Each query's rows from a database a run writes, opened read-only; None while it cannot be read (a write
-    in progress, no tables yet)."""
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return [conn.execute(sql, args).fetchall() for sql, args in queries]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
 
 
 @dataclass
@@ -152,8 +140,8 @@ class Watcher:
                 now[agent] = before
                 continue
             try:
-                status = str(json.loads(path.read_text(encoding="utf-8")).get("status", ""))
-            except (OSError, ValueError, AttributeError):
+                status = RunRecord.from_json(json.loads(path.read_text(encoding="utf-8")), str(path)).status
+            except (OSError, ValueError, TypeError, KeyError, FatalError):
                 continue  # looked at again next time
             now[agent] = (st, status)
             topics.update(("runs", f"agent:{agent}"))
@@ -168,21 +156,25 @@ class Watcher:
         stats = tuple(_stat(f"{db}{suffix}") for suffix in ("", "-wal"))
         if stats == self._seen.plans_db or stats[0] is None:
             return
-        read = _query(db, ("select run_id, status from runs", ()),
-                      ("select distinct run_id from events where id > ?", (self._seen.plan_event,)),
-                      ("select coalesce(max(id), 0) from events", ()))
-        if read is None:
+        try:
+            store = OrchestratorState.read_only(db, timeout=1)
+            if store is None:
+                return
+            try:
+                runs, changed, last = store.changes_since(self._seen.plan_event)
+            finally:
+                store.close()
+        except sqlite3.Error:
             return  # a write in progress, or no tables yet: looked at again next time
-        runs, changed, last = dict(read[0]), read[1], read[2][0][0]
         self._seen.plans_db = stats
-        self._seen.plan_event = int(last)
-        ids = {str(r[0]) for r in changed} | {k for k, v in runs.items() if self._seen.plans.get(k) != v}
+        self._seen.plan_event = last
+        ids = changed | {k for k, v in runs.items() if self._seen.plans.get(k) != v}
         if ids:
             topics.update(("runs", "plans", *(f"plan:{i}" for i in ids)))
         for run_id, status in runs.items():
             if not first and status != "running" and self._seen.plans.get(run_id) not in (None, status):
                 notices.append(Notice(f"plan run {run_id}: {status}", "the run ended", f"/plans/{run_id}"))
-        self._seen.plans = {str(k): str(v) for k, v in runs.items()}
+        self._seen.plans = dict(runs)
 
     def _audit(self, topics: set[str], first: bool) -> None:
         path = self.state.audit
@@ -205,14 +197,13 @@ class Watcher:
         stats = tuple(_stat(f"{path}{suffix}") for suffix in ("", "-wal"))
         if stats == self._seen.approvals_db or stats[0] is None:
             return
-        read = _query(path, ("select id, agent, summary from requests where status = 'pending'", ()),
-                      ("select count(*), coalesce(max(decided), 0) from requests", ()))
-        if read is None:
-            return
-        rows, (count, decided) = read[0], read[1][0]
+        try:
+            rows, count, decided = ApprovalStore(path, create=False).glance()
+        except (sqlite3.Error, ApprovalError):
+            return  # a write in progress, or no tables yet: looked at again next time
         self._seen.approvals_db = stats
-        pending = frozenset(str(r[0]) for r in rows)
-        signature = (pending, int(count), float(decided))
+        pending = frozenset(r[0] for r in rows)
+        signature = (pending, count, decided)
         if signature == self._seen.approvals:
             return  # the file changed, not what it holds (a checkpoint)
         self._seen.approvals = signature
@@ -220,5 +211,5 @@ class Watcher:
         if not first:
             for request_id, agent, summary in rows:
                 if request_id not in self._seen.pending:
-                    notices.append(Notice(f"agent {agent} waits for you", str(summary)[:200], "/approvals"))
+                    notices.append(Notice(f"agent {agent} waits for you", summary[:200], "/approvals"))
         self._seen.pending = pending

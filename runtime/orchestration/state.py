@@ -14,9 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from runtime.sqlite_schema import migrate
+
+if TYPE_CHECKING:
+    from runtime.orchestration.events import RunEvent
 
 # The schema as migrations (runtime.sqlite_schema): `PRAGMA user_version` says how many a file has.
 SCHEMA_V1 = """
@@ -60,6 +63,18 @@ def _locked(
 
 
 class OrchestratorState:
+    @classmethod
+    def read_only(cls, path: Path, timeout: float = 5) -> OrchestratorState | None:
+        """The state at ``path`` opened for reading alone (the console, beside a live run): nothing created,
+        migrated or written; None when there is none. A read may raise `sqlite3.Error` while a run writes."""
+        if not path.is_file():
+            return None
+        self = cls.__new__(cls)
+        self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.lock = threading.RLock()
+        return self
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         # Integration runs in a worker thread while the event loop records progress: one
@@ -167,6 +182,24 @@ class OrchestratorState:
     def events_of(self, run_id: str, kind: str) -> list[dict[str, Any]]:
         return [json.loads(r["data"]) for r in self.conn.execute(
             "select data from events where run_id = ? and kind = ? order by id", (run_id, kind))]
+
+    @_locked
+    def events(self, run_id: str) -> list[tuple[float, RunEvent]]:
+        """Every event of the run, typed (``runtime.orchestration.events``), with when it was stored; a kind this
+        version does not know is left out."""
+        from runtime.orchestration.events import EVENTS, from_stored
+
+        return [(float(r["time"]), from_stored(r["kind"], json.loads(r["data"]))) for r in self.conn.execute(
+            "select time, kind, data from events where run_id = ? order by id", (run_id,)) if r["kind"] in EVENTS]
+
+    @_locked
+    def changes_since(self, event_id: int) -> tuple[dict[str, str], set[str], int]:
+        """For a watcher: every run's status, the runs with events stored after ``event_id``, and the last
+        event's id (0 for none)."""
+        statuses = {str(r[0]): str(r[1]) for r in self.conn.execute("select run_id, status from runs")}
+        changed = {str(r[0]) for r in self.conn.execute("select distinct run_id from events where id > ?", (event_id,))}
+        last = self.conn.execute("select coalesce(max(id), 0) from events").fetchone()[0]
+        return statuses, changed, int(last)
 
     @_locked
     def event(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
