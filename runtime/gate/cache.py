@@ -103,10 +103,12 @@ def _root_inputs(root: str) -> list[str]:
     return [os.path.join(root, name) for name in ("package.json", *INPUTS)]
 
 
-def cache_key(catalog_root: str, role: str, task_path: str | None, root: str) -> str:
+def cache_key(catalog_root: str, role: str, task_path: str | None, root: str, files: list[str] | None = None) -> str:
+    """``files``: the catalog's files, when the caller has walked it already."""
     h = new_sha256()
     h.update(f"v{VERSION}.{_LAYOUT}\0{SESSION}\0{role}\0{root}\0{task_path or ''}\0".encode())
-    for path in catalog_files(catalog_root) + ([task_path] if task_path else []) + _root_inputs(root):
+    catalog = catalog_files(catalog_root) if files is None else files
+    for path in catalog + ([task_path] if task_path else []) + _root_inputs(root):
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -128,7 +130,7 @@ def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str
     files, folders = _walk(catalog_root)
     inputs = folders + files + ([task_path] if task_path else []) + _root_inputs(root)
     taken = stamps(inputs)  # taken before hashing: an edit in between misses next time
-    path = os.path.join(folder, f"{role}-{cache_key(catalog_root, role, task_path, root)[:32]}.json")
+    path = os.path.join(folder, f"{role}-{cache_key(catalog_root, role, task_path, root, files)[:32]}.json")
     if not os.path.exists(path):
         from runtime.policy.build import build_policy  # pydantic: only on a cache miss
 

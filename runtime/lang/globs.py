@@ -3,8 +3,7 @@
 Globs are relative to the worktree root and matched against whole path
 components: ``*`` and ``?`` never cross a ``/``, ``**`` is a whole component
 spanning any depth. A glob that matches a directory matches everything inside
-it (``src`` and ``src/`` mean the whole ``src`` tree). Standard library only:
-the compiled policy carries the regexes, so the gate never sees a glob.
+it (``src`` and ``src/`` mean the whole ``src`` tree). Standard library only.
 
 Hand-written rather than pathspec or wcmatch: these are write scopes, the
 security boundary, with a narrower meaning than gitignore's (no negation, no

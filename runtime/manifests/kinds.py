@@ -6,6 +6,10 @@ each (``GATE_KINDS``); the verify kinds, with their modules, in ``runtime.verify
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's, without importing typing: the hook reads this module
+if TYPE_CHECKING:
+    from typing import Any
+
 # Tools the runtime knows how to gate. A role can show only these; anything
 # else an agent asks for (MCP tools, Agent/Task, future tools) is denied.
 WORK_TOOLS: tuple[str, ...] = (
@@ -69,15 +73,29 @@ TOOLS: tuple[str, ...] = WORK_TOOLS + tuple(PERSON_TOOLS) + tuple(SUBAGENT_TOOLS
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 
-class GateKind:
+class Implemented:
+    """A registry entry naming the class that implements it, as `module:Class`: imported by ``load`` when it is
+    used, never when the registry is read (the hook reads it)."""
+
+    __slots__ = ("implementation",)
+
+    def __init__(self, implementation: str) -> None:
+        self.implementation = implementation
+
+    def load(self) -> Any:
+        module, _, name = self.implementation.partition(":")
+        return getattr(__import__(module, fromlist=[name]), name)
+
+
+class GateKind(Implemented):
     """A gate kind an atom may name (`gate = "KIND"`): the parameters it consumes (name -> type) and the class
-    that judges with them, as `module:Class`. The gate imports that module only when a policy names the kind
+    that judges with them. The gate imports that class only when a policy names the kind
     (`runtime.gate.kinds.gate_class`). A new kind is its module and one entry below."""
 
-    __slots__ = ("implementation", "params")
+    __slots__ = ("params",)
 
     def __init__(self, implementation: str, params: dict[str, str]) -> None:
-        self.implementation = implementation
+        super().__init__(implementation)
         self.params = params
 
 
@@ -135,16 +153,16 @@ TASK_FIELDS: dict[str, str] = {
 }
 
 
-class AgentBackend:
-    """A backend a task's `[agent] backend` may name: the class that runs it (`module:Class`, imported when a
-    spawn uses it: ``runtime.spawn.backends.backend_for``) and what its `[agent]` table may hold, as data the
-    manifests check (``runtime.manifests.agent``). A new backend is its folder and one entry below."""
+class AgentBackend(Implemented):
+    """A backend a task's `[agent] backend` may name: the class that runs it (imported when a spawn uses it:
+    ``runtime.spawn.backends.backend_for``) and what its `[agent]` table may hold, as data the manifests check
+    (``runtime.manifests.agent``). A new backend is its folder and one entry below."""
 
-    __slots__ = ("implementation", "command", "model", "approval_in_hook")
+    __slots__ = ("command", "model", "approval_in_hook")
 
     def __init__(self, implementation: str, *, command: bool = False, model: str = "optional",
                  approval_in_hook: bool = False) -> None:
-        self.implementation = implementation
+        super().__init__(implementation)
         # It runs the task's own `command = [...]` (and takes no model), rather than a model's agent loop.
         self.command = command
         # "required": it needs `model`, and it alone calls it (`scripted/<name>`, `model-timeout-s` are its);

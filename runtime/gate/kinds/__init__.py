@@ -15,8 +15,7 @@ def gate_class(kind: str) -> type[Gate] | None:
     spec = GATE_KINDS.get(kind)
     if spec is None:
         return None
-    module, _, name = spec.implementation.partition(":")
-    cls: type[Gate] = getattr(__import__(module, fromlist=[name]), name)
+    cls: type[Gate] = spec.load()
     return cls
 
 

@@ -14,16 +14,15 @@ from __future__ import annotations
 from runtime.manifests.kinds import AGENT_BACKENDS
 from runtime.spawn.backends.base import Backend
 
-_made: dict[str, Backend] = {}
+_made: dict[str, Backend] = {}  # implementation -> its one instance
 
 
 def backend_for(name: str) -> Backend:
     """The backend ``name`` (a registered one: the task that names it was checked against the registry)."""
-    found = _made.get(name)
     spec = AGENT_BACKENDS[name]
-    if found is None or type(found).__module__ + ":" + type(found).__name__ != spec.implementation:
-        module, _, cls = spec.implementation.partition(":")
-        found = _made[name] = getattr(__import__(module, fromlist=[cls]), cls)()
+    found = _made.get(spec.implementation)
+    if found is None:
+        found = _made[spec.implementation] = spec.load()()
     return found
 
 
