@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from runtime.audit.log import AuditLog  # noqa: E402
+from runtime.audit.records import Gated, ToolRan  # noqa: E402
 from runtime.spawn.outcome import Attempt  # noqa: E402
 from runtime.spawn.state import RunRecord, StateDir  # noqa: E402
 from runtime.verify.kinds.record import CheckRecord  # noqa: E402
@@ -168,10 +169,10 @@ def big_state(root: Path) -> tuple[StateDir, str]:
     for a in range(AGENTS):
         agent = f"{run_id}.sub-{a:02d}"
         for k in range(per_agent_audit // 2):
-            log.append("gate", agent, attempt=1, tool="Bash", input={"command": f"pytest -q tests/test_{k}.py"},
-                       decision="allow" if k % 9 else "deny", reason="sandboxed", atom="tools::bash-allowlist",
-                       rule="pytest")
-            log.append("tool", agent, attempt=1, tool="Bash", is_error=False, result="....\n4 passed in 0.5s\n")
+            log.append(Gated(attempt=1, tool="Bash", input={"command": f"pytest -q tests/test_{k}.py"},
+                             decision="allow" if k % 9 else "deny", reason="sandboxed", atom="tools::bash-allowlist",
+                             rule="pytest"), agent)
+            log.append(ToolRan(attempt=1, tool="Bash", is_error=False, result="....\n4 passed in 0.5s\n"), agent)
     from runtime.orchestration.state import OrchestratorState
 
     db = OrchestratorState(state.root / "orchestrator.sqlite")
@@ -224,9 +225,9 @@ def big_change_state(root: Path) -> tuple[StateDir, Path, float]:
                           attempts=(Attempt(number=1, tool_calls=EVENTS // 2),)))
     log = AuditLog(state.audit)
     for k in range(EVENTS // 2):
-        log.append("gate", "ag-long", attempt=1, tool="Bash", input={"command": f"pytest -q tests/test_{k}.py"},
-                   decision="allow", reason="sandboxed", atom="tools::bash-allowlist", rule="pytest")
-        log.append("tool", "ag-long", attempt=1, tool="Bash", is_error=False, result="....\n4 passed in 0.5s\n")
+        log.append(Gated(attempt=1, tool="Bash", input={"command": f"pytest -q tests/test_{k}.py"},
+                         decision="allow", reason="sandboxed", atom="tools::bash-allowlist", rule="pytest"), "ag-long")
+        log.append(ToolRan(attempt=1, tool="Bash", is_error=False, result="....\n4 passed in 0.5s\n"), "ag-long")
     return state, repo, size
 
 

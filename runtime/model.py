@@ -6,7 +6,7 @@ build on it."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,7 +37,15 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def describe(err: dict[str, Any], model: type[BaseModel] | None = None) -> str:
+class ErrorDetails(TypedDict):
+    """What `describe` reads of one of pydantic's errors (its `ErrorDetails` has these and more)."""
+
+    type: str
+    loc: tuple[int | str, ...]
+    msg: str
+
+
+def describe(err: ErrorDetails, model: type[BaseModel] | None = None) -> str:
     """A person-readable sentence for one pydantic error."""
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     kind = err["type"]

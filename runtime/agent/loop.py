@@ -30,14 +30,14 @@ from runtime.policy.document import PolicyError
 
 TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
 if TYPE_CHECKING:
-    from typing import Any
+    from runtime.lang.jsontypes import JSONObject
 
 KICKOFF = "Begin the task. Work in {root}. When you are done, answer with your final report and no tool calls."
 RETRY = ("Your previous attempt was not accepted:\n\n{feedback}\n\n"
          "Fix this in the same worktree (your earlier changes are still there), then answer with your final report.")
 
 
-def run_tool(name: str, args: dict[str, Any], root: str) -> tuple[str, bool]:
+def run_tool(name: str, args: JSONObject, root: str) -> tuple[str, bool]:
     tool = TOOLS.get(name)
     if tool is None:
         return f"`{name}` is not implemented by this agent", True
@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
     if args.feedback:
         with open(args.feedback, encoding="utf-8") as fh:
             first = RETRY.format(feedback=fh.read())
-    messages: list[dict[str, Any]] = [{"role": "system", "content": bundle}, {"role": "user", "content": first}]
+    messages: list[JSONObject] = [{"role": "system", "content": bundle}, {"role": "user", "content": first}]
     schemas = tool_schemas([name for name in TOOLS if name in policy.tools])
     client = BrokerClient(args.broker)
     turn = 0

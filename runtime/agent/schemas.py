@@ -4,14 +4,14 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
 if TYPE_CHECKING:
-    from typing import Any
+    from runtime.lang.jsontypes import JSONDict, JSONObject
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
 _BOOL = {"type": "boolean"}
 
 
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _tool(name: str, description: str, properties: JSONObject, required: list[str]) -> JSONDict:
     return {"type": "function", "function": {
         "name": name, "description": description,
         "parameters": {"type": "object", "properties": properties, "required": required, "additionalProperties": False},
@@ -38,6 +38,6 @@ SCHEMAS = {
 }
 
 
-def tool_schemas(shown: list[str]) -> list[dict[str, Any]]:
+def tool_schemas(shown: list[str]) -> list[JSONDict]:
     """The schemas of the tools a role shows that this agent implements, in the role's order."""
     return [SCHEMAS[name] for name in shown if name in SCHEMAS]

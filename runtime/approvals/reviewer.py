@@ -22,9 +22,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 TIMEOUT_S = 12.0  # the hook's whole answer must come before Claude Code stops it (30 s), a cold retry included
 MAX_CALL = 8000  # characters of the call shown to the reviewer
@@ -59,7 +62,7 @@ class Review:
     model: str
 
 
-def _scripts(tool_input: dict[str, Any], root: str) -> list[tuple[str, str]]:
+def _scripts(tool_input: JSONObject, root: str) -> list[tuple[str, str]]:
     """(path, text) of the files of the repository a Bash call names as scripts (`python x.py`, `sh x.sh`, ...)."""
     command = tool_input.get("command")
     if not isinstance(command, str):
@@ -115,8 +118,10 @@ def review_ask(reviewer: dict[str, str | None], tool: str, tool_input: object, g
 def audit(log: str | os.PathLike[str], tool: str, tool_input: object, gate_reason: str, found: Review) -> None:
     """The `review-ask` record of this answer in the audit log at ``log`` (the repository's state folder's)."""
     from runtime.audit.log import AuditLog
+    from runtime.audit.records import ReviewAsked
 
     os.makedirs(os.path.dirname(os.fspath(log)), exist_ok=True)
     shown = json.loads(json.dumps(tool_input, default=str)) if isinstance(tool_input, dict) else {}
-    AuditLog(log).append("review-ask", "session", tool=tool, input=shown, gate_reason=gate_reason[:2000],
-                         verdict="allow" if found.allowed else "ask", reason=found.reason, model=found.model)
+    AuditLog(log).append(ReviewAsked(tool=tool, input=shown, gate_reason=gate_reason[:2000],
+                                     verdict="allow" if found.allowed else "ask", reason=found.reason,
+                                     model=found.model), "session")

@@ -39,24 +39,47 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Literal, Self, TextIO, TypedDict
 
 from runtime.approvals import ANSWER_GRACE_S
 from runtime.approvals.store import APPROVED, DENIED, PENDING, Approval, ApprovalError, ApprovalStore, iso
+from runtime.audit.records import ApprovalDecided, ApprovalRequested
 from runtime.ipc.unix_service import JsonLinesHandler, TrackedServer, UnixService
+from runtime.lang.jsontypes import JSON, JSONObject
 from runtime.printable import printable
+
+if TYPE_CHECKING:
+    from runtime.audit.log import AuditLog
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 _KEYS = {"tool", "input", "reason", "timeout_s"}
 _SLICE_S = 0.25  # how often a waiting handler looks at its connection and the service's stop flag
 
 
-def _deny(reason: str, approval: Approval | None = None) -> dict[str, Any]:
+class ApprovalAsk(TypedDict):
+    """A request as the service has checked it: what a worker node's service forwards to the orchestrator."""
+
+    tool: str
+    input: JSONObject  # the exact tool input
+    reason: str  # why the gate said ask
+    timeout_s: float  # how long the asker waits
+
+
+class ApprovalAnswer(TypedDict):
+    """What the agent is told: the wire format's answer line."""
+
+    decision: Literal["allow", "deny"]
+    reason: str
+    id: str | None  # the request's, once it was recorded
+    status: str | None  # the request's status (`runtime.approvals.store`), once it was recorded
+
+
+def _deny(reason: str, approval: Approval | None = None) -> ApprovalAnswer:
     return {"decision": "deny", "reason": " ".join(reason.split()),
             "id": approval.id if approval else None, "status": approval.status if approval else None}
 
 
-def answer_for(approval: Approval) -> dict[str, Any]:
+def answer_for(approval: Approval) -> ApprovalAnswer:
     """What the agent is told about a request that is no longer pending."""
     if approval.status == APPROVED:
         why = f": {approval.reason}" if approval.reason else ""
@@ -74,9 +97,9 @@ class ApprovalService(UnixService):
     """Serves one agent's approval requests on a Unix socket (mode 0600)."""
 
     def __init__(self, socket_path: str | os.PathLike[str], agent_id: str, store: ApprovalStore, *,
-                 timeout_s: float, audit: Any = None, on_pending: Callable[[Approval], None] | None = None,
+                 timeout_s: float, audit: AuditLog | None = None, on_pending: Callable[[Approval], None] | None = None,
                  attempt: int | None = None, max_line_bytes: int = MAX_LINE_BYTES,
-                 forward: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 forward: Callable[[ApprovalAsk], ApprovalAnswer] | None = None,
                  on_allowed: Callable[[Approval], object] | None = None) -> None:
         super().__init__(socket_path)
         if not timeout_s > 0:
@@ -85,7 +108,7 @@ class ApprovalService(UnixService):
         self.thread_name = f"approvals-{agent_id}"
         self.store = store
         self.timeout_s = float(timeout_s)
-        self.audit = audit  # runtime.audit.log.AuditLog, or None
+        self.audit = audit
         self.on_pending = on_pending
         # Called when a person allows a call, before the answer goes back: a rule they wrote with it ("always")
         # is compiled into the policy the agent's next call is judged by.
@@ -124,13 +147,11 @@ class ApprovalService(UnixService):
                 self._audit_decision(ended)
 
     # -- audit ------------------------------------------------------------------------------
-    def _append(self, kind: str, **data: Any) -> None:
+    def _append(self, record: ApprovalRequested | ApprovalDecided) -> None:
         if self.audit is None:
             return
-        if self.attempt is not None:
-            data = {"attempt": self.attempt, **data}
         try:
-            self.audit.append(kind, self.agent_id, **data)
+            self.audit.append(record, self.agent_id)
         except Exception:  # noqa: BLE001 - a broken log must not approve anything; the answer still goes out
             pass
 
@@ -141,13 +162,14 @@ class ApprovalService(UnixService):
             if approval.id in self._audited:
                 return
             answer = answer_for(approval)
-            self._append("approval-decision", id=approval.id, tool=approval.tool, input_hash=approval.input_hash,
-                         status=approval.status, decision=answer["decision"], by=approval.decided_by,
-                         reason=approval.reason, decided_at=iso(approval.decided))
+            self._append(ApprovalDecided(attempt=self.attempt, id=approval.id, tool=approval.tool,
+                                         input_hash=approval.input_hash, status=approval.status,
+                                         decision=answer["decision"], by=approval.decided_by, reason=approval.reason,
+                                         decided_at=iso(approval.decided)))
             self._audited.add(approval.id)
 
     # -- one request ------------------------------------------------------------------------
-    def handle_line(self, line: bytes | str, gone: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    def handle_line(self, line: bytes | str, gone: Callable[[], bool] = lambda: False) -> ApprovalAnswer:
         """The answer to one request line (never raises). Blocks until the request is decided."""
         try:
             try:
@@ -158,7 +180,7 @@ class ApprovalService(UnixService):
         except Exception as exc:  # noqa: BLE001 - fail closed
             return _deny(f"the approvals service failed ({type(exc).__name__}: {exc}); the call is denied")
 
-    def ask(self, data: Any, gone: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    def ask(self, data: JSON, gone: Callable[[], bool] = lambda: False) -> ApprovalAnswer:
         if not isinstance(data, dict):
             return _deny("an approval request must be a JSON object with `tool`, `input` and `reason`")
         extra = set(data) - _KEYS
@@ -191,9 +213,9 @@ class ApprovalService(UnixService):
         with self._lock:
             self._mine.add(approval.id)
             self._waiters[approval.id] = self._waiters.get(approval.id, 0) + 1
-        self._append("approval-request", id=approval.id, tool=tool, input_hash=approval.input_hash,
-                     summary=approval.summary, gate_reason=approval.gate_reason,
-                     expires_at=iso(approval.expires), new=new)
+        self._append(ApprovalRequested(attempt=self.attempt, id=approval.id, tool=tool, input_hash=approval.input_hash,
+                                       summary=approval.summary, gate_reason=approval.gate_reason,
+                                       expires_at=iso(approval.expires), new=new))
         if new and self.on_pending is not None:
             try:
                 self.on_pending(approval)
@@ -234,12 +256,12 @@ class ApprovalService(UnixService):
                 return current  # this asker's own bound passed; the request may still be decided for another
 
 
-class _Handler(JsonLinesHandler):
-    def answer(self, line: bytes) -> dict[str, Any]:
+class _Handler(JsonLinesHandler[ApprovalAnswer]):
+    def answer(self, line: bytes) -> ApprovalAnswer:
         owner: ApprovalService = self.server.owner  # the server's owner is typed Any in runtime.ipc
         return owner.handle_line(line, self._gone)
 
-    def too_long(self, limit: int) -> dict[str, Any]:
+    def too_long(self, limit: int) -> ApprovalAnswer:
         return _deny(f"the approval request is longer than {limit} bytes; the call is denied")
 
     def _gone(self) -> bool:
@@ -256,7 +278,7 @@ class _Handler(JsonLinesHandler):
 
 # -- the agent's side -------------------------------------------------------------------------
 
-def ask_orchestrator(socket_path: str | os.PathLike[str], tool: str, tool_input: Any, reason: str,
+def ask_orchestrator(socket_path: str | os.PathLike[str], tool: str, tool_input: JSON, reason: str,
                      timeout: float) -> tuple[str, str]:
     """Ask the orchestrator to approve one call; ``("allow" | "deny", reason)``. Never raises.
 

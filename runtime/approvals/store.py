@@ -40,12 +40,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from runtime.errors import FatalError
+from runtime.lang.jsontypes import JSON
 from runtime.printable import printable
 from runtime.sqlite_schema import migrate
 
@@ -90,12 +91,12 @@ def store_path(state_root: str | os.PathLike[str]) -> Path:
     return Path(state_root) / FILE_NAME
 
 
-def canonical_input(tool_input: Any) -> str:
+def canonical_input(tool_input: JSON) -> str:
     """The one serialisation that is hashed (the audit log's canonical JSON)."""
     return json.dumps(tool_input, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
-def input_hash(tool_input: Any) -> str:
+def input_hash(tool_input: JSON) -> str:
     """``sha256:<hex>`` of the canonical JSON of a call's input (ValueError/TypeError if it is not JSON)."""
     return "sha256:" + hashlib.sha256(canonical_input(tool_input).encode("ascii")).hexdigest()
 
@@ -110,7 +111,7 @@ def _one_line(text: str, limit: int = SUMMARY_MAX) -> str:
     return f"{flat[:limit]}… [+{len(flat) - limit} characters not shown]"
 
 
-def summarize(tool: str, tool_input: Any, redactor: Any = None) -> str:
+def summarize(tool: str, tool_input: JSON, redactor: Any = None) -> str:
     """A one-line, redacted summary of a call: what a person needs to decide on it."""
     inp = tool_input if isinstance(tool_input, dict) else {}
     if tool == "Bash" and isinstance(inp.get("command"), str):
@@ -144,6 +145,27 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+class ApprovalJSON(TypedDict):
+    """An approval as `runtime approvals --json` prints it: its fields, and its times in ISO 8601 too."""
+
+    id: str
+    agent: str
+    tool: str
+    input_hash: str
+    summary: str
+    gate_reason: str
+    created: float
+    expires: float
+    status: str
+    decided_by: str | None
+    reason: str | None
+    decided: float | None
+    command: str | None
+    created_at: str | None
+    expires_at: str | None
+    decided_at: str | None
+
+
 @dataclass(frozen=True)
 class Approval:
     """One request and, once taken, its decision."""
@@ -173,10 +195,12 @@ class Approval:
     def expires_in(self, now: float | None = None) -> float:
         return self.expires - (time.time() if now is None else now)
 
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.update(created_at=iso(self.created), expires_at=iso(self.expires), decided_at=iso(self.decided))
-        return out
+    def to_dict(self) -> ApprovalJSON:
+        return {"id": self.id, "agent": self.agent, "tool": self.tool, "input_hash": self.input_hash,
+                "summary": self.summary, "gate_reason": self.gate_reason, "created": self.created,
+                "expires": self.expires, "status": self.status, "decided_by": self.decided_by,
+                "reason": self.reason, "decided": self.decided, "command": self.command,
+                "created_at": iso(self.created), "expires_at": iso(self.expires), "decided_at": iso(self.decided)}
 
 
 def _row(row: tuple[Any, ...]) -> Approval:
@@ -252,7 +276,7 @@ class ApprovalStore:
                 for r in rows]
 
     # -- the API ----------------------------------------------------------------------------
-    def request(self, agent: str, tool: str, tool_input: Any, gate_reason: str, timeout_s: float, *,
+    def request(self, agent: str, tool: str, tool_input: JSON, gate_reason: str, timeout_s: float, *,
                 redactor: Any = None, now: float | None = None) -> tuple[Approval, bool]:
         """The pending request for this exact call, and whether it is new.
 

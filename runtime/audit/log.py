@@ -14,21 +14,13 @@ noticing. A chain proves nothing about its own end: dropping the last records,
 or rewriting every record from some point on, leaves a valid chain. Anchor the
 last hash elsewhere (a commit message, the run's summary) to close that gap.
 
-Kinds are a string matching ``^[a-z][a-z0-9-]*$``; the set is open. The spawn
-pipeline writes:
+Kinds are a string matching ``^[a-z][a-z0-9-]*$``. Each kind the runtime writes is one record class of
+``runtime.audit.records`` (gate decisions, tool calls, checks, retries, commits, egress, approvals, the
+outcome...): ``append`` takes a record, and ``records``/``read_from`` give each line back as an
+``AuditEntry`` (its envelope and its record; a line of a kind or shape this version does not write is a
+``Foreign`` record, read all the same).
 
-- ``spawn``: an agent started (task, role, task hash, backend, worktree, base);
-- ``gate``: a gate decision (tool, decision, reason, atom, rule);
-- ``tool``: a tool call that ran, with a short result summary;
-- ``denial``: a call refused outside the gate (sandbox, limits);
-- ``egress``: a request through the egress proxy when it is decided (decision, status, host, port,
-  address) and, for an allowed one, its end (bytes each way, duration);
-- ``check``: a verify check and its status (passed, rejected, error);
-- ``retry``: another attempt, with the feedback given;
-- ``commit`` / ``merge``: what the orchestrator wrote to git;
-- ``outcome``: the run's typed result (ok, rejected, failed, exhausted).
-
-``data`` passes through the log's ``Redactor`` before it is hashed, so a
+A record's data passes through the log's ``Redactor`` before it is hashed, so a
 secret is never on disk, not even inside the hashed content. Values must be
 JSON already (str, int, finite float, bool, None, lists, dicts with str keys):
 anything else, bytes included, is a ``TypeError`` rather than silently
@@ -49,12 +41,16 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
+from runtime.audit.records import AuditEntry, AuditRecord, Worker, read_data
 from runtime.audit.redact import Redactor
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONDict
 
 GENESIS = "sha256:" + "0" * 64
 FIELDS = ("seq", "time", "kind", "agent", "data", "prev", "hash")
@@ -74,12 +70,24 @@ class Problem:
         return f"line {self.line}: {self.message}"
 
 
-def canonical_json(value: Any) -> str:
+class _Line(TypedDict):
+    """A line of the log as JSON, its fields checked (``_parse``)."""
+
+    seq: int
+    time: str
+    kind: str
+    agent: str | None
+    data: JSONDict
+    prev: str
+    hash: str
+
+
+def canonical_json(value: JSON | Mapping[str, object]) -> str:
     """The one serialisation that is hashed: sorted keys, no spaces, ASCII only."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
-def record_hash(record: dict[str, Any]) -> str:
+def record_hash(record: Mapping[str, object]) -> str:
     """``sha256:<hex>`` of the canonical JSON of ``record`` without its ``hash`` key."""
     body = {key: value for key, value in record.items() if key != "hash"}
     return "sha256:" + hashlib.sha256(canonical_json(body).encode("ascii")).hexdigest()
@@ -92,17 +100,27 @@ class AuditLog:
         self.path = os.fspath(path)
         self.redactor = redactor
 
-    def append(self, kind: str, agent: str | None = None, **data: Any) -> dict[str, Any]:
-        """Write one record and return it (as written, hash included)."""
+    def append(self, record: AuditRecord, agent: str | None = None, *, worker: Worker | None = None) -> AuditEntry:
+        """Write one record and return its line (as written: redacted, seq and hash included). ``worker``: the
+        record is a cluster worker's, forwarded (``runtime.orchestration.ray_executor``)."""
+        kind = record.kind_name()
         if not isinstance(kind, str) or not KIND_RE.fullmatch(kind):
             raise ValueError(f"audit kind must match ^[a-z][a-z0-9-]*$, got {kind!r}")
         if agent is not None and not isinstance(agent, str):
             raise TypeError(f"audit agent must be str or None, not {type(agent).__name__}")
-        _check_json(data, "data")
+        fields = record.data()
+        if worker is not None:
+            if "worker" in fields:
+                raise ValueError("a forwarded record has a `worker` of its own")
+            fields["worker"] = worker.data()
+        _check_json(fields, "data")
         # A private copy, as it will read back (tuples become lists).
-        data = json.loads(json.dumps(data, allow_nan=False))
+        data = json.loads(json.dumps(fields, allow_nan=False))
         if self.redactor is not None:
-            data = self.redactor.redact_obj(data)  # type: ignore[assignment]
+            redacted = self.redactor.redact_obj(data)
+            if not isinstance(redacted, dict):  # a dict redacts to a dict
+                raise TypeError(f"the redactor made {type(redacted).__name__} of a record's data")
+            data = redacted
         folder = os.path.dirname(self.path)
         if folder:
             os.makedirs(folder, exist_ok=True)
@@ -110,25 +128,25 @@ class AuditLog:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             last, torn = _tail(fd)
-            record: dict[str, Any] = {
+            line: _Line = {
                 "seq": last["seq"] + 1 if last else 1,
                 "time": datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                 "kind": kind,
                 "agent": agent,
                 "data": data,
                 "prev": last["hash"] if last else GENESIS,
+                "hash": "",
             }
-            record["hash"] = record_hash(record)
+            line["hash"] = record_hash(line)
             # A torn last line (a writer died mid-line) stays in the file for
             # verify to report; the new record starts on a line of its own.
             # Written in field order for readers; the hash covers the canonical form.
-            text = json.dumps(record, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-            line = ("\n" if torn else "") + text + "\n"
-            _write_all(fd, line.encode("ascii"))
+            text = json.dumps(line, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+            _write_all(fd, (("\n" if torn else "") + text + "\n").encode("ascii"))
             os.fsync(fd)
         finally:
             os.close(fd)  # releases the lock
-        return record
+        return _entry(line)
 
 
 def verify(path: str | os.PathLike[str]) -> list[Problem]:
@@ -172,7 +190,7 @@ def records(
     agent: str | None = None,
     kind: str | None = None,
     since: datetime | str | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[AuditEntry]:
     """The well-formed records of the log in file order, filtered for ``runtime audit show``.
 
     ``since`` (a datetime or an ISO-8601 string; naive means UTC) keeps
@@ -199,10 +217,10 @@ def records(
                         continue
                 except ValueError:
                     continue
-            yield record
+            yield _entry(record)
 
 
-def read_from(path: str | os.PathLike[str], offset: int, limit: int = 16 * 1024 * 1024) -> tuple[list[dict[str, Any]], int]:
+def read_from(path: str | os.PathLike[str], offset: int, limit: int = 16 * 1024 * 1024) -> tuple[list[AuditEntry], int]:
     """The well-formed records of the whole lines after ``offset`` (at most ``limit`` bytes), and the offset
     after the last whole line: a reader that follows the log (the console) reads each line once. A line
     still being written is left for the next read."""
@@ -217,7 +235,7 @@ def read_from(path: str | os.PathLike[str], offset: int, limit: int = 16 * 1024 
     for raw in chunk[:end].split(b"\n"):
         record, _ = _parse(raw) if raw else (None, "")
         if record is not None:
-            out.append(record)
+            out.append(_entry(record))
     return out, offset + end
 
 
@@ -232,7 +250,13 @@ class _Entry:
     hash: str
 
 
-def _check_json(value: Any, where: str) -> None:
+def _entry(line: _Line) -> AuditEntry:
+    record, worker = read_data(line["kind"], line["data"])
+    return AuditEntry(line["seq"], line["time"], line["kind"], line["agent"], record, line["prev"], line["hash"],
+                      worker)
+
+
+def _check_json(value: object, where: str) -> None:
     """Raise TypeError unless ``value`` is plain JSON (no bytes, sets, objects, NaN)."""
     if value is None or isinstance(value, (str, bool, int)):
         return
@@ -253,7 +277,7 @@ def _check_json(value: Any, where: str) -> None:
     raise TypeError(f"{where}: {type(value).__name__} is not JSON; convert it explicitly")
 
 
-def _parse(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+def _parse(raw: bytes) -> tuple[_Line | None, str]:
     """A record with the right fields and types, or None and why not."""
     try:
         record = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
@@ -263,19 +287,19 @@ def _parse(raw: bytes) -> tuple[dict[str, Any] | None, str]:
         return None, "not a JSON object"
     if sorted(record) != sorted(FIELDS):
         return None, f"fields are {sorted(record)}, expected {list(FIELDS)}"
-    seq = record["seq"]
+    seq, time, kind, agent, data, prev, digest = (record[key] for key in FIELDS)
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
         return None, f"seq {seq!r} is not a positive integer"
-    if not isinstance(record["kind"], str) or not KIND_RE.fullmatch(record["kind"]):
-        return None, f"kind {record['kind']!r} is not a valid kind"
-    if record["agent"] is not None and not isinstance(record["agent"], str):
+    if not isinstance(kind, str) or not KIND_RE.fullmatch(kind):
+        return None, f"kind {kind!r} is not a valid kind"
+    if agent is not None and not isinstance(agent, str):
         return None, "agent is not a string"
-    if not isinstance(record["time"], str) or not isinstance(record["data"], dict):
+    if not isinstance(time, str) or not isinstance(data, dict):
         return None, "time or data has the wrong type"
-    for key in ("prev", "hash"):
-        if not isinstance(record[key], str) or not _HASH_RE.fullmatch(record[key]):
+    for key, value in (("prev", prev), ("hash", digest)):
+        if not isinstance(value, str) or not _HASH_RE.fullmatch(value):
             return None, f"{key} is not a sha256:<hex> hash"
-    return record, ""
+    return {"seq": seq, "time": time, "kind": kind, "agent": agent, "data": data, "prev": prev, "hash": digest}, ""
 
 
 def _no_constant(name: str) -> None:
@@ -374,7 +398,7 @@ def _longest_increasing(entries: list[_Entry]) -> list[int]:
     return result[::-1]
 
 
-def _tail(fd: int) -> tuple[dict[str, Any] | None, bool]:
+def _tail(fd: int) -> tuple[_Line | None, bool]:
     """The last well-formed record of the open file, and whether its end is a torn line."""
     size = os.fstat(fd).st_size
     if size == 0:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from runtime.errors import UsageError
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Again
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Again) -> int:
     from runtime.cli.spawn import execute
     from runtime.cli.status import state_dir
     from runtime.manifests.names import AGENT_ID
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             feedback = Path(args.feedback).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--feedback {args.feedback}: cannot be read ({exc})") from None
-    state = state_dir(args)
+    state = state_dir(args.state_dir)
     record = again_record(state, args.agent)
     task, catalog = again_task(state, record, Path.cwd())
     options = again_options(record, state, Path.cwd(), feedback, args.merge)

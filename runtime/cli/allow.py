@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from runtime.printable import printable
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Allow
 
 
 def repository(start: Path) -> Path:
@@ -27,7 +27,7 @@ def repository(start: Path) -> Path:
     return Path(top.stdout.strip()).resolve() if top.returncode == 0 and top.stdout.strip() else start.resolve()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Allow) -> int:
     from runtime.tooling.allow import AllowRefused, plan_allow, write
 
     repo = repository(Path(args.repo) if args.repo else Path.cwd())

@@ -14,27 +14,27 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from runtime.cli.settings import Approvals, Approve
 from runtime.cli.status import state_dir
 from runtime.printable import printable
 
 if TYPE_CHECKING:
-    import argparse
-
     from runtime.approvals.store import ApprovalStore
+    from runtime.cli.settings import Deny
     from runtime.spawn.state import StateDir
 
 
-def _store(args: argparse.Namespace, create: bool = False) -> tuple[ApprovalStore | None, StateDir]:
+def _store(args: Approve | Deny | Approvals, create: bool = False) -> tuple[ApprovalStore | None, StateDir]:
     from runtime.approvals.store import ApprovalStore, store_path
 
-    state = state_dir(args)
+    state = state_dir(args.state_dir)
     if not create and not store_path(state.root).is_file():
         return None, state
     return ApprovalStore.for_state(state.root), state
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.verb == "approvals":
+def run(args: Approve | Deny | Approvals) -> int:
+    if isinstance(args, Approvals):
         return _list(args)
     from runtime.approvals.service import decided_by
     from runtime.approvals.store import ApprovalError
@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
     store, state = _store(args)
     if store is None:
         raise ApprovalError(f"no approval request `{args.id}`: there are no approvals in {state.root}")
-    approved = args.verb == "approve"
+    approved = isinstance(args, Approve)
     approval = store.decide(args.id, approved, args.reason, decided_by(f"runtime {args.verb}"))
-    if getattr(args, "json", False):
+    if args.json:
         print(json.dumps(approval.to_dict(), indent=2))
     else:
         verb = "approved" if approved else "denied"
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list(args: argparse.Namespace) -> int:
+def _list(args: Approvals) -> int:
     store, state = _store(args)
     if store is None:
         rows = []

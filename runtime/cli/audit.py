@@ -7,20 +7,22 @@ import sys
 from typing import TYPE_CHECKING
 
 from runtime.audit.log import records, verify
+from runtime.cli.settings import AuditVerify
 from runtime.cli.status import state_dir
 from runtime.printable import printable
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import AuditShow
 
 
-def run(args: argparse.Namespace) -> int:
-    path = state_dir(args).audit
-    if args.action == "verify":
+def run(args: AuditVerify | AuditShow) -> int:
+    path = state_dir(args.state_dir).audit
+    if isinstance(args, AuditVerify):
         problems = verify(path)
         if args.json:
             count = sum(1 for _ in records(path)) if not problems else None
-            print(json.dumps({"path": str(path), "intact": not problems, "records": count, "problems": problems}))
+            print(json.dumps({"path": str(path), "intact": not problems, "records": count,
+                              "problems": [{"line": p.line, "message": p.message} for p in problems]}))
             return 2 if problems else 0
         for problem in problems:
             print(printable(f"{path}:{problem}"), file=sys.stderr)
@@ -30,18 +32,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"{path}: {count} records, chain intact")
         return 0
     shown = 0
-    for record in records(path, agent=args.agent, kind=args.kind):
+    for entry in records(path, agent=args.agent, kind=args.kind):
         shown += 1
         if args.json:
-            print(json.dumps(record))
+            print(json.dumps(entry.to_json()))
         else:
             # Records hold what agents sent (tool inputs, reports, check output): one escaped line each.
-            data = ", ".join(f"{k}={_short(json.dumps(v))}" for k, v in record["data"].items())
-            print(printable(f"{record['seq']:>6} {record['time']} {record['kind']:<13} {record.get('agent') or '-':<20} "
-                            f"{data}"))
+            data = ", ".join(f"{k}={_short(json.dumps(v))}" for k, v in entry.data().items())
+            print(printable(f"{entry.seq:>6} {entry.time} {entry.kind:<13} {entry.agent or '-':<20} {data}"))
     if not shown and args.kind is not None:
         # Nothing printed: say why when the kind itself is the likely mistake (`--kind gat`).
-        kinds = {r["kind"] for r in records(path)}
+        kinds = {entry.kind for entry in records(path)}
         if args.kind not in kinds:
             import difflib
 

@@ -35,11 +35,11 @@ from runtime.lang.shapes import is_role_name
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
     from runtime.gate.decision import GateDecision
     from runtime.gate.hook import HookAnswer
     from runtime.gate.policy import Policy
+    from runtime.lang.jsontypes import JSONObject
 
 USAGE = (
     "usage: runtime check (--policy FILE | --role NAME [--task FILE]) [--catalog DIR] [--root DIR]"
@@ -102,7 +102,7 @@ def parse(argv: list[str]) -> dict[str, str]:
     return opts
 
 
-def approval_asker(opts: dict[str, str]) -> Callable[[dict[str, Any], GateDecision], GateDecision] | None:
+def approval_asker(opts: dict[str, str]) -> Callable[[JSONObject, GateDecision], GateDecision] | None:
     """``on_ask`` for ``run_hook``: ask the orchestrator, answer what a person decided; with --unattended, refuse
     at once (None without either: the ask goes to Claude Code's own prompt)."""
     if "--unattended" in opts:
@@ -113,7 +113,7 @@ def approval_asker(opts: dict[str, str]) -> Callable[[dict[str, Any], GateDecisi
     if socket_path is None:
         return None
 
-    def on_ask(data: dict[str, Any], decision: GateDecision) -> GateDecision:
+    def on_ask(data: JSONObject, decision: GateDecision) -> GateDecision:
         from runtime.approvals import HOOK_WAIT_MAX_S
         from runtime.approvals.service import ask_orchestrator
         from runtime.gate.decision import allow, deny
@@ -183,7 +183,7 @@ def _task_role(task: str) -> str | None:
     return role if isinstance(role, str) else None
 
 
-def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy | None]:
+def policy_selector(opts: dict[str, str]) -> Callable[[JSONObject], Policy | None]:
     """A function from hook input to the Policy that judges it (None = defer)."""
     if "--policy" in opts:
         from runtime.gate.policy import load_policy
@@ -191,7 +191,7 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
         policy = load_policy(opts["--policy"])
         return lambda data: policy
 
-    def compiled(catalog: str, role: str, task: str | None, data: dict[str, Any]) -> Policy:
+    def compiled(catalog: str, role: str, task: str | None, data: JSONObject) -> Policy:
         from runtime.gate.cache import cached_policy
 
         if not os.path.isfile(role_file(catalog, role)):
@@ -201,7 +201,7 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
             raise ValueError("no absolute worktree root (pass --root, or set CLAUDE_PROJECT_DIR)")
         return cached_policy(catalog, role, os.path.realpath(task) if task else None, os.path.realpath(root))
 
-    def select(data: dict[str, Any]) -> Policy | None:
+    def select(data: JSONObject) -> Policy | None:
         from runtime.manifests.locate import PROJECT_FOLDER, find_catalog, project_catalog
 
         agent_type = data.get("agent_type")
@@ -263,14 +263,14 @@ def policy_selector(opts: dict[str, str]) -> Callable[[dict[str, Any]], Policy |
     return select
 
 
-def _project_root(opts: dict[str, str], data: dict[str, Any]) -> str | None:
+def _project_root(opts: dict[str, str], data: JSONObject) -> str | None:
     """The project a call belongs to: `--root`, else Claude Code's CLAUDE_PROJECT_DIR, else the call's cwd; None
     when none of them is an absolute path."""
     root = opts.get("--root") or os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
     return root if isinstance(root, str) and root.startswith("/") else None
 
 
-def _person_decided(opts: dict[str, str], data: dict[str, Any], decision: GateDecision) -> bool:
+def _person_decided(opts: dict[str, str], data: JSONObject, decision: GateDecision) -> bool:
     """Whether a call the gate asks about only because no rule decides it is one the person's own Claude Code
     rules allow (`permissions.allow`): then the hook defers, and Claude Code applies their rule (and its own
     deny and ask rules). An ask a rule says to make, and every deny, stand."""
@@ -286,7 +286,7 @@ def _person_decided(opts: dict[str, str], data: dict[str, Any], decision: GateDe
     return person_allows(os.path.realpath(root), tool, data.get("tool_input")) is not None
 
 
-def _reviewed(opts: dict[str, str], data: dict[str, Any], result: HookAnswer,
+def _reviewed(opts: dict[str, str], data: JSONObject, result: HookAnswer,
               reviewer: dict[str, str | None]) -> HookAnswer:
     """An ask no rule decides, put to the session's reviewer model (`[session] reviewer`,
     `runtime.approvals.reviewer`): its allow is answered `allow` (Claude Code's own deny rules still apply), anything
@@ -334,9 +334,9 @@ def respond(argv: list[str], raw: bytes) -> tuple[str, str, int]:
             result = answer(deny(f"no usable policy: {exc}", None, "policy"))
         else:
             # The call as read and the policy that judged it, for what a session's hook does with an ask.
-            chosen: list[tuple[dict[str, Any], Policy | None]] = []
+            chosen: list[tuple[JSONObject, Policy | None]] = []
 
-            def selecting(data: dict[str, Any]) -> Policy | None:
+            def selecting(data: JSONObject) -> Policy | None:
                 chosen.append((data, select(data)))
                 return chosen[-1][1]
 

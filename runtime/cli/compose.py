@@ -16,15 +16,19 @@ from runtime.manifests.task import load_task
 from runtime.policy.compile import compile_policy
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Compose
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Compose) -> int:
     if bool(args.task) == bool(args.role):
         raise UsageError("give a task manifest, or --role NAME, but not both")
     catalog = Catalog(Path(find_catalog(args.catalog)))
-    task = load_task(catalog, args.task) if args.task else None
-    role = task.role if task else load_role(catalog, args.role)
+    if args.task:
+        task = load_task(catalog, args.task)
+        role = task.role
+    else:
+        assert args.role is not None  # one of the two, checked above
+        task, role = None, load_role(catalog, args.role)
     root = Path(args.root or ".").resolve()
     policy = compile_policy(role, task, root, catalog)
     bundle = compose_bundle(role, task)

@@ -16,16 +16,16 @@ from runtime.errors import FatalError
 from runtime.workspace.git import Git, GitError
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Console
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Console) -> int:
     try:
         from runtime.console.app import serve
         from runtime.console.guard import Guard
     except ImportError as exc:
         raise FatalError(f"the console needs its extra: pip install 'agent-role-runtime[console]' ({exc})") from None
-    state = state_dir(args)
+    state = state_dir(args.state_dir)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

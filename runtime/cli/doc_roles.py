@@ -13,10 +13,10 @@ from runtime.tooling.claude import write_atomic
 from runtime.tooling.doc_roles import render
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import DocRoles
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: DocRoles) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     path = Path(args.out) if args.out else catalog.root / "docs" / "AGENT-ROLES.md"
     text = render(catalog)

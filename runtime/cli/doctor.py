@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Doctor
 
 
 @dataclass(frozen=True)
@@ -104,10 +104,10 @@ def _mcp(root: str) -> list[Finding]:
     theirs = allow_rules(root)
     out = []
     for server in servers:
-        named = [r for r in rules if r.get("server") == server.name]
+        named = [r for r in rules if r.server == server.name]
         if named:
-            tools = ", ".join(t for r in named for t in r.get("tools", []))
-            how = f"rule of role `{SESSION_ROLE}`: {'asked' if any(r.get('ask') for r in named) else 'allowed'}: {tools}"
+            tools = ", ".join(t for r in named for t in r.tools)
+            how = f"rule of role `{SESSION_ROLE}`: {'asked' if any(r.ask for r in named) else 'allowed'}: {tools}"
         else:
             how = "no rule: each call asked of you"
         own = [rule for rule, _ in theirs if rule == f"mcp__{server.name}" or rule.startswith(f"mcp__{server.name}__")]
@@ -138,7 +138,7 @@ def _limits() -> list[Finding]:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Doctor) -> int:
     from runtime.cli.allow import repository
 
     sandbox, limits, session = _sandbox(), _limits(), _session()

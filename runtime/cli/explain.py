@@ -31,7 +31,7 @@ from runtime.policy.build import build_policy
 from runtime.policy.document import MODES, SANDBOXED, STRICT
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Explain
 
 _PATH_KEYS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path"}
@@ -67,7 +67,7 @@ _MODE_NOTE = {
 }
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Explain) -> int:
     if args.task and args.role:
         raise UsageError("give --role NAME or --task FILE (the policy to ask), not both")
     if not args.task and not args.role:

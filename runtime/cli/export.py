@@ -11,10 +11,10 @@ from runtime.manifests.locate import find_catalog
 from runtime.tooling.claude import export_agents
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import ExportClaudeAgents
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: ExportClaudeAgents) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     if args.task:
         from runtime.manifests.task import load_task

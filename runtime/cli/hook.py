@@ -38,7 +38,7 @@ from runtime.tooling.claude import (
 from runtime.tooling.claude_sandbox import merge_sandbox, role_sandbox, strict_reason, unavailable_note
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import HookInstall
 
 DEFAULT_SETTINGS = ".claude/settings.json"
 LOCAL_SETTINGS = ".claude/settings.local.json"
@@ -69,7 +69,7 @@ def _claude() -> tuple[Path | None, str | None, str | None]:
     return cli, require_fail_closed(cli), None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: HookInstall) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     if args.role:
         role = load_role(catalog, args.role)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.cli.show import console, line, text
 from runtime.errors import UsageError
@@ -30,13 +30,14 @@ from runtime.tooling.project.rules import project_rules
 from runtime.tooling.project.translate import translate
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Init
+    from runtime.lang.jsontypes import JSONDict
 
 TASK = Path("tasks") / "example.toml"
 _ALLOWED = {"edit-local": "edit-local allows it", "rule": "a new rule of the role allows it", "refused": "refused"}
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Init) -> int:
     repo = Path(args.path or ".").resolve()
     if not repo.is_dir():
         raise UsageError(f"{args.path}: not a folder")
@@ -46,11 +47,11 @@ def run(args: argparse.Namespace) -> int:
     existing = [str(p) for p in paths.values() if p.exists() or p.is_symlink()]
     if existing and args.probe and paths["task"].is_file():
         # The catalog is there already (a `[worktree]` declared since, say): probe its task template again.
-        again = _probe(repo, paths["task"], args)
+        notes, again = _probe(repo, paths["task"], args)
         if args.json:
             print(json.dumps({"written": [], "probe": again}, indent=2))
             return 0
-        for said in again["said"]:
+        for said in notes:
             console().print(line(("probe: ", "bold"), said), soft_wrap=True)
         return 0
     if existing:
@@ -73,14 +74,14 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(path, content)
     written = [str(p.relative_to(repo)) for p in files]
     hidden = ignored_by_git(repo, written)
-    probed = _probe(repo, paths["task"], args) if args.probe and task is not None else None
+    notes, probed = _probe(repo, paths["task"], args) if args.probe and task is not None else ([], None)
     if args.json:
         print(json.dumps({**_json(scanned.read, outcomes, skipped, written, task is not None),
                           "ignored-by-git": [{"path": p, "by": by} for p, by in hidden],
                           "probe": probed}, indent=2))
         return 0
     _report(repo, scanned.read, outcomes, skipped, written, task is not None)
-    for said in (probed or {}).get("said", []):
+    for said in notes:
         console().print(line(("probe: ", "bold"), said), soft_wrap=True)
     if args.probe and task is None:
         console().print(line("probe: nothing to run: the template has no test command"))
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _json(read: list[str], outcomes: list[Outcome], skipped: list[Skipped], written: list[str],
-          has_task: bool) -> dict[str, Any]:
+          has_task: bool) -> JSONDict:
     return {
         "read": read,
         "commands": [{
@@ -174,14 +175,15 @@ def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[
                    f"`runtime explain --role project 'COMMAND'` from {where}"))
 
 
-def _probe(repo: Path, task: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """Run the template's commands at HEAD (`runtime.tooling.project.probe`) and write what they showed."""
+def _probe(repo: Path, task: Path, args: Init) -> tuple[list[str], JSONDict]:
+    """Run the template's commands at HEAD (`runtime.tooling.project.probe`) and write what they showed: what
+    to say of it, and its JSON (which holds that too)."""
     from runtime.tooling.project.probe import apply, probe
 
     found = probe(repo, task, sandboxed=not args.no_os_sandbox)
     said = [*found.notes, *apply(task, found)]
     if found.worktree_lines:
         said.append("the [worktree] lines:\n" + found.worktree_lines.rstrip("\n"))
-    return {"passed": found.passed, "baseline": found.baseline, "failing-checks": list(found.failing_checks),
-            "with-checkout": found.with_checkout, "lacking": list(found.lacking),
-            "worktree-lines": found.worktree_lines, "said": said}
+    return said, {"passed": found.passed, "baseline": found.baseline, "failing-checks": list(found.failing_checks),
+                  "with-checkout": found.with_checkout, "lacking": list(found.lacking),
+                  "worktree-lines": found.worktree_lines, "said": said}

@@ -12,10 +12,10 @@ from runtime.manifests.locate import find_catalog
 from runtime.tooling.lint import lint
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Lint
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Lint) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     # A project catalog keeps its task templates in tasks/ (`runtime init` writes one there).
     paths = [Path(p) for p in args.paths] or [p for p in [catalog.root / "manifests", catalog.root / "tasks"] if p.is_dir()]

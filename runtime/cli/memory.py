@@ -11,20 +11,21 @@ import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from runtime.cli.settings import MemoryCurate, MemorySearch
 from runtime.cli.status import state_dir
 from runtime.errors import UsageError
 from runtime.printable import printable
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import MemoryShow
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: MemoryShow | MemorySearch | MemoryCurate) -> int:
     from runtime.memory.reader import open_memory
     from runtime.orchestration.meta import curate_learnings, memory_path
 
-    root = state_dir(args).root
-    if args.action == "curate":
+    root = state_dir(args.state_dir).root
+    if isinstance(args, MemoryCurate):
         decisions = {int(n): "promote" for n in args.promote} | {int(n): "discard" for n in args.discard}
         if not decisions:
             raise UsageError("say which learnings to --promote or --discard (see `runtime memory show`)")
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(asdict(done), default=str) if args.json else printable(f"learning {done}"))
         return 0
     reader = open_memory(memory_path(root))
-    if args.action == "search":
+    if isinstance(args, MemorySearch):
         entries = reader.search(args.query, tags=args.tag or ())
         rows = {"entries": [asdict(e) for e in entries]}
     else:

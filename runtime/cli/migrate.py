@@ -20,7 +20,7 @@ from runtime.tooling.migrate_grammars import Rename, apply, grammar_renames
 from runtime.tooling.migrate_rules import RuleChange, migrate_rules
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Migrate
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -74,7 +74,7 @@ def _rename_line(rename: Rename) -> str:
             f"`{rename.old.name}` as its configuration); rename it to `{rename.new.name}`")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Migrate) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     # The atoms this rewrites may not load as they are: their errors are what it fixes.
     _, entries = catalog.load_entries(collect=[])

@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.printable import printable
 from runtime.spawn.state import StateDir
@@ -27,7 +27,9 @@ from runtime.workspace.locks import holder
 from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Prune
+    from runtime.lang.jsontypes import JSONDict
+    from runtime.orchestration.state import RunRow
 
 PLAN_FINAL = ("accepted", "rejected", "questions")  # what `runtime run --resume` refuses to continue
 
@@ -44,7 +46,7 @@ def _age_days(updated_utc: str) -> float:
 class _Plans:
     """The plan runs of the state folder, as prune needs them."""
 
-    runs: list[dict[str, Any]]  # the runs table's rows, with base, base_branch and integration
+    runs: list[RunRow]
     base_of_agent: dict[str, str | None]  # a subtask's agent id -> its plan run's base branch
 
     @classmethod
@@ -56,17 +58,49 @@ class _Plans:
             return cls([], {})
         db = OrchestratorState(path)
         try:
-            runs, base_of_agent = [], {}
-            for row in db.runs():
-                record = db.run(row["run_id"]) or {}
-                runs.append({**row, "base": record.get("base"), "base_branch": record.get("base_branch"),
-                             "integration": record.get("integration")})
-                for sub in db.subtasks(row["run_id"]):
-                    if sub["agent_id"]:
-                        base_of_agent[sub["agent_id"]] = record.get("base_branch")
+            runs = db.runs()
+            base_of_agent: dict[str, str | None] = {}
+            for row in runs:
+                for sub in db.subtasks(row.run_id):
+                    if sub.agent_id:
+                        base_of_agent[sub.agent_id] = row.base_branch
             return cls(runs, base_of_agent)
         finally:
             db.close()
+
+
+@dataclass(frozen=True)
+class _Pruned:
+    """An agent run or a plan run pruned (or that would be, with --dry-run)."""
+
+    kind: str  # "agent" or "plan"
+    name: str  # its agent id, or its plan run's id
+    status: str
+    branch: str | None  # its branch, deleted with it
+
+    def shown(self) -> str:
+        return self.name if self.kind == "agent" else f"plan run {self.name}"
+
+    def to_json(self) -> JSONDict:
+        return {"kind": self.kind, "agent" if self.kind == "agent" else "run": self.name, "status": self.status,
+                "branch": self.branch}
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A finished run kept: its branch holds work that is not in the base."""
+
+    kind: str  # "agent" or "plan"
+    name: str
+    branch: str
+    why: str
+
+    def shown(self) -> str:
+        return self.name if self.kind == "agent" else f"plan run {self.name}"
+
+    def to_json(self) -> JSONDict:
+        return {"kind": self.kind, "agent" if self.kind == "agent" else "run": self.name, "branch": self.branch,
+                "why": self.why}
 
 
 class _Judge:
@@ -98,16 +132,17 @@ class _Judge:
         return self.git.run("merge-base", "--is-ancestor", head, f"refs/heads/{target}", ok=(0, 1)).returncode == 0
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Prune) -> int:
     from runtime.audit.log import AuditLog
+    from runtime.audit.records import Pruned
     from runtime.cli.status import state_dir
 
-    state = state_dir(args)
+    state = state_dir(args.state_dir)
     git = Git(Path.cwd())
     judge = _Judge(git)
     plans = _Plans.read(state)
-    pruned: list[dict[str, Any]] = []
-    kept: list[dict[str, Any]] = []
+    pruned: list[_Pruned] = []
+    kept: list[_Kept] = []
     for record in state.all_runs():
         agent_id = record.agent_id
         if not record.final or holder(state.locks, agent_id) is not None:
@@ -118,47 +153,42 @@ def run(args: argparse.Namespace) -> int:
         has_branch = judge.exists(branch)
         target = judge.target(record.base_branch, plans.base_of_agent.get(agent_id))
         if has_branch and not args.unmerged and not judge.in_base(branch, record.base or None, target):
-            kept.append({"kind": "agent", "agent": agent_id, "branch": branch,
-                         "why": f"not merged into {target or 'a branch'}"})
+            kept.append(_Kept("agent", agent_id, branch, f"not merged into {target or 'a branch'}"))
             continue
-        pruned.append({"kind": "agent", "agent": agent_id, "status": record.label or record.status,
-                       "branch": branch if has_branch else None})
+        pruned.append(_Pruned("agent", agent_id, record.label or record.status, branch if has_branch else None))
         if not args.dry_run:
             _remove_agent(state, git, agent_id, branch if has_branch else None)
     for row in plans.runs:
-        if row["status"] not in PLAN_FINAL or _age_days(_utc(row["updated"])) < args.older_than:
+        if row.status not in PLAN_FINAL or _age_days(_utc(row.updated)) < args.older_than:
             continue
-        branch = row["integration"]
+        branch = row.integration
         has_branch = bool(branch) and judge.exists(branch)
-        target = judge.target(row["base_branch"])
-        if has_branch and not args.unmerged and not judge.in_base(branch, row["base"], target):
-            kept.append({"kind": "plan", "run": row["run_id"], "branch": branch,
-                         "why": f"not merged into {target or 'a branch'}"})
+        target = judge.target(row.base_branch)
+        if has_branch and not args.unmerged and not judge.in_base(branch, row.base, target):
+            kept.append(_Kept("plan", row.run_id, branch, f"not merged into {target or 'a branch'}"))
             continue
-        pruned.append({"kind": "plan", "run": row["run_id"], "status": row["status"],
-                       "branch": branch if has_branch else None})
+        pruned.append(_Pruned("plan", row.run_id, row.status, branch if has_branch else None))
         if not args.dry_run:
-            _remove_plan_run(state, git, row["run_id"], branch if has_branch else None)
+            _remove_plan_run(state, git, row.run_id, branch if has_branch else None)
     if pruned and not args.dry_run:
-        AuditLog(state.audit).append("prune", None, agents=[p["agent"] for p in pruned if p["kind"] == "agent"],
-                                     runs=[p["run"] for p in pruned if p["kind"] == "plan"])
+        AuditLog(state.audit).append(Pruned(agents=tuple(p.name for p in pruned if p.kind == "agent"),
+                                            runs=tuple(p.name for p in pruned if p.kind == "plan")))
     if args.json:
-        print(json.dumps({"pruned": pruned, "kept": kept, "dry_run": args.dry_run}, indent=2))
+        print(json.dumps({"pruned": [p.to_json() for p in pruned], "kept": [k.to_json() for k in kept],
+                          "dry_run": args.dry_run}, indent=2))
         return 0
     verb = "would prune" if args.dry_run else "pruned"
     for p in pruned:  # ids and labels from state files: escaped like every line a run wrote
-        what = p["agent"] if p["kind"] == "agent" else f"plan run {p['run']}"
-        print(printable(f"{verb} {what} ({p['status']})" + (f", branch {p['branch']}" if p["branch"] else "")))
+        print(printable(f"{verb} {p.shown()} ({p.status})" + (f", branch {p.branch}" if p.branch else "")))
     for k in kept:
-        what = k["agent"] if k["kind"] == "agent" else f"plan run {k['run']}"
-        print(printable(f"kept {what}: {k['branch']} is {k['why']} (--unmerged deletes it)"))
+        print(printable(f"kept {k.shown()}: {k.branch} is {k.why} (--unmerged deletes it)"))
     if not pruned and not kept:
         print("nothing to prune")
     return 0
 
 
-def _utc(epoch: Any) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)) if isinstance(epoch, int | float) else ""
+def _utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def _remove_agent(state: StateDir, git: Git, agent_id: str, branch: str | None) -> None:

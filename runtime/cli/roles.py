@@ -11,10 +11,10 @@ from runtime.manifests.locate import find_catalog
 from runtime.tooling.doc_roles import ordered_roles
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Roles
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Roles) -> int:
     catalog = Catalog(Path(find_catalog(args.catalog)))
     roles = ordered_roles(catalog)
     if args.json:

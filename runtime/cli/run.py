@@ -8,29 +8,30 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import MissingExtra, UsageError
 from runtime.printable import printable
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable
 
     from rich.live import Live
     from rich.table import Table
 
+    from runtime.cli.settings import Run
     from runtime.manifests.catalog import Catalog
     from runtime.models.types import ModelReach
     from runtime.orchestration.advisors.asking import AgentDefaults
-    from runtime.orchestration.events import RunEvent
+    from runtime.orchestration.events import AgentProgress, RunEvent
     from runtime.orchestration.executor import ExecutorFactory
     from runtime.orchestration.plans.load import Plan
     from runtime.workspace.git import Git
 
 
-def _defaults(args: argparse.Namespace, plan: Plan | None = None) -> AgentDefaults:
+def _defaults(args: Run, plan: Plan | None = None) -> AgentDefaults:
     from runtime.orchestration.advisors.asking import agent_defaults
 
     return agent_defaults(plan, args.agent_backend, args.agent_model, args.agent_api_base,
@@ -48,7 +49,7 @@ def _note_agent_ids(plan: Plan) -> None:
                         f"earlier one); the agent-id given for {shown} is not used"), file=sys.stderr)
 
 
-def _check_models(args: argparse.Namespace) -> None:
+def _check_models(args: Run) -> None:
     """Models named on the command line are checked before the run creates anything."""
     from runtime.models.llm import model_problem
 
@@ -60,7 +61,7 @@ def _check_models(args: argparse.Namespace) -> None:
                 raise UsageError(f"{flag}: {problem}")
 
 
-def _check_plan_models(args: argparse.Namespace, plan: Plan) -> None:
+def _check_plan_models(args: Run, plan: Plan) -> None:
     """A plan's own planner and reviewer are called through litellm like an agent's model: without the
     `models` extra, one line now rather than a failed call once agents have run."""
     from runtime.models.llm import get_litellm, is_scripted
@@ -71,7 +72,7 @@ def _check_plan_models(args: argparse.Namespace, plan: Plan) -> None:
             get_litellm(spec.model)
 
 
-def _planner_config(args: argparse.Namespace, plan: Plan | None = None) -> ModelReach | None:
+def _planner_config(args: Run, plan: Plan | None = None) -> ModelReach | None:
     """The planner the command line names, else the plan's `[plan.planner]`, else None."""
     from runtime.models.types import ModelReach
 
@@ -82,11 +83,12 @@ def _planner_config(args: argparse.Namespace, plan: Plan | None = None) -> Model
     return plan.planner if plan is not None else None
 
 
-def _first_plan(args: argparse.Namespace, catalog: Catalog, git: Git,
+def _first_plan(args: Run, catalog: Catalog, git: Git,
                 state_dir: Path) -> tuple[Plan | None, list[str], list[str]]:
     from runtime.orchestration.advisors.asking import roles_info, validator
     from runtime.orchestration.advisors.planner import PlannerContext, propose_plan
 
+    assert args.goal is not None  # run() plans only for --goal: a PLAN file and --resume come with their plan
     config = _planner_config(args)
     if config is None:
         raise UsageError("--goal needs a planner: pass --planner-model (and --planner-script for scripted/...)")
@@ -117,7 +119,15 @@ def _plain(value: object) -> str:
     return str(value)
 
 
-def _printer(args: argparse.Namespace) -> tuple[Callable[[str, RunEvent], None], Live | None]:
+@dataclass
+class _Row:
+    """A subtask's line in the live table: its latest progress, and its state (its label once it ended)."""
+
+    progress: AgentProgress | None = None
+    state: str = ""
+
+
+def _printer(args: Run) -> tuple[Callable[[str, RunEvent], None], Live | None]:
     from runtime.orchestration.events import AgentProgress, SubtaskEnd
 
     if args.json:
@@ -131,7 +141,7 @@ def _printer(args: argparse.Namespace) -> tuple[Callable[[str, RunEvent], None],
     from runtime.cli.show import guarded, line, text
 
     console = make_console(stderr=True)
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, _Row] = {}
     live = Live(console=console, refresh_per_second=6, transient=False)
 
     def table() -> Table:
@@ -140,20 +150,23 @@ def _printer(args: argparse.Namespace) -> tuple[Callable[[str, RunEvent], None],
             # ids are what a person copies into `runtime status` and git: never cut them
             t.add_column(col, no_wrap=True, overflow="fold" if col in ("subtask", "agent") else "ellipsis")
         for sid, r in rows.items():
-            cost = r.get("cost_usd", 0.0)
-            t.add_row(*(text(v) for v in (sid, r.get("agent", ""), r.get("state", ""), r.get("attempt", ""),
-                                          r.get("turns", ""), r.get("tool_calls", ""), r.get("denials", ""),
-                                          r.get("elapsed_s", ""),
-                                          f"{cost:.4f}" if isinstance(cost, int | float) else cost)))
+            p = r.progress
+            shown = ("", "", "", "", "", "") if p is None else (
+                p.agent, p.attempt, p.turns, p.tool_calls, p.denials, p.elapsed_s)
+            agent, attempt, turns, calls, denials, seconds = shown
+            cost = p.cost_usd if p is not None else 0.0
+            shown_cost = f"{cost:.4f}" if isinstance(cost, int | float) else cost  # its sender may be a worker node
+            t.add_row(*(text(v) for v in (sid, agent, r.state, attempt, turns, calls, denials, seconds, shown_cost)))
         return t
 
     def emit(run_id: str, event: RunEvent) -> None:
         if not live.is_started:
             live.start()
         if isinstance(event, AgentProgress):
-            rows.setdefault(event.subtask, {}).update(event.data())
+            row = rows.setdefault(event.subtask, _Row())
+            row.progress, row.state = event, event.state
         elif isinstance(event, SubtaskEnd):
-            rows.setdefault(event.subtask, {})["state"] = event.label
+            rows.setdefault(event.subtask, _Row()).state = event.label
         elif event.kind in ("integrated", "plan-check", "judgement", "replan", "shared-path", "merged"):
             # paths the agents wrote, a reviewer's reason: shown as text, one line, escaped
             console.print(line(f"{event.kind}: ", ", ".join(f"{k}={_plain(v)}" for k, v in event.data().items())),
@@ -162,7 +175,7 @@ def _printer(args: argparse.Namespace) -> tuple[Callable[[str, RunEvent], None],
     return guarded(emit, live.stop, console), live
 
 
-def _executor(args: argparse.Namespace, plan: Plan) -> ExecutorFactory:
+def _executor(args: Run, plan: Plan) -> ExecutorFactory:
     """The executor factory the run asks for (the command line's, else the plan's); joining a Ray
     cluster is checked here, before anything is made."""
     from runtime.orchestration.executor import LocalExecutor
@@ -185,7 +198,7 @@ def _executor(args: argparse.Namespace, plan: Plan) -> ExecutorFactory:
     return ray_executor(args.ray_address or plan.ray_address)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Run) -> int:
     import anyio
 
     from runtime.manifests.catalog import Catalog

@@ -9,10 +9,10 @@ from runtime.manifests.locate import find_catalog
 from runtime.tooling.schemas import manifest_schemas, render
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Schema
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Schema) -> int:
     out = Path(args.out) if args.out else Path(find_catalog(args.catalog)) / "schemas"
     stale: list[str] = []
     for name, schema in manifest_schemas().items():

@@ -17,10 +17,10 @@ from runtime.orchestration.overview import change_of
 from runtime.workspace.git import Git, GitError
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Show
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Show) -> int:
     from rich.table import Table
 
     from runtime.cli.show import block, console, line, text
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not AGENT_ID.fullmatch(args.agent):
         raise UsageError(f"{args.agent!r} is not an agent id")
-    state = state_dir(args)
+    state = state_dir(args.state_dir)
     record = state.read(args.agent)
     if record is None:
         raise UsageError(f"no run of agent {args.agent} in {state.root} (`runtime status` lists them)")

@@ -12,11 +12,11 @@ from runtime.printable import printable
 from runtime.spawn.outcome import Outcome
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Awaitable, Callable
 
     from rich.live import Live
 
+    from runtime.cli.settings import Spawn
     from runtime.spawn.pipeline import SpawnOptions
     from runtime.spawn.progress import Progress
 
@@ -116,7 +116,7 @@ def _interrupted_line(task_path: str, options: SpawnOptions) -> str:
     return f"interrupted before agent {task.agent_id} started work; run `runtime spawn {task_path}` again to start it"
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Spawn) -> int:
     from runtime.spawn.pipeline import SpawnOptions, spawn
 
     if args.no_os_sandbox:

@@ -20,17 +20,19 @@ from runtime.spawn.state import RunRecord, StateDir, default_state_dir
 from runtime.workspace.git import Git
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Status
+    from runtime.orchestration.overview import PlanOverview
 
 
-def state_dir(args: argparse.Namespace) -> StateDir:
-    if args.state_dir:
-        return StateDir(Path(args.state_dir).resolve())
+def state_dir(chosen: str | None) -> StateDir:
+    """The state folder a verb's --state-dir names, else the default one of the repository around here."""
+    if chosen:
+        return StateDir(Path(chosen).resolve())
     return StateDir(default_state_dir(Git(Path.cwd()).root))
 
 
-def run(args: argparse.Namespace) -> int:
-    state = state_dir(args)
+def run(args: Status) -> int:
+    state = state_dir(args.state_dir)
     agents, plans = runs_overview(state)
     if args.agent:
         agents = [r for r in agents if r.agent_id == args.agent]
@@ -68,7 +70,7 @@ def _agents_table(state: StateDir, runs: list[RunRecord]) -> Any:
     return table
 
 
-def _plans_table(state: StateDir, plans: list[dict[str, Any]]) -> Any:
+def _plans_table(state: StateDir, plans: list[PlanOverview]) -> Any:
     from rich.table import Table
 
     from runtime.cli.show import text
@@ -80,6 +82,6 @@ def _plans_table(state: StateDir, plans: list[dict[str, Any]]) -> Any:
         subtasks = p["subtasks"]
         ok = sum(1 for s in subtasks if s["status"] == "ok")
         table.add_row(*(text(v) for v in (p["run_id"], p["status"], f"{ok} of {len(subtasks)} ok",
-                                          p["base_branch"] or str(p["base"] or "")[:12], p["integration"] or "",
+                                          p["base_branch"] or p["base"][:12], p["integration"],
                                           p["updated"], p["goal"])))
     return table

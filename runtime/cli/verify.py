@@ -17,10 +17,10 @@ from runtime.manifests.task import load_task
 from runtime.workspace.git import Git
 
 if TYPE_CHECKING:
-    import argparse
+    from runtime.cli.settings import Verify
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: Verify) -> int:
     from runtime.verify.tree import verify_tree
 
     catalog = Catalog(Path(find_catalog(args.catalog)))

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.printable import printable
 
 if TYPE_CHECKING:
     from runtime.approvals.store import Approval
+    from runtime.orchestration.overview import PlanOverview
     from runtime.spawn.state import RunRecord
 
 
@@ -74,7 +75,7 @@ def spend(records: list[RunRecord]) -> tuple[int, int, int, int, int, float]:
             sum(a.denials for a in attempts), sum(a.tokens for a in attempts), sum(a.cost_usd for a in attempts))
 
 
-def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[dict[str, Any]],
+def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[PlanOverview],
                   waiting: Mapping[str, int] | None = None, going: Mapping[str, tuple[int, int]] | None = None) -> str:
     """The runs, as the home page shows them and the live updates replace them: every plan run with its
     subtasks' spend, and every agent run (a plan's subtasks among them). ``waiting``: how many calls of each

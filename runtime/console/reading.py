@@ -15,14 +15,19 @@ from __future__ import annotations
 import json
 import threading
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.audit.log import read_from
+from runtime.audit.records import Again, ApprovalDecided, ApprovalRequested, Ended, Gated, Retried, ToolRan
 from runtime.manifests.agent import LimitsSection
 from runtime.spawn.state import RunRecord, StateDir
 from runtime.workspace.safe_files import UnsafeFile, read_under
+
+if TYPE_CHECKING:
+    from runtime.audit.records import AuditEntry, AuditRecord
+    from runtime.lang.jsontypes import JSON
 
 MAX_SHOWN = 1024 * 1024
 
@@ -43,7 +48,8 @@ def state_text(state: StateDir, path: Path, limit: int = MAX_SHOWN) -> str | Non
         return data.decode("utf-8", errors="replace")
     return None
 
-TRANSCRIPT_KINDS = frozenset({"gate", "tool", "again", "retry", "approval-request", "approval-decision", "outcome"})
+# The records an agent's transcript shows.
+TRANSCRIPT_RECORDS = (Gated, ToolRan, Again, Retried, ApprovalRequested, ApprovalDecided, Ended)
 
 
 class AuditIndex:
@@ -52,10 +58,10 @@ class AuditIndex:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._offset = 0
-        self._by_agent: dict[str, list[dict[str, Any]]] = {}
+        self._by_agent: dict[str, list[AuditEntry]] = {}
         self._lock = threading.Lock()
 
-    def of(self, agent: str) -> list[dict[str, Any]]:
+    def of(self, agent: str) -> list[AuditEntry]:
         with self._lock:
             try:
                 size = self.path.stat().st_size
@@ -64,28 +70,28 @@ class AuditIndex:
             if size < self._offset:  # a new log
                 self._offset, self._by_agent = 0, {}
             while self._offset < size:
-                records, offset = read_from(self.path, self._offset)
+                entries, offset = read_from(self.path, self._offset)
                 if offset == self._offset:
                     break  # a line still being written
                 self._offset = offset
-                for record in records:
-                    if record["kind"] in TRANSCRIPT_KINDS and isinstance(record["agent"], str):
-                        self._by_agent.setdefault(record["agent"], []).append(record)
+                for entry in entries:
+                    if isinstance(entry.record, TRANSCRIPT_RECORDS) and entry.agent is not None:
+                        self._by_agent.setdefault(entry.agent, []).append(entry)
             return list(self._by_agent.get(agent, ()))
 
 
-def live_calls(records: list[dict[str, Any]], record: RunRecord) -> tuple[int, int]:
+def live_calls(entries: list[AuditEntry], record: RunRecord) -> tuple[int, int]:
     """The tool calls and denials of ``record``'s attempt still going (the gate's records of an attempt its
     record does not hold yet): the counts a running agent's row shows besides its finished attempts'."""
     if record.final:
         return 0, 0
     done = {a.number for a in record.attempts}
     calls = denials = 0
-    for r in records:
-        data = r.get("data") or {}
-        if r.get("kind") == "gate" and isinstance(data.get("attempt"), int) and data["attempt"] not in done:
+    for entry in entries:
+        gated = entry.record
+        if isinstance(gated, Gated) and gated.attempt not in done:
             calls += 1
-            denials += data.get("decision") == "deny"
+            denials += gated.decision == "deny"
     return calls, denials
 
 
@@ -96,7 +102,7 @@ class Call:
     attempt: int
     time: str
     tool: str
-    input: Any
+    input: JSON
     decision: str
     atom: str
     rule: str
@@ -115,48 +121,47 @@ class Note:
     text: str
 
 
-def transcript(records: list[dict[str, Any]]) -> list[Call | Note]:
+def transcript(entries: list[AuditEntry]) -> list[Call | Note]:
     """An agent's audit records as its transcript: each gate decision with the result of the call it let
     through (the `tool` record after it), and the other events in between, in order."""
     out: list[Call | Note] = []
     open_calls: dict[tuple[int, str], int] = {}  # (attempt, tool) -> index of the last allowed call without a result
-    for r in records:
-        data = r.get("data") or {}
-        number = data.get("attempt")
-        attempt = number if isinstance(number, int) else 0
-        kind = r.get("kind")
-        if kind == "gate":
-            call = Call(attempt, str(r.get("time", "")), str(data.get("tool", "")), data.get("input"),
-                        str(data.get("decision", "")), str(data.get("atom") or ""), str(data.get("rule") or ""),
-                        str(data.get("reason") or ""))
+    for entry in entries:
+        r, when = entry.record, entry.time
+        attempt = _attempt(r)
+        if isinstance(r, Gated):
+            call = Call(attempt, when, r.tool or "", r.input, r.decision, r.atom or "", r.rule or "", r.reason or "")
             out.append(call)
             if call.decision == "allow":
                 open_calls[(attempt, call.tool)] = len(out) - 1
-        elif kind == "tool":
-            index = open_calls.pop((attempt, str(data.get("tool", ""))), None)
+        elif isinstance(r, ToolRan):
+            index = open_calls.pop((attempt, r.tool or ""), None)
             if index is not None:
                 prior = out[index]
                 assert isinstance(prior, Call)
-                out[index] = Call(**{**prior.__dict__, "result": str(data.get("result", "")),
-                                     "is_error": bool(data.get("is_error"))})
-        elif kind == "retry":
-            out.append(Note(attempt, str(r.get("time", "")), "retry",
-                            f"attempt {attempt} was rejected by {', '.join(map(str, data.get('checks') or []))}: "
-                            "sent back with the checks' feedback"))
-        elif kind == "again":
-            why = "with what a person sent back" if data.get("sent_back") else "on its kept work"
-            out.append(Note(attempt, str(r.get("time", "")), "again",
-                            f"series {data.get('series')} started {why} (after {data.get('previous')})"))
-        elif kind == "approval-request":
-            out.append(Note(attempt, str(r.get("time", "")), "asked",
-                            f"asked a person: {data.get('summary', '')} ({data.get('gate_reason', '')})"))
-        elif kind == "approval-decision":
-            out.append(Note(attempt, str(r.get("time", "")), "decided",
-                            f"{data.get('status', '')} by {data.get('decided_by', '')}: {data.get('reason') or ''}"))
-        elif kind == "outcome":
-            out.append(Note(attempt, str(r.get("time", "")), "outcome",
-                            f"{data.get('label', '')} {(data.get('commit') or '')[:12]}".strip()))
+                out[index] = replace(prior, result=r.result, is_error=r.is_error)
+        elif isinstance(r, Retried):
+            out.append(Note(attempt, when, "retry", f"attempt {attempt} was rejected by {', '.join(r.checks)}: "
+                                                    "sent back with the checks' feedback"))
+        elif isinstance(r, Again):
+            why = "with what a person sent back" if r.sent_back else "on its kept work"
+            out.append(Note(attempt, when, "again", f"series {r.series} started {why} (after {r.previous})"))
+        elif isinstance(r, ApprovalRequested):
+            out.append(Note(attempt, when, "asked", f"asked a person: {r.summary} ({r.gate_reason})"))
+        elif isinstance(r, ApprovalDecided):
+            out.append(Note(attempt, when, "decided", f"{r.status} by {r.by or ''}: {r.reason or ''}"))
+        elif isinstance(r, Ended):
+            out.append(Note(attempt, when, "outcome", f"{r.label} {(r.commit or '')[:12]}".strip()))
     return out
+
+
+def _attempt(record: AuditRecord) -> int:
+    """The attempt a record belongs to; 0 for the run's own records."""
+    if isinstance(record, (Gated, ToolRan, Retried)):
+        return record.attempt
+    if isinstance(record, (ApprovalRequested, ApprovalDecided)) and record.attempt is not None:
+        return record.attempt
+    return 0
 
 
 @dataclass(frozen=True)
@@ -278,20 +283,18 @@ def plan_view(state: StateDir, run_id: str) -> PlanView | None:
         events = store.events(run_id)
     finally:
         store.close()
-    plan = row["plan"]
-    declared = {str(s.get("id")): s for s in plan.get("subtask") or [] if isinstance(s, dict)}
-    start = float(row["created"])
-    subtasks = [SubtaskView(str(r["subtask_id"]), int(r["sequence"]), int(r["round"]),
-                            tuple(map(str, declared.get(r["subtask_id"], {}).get("uses") or [])), str(r["agent_id"]),
-                            str(r["status"]), str(r["label"] or r["status"]), r["commit_sha"],
-                            merged_as=merges.get(r["subtask_id"])) for r in subtask_rows]
+    entries = row.plan.get("subtask")
+    uses = {str(s.get("id")): s.get("uses") for s in entries if isinstance(s, dict)} if isinstance(entries, list) else {}
+    start = row.created
+    subtasks = [SubtaskView(r.subtask_id, r.sequence, r.round, _names(uses.get(r.subtask_id)), r.agent_id, r.status,
+                            r.label or r.status, r.commit_sha, merged_as=merges.get(r.subtask_id)) for r in subtask_rows]
     by_id = {s.id: s for s in subtasks}
     checks: list[tuple[str, int]] = []
     judgements: list[tuple[str, str]] = []
     replans: list[str] = []
     merged = None
     report = None
-    end = float(row["updated"])
+    end = row.updated
     for when, event in events:
         sub = by_id.get(event.subtask) if isinstance(event, (Dispatch, SubtaskEnd)) else None
         if isinstance(event, Dispatch) and sub is not None:
@@ -316,6 +319,10 @@ def plan_view(state: StateDir, run_id: str) -> PlanView | None:
         s.alongside = [o.id for o in subtasks if o is not s and o.started is not None
                        and o.started < s_end and (o.ended if o.ended is not None else now - start) > s.started]
     report_text = state_text(state, Path(report), 64 * 1024) if report else None  # only the run's own report
-    return PlanView(run_id, str(row["status"]), str((plan.get("plan") or {}).get("goal", "")), str(row["base"]),
-                    row["base_branch"], str(row["integration"]), start, end, row["detail"], subtasks, checks, judgements,
-                    replans, merged, report_text, max(now - start, 0.001))
+    return PlanView(run_id, row.status, row.goal, row.base, row.base_branch, row.integration, start, end, row.detail,
+                    subtasks, checks, judgements, replans, merged, report_text, max(now - start, 0.001))
+
+
+def _names(value: JSON) -> tuple[str, ...]:
+    """A plan's list of subtask ids as stored (none when it has none)."""
+    return tuple(map(str, value)) if isinstance(value, list) else ()

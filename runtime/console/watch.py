@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.audit.log import read_from
+from runtime.audit.records import Gated
 from runtime.errors import FatalError
 from runtime.orchestration.state import OrchestratorState
 from runtime.spawn.state import FINAL, RunRecord
@@ -187,9 +188,9 @@ class Watcher:
         if first:
             self._seen.audit_at = st[0]
             return
-        records, self._seen.audit_at = read_from(path, self._seen.audit_at, AUDIT_READ_MAX)
-        topics.update(f"agent:{r['agent']}" for r in records if isinstance(r["agent"], str))
-        if any(r["kind"] == "gate" for r in records):
+        entries, self._seen.audit_at = read_from(path, self._seen.audit_at, AUDIT_READ_MAX)
+        topics.update(f"agent:{e.agent}" for e in entries if e.agent is not None)
+        if any(isinstance(e.record, Gated) for e in entries):
             topics.add("runs")  # a running agent's tool calls, counted in its row as they happen
 
     def _approvals(self, topics: set[str], notices: list[Notice], first: bool) -> None:

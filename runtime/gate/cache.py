@@ -22,7 +22,8 @@ from runtime.lang import hotjson
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook reads the policy cache
 if TYPE_CHECKING:
-    from typing import Any
+    from runtime.lang.jsontypes import JSONObject
+    from runtime.policy.compiled import PolicyBody
 
 from runtime.gate.policy import Policy, load_policy
 from runtime.lang.audience import SESSION
@@ -140,7 +141,7 @@ def cached_policy(catalog_root: str, role: str, task_path: str | None, root: str
     return _load(folder, path)
 
 
-def _write_json(folder: str, path: str, doc: dict[str, Any]) -> None:
+def _write_json(folder: str, path: str, doc: PolicyBody | JSONObject) -> None:
     """A file of the cache, whole: an index, or a policy in its canonical form (its hash then checked over its
     bytes, `runtime.policy.document`)."""
     import tempfile  # only when writing: the hook's cache hit never needs it

@@ -29,7 +29,8 @@ from runtime.lang import hotjson
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+
+    from runtime.lang.jsontypes import JSONObject
 
 MANAGED_DIR = "/etc/claude-code"  # Linux; where Claude Code reads an organisation's managed files
 # Claude Code's own bound on the files it reads here is far above any real one; ours keeps a hostile one cheap.
@@ -124,7 +125,7 @@ def _servers_of(value: object) -> list[str]:
     return [name for name, spec in value.items() if isinstance(name, str) and name and isinstance(spec, dict)]
 
 
-def _project_entry(config: object, project: str) -> dict[str, Any]:
+def _project_entry(config: object, project: str) -> JSONObject:
     """`projects[<project>]` of the global config, under the path as given or as resolved."""
     projects = config.get("projects") if isinstance(config, dict) else None
     if not isinstance(projects, dict):

@@ -22,8 +22,7 @@ from runtime.manifests.kinds import BUILTIN_SUBAGENTS, PERSON_TOOLS, SESSION_TOO
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
-    from typing import Any
-
+    from runtime.lang.jsontypes import JSONObject
     from runtime.lang.shell_types import Command
 
 _WRITE_KEYS = {
@@ -196,7 +195,7 @@ def _decide(policy: Policy, tool: object, inp: object, cwd: object) -> GateDecis
     return pending
 
 
-def _mcp(policy: Policy, tool: str, inp: dict[str, Any], ctx: Context) -> GateDecision:
+def _mcp(policy: Policy, tool: str, inp: JSONObject, ctx: Context) -> GateDecision:
     """An MCP tool: decided by the role's `tools::mcp-allowlist` rules (a deny of any other gate first); one
     no rule names is refused, saying the rule that would allow it."""
     named = split_name(tool)
@@ -234,7 +233,7 @@ def _mcp(policy: Policy, tool: str, inp: dict[str, Any], ctx: Context) -> GateDe
                 "`ask = true` to be asked each time); or do the work with the tools you have", None, "mcp")
 
 
-def _unknown_keys(tool: str, inp: dict[str, Any], known: set[str] | frozenset[str]) -> GateDecision | None:
+def _unknown_keys(tool: str, inp: JSONObject, known: set[str] | frozenset[str]) -> GateDecision | None:
     extra = set(inp) - known
     if extra:
         fields = ", ".join(sorted(known)) or "none"
@@ -243,7 +242,7 @@ def _unknown_keys(tool: str, inp: dict[str, Any], known: set[str] | frozenset[st
     return None
 
 
-def _read(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+def _read(ctx: Context, inp: JSONObject) -> GateDecision:
     key, required, known = _READ_KEYS[ctx.tool]
     bad = _unknown_keys(ctx.tool, inp, known)
     if bad:
@@ -258,7 +257,7 @@ def _read(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     return allow(f"`{ctx.tool}` only reads")
 
 
-def _write(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+def _write(ctx: Context, inp: JSONObject) -> GateDecision:
     key, known = _WRITE_KEYS[ctx.tool]
     bad = _unknown_keys(ctx.tool, inp, known)
     if bad:
@@ -277,7 +276,7 @@ def _write(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     return ctx.check_write(path, (ctx.cwd,), ctx.tool)
 
 
-def _bash(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+def _bash(ctx: Context, inp: JSONObject) -> GateDecision:
     from runtime.gate.shell import analyze
     from runtime.lang.shell_types import ShellDeny, ShellUnseen
 
@@ -413,7 +412,7 @@ def _unseen(ctx: Context, command: object, why: str) -> GateDecision:
     return undecided(why.rstrip("."), ctx.policy, d.atom if d.verdict == ASK else None, "shell")
 
 
-def _web(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+def _web(ctx: Context, inp: JSONObject) -> GateDecision:
     from urllib.parse import urlsplit
 
     from runtime.gate.kinds.no_network import NoNetwork
@@ -474,7 +473,7 @@ def _web_undecided(ctx: Context, reason: str, atom: str | None, host: str | None
                      instead=f"a person may add {named} to the role's `[params.\"net::egress-allowlist\"]`")
 
 
-def _session(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+def _session(ctx: Context, inp: JSONObject) -> GateDecision:
     """The harness's checklist and background-command tools (kinds.SESSION_TOOLS says why each is safe):
     allowed with the fields they are known to take, denied with any other."""
     bad = _unknown_keys(ctx.tool, inp, SESSION_TOOLS[ctx.tool])
@@ -483,7 +482,7 @@ def _session(ctx: Context, inp: dict[str, Any]) -> GateDecision:
     return allow(f"`{ctx.tool}` only keeps the session's own state", None, "session-tools")
 
 
-def _person(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+def _person(ctx: Context, inp: JSONObject) -> GateDecision:
     """A question to the person, plan mode, a skill (kinds.PERSON_TOOLS says why each is safe): allowed with
     the fields they are known to take, in a role for a person's own session."""
     bad = _unknown_keys(ctx.tool, inp, PERSON_TOOLS[ctx.tool])
@@ -502,7 +501,7 @@ _PERSON_REASONS = {
 }
 
 
-def _subagent(ctx: Context, inp: dict[str, Any]) -> GateDecision:
+def _subagent(ctx: Context, inp: JSONObject) -> GateDecision:
     """Starting a subagent: allowed when its type names a role the hook gates its every call by."""
     bad = _unknown_keys(ctx.tool, inp, SUBAGENT_TOOLS[ctx.tool])
     if bad:

@@ -19,9 +19,9 @@ from runtime.lang import hotjson  # json without `re` (a third of a cold hook's 
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
     from runtime.gate.policy import Policy
+    from runtime.lang.jsontypes import JSONObject
 
 
 class HookAnswer:
@@ -50,8 +50,8 @@ def answer(decision: GateDecision) -> HookAnswer:
     return HookAnswer(out, "", 0, decision)
 
 
-def run_hook(raw: bytes, select_policy: Callable[[dict[str, Any]], Policy | None],
-             on_ask: Callable[[dict[str, Any], GateDecision], GateDecision] | None = None) -> HookAnswer:
+def run_hook(raw: bytes, select_policy: Callable[[JSONObject], Policy | None],
+             on_ask: Callable[[JSONObject, GateDecision], GateDecision] | None = None) -> HookAnswer:
     """Decide one hook call. ``select_policy(data)`` returns the Policy, or None to defer.
 
     ``on_ask(data, decision)``, when given, turns an ``ask`` into the allow or deny a person

@@ -12,7 +12,7 @@ import os
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
-    from typing import Any
+    from runtime.policy.compiled import PolicyJSON
 
 from runtime.gate.kinds import gate_class
 from runtime.policy.document import SANDBOXED, STRICT, PolicyDocument, PolicyError
@@ -26,7 +26,7 @@ class Policy:
     __slots__ = ("doc", "role", "root", "tools", "gates", "tool_gates", "write_gates", "command_gates", "protected", "hash",
                  "tool_path", "exempt", "mode", "audience", "_outside", "package_scripts", "subagents", "reviewer")
 
-    def __init__(self, doc: dict[str, Any] | PolicyDocument, extra_protected: tuple[str, ...] = (), *,
+    def __init__(self, doc: PolicyJSON | PolicyDocument, extra_protected: tuple[str, ...] = (), *,
                  assume_sandbox: bool = False) -> None:
         """``doc``: a compiled policy, checked as a `PolicyDocument` (its format, version, hash and shape)
         unless it is one already. ``assume_sandbox``: judge a sandboxed policy as if inside its sandbox,

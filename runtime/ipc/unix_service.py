@@ -18,9 +18,11 @@ import socketserver
 import stat
 import threading
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Generic, Self, TypeVar
 
 SUN_PATH_MAX = 107  # bytes of a Unix socket path, without the trailing NUL (Linux)
+
+Reply = TypeVar("Reply")
 
 
 class TrackedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -55,20 +57,21 @@ class TrackedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 pass
 
 
-class JsonLinesHandler(socketserver.StreamRequestHandler):
+class JsonLinesHandler(socketserver.StreamRequestHandler, Generic[Reply]):
     """One compact JSON reply per request line, in order, until the client hangs up.
 
     Subclasses say how a line is answered (``answer``) and what a line longer
     than the owner's ``max_line_bytes`` gets (``too_long``: the rest of it is
-    read and discarded, so the next line starts clean).
+    read and discarded, so the next line starts clean). ``Reply`` is the
+    service's own answer, a JSON object as ``json.dumps`` writes it.
     """
 
     server: TrackedServer
 
-    def answer(self, line: bytes) -> dict[str, Any]:
+    def answer(self, line: bytes) -> Reply:
         raise NotImplementedError
 
-    def too_long(self, limit: int) -> dict[str, Any]:
+    def too_long(self, limit: int) -> Reply:
         raise NotImplementedError
 
     def handle(self) -> None:

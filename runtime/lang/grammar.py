@@ -65,7 +65,7 @@ from runtime.lang.shell_types import Word
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
-    from typing import Any
+    from runtime.lang.jsontypes import JSONObject
 
 FLAG, FREE, INT, PATH, ROOT, SCOPE = "flag", "free", "int", "path", "path-in-root", "path-in-scope"
 FOLDER, COPY, COPY_TO, FILE = "folder-in-scope", "copy-in-scope", "copy-to-scope", "file-in-scope"
@@ -200,7 +200,8 @@ class Grammar:
     __slots__ = ("style", "options", "positionals", "rest", "trailing", "numeric", "program", "cwd_in_root", "_memo",
                  "min_positionals", "stdin", "forbidden", "anchored")
 
-    def __init__(self, raw: dict[str, Any], program: str) -> None:
+    def __init__(self, raw: JSONObject, program: str) -> None:
+        """``raw``: the grammar as the policy holds it, checked here (the gate trusts nothing in a file)."""
         if not isinstance(raw, dict):
             raise GrammarError(f"{program}: a grammar is a table")
         self.program = program

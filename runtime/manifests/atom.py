@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
-from pydantic import Field, field_validator
+from pydantic import Field, JsonValue, field_validator
 
 from runtime.errors import ManifestError
 from runtime.manifests.kinds import GATE_KINDS, SANDBOX_KINDS, TASK_FIELDS
 from runtime.manifests.model import parse_model
 from runtime.manifests.names import check_atom_name
-from runtime.manifests.params import PARAM_TYPES, check_value
+from runtime.manifests.params import PARAM_TYPES, ParamValue, check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 from runtime.model import Model
 from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
@@ -32,21 +32,21 @@ assert set(get_args(ParamType)) == set(PARAM_TYPES), "ParamType must list every 
 
 class ParamSpec(Model):
     type: ParamType
-    default: Any = None
+    default: JsonValue = None
     task_field: Literal[tuple(TASK_FIELDS)] | None = None  # type: ignore[valid-type]
 
 
 class GateExample(Model):
     tool: str
-    input: dict[str, Any]
+    input: dict[str, JsonValue]  # the tool call's input, as a model would write it
     expect: Literal["allow", "deny", "ask"]
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, JsonValue] = Field(default_factory=dict)  # checked as their types when the atom loads
 
 
 class VerifyExample(Model):
-    evidence: dict[str, Any]  # the table of the kind's evidence model (runtime.verify.kinds), checked when the atom loads
+    evidence: dict[str, JsonValue]  # the table of the kind's evidence model (runtime.verify.kinds), checked when the atom loads
     expect: Literal["passed", "rejected"]
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, JsonValue] = Field(default_factory=dict)
     says: str | None = None  # words the feedback must hold: the example is judged for the reason it shows
 
 
@@ -58,7 +58,7 @@ class AtomFile(Model):
     verify: Literal[tuple(VERIFY_KINDS)] | None = None  # type: ignore[valid-type]
     sandbox: list[Literal[tuple(SANDBOX_KINDS)]] = Field(default_factory=list)  # type: ignore[valid-type]
     params: dict[str, ParamSpec] = Field(default_factory=dict)
-    examples: list[dict[str, Any]] = Field(min_length=1)
+    examples: list[dict[str, JsonValue]] = Field(min_length=1)  # each a GateExample or a VerifyExample
 
     @field_validator("name")
     @classmethod
@@ -98,6 +98,7 @@ class Atom:
     verify: str | None
     sandbox: tuple[str, ...]
     params: dict[str, ParamSpec]
+    defaults: dict[str, ParamValue]  # each parameter's default that has one, checked as its type
     examples: tuple[GateExample | VerifyExample, ...]
     text: str
     toml_path: Path
@@ -140,7 +141,7 @@ def load_atom_folder(folder: Path, display: str) -> Atom | Alias:
         raise src.error(("name",), "the atom enforces nothing: name a gate, verify or sandbox kind (prompt-only rules are not atoms)")
     if len(set(atom.sandbox)) != len(atom.sandbox):
         raise src.error(("sandbox",), "duplicate sandbox kinds")
-    _check_params(atom, src)
+    defaults = _check_params(atom, src)
     examples = tuple(_check_example(atom, n, ex, src) for n, ex in enumerate(atom.examples))
     if atom.gate and not any(isinstance(e, GateExample) for e in examples):
         raise src.error(("gate",), "an atom with a gate kind needs at least one example tool call")
@@ -154,7 +155,7 @@ def load_atom_folder(folder: Path, display: str) -> Atom | Alias:
     if not text.strip():
         raise ManifestError(str(Path(display).with_name("text.md")), 1, "text.md is empty")
     return Atom(
-        atom.name, atom.summary, atom.gate, atom.verify, tuple(atom.sandbox), dict(atom.params),
+        atom.name, atom.summary, atom.gate, atom.verify, tuple(atom.sandbox), dict(atom.params), defaults,
         examples, text, toml_path, text_path, src,
     )
 
@@ -168,8 +169,10 @@ def _kind_params(atom: AtomFile) -> dict[str, str]:
     return wanted
 
 
-def _check_params(atom: AtomFile, src: TomlSource) -> None:
+def _check_params(atom: AtomFile, src: TomlSource) -> dict[str, ParamValue]:
+    """The parameters checked against the atom's kinds; their defaults, checked."""
     wanted = _kind_params(atom)
+    defaults: dict[str, ParamValue] = {}
     for pname, spec in atom.params.items():
         loc = ("params", pname)
         if not PARAM_NAME.fullmatch(pname):
@@ -184,15 +187,16 @@ def _check_params(atom: AtomFile, src: TomlSource) -> None:
             raise src.error(loc, f"parameter `{pname}` needs a default or a task-field to come from")
         if spec.default is not None:
             try:
-                check_value(spec.type, spec.default)
+                defaults[pname] = check_value(spec.type, spec.default)
             except ValueError as exc:
                 raise src.error(loc + ("default",), f"default of `{pname}`: {exc}") from None
     for pname in wanted:
         if pname not in atom.params:
             raise src.error(("params",), f"the atom's kinds need parameter `{pname}` ({wanted[pname]}); declare it")
+    return defaults
 
 
-def _check_example(atom: AtomFile, n: int, raw: dict[str, Any], src: TomlSource) -> GateExample | VerifyExample:
+def _check_example(atom: AtomFile, n: int, raw: dict[str, JsonValue], src: TomlSource) -> GateExample | VerifyExample:
     prefix = ("examples", n)
     if "tool" in raw:
         ex: GateExample | VerifyExample = parse_model(GateExample, raw, src, prefix)

@@ -8,16 +8,20 @@ from __future__ import annotations
 import sys
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Alias, Atom, load_atom_folder
 from runtime.manifests.locate import CATALOG_PARTS, GRAMMAR_SUFFIX, catalog_layers, grammar_name, role_file
 from runtime.manifests.notify import FILE as NOTIFY_FILE
 from runtime.manifests.notify import Notify, load_notify
+from runtime.manifests.params import GrammarFields
 from runtime.manifests.program import ProgramGrammar, load_program
 from runtime.manifests.toolchain import FILE as TOOLCHAIN_FILE
 from runtime.manifests.toolchain import Toolchain, load_toolchain
+
+if TYPE_CHECKING:
+    from runtime.manifests.role import ResolvedRole
 
 _WARNED: set[str] = set()
 
@@ -52,7 +56,7 @@ class Catalog:
         self.cap_dir = self.root / "capabilities"
         self.role_dir = self.root / "roles"
         self.program_dir = self.root / "programs"
-        self.resolved_roles: dict[str, Any] = {}  # name -> ResolvedRole (runtime.manifests.role.load_role)
+        self.resolved_roles: dict[str, ResolvedRole] = {}  # by name (runtime.manifests.role.load_role)
 
     def _layered(self, part: str, pattern: str) -> list[Path]:
         """Files matching ``pattern`` under ``part`` of every layer; a later layer's file of the same
@@ -154,8 +158,8 @@ class Catalog:
         return self.load_programs()
 
     @cached_property
-    def grammars(self) -> dict[str, dict[str, Any]]:
-        """Named grammars in the form program rules take them."""
+    def grammars(self) -> dict[str, GrammarFields]:
+        """Named grammars, compiled, as program rules take them."""
         return {name: g.grammar for name, g in self.programs.items()}
 
     @cached_property

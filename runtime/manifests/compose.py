@@ -6,9 +6,8 @@ the task body, joined by ``\\n\\n---\\n\\n``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from runtime.manifests.atom import Atom
+from runtime.manifests.params import ParamValue, ProgramRule, param_list
 from runtime.manifests.role import ResolvedRole
 from runtime.manifests.task import Task
 
@@ -20,15 +19,15 @@ _ESCALATION = {
 }
 
 
-def param_values(role: ResolvedRole, task: Task | None) -> dict[str, dict[str, Any]]:
+def param_values(role: ResolvedRole, task: Task | None) -> dict[str, dict[str, ParamValue]]:
     """Each atom's parameter values: default, then the role's, then the task's."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, ParamValue]] = {}
     for atom in role.atoms:
-        values: dict[str, Any] = {}
+        values: dict[str, ParamValue] = {}
         for pname, spec in atom.params.items():
-            value = role.params.get(atom.name, {}).get(pname, spec.default)
-            if task is not None and spec.task_field in task.fields:
-                value = task.fields[spec.task_field]
+            value = role.params.get(atom.name, {}).get(pname, atom.defaults.get(pname))
+            if task is not None and spec.task_field and (given := task.value_of(spec.task_field)) is not None:
+                value = given
             if value is not None:
                 values[pname] = value
         out[atom.name] = values
@@ -39,15 +38,15 @@ def _code_list(items: list[str]) -> str:
     return ", ".join(f"`{i}`" for i in items)
 
 
-def _shell_summary(rules: list[dict[str, Any]]) -> str:
+def _shell_summary(rules: list[ProgramRule]) -> str:
     parts = []
     for rule in rules:
-        subs = rule["subcommands"]
-        parts.append(f"`{rule['program']}`" + (f" ({', '.join(subs)})" if subs else ""))
+        subs = rule.subcommands
+        parts.append(f"`{rule.program}`" + (f" ({', '.join(subs)})" if subs else ""))
     return ", ".join(parts)
 
 
-def scope_block(role: ResolvedRole, task: Task | None, values: dict[str, dict[str, Any]]) -> str:
+def scope_block(role: ResolvedRole, task: Task | None, values: dict[str, dict[str, ParamValue]]) -> str:
     lines = ["## Your task's scope", ""]
     if task is not None:
         parent = f", reporting to `{task.parent_agent}`" if task.parent_agent else ""
@@ -58,19 +57,22 @@ def scope_block(role: ResolvedRole, task: Task | None, values: dict[str, dict[st
     by_gate = {a.gate: a for a in role.atoms if a.gate}
     by_verify = {a.verify: a for a in role.atoms if a.verify}
 
-    def v(atom: Atom, name: str) -> Any:
+    def v(atom: Atom, name: str) -> ParamValue | None:
         return values[atom.name].get(name)
 
+    def strs(atom: Atom, name: str) -> list[str]:
+        return param_list(v(atom, name), str)
+
     if "bash-allowlist" in by_gate:
-        rules = v(by_gate["bash-allowlist"], "rules") or []
+        rules = param_list(v(by_gate["bash-allowlist"], "rules"), ProgramRule)
         lines.append(f"- Shell programs you may run: {_shell_summary(rules) or 'none'}")
     if "read-only" in by_gate or "write-whitelist" not in by_gate:
         lines.append("- You may not write any file.")
     else:
-        globs = v(by_gate["write-whitelist"], "globs") or []
+        globs = strs(by_gate["write-whitelist"], "globs")
         lines.append(f"- You may write only inside: {_code_list(globs)}" if globs else "- You may not write any file: no write scope is given.")
     if "write-denylist" in by_gate and v(by_gate["write-denylist"], "globs"):
-        lines.append(f"- Never write inside: {_code_list(v(by_gate['write-denylist'], 'globs'))}")
+        lines.append(f"- Never write inside: {_code_list(strs(by_gate['write-denylist'], 'globs'))}")
     if "dep-files" in by_gate:
         lines.append("- Leave dependency declarations and lock files unchanged.")
     if "tests-green" in by_verify and v(by_verify["tests-green"], "command"):
@@ -78,11 +80,11 @@ def scope_block(role: ResolvedRole, task: Task | None, values: dict[str, dict[st
         lines.append(f"- Before you finish, `{v(atom, 'command')}` must pass with at least {v(atom, 'min-count')} tests, "
                      "and every test the base runs must still run and pass.")
     if "checks-green" in by_verify and v(by_verify["checks-green"], "commands"):
-        lines.append(f"- These checks must pass: {_code_list(v(by_verify['checks-green'], 'commands'))}")
+        lines.append(f"- These checks must pass: {_code_list(strs(by_verify['checks-green'], 'commands'))}")
     if "report-fields" in by_verify and v(by_verify["report-fields"], "fields"):
-        lines.append(f"- Your final report must include the fields: {', '.join(v(by_verify['report-fields'], 'fields'))}")
+        lines.append(f"- Your final report must include the fields: {', '.join(strs(by_verify['report-fields'], 'fields'))}")
     if "severity-grades" in by_verify:
-        lines.append(f"- Grade every finding: {', '.join(v(by_verify['severity-grades'], 'grades'))}")
+        lines.append(f"- Grade every finding: {', '.join(strs(by_verify['severity-grades'], 'grades'))}")
     lines.append(f"- {_ESCALATION[role.escalation]}")
     return "\n".join(lines)
 

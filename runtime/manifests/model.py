@@ -22,7 +22,7 @@ def parse_model(cls: type[M], data: Any, src: TomlSource, prefix: tuple[Any, ...
             # A key missing beside an unknown one in the same table is most likely that key misspelt: say so.
             err = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == err["loc"][:-1]), err)
         loc = prefix + tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        message = describe({**err, "loc": loc})
+        message = describe({"type": err["type"], "loc": loc, "msg": err["msg"]})
         if err["type"] == "extra_forbidden" and isinstance(loc[-1], str):
             message += did_you_mean(loc[-1], key_names(cls))
         raise ManifestError(src.path, src.line_of(loc), message) from None

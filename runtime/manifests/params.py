@@ -1,14 +1,16 @@
-"""Typed atom parameters: the type names an atom may declare, and their checks."""
+"""Typed atom parameters: the type names an atom may declare, their checks, and the values they check to
+(``ParamValue``): shell rules and MCP rules as the models that validate them, the rest as plain values."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Literal, TypeAlias, TypeVar
 
 from pydantic import Field, ValidationError, field_validator
 
 from runtime.lang.globs import check_glob
+from runtime.lang.jsontypes import JSON, JSONDict
 from runtime.model import Model, describe
 
 PROGRAM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
@@ -24,6 +26,9 @@ class Trailing(Model):
     option_style: Literal["gnu", "go"] = "gnu"
     options: dict[str, str | list[str]] = Field(default_factory=dict)
     positionals: list[str | list[str]] = Field(default_factory=list)
+
+    def policy_json(self) -> JSONDict:
+        return {"option-style": self.option_style, "options": dict(self.options), "positionals": list(self.positionals)}
 
 
 class GrammarFields(Model):
@@ -76,6 +81,25 @@ class GrammarFields(Model):
                 raise ValueError(f"`{name}` is not a variable name")
         return v
 
+    def grammar_json(self) -> JSONDict:
+        """The grammar as the policy holds it, which ``runtime.lang.grammar.Grammar`` reads."""
+        return {
+            "option-style": self.option_style,
+            "options": dict(self.options),
+            "positionals": list(self.positionals),
+            "trailing": self.trailing.policy_json() if self.trailing is not None else None,
+            "env": list(self.env),
+            "xargs": self.xargs,
+            "cwd": self.cwd,
+            "response-files": self.response_files,
+            "harmless-options": self.harmless_options,
+            "min-positionals": self.min_positionals,
+            "glob-writes": self.glob_writes,
+            "stdin": self.stdin,
+            "forbidden": dict(self.forbidden),
+            "anchored": {folder: list(names) for folder, names in self.anchored.items()},
+        }
+
 
 class ProgramRule(GrammarFields):
     """One per-program rule of ``tools::bash-allowlist``.
@@ -112,72 +136,69 @@ class ProgramRule(GrammarFields):
                 raise ValueError(f"subcommand `{s}` must be words separated by single spaces")
         return v
 
+    def policy_json(self) -> JSONDict:
+        """The rule as the policy holds it (a compiled rule: ``compile_grammar``'s)."""
+        return {"program": self.program, "subcommands": list(self.subcommands), **self.grammar_json(),
+                "inline-code": self.inline_code, "arg-files": self.arg_files, "ask": self.ask}
 
-_GRAMMAR_KEYS = ("option-style", "options", "positionals", "trailing", "env", "xargs", "cwd", "response-files",
-                 "harmless-options", "min-positionals", "glob-writes", "stdin", "forbidden", "anchored")
+
+# A grammar's keys, by field name: what a rule naming a grammar may not set itself.
+_GRAMMAR_KEYS = {name: field.alias or name for name, field in GrammarFields.model_fields.items()}
 # Types that mean the program loads code from, or writes to, what it is given: not harmless options.
 _NOT_HARMLESS = ("path-in-root", "path-in-scope", "folder-in-scope", "file-in-scope", "copy-in-scope", "copy-to-scope",
                  "diff")
 
 
-def compile_grammar(fields: dict[str, Any], program: str) -> dict[str, Any]:
+V = TypeVar("V")
+G = TypeVar("G", bound=GrammarFields)
+
+
+def _spellings(options: Mapping[str, V]) -> dict[str, V]:
+    """One entry per spelling: `-v|--verbose` is two."""
+    out: dict[str, V] = {}
+    for key, vtype in options.items():
+        for spelling in key.split("|"):
+            if spelling in out:
+                raise ValueError(f"option `{spelling}` is declared twice")
+            out[spelling] = vtype
+    return out
+
+
+def compile_grammar(fields: G, program: str) -> G:
     """A grammar as the policy holds it: one entry per option spelling, every type checked."""
     from runtime.lang.grammar import Grammar, GrammarError
 
-    def spellings(options: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, vtype in options.items():
-            for spelling in key.split("|"):
-                if spelling in out:
-                    raise ValueError(f"option `{spelling}` is declared twice")
-                out[spelling] = vtype
-        return out
-
-    out = {k: fields.get(k) for k in _GRAMMAR_KEYS}
-    out["option-style"] = out["option-style"] or "gnu"
-    out["options"] = spellings(out["options"] or {})
-    out["positionals"] = list(out["positionals"] or [])
-    out["env"] = list(out["env"] or [])
-    out["xargs"] = bool(out["xargs"])
-    out["cwd"] = out["cwd"] or "in-root"
-    out["response-files"] = out["response-files"] is not False
-    out["harmless-options"] = out["harmless-options"] is True
-    out["min-positionals"] = out["min-positionals"] or 0
-    out["glob-writes"] = out["glob-writes"] is True
-    out["forbidden"] = {spelling: why for key, why in (out["forbidden"] or {}).items()
-                        for spelling in (key.split("|") if key.startswith("-") else [key])}
-    anchored: dict[str, list[str]] = {folder: list(names) for folder, names in (out["anchored"] or {}).items()}
-    out["anchored"] = anchored
-    options: dict[str, Any] = out["options"] or {}
-    for folder, names in anchored.items():
+    options = _spellings(fields.options)
+    forbidden = {spelling: why for key, why in fields.forbidden.items()
+                 for spelling in (key.split("|") if key.startswith("-") else [key])}
+    for folder, names in fields.anchored.items():
         for name in (folder, *names):
             vtype = options.get(name)
             if not isinstance(vtype, str) or vtype.rstrip("?") not in ("path-in-scope", "folder-in-scope", "file-in-scope"):
                 raise ValueError(f"anchored `{folder}`: `{name}` must be an option declared with a path type")
-    if out["glob-writes"]:
-        last = out["positionals"][-1] if out["positionals"] else None
+    if fields.glob_writes:
+        last = fields.positionals[-1] if fields.positionals else None
         if not (isinstance(last, str) and last in ("path-in-scope...", "file-in-scope...")):
             raise ValueError("`glob-writes` is about the files a program writes: its last operand type must be "
                              "`path-in-scope...` or `file-in-scope...`")
-    if out["harmless-options"]:
-        types = [*dict(out["options"] or {}).values(), *list(out["positionals"] or [])]
+    if fields.harmless_options:
+        types = [*options.values(), *fields.positionals]
         typed = [t for t in types if isinstance(t, str) and t.rstrip("?.") in _NOT_HARMLESS]
         if typed:
             raise ValueError(f"`harmless-options` says no option writes or loads code, but the grammar has "
                              f"{typed[0].rstrip('?.')} values")
-    trailing = out["trailing"]
+    trailing = fields.trailing
     if trailing is not None:
-        out["trailing"] = {"option-style": trailing.get("option-style") or "gnu",
-                           "options": spellings(trailing.get("options") or {}),
-                           "positionals": list(trailing.get("positionals") or [])}
+        trailing = trailing.model_copy(update={"options": _spellings(trailing.options)})
+    compiled = fields.model_copy(update={"options": options, "forbidden": forbidden, "trailing": trailing})
     try:
-        Grammar(out, program)
+        Grammar(compiled.grammar_json(), program)
     except GrammarError as exc:
         raise ValueError(str(exc)) from None
-    return out
+    return compiled
 
 
-def _str(v: Any) -> str:
+def _str(v: JSON) -> str:
     if not isinstance(v, str):
         raise ValueError(f"expected a string, got {type(v).__name__}")
     return v
@@ -200,6 +221,10 @@ class McpRule(Model):
     writes: list[str] = Field(default_factory=list)
     urls: list[str] = Field(default_factory=list)
     ask: bool = False
+
+    def policy_json(self) -> JSONDict:
+        return {"server": self.server, "tools": list(self.tools), "reads": list(self.reads),
+                "writes": list(self.writes), "urls": list(self.urls), "ask": self.ask}
 
     @field_validator("server")
     @classmethod
@@ -227,31 +252,31 @@ class McpRule(Model):
         return v
 
 
-def _mcp_rules(v: Any) -> list[dict[str, Any]]:
+def _mcp_rules(v: JSON) -> list[McpRule]:
     if not isinstance(v, list):
         raise ValueError("expected an array of MCP rules")
     out = []
     for n, item in enumerate(v):
         try:
-            out.append(McpRule.model_validate(item).model_dump(by_alias=True))
+            out.append(McpRule.model_validate(item))
         except ValidationError as exc:
-            raise ValueError(f"rule {n + 1}: {describe(dict(exc.errors(include_url=False)[0]))}") from None
+            raise ValueError(f"rule {n + 1}: {describe(exc.errors(include_url=False)[0])}") from None
     return out
 
 
-def _ask_or_deny(v: Any) -> str:
+def _ask_or_deny(v: JSON) -> str:
     if v not in ("ask", "deny"):
         raise ValueError(f"expected \"ask\" or \"deny\", got {v!r}")
     return str(v)
 
 
-def _test_results(v: Any) -> str:
+def _test_results(v: JSON) -> str:
     if v not in TEST_RESULTS:
         raise ValueError(f"expected one of {', '.join(repr(x) for x in TEST_RESULTS)}, got {v!r}")
     return str(v)
 
 
-def _test_source(v: Any) -> str:
+def _test_source(v: JSON) -> str:
     """Hidden tests: an absolute path to a folder outside the repository, or a git revision (checked where the
     repository is known, before anything runs)."""
     text = _str(v)
@@ -260,7 +285,7 @@ def _test_source(v: Any) -> str:
     return text
 
 
-def _str_list(v: Any) -> list[str]:
+def _str_list(v: JSON) -> list[str]:
     if not isinstance(v, list):
         raise ValueError(f"expected a list of strings, got {type(v).__name__}")
     out = [_str(x) for x in v]
@@ -270,34 +295,34 @@ def _str_list(v: Any) -> list[str]:
     return out
 
 
-def _int(v: Any) -> int:
+def _int(v: JSON) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise ValueError("expected a non-negative integer")
     return v
 
 
-def _bool(v: Any) -> bool:
+def _bool(v: JSON) -> bool:
     if not isinstance(v, bool):
         raise ValueError("expected true or false")
     return v
 
 
-def _command(v: Any) -> str:
+def _command(v: JSON) -> str:
     s = _str(v)
     if not s.strip() or "\x00" in s:
         raise ValueError("expected a non-empty shell command")
     return s
 
 
-def _command_list(v: Any) -> list[str]:
+def _command_list(v: JSON) -> list[str]:
     return [_command(x) for x in _str_list(v)]
 
 
-def _glob_list(v: Any) -> list[str]:
+def _glob_list(v: JSON) -> list[str]:
     return [check_glob(g) for g in _str_list(v)]
 
 
-def _secret_path_list(v: Any) -> list[str]:
+def _secret_path_list(v: JSON) -> list[str]:
     """Paths that hold secrets, as globs of three shapes: `~/REL` below the home folder, `/ABS`, `**/NAME` at
     any depth."""
     out = []
@@ -313,7 +338,7 @@ def _secret_path_list(v: Any) -> list[str]:
     return out
 
 
-def _control_path_list(v: Any) -> list[str]:
+def _control_path_list(v: JSON) -> list[str]:
     """Control files a task may change: plain relative paths (no wildcards) through a control name
     other than `.git`, which only the orchestrator ever writes."""
     from runtime.manifests.control import CONTROL, NEVER_EXEMPT, control_name
@@ -338,7 +363,7 @@ def _control_path_list(v: Any) -> list[str]:
     return out
 
 
-def _tool_list(v: Any) -> list[str]:
+def _tool_list(v: JSON) -> list[str]:
     out = _str_list(v)
     for t in out:
         if not TOOL_NAME.fullmatch(t):
@@ -346,7 +371,7 @@ def _tool_list(v: Any) -> list[str]:
     return out
 
 
-def _domain_list(v: Any) -> list[str]:
+def _domain_list(v: JSON) -> list[str]:
     from runtime.lang.domains import pattern_error
 
     out = _str_list(v)
@@ -356,7 +381,7 @@ def _domain_list(v: Any) -> list[str]:
     return out
 
 
-def _cidr_list(v: Any) -> list[str]:
+def _cidr_list(v: JSON) -> list[str]:
     import ipaddress
 
     out = _str_list(v)
@@ -368,16 +393,18 @@ def _cidr_list(v: Any) -> list[str]:
     return out
 
 
-def _port_list(v: Any) -> list[int]:
-    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x < 65536 for x in v):
-        raise ValueError("expected an array of port numbers (1-65535)")
-    return list(dict.fromkeys(v))
+def _port_list(v: JSON) -> list[int]:
+    if isinstance(v, list):
+        ports = [x for x in v if isinstance(x, int) and not isinstance(x, bool) and 0 < x < 65536]
+        if len(ports) == len(v):
+            return list(dict.fromkeys(ports))
+    raise ValueError("expected an array of port numbers (1-65535)")
 
 
 _OLD_KEYS = ("deny-flags", "root-path-flags", "scope-path-flags", "positional-writes")
 
 
-def _old_form(item: dict[str, Any]) -> None:
+def _old_form(item: Mapping[str, JSON]) -> None:
     """A rule written for the denylist gate, which would now mean something else: say so."""
     old = [k for k in _OLD_KEYS if k in item]
     if old:
@@ -392,18 +419,17 @@ def _old_form(item: dict[str, Any]) -> None:
                          "`runtime migrate` rewrites rules of the old form")
 
 
-def _program_rules(v: Any, grammars: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def _program_rules(v: JSON, grammars: Mapping[str, GrammarFields] | None = None) -> list[ProgramRule]:
     if not isinstance(v, list):
         raise ValueError("expected an array of program rules")
-    rules: list[dict[str, Any]] = []
+    rules: list[ProgramRule] = []
     for n, item in enumerate(v):
         try:
             if isinstance(item, dict):
                 _old_form(item)
             rule = ProgramRule.model_validate(item)
-            raw = rule.model_dump(by_alias=True, exclude_unset=True)
             if rule.grammar is not None:
-                inline = sorted(k for k in _GRAMMAR_KEYS if k in raw)
+                inline = sorted(_GRAMMAR_KEYS[k] for k in rule.model_fields_set if k in _GRAMMAR_KEYS)
                 if inline:
                     raise ValueError(f"`{rule.program}` names the grammar `{rule.grammar}` and also sets "
                                      f"{', '.join(inline)}; put them in one place")
@@ -411,26 +437,25 @@ def _program_rules(v: Any, grammars: dict[str, dict[str, Any]] | None = None) ->
                 if found is None:
                     known = ", ".join(sorted(grammars or {})) or "none"
                     raise ValueError(f"unknown grammar `{rule.grammar}` (the catalog's programs/ folder has: {known})")
-                raw = {**found, **raw}
-            compiled = compile_grammar(raw, rule.program)
+                rule = rule.model_copy(update={k: getattr(found, k) for k in _GRAMMAR_KEYS})
+            rules.append(compile_grammar(rule, rule.program))
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            raise ValueError(f"rule {n + 1}: {describe(dict(err))}") from None
+            raise ValueError(f"rule {n + 1}: {describe(exc.errors(include_url=False)[0])}") from None
         except ValueError as exc:
             raise ValueError(f"rule {n + 1}: {exc}") from None
-        rules.append({
-            "program": rule.program, "subcommands": list(rule.subcommands), **compiled,
-            "inline-code": rule.inline_code, "arg-files": rule.arg_files, "ask": rule.ask,
-        })
     # Several rules may name one program (`python -m pytest` and `python -m unittest`, each with its grammar):
     # the gate tries them in order. The same rule twice is a slip, never a second meaning.
-    for n, compiled_rule in enumerate(rules):
-        if compiled_rule in rules[:n]:
-            raise ValueError(f"rule {n + 1} repeats rule {rules.index(compiled_rule) + 1} (`{compiled_rule['program']}`)")
+    held = [rule.policy_json() for rule in rules]
+    for n, one in enumerate(held):
+        if one in held[:n]:
+            raise ValueError(f"rule {n + 1} repeats rule {held.index(one) + 1} (`{rules[n].program}`)")
     return rules
 
 
-PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
+ParamValue: TypeAlias = "bool | int | str | list[str] | list[int] | list[ProgramRule] | list[McpRule]"
+"""A parameter's value as its type checks it (``check_value``): what roles, tasks and atoms' defaults hold."""
+
+PARAM_TYPES: dict[str, Callable[[JSON], ParamValue]] = {
     "bool": _bool,
     "int": _int,
     "str": _str,
@@ -452,7 +477,7 @@ PARAM_TYPES: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def check_value(type_name: str, value: Any, grammars: dict[str, dict[str, Any]] | None = None) -> Any:
+def check_value(type_name: str, value: JSON, grammars: Mapping[str, GrammarFields] | None = None) -> ParamValue:
     """Validate and normalise ``value`` as ``type_name``; ValueError if it is not one.
 
     ``grammars`` are the catalog's named argument grammars, which program rules may refer to.
@@ -460,3 +485,24 @@ def check_value(type_name: str, value: Any, grammars: dict[str, dict[str, Any]] 
     if type_name == "program-rules":
         return _program_rules(value, grammars)
     return PARAM_TYPES[type_name](value)
+
+
+T = TypeVar("T", str, int, ProgramRule, McpRule)
+
+
+def param_list(value: ParamValue | None, item: type[T]) -> list[T]:
+    """A list parameter's value, each item a ``item`` (a glob list's `str`, a shell rule); empty when unset."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        items = [x for x in value if isinstance(x, item)]
+        if len(items) == len(value):
+            return items
+    raise TypeError(f"expected a list of {item.__name__}, got {value!r}")
+
+
+def param_json(value: ParamValue) -> JSON:
+    """A value as the compiled policy holds it: rules as their tables, the rest as they are."""
+    if isinstance(value, list):
+        return [x.policy_json() if isinstance(x, (ProgramRule, McpRule)) else x for x in value]
+    return value

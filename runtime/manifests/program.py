@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -54,7 +54,7 @@ class ProgramFile(GrammarFields):
 class ProgramGrammar:
     name: str
     summary: str
-    grammar: dict[str, Any]  # as a rule holds it (compile_grammar's form)
+    grammar: GrammarFields  # compiled, as a rule holds it (compile_grammar's form)
     examples: tuple[CommandExample, ...]
     path: Path
     src: TomlSource
@@ -72,9 +72,10 @@ def load_program(path: Path, display: str) -> ProgramGrammar:
         raise src.error(("name",), f"`{doc.name}` is not a grammar name (lower case, digits, `_.+-`)")
     if not doc.examples:
         raise src.error(("name",), "a grammar needs at least one example command")
-    raw = doc.model_dump(by_alias=True, exclude={"name", "summary", "examples"}, exclude_none=True)
+    # The grammar alone, without the file's name, summary and examples: validated already, as part of the file.
+    fields = GrammarFields.model_construct(**{name: getattr(doc, name) for name in GrammarFields.model_fields})
     try:
-        grammar = compile_grammar(raw, doc.name)
+        grammar = compile_grammar(fields, doc.name)
     except ValueError as exc:
         raise src.error(("options",), str(exc)) from None
     return ProgramGrammar(doc.name, doc.summary, grammar, tuple(doc.examples), path, src)

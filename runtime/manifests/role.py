@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, JsonValue, field_validator
 
 from runtime.errors import ManifestError
 from runtime.manifests.atom import Atom
@@ -21,7 +21,7 @@ from runtime.manifests.kinds import PERSON_TOOLS, SUBAGENT_TOOLS, TOOLS
 from runtime.manifests.locate import role_file_below
 from runtime.manifests.model import parse_model
 from runtime.manifests.names import check_role_name
-from runtime.manifests.params import check_value
+from runtime.manifests.params import ParamValue, ProgramRule, check_value, param_list
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 from runtime.model import Model
 
@@ -75,7 +75,7 @@ class RoleFile(Model):
     tools: ToolsSection | None = None
     escalation: EscalationSection | None = None
     session: SessionSection | None = None
-    params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    params: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)  # by atom, checked as their types
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class ResolvedRole:
     escalation: str
     tools: tuple[str, ...]
     atoms: tuple[Atom, ...]
-    params: dict[str, dict[str, Any]]  # values the role chain sets, by atom
+    params: dict[str, dict[str, ParamValue]]  # values the role chain sets, by atom
     chain: tuple[str, ...]  # ancestors first, this role last
     path: Path
     src: TomlSource = field(repr=False, compare=False)
@@ -216,16 +216,17 @@ def _resolve(catalog: Catalog, path: Path, seen: tuple[str, ...]) -> ResolvedRol
             if pname not in specs:
                 raise src.error(loc, f"`{atom_name}` has no parameter `{pname}` (it has: {', '.join(sorted(specs)) or 'none'})")
             try:
-                value = check_value(specs[pname].type, value, catalog.grammars)
+                checked = check_value(specs[pname].type, value, catalog.grammars)
             except ValueError as exc:
                 raise src.error(loc, f"`{pname}`: {exc}") from None
             inherited = params.get(atom_name, {}).get(pname)
             if specs[pname].type == "program-rules" and inherited:
                 # Shell rules add to the parent's, program by program (the role's rules for a program
                 # replace all the parent's for it): a project role allows `uv` without copying thirty rules.
-                mine = {r["program"] for r in value}
-                value = [r for r in inherited if r["program"] not in mine] + value
-            params.setdefault(atom_name, {})[pname] = value
+                rules = param_list(checked, ProgramRule)
+                mine = {r.program for r in rules}
+                checked = [r for r in param_list(inherited, ProgramRule) if r.program not in mine] + rules
+            params.setdefault(atom_name, {})[pname] = checked
     if role.role.for_sessions and role.role.spawnable:
         raise src.error(("role", "for-sessions"), "a role for sessions is never spawned: set `spawnable = false`")
     reviewer = parent.reviewer if parent else None

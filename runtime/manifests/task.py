@@ -16,12 +16,13 @@ import tomlkit
 from pydantic import Field
 
 from runtime.errors import ManifestError
+from runtime.lang.jsontypes import JSON
 from runtime.manifests.agent import AgentSection, AgentSpec, check_agent
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.kinds import TASK_FIELDS
 from runtime.manifests.model import parse_model
 from runtime.manifests.names import check_agent_id, generated_agent_id
-from runtime.manifests.params import check_value
+from runtime.manifests.params import ParamValue, check_value
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 from runtime.model import Model
@@ -84,7 +85,11 @@ class Task:
     parent_agent: str
     goal: str
     role: ResolvedRole
-    fields: dict[str, Any]  # task field name ("scope.files-whitelist") -> value, only those set
+    # The tables an atom's parameters may be bound to (kinds.TASK_FIELDS), each value checked as its type.
+    scope: ScopeSection
+    verification: VerificationSection
+    output: OutputSection
+    network: NetworkSection
     body: str
     agent: AgentSpec | None  # how spawn runs it; compose and lint need no [agent]
     src: TomlSource = field(repr=False, compare=False)  # a SourceView into the plan for an inline subtask
@@ -92,16 +97,42 @@ class Task:
     # an executor, which loads it again with `task_from_manifest`.
     manifest: str = field(default="", repr=False, compare=False)
 
+    def value_of(self, name: str) -> ParamValue | None:
+        """The task field an atom's parameter names (`scope.files-whitelist`); None when the task does not set it."""
+        table, attr = _attribute(name)
+        value: ParamValue | None = getattr(getattr(self, table), attr)
+        return value
 
-def _set_fields(task: TaskFile) -> dict[str, Any]:
-    dumped = task.model_dump(by_alias=True)
-    out = {}
+    @property
+    def fields(self) -> dict[str, ParamValue]:
+        """Every task field the task sets, by name (`scope.files-whitelist`)."""
+        return {name: value for name in TASK_FIELDS if (value := self.value_of(name)) is not None}
+
+
+def _attribute(name: str) -> tuple[str, str]:
+    """A task field's table and the attribute of its section: `scope.files-whitelist` -> (scope, files_whitelist)."""
+    table, key = name.split(".")
+    return table, key.replace("-", "_")
+
+
+def _set_fields(task: TaskFile) -> dict[str, JSON]:
+    out: dict[str, JSON] = {}
     for name in TASK_FIELDS:
-        table, key = name.split(".")
-        value = dumped[table][key]
+        table, attr = _attribute(name)
+        value = getattr(getattr(task, table), attr)
         if value is not None:
             out[name] = value
     return out
+
+
+def _checked(task: TaskFile, values: dict[str, ParamValue]) -> TaskFile:
+    """``task`` with each field set to its value as its type checks it (`./src/**` is `src/**`)."""
+    tables: dict[str, dict[str, ParamValue]] = {}
+    for name, value in values.items():
+        table, attr = _attribute(name)
+        tables.setdefault(table, {})[attr] = value
+    return task.model_copy(update={table: getattr(task, table).model_copy(update=set_here)
+                                   for table, set_here in tables.items()})
 
 
 class SourceView:
@@ -176,16 +207,17 @@ def task_from_data(
             raise view.error(("task", key), str(exc)) from None
     if not parsed.task.goal.strip():
         raise view.error(("task", "goal"), "the goal is empty")
-    fields = _set_fields(parsed)
+    fields: dict[str, ParamValue] = {}
     bound = {spec.task_field: (atom.name, pname) for atom in role.atoms for pname, spec in atom.params.items() if spec.task_field}
-    for name, value in fields.items():
+    for name, given in _set_fields(parsed).items():
         loc = tuple(name.split("."))
         if name not in bound:
             raise view.error(loc, f"`{name}` is set, but role `{role.name}` has no atom that uses it")
         try:
-            fields[name] = check_value(TASK_FIELDS[name], value)
+            fields[name] = check_value(TASK_FIELDS[name], given)
         except ValueError as exc:
             raise view.error(loc, f"`{name}`: {exc}") from None
+    parsed = _checked(parsed, fields)
     for name, (atom_name, pname) in bound.items():
         spec = next(a for a in role.atoms if a.name == atom_name).params[pname]
         if name not in fields and spec.default is None and pname not in role.params.get(atom_name, {}):
@@ -194,7 +226,8 @@ def task_from_data(
         raise view.error(("body", "text"), "the body is empty")
     agent = check_agent(parsed.agent, view, path.resolve().parent) if parsed.agent is not None else None  # type: ignore[arg-type]
     manifest = tomlkit.dumps(data) if loc_prefix else src.text
-    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, fields, parsed.body.text, agent,
+    return Task(path, digest, agent_id, parsed.task.parent_agent, parsed.task.goal, role, parsed.scope,
+                parsed.verification, parsed.output, parsed.network, parsed.body.text, agent,
                 view, manifest)  # type: ignore[arg-type]
 
 

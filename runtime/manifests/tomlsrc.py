@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import ManifestError
+from runtime.lang.jsontypes import JSONDict
 
 _DECODE_POS = re.compile(r"\(at line (\d+), column \d+\)")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
@@ -105,8 +106,11 @@ class TomlSource:
         return ManifestError(self.path, self.line_of(loc), message)
 
 
-def read_toml(path: Path | str, display: str | None = None) -> tuple[dict[str, Any], TomlSource]:
-    """Parse a TOML file; any problem becomes a one-line ``ManifestError``."""
+def read_toml(path: Path | str, display: str | None = None) -> tuple[JSONDict, TomlSource]:
+    """Parse a TOML file; any problem becomes a one-line ``ManifestError``.
+
+    Its tables are read as JSON, to be narrowed or validated: a date or time, which no manifest takes, is
+    refused there as a value of the wrong type."""
     shown = display or str(path)
     try:
         raw = Path(path).read_bytes()

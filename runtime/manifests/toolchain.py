@@ -145,10 +145,6 @@ class Toolchain:
     def __bool__(self) -> bool:
         return bool(self.folders or self.programs or self.make_targets or self.probes or self.worktree)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"folders": list(self.folders), "path": list(self.path), "programs": list(self.programs),
-                "make-targets": list(self.make_targets), "env": dict(self.env)}
-
 
 def _relative(value: str) -> str | None:
     """``value`` as a clean relative folder, or None when it is absolute, empty or climbs out."""

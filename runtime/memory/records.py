@@ -12,7 +12,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict
 
 MAX_TEXT = 65536
 MAX_NAME = 256
@@ -52,8 +55,8 @@ class Entry:
     learning_id: int | None = None
     score: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+    def to_dict(self) -> JSONDict:
+        data: JSONDict = asdict(self)
         data["tags"] = list(self.tags)
         return data
 

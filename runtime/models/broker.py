@@ -43,11 +43,12 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import BinaryIO, NotRequired, TypedDict
 
 from runtime.ipc.unix_service import JsonLinesHandler, TrackedServer, UnixService
+from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
 from runtime.models.types import ModelError, ModelReach, ModelReply, ModelRequest, check_messages, check_tools, one_line
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -76,7 +77,24 @@ class Usage:
                        cost_usd=self.cost_usd + reply.cost_usd)
 
 
-def _error(kind: str, message: str) -> dict[str, Any]:
+class BrokerRequest(TypedDict):
+    """One request line of the wire format, as an agent sends it (the broker reads it by narrowing)."""
+
+    messages: Sequence[JSONObject]
+    tools: Sequence[JSONObject]
+
+
+class BrokerAnswer(TypedDict):
+    """One answer line of the wire format: the reply (``ModelReply.to_dict``) or the error
+    (``ModelError.to_dict``), and the request's ``id`` when it gave one."""
+
+    ok: bool
+    reply: NotRequired[JSONDict]
+    error: NotRequired[dict[str, str]]
+    id: NotRequired[str | int]
+
+
+def _error(kind: str, message: str) -> BrokerAnswer:
     return {"ok": False, "error": {"kind": kind, "message": one_line(message)}}
 
 
@@ -121,10 +139,10 @@ class Broker(UnixService):
         return u
 
     # -- one request --------------------------------------------------------------------------
-    def handle_line(self, line: bytes | str) -> dict[str, Any]:
+    def handle_line(self, line: bytes | str) -> BrokerAnswer:
         """The reply to one request line (never raises)."""
         try:
-            data = json.loads(line)
+            data: JSON = json.loads(line)
         except (ValueError, UnicodeDecodeError) as exc:
             return _error("request", f"the request is not JSON: {exc}")
         if not isinstance(data, dict):
@@ -135,7 +153,7 @@ class Broker(UnixService):
             reply["id"] = request_id
         return reply
 
-    def _handle(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _handle(self, data: JSONObject) -> BrokerAnswer:
         try:
             messages = check_messages(data.get("messages"))
             tools = check_tools(data.get("tools"))
@@ -155,12 +173,12 @@ class Broker(UnixService):
         return {"ok": True, "reply": reply.to_dict()}
 
 
-class _Handler(JsonLinesHandler):
-    def answer(self, line: bytes) -> dict[str, Any]:
+class _Handler(JsonLinesHandler[BrokerAnswer]):
+    def answer(self, line: bytes) -> BrokerAnswer:
         broker: Broker = self.server.owner  # the owner `Broker.make_server` gave its server
         return broker.handle_line(line)
 
-    def too_long(self, limit: int) -> dict[str, Any]:
+    def too_long(self, limit: int) -> BrokerAnswer:
         return _error("request", f"the request line is longer than {limit} bytes")
 
 
@@ -176,16 +194,17 @@ class BrokerClient:
         self.socket_path = os.fspath(socket_path)
         self.timeout_s = timeout_s
         self._sock: socket.socket | None = None
-        self._rfile: Any = None
+        self._rfile: BinaryIO | None = None
         self._lock = threading.Lock()
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ModelReply:
-        line = json.dumps({"messages": messages, "tools": tools or []}, separators=(",", ":")).encode() + b"\n"
+    def complete(self, messages: Sequence[JSONObject], tools: Sequence[JSONObject] | None = None) -> ModelReply:
+        request: BrokerRequest = {"messages": messages, "tools": tools or []}
+        line = json.dumps(request, separators=(",", ":")).encode() + b"\n"
         with self._lock:
             try:
                 if self._sock is None:
                     self._connect()
-                assert self._sock is not None
+                assert self._sock is not None and self._rfile is not None
                 self._sock.sendall(line)
                 raw = self._rfile.readline()
             except OSError as exc:
@@ -195,7 +214,7 @@ class BrokerClient:
                 self._disconnect()
                 raise ModelError(f"the broker closed the connection ({self.socket_path})", kind="broker")
         try:
-            data = json.loads(raw)
+            data: JSON = json.loads(raw)
             if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
                 raise ValueError("no `ok` field")
             if not data["ok"]:

@@ -42,10 +42,11 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from runtime.errors import ManifestError, MissingExtra
+from runtime.lang.jsontypes import JSONObject
 from runtime.models import scripted
 from runtime.models.types import ModelError, ModelReply, ModelRequest, ToolCall, one_line
 
@@ -126,7 +127,7 @@ def complete(request: ModelRequest, *, api_key: str | None = None, backoff_s: fl
     ``api_key`` is passed to litellm when given; otherwise litellm reads the provider's usual
     variable (``OPENAI_API_KEY``, ...) from the orchestrator's environment.
     """
-    return _complete(request, {}, api_key=api_key, backoff_s=backoff_s, sleep=sleep)
+    return _complete(request, None, api_key=api_key, backoff_s=backoff_s, sleep=sleep)
 
 
 class StructuredReplyError(ModelError):
@@ -153,7 +154,7 @@ def complete_structured(request: ModelRequest, schema: type[M], *, api_key: str 
     """
     from pydantic import ValidationError
 
-    reply = _complete(request, {"response_format": schema}, api_key=api_key, backoff_s=backoff_s, sleep=sleep)
+    reply = _complete(request, schema, api_key=api_key, backoff_s=backoff_s, sleep=sleep)
     name = getattr(schema, "__name__", "the schema")
     content = reply.content
     if content is None or not content.strip():
@@ -201,11 +202,24 @@ def _validation_lines(exc: Any, limit: int = 20) -> list[str]:
     return lines
 
 
-def _complete(request: ModelRequest, extra: dict[str, Any], *, api_key: str | None, backoff_s: float,
-              sleep: Callable[[float], None]) -> ModelReply:
+class _Completion(TypedDict, total=False):
+    """The keywords of one `litellm.completion` call."""
+
+    model: str
+    messages: Sequence[JSONObject]
+    timeout: float
+    max_retries: int
+    tools: Sequence[JSONObject]
+    api_base: str
+    api_key: str
+    response_format: type[BaseModel]
+
+
+def _complete(request: ModelRequest, response_format: type[BaseModel] | None, *, api_key: str | None,
+              backoff_s: float, sleep: Callable[[float], None]) -> ModelReply:
     if is_scripted(request.model):
         return _play(request)
-    kwargs: dict[str, Any] = {
+    kwargs: _Completion = {
         "model": request.model,
         "messages": copy.deepcopy(request.messages),
         "timeout": request.timeout_s,
@@ -217,7 +231,8 @@ def _complete(request: ModelRequest, extra: dict[str, Any], *, api_key: str | No
         kwargs["api_base"] = request.api_base
     if api_key is not None:
         kwargs["api_key"] = api_key
-    kwargs.update(extra)
+    if response_format is not None:
+        kwargs["response_format"] = response_format
     try:
         litellm = get_litellm(request.model)
     except MissingExtra as exc:  # model_problem said so before the run; a call still ends as a model failure

@@ -33,11 +33,13 @@ import json
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from runtime.errors import ManifestError
+from runtime.lang.jsontypes import JSONObject
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 
 _TURN_KEYS = ("tool_calls", "content")
@@ -47,7 +49,7 @@ _CALL_KEYS = ("name", "input")
 @dataclass(frozen=True)
 class ScriptedCall:
     name: str
-    input: dict[str, Any]
+    input: JSONObject  # the tool input, as the model would write it
 
 
 @dataclass(frozen=True)
@@ -66,13 +68,21 @@ class Script:
     reviews: tuple[ScriptTurn, ...] = ()
 
 
+class PlayedCall(TypedDict):
+    """A tool call as a model's answer carries it: its arguments a JSON string."""
+
+    id: str  # call_<n>
+    name: str
+    arguments: str
+
+
 @dataclass(frozen=True)
 class PlayedTurn:
     """What one call of the scripted model answers."""
 
     index: int  # 0-based position in the script; len(turns) or more once it is used up
     content: str | None
-    tool_calls: tuple[dict[str, Any], ...]  # {"id": "call_<n>", "name": ..., "arguments": JSON string}
+    tool_calls: tuple[PlayedCall, ...]
     prompt_tokens: int
     completion_tokens: int
 
@@ -102,7 +112,7 @@ def load_script(path: str | os.PathLike[str]) -> Script:
     return script
 
 
-def parse_script(data: dict[str, Any], src: TomlSource) -> Script:
+def parse_script(data: JSONObject, src: TomlSource) -> Script:
     """Validate parsed TOML as a script; every error names its line."""
     for key in data:
         if key not in ("turn", "review", "latency-s"):
@@ -222,7 +232,8 @@ def tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-def play(script_path: str | os.PathLike[str], agent_id: str, messages: list[Any], tools: list[Any] | None = None) -> PlayedTurn:
+def play(script_path: str | os.PathLike[str], agent_id: str, messages: Sequence[JSONObject],
+         tools: Sequence[JSONObject] | None = None) -> PlayedTurn:
     """Answer the next call of ``agent_id``: its next scripted turn, or an "exhausted" content."""
     script = load_script(script_path)
     key = (agent_id, str(Path(script_path).resolve()))
@@ -242,7 +253,7 @@ def play(script_path: str | os.PathLike[str], agent_id: str, messages: list[Any]
     if turn.content is not None:
         return PlayedTurn(index, turn.content, (), prompt_tokens, tokens(turn.content))
     calls = tuple(
-        {"id": f"call_{calls_made + k}", "name": call.name, "arguments": json.dumps(call.input)}
+        PlayedCall(id=f"call_{calls_made + k}", name=call.name, arguments=json.dumps(call.input))
         for k, call in enumerate(turn.tool_calls, start=1)
     )
     completion = json.dumps([[c["name"], c["arguments"]] for c in calls])

@@ -13,10 +13,12 @@ function-tool schemas (``{"type": "function", "function": {"name", "description"
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 from runtime.errors import AgentFailed
+from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
 
 
 def one_line(text: object, limit: int = 500) -> str:
@@ -44,37 +46,41 @@ class ModelError(AgentFailed):
         return {"kind": self.kind, "message": self.message}
 
     @classmethod
-    def from_dict(cls, data: Any) -> ModelError:
+    def from_dict(cls, data: JSON) -> ModelError:
         if not isinstance(data, dict):
             return cls(f"malformed error from the broker: {one_line(repr(data), 200)}", kind="broker")
         return cls(str(data.get("message") or "unknown error"), kind=str(data.get("kind") or "llm"))
 
 
-def check_messages(messages: Any) -> list[dict[str, Any]]:
+def check_messages(messages: JSON) -> list[JSONObject]:
     """``messages`` if it is a list of chat messages, else ``ValueError``."""
     if not isinstance(messages, list) or not messages:
         raise ValueError("`messages` must be a non-empty list of chat messages")
+    checked: list[JSONObject] = []
     for n, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise ValueError(f"`messages[{n}]` must be an object with a string `role`")
-    return messages
+        checked.append(message)
+    return checked
 
 
-def check_tools(tools: Any) -> list[dict[str, Any]]:
+def check_tools(tools: JSON) -> list[JSONObject]:
     """``tools`` if it is a list of OpenAI function-tool schemas (None is an empty list)."""
     if tools is None:
         return []
     if not isinstance(tools, list):
         raise ValueError("`tools` must be a list of function-tool schemas")
+    checked: list[JSONObject] = []
     for n, tool in enumerate(tools):
         function = tool.get("function") if isinstance(tool, dict) else None
         if (not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(function, dict)
                 or not isinstance(function.get("name"), str) or not function["name"]):
             raise ValueError(f'`tools[{n}]` must be {{"type": "function", "function": {{"name": ...}}}}')
-    return tools
+        checked.append(tool)
+    return checked
 
 
-def _opt_str(data: dict[str, Any], key: str) -> str | None:
+def _opt_str(data: JSONObject, key: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise ValueError(f"`{key}` must be a string or null")
@@ -86,15 +92,15 @@ class ModelRequest:
     """One model call, as the orchestrator makes it (the agent sends only messages and tools)."""
 
     model: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    messages: Sequence[JSONObject]
+    tools: Sequence[JSONObject] = field(default_factory=list)
     api_base: str | None = None
     script: str | None = None  # path of a scripted-model file (models named scripted/<name>)
     timeout_s: float = 120.0  # per attempt
     max_retries: int = 2  # attempts after the first, on connection errors, timeouts, 429 and 5xx
     agent_id: str = "default"  # keys the scripted playback position across calls and attempts
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "model": self.model, "messages": self.messages, "tools": self.tools,
             "api_base": self.api_base, "script": self.script, "timeout_s": self.timeout_s,
@@ -102,7 +108,7 @@ class ModelRequest:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> ModelRequest:
+    def from_dict(cls, data: JSON) -> ModelRequest:
         if not isinstance(data, dict):
             raise ValueError("a model request must be a JSON object")
         model = data.get("model")
@@ -177,7 +183,7 @@ class ModelReach:
         fields.setdefault("agent_id", "reviewer")
         return cls(model, **fields)
 
-    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+    def request(self, messages: Sequence[JSONObject], tools: Sequence[JSONObject] | None = None, *,
                 agent_id: str | None = None) -> ModelRequest:
         """One call of this model with ``messages`` and ``tools``, played as ``agent_id`` (else this reach's)."""
         return ModelRequest(
@@ -198,17 +204,17 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JSONObject
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+    def to_dict(self) -> JSONDict:
+        data: JSONDict = {"id": self.id, "name": self.name, "arguments": self.arguments}
         if self.error is not None:
             data["error"] = self.error
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> ToolCall:
+    def from_dict(cls, data: JSON) -> ToolCall:
         if not isinstance(data, dict):
             raise ValueError("a tool call must be a JSON object")
         call_id, name, arguments = data.get("id"), data.get("name"), data.get("arguments")
@@ -227,9 +233,9 @@ class ModelReply:
     completion_tokens: int = 0
     cost_usd: float = 0.0
 
-    def assistant_message(self) -> dict[str, Any]:
+    def assistant_message(self) -> JSONDict:
         """This reply as the assistant message to append to the conversation."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        message: JSONDict = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
@@ -237,7 +243,7 @@ class ModelReply:
             ]
         return message
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "content": self.content, "tool_calls": [c.to_dict() for c in self.tool_calls],
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
@@ -245,7 +251,7 @@ class ModelReply:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> ModelReply:
+    def from_dict(cls, data: JSON) -> ModelReply:
         if not isinstance(data, dict):
             raise ValueError("a model reply must be a JSON object")
         content = _opt_str(data, "content")
@@ -260,7 +266,7 @@ class ModelReply:
         return cls(content, [ToolCall.from_dict(c) for c in calls], prompt_tokens, completion_tokens, float(cost_usd))
 
 
-def _count(data: dict[str, Any], key: str) -> int:
+def _count(data: JSONObject, key: str) -> int:
     """``data[key]`` (0 when missing) if it is a non-negative integer, else ``ValueError``."""
     value = data.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict, JSONObject
 
 EVENTS_VERSION = 1
 
@@ -23,9 +26,9 @@ EVENTS_VERSION = 1
 class RunEvent:
     kind: ClassVar[str] = ""
 
-    def data(self) -> dict[str, Any]:
+    def data(self) -> JSONDict:
         """The fields, as stored and printed (a field left None where the kind makes it optional is omitted)."""
-        out = {}
+        out: JSONDict = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if value is None and f.metadata.get("optional"):
@@ -33,7 +36,7 @@ class RunEvent:
             out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
 
-    def to_json(self, run_id: str) -> dict[str, Any]:
+    def to_json(self, run_id: str) -> JSONDict:
         return {"event": self.kind, "run": run_id, **self.data()}
 
 
@@ -127,6 +130,25 @@ class Integrated(RunEvent):
 
 
 @dataclass(frozen=True)
+class MergeConflict(RunEvent):
+    """An accepted branch that would not merge into the integration: left out, part of the gap. Like
+    `MergeCommitted`, fan-in stores it; the run's listeners get `Integrated` and the judgement instead."""
+
+    kind: ClassVar[str] = "merge-conflict"
+    subtask: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MergeCommitted(RunEvent):
+    """A merge into the integration branch, stored by fan-in as it makes it."""
+
+    kind: ClassVar[str] = "merge"
+    subtask: str
+    commit: str
+
+
+@dataclass(frozen=True)
 class PlanCheck(RunEvent):
     kind: ClassVar[str] = "plan-check"
     command: str
@@ -170,10 +192,10 @@ class RunEnd(RunEvent):
 
 EVENTS: dict[str, type[RunEvent]] = {cls.kind: cls for cls in (
     RunStart, Dispatch, Redispatch, AgentProgress, SharedPath, SubtaskEnd, ImportRefused, Imported, Integrated,
-    PlanCheck, Judged, Replan, Merged, Accepted, RunEnd)}
+    MergeConflict, MergeCommitted, PlanCheck, Judged, Replan, Merged, Accepted, RunEnd)}
 
 
-def from_stored(kind: str, data: dict[str, Any]) -> RunEvent:
+def from_stored(kind: str, data: JSONObject) -> RunEvent:
     """The event the state stored under ``kind``; lists come back as the tuples the fields hold."""
     cls = EVENTS[kind]
     names = {f.name for f in dataclasses.fields(cls)}

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import NotRequired, Protocol, TypedDict
 
 import anyio
 import anyio.abc
@@ -85,11 +85,26 @@ class SubtaskResult:
         return cls(data["subtask_id"], Outcome.from_dict(data["outcome"]), data.get("bundle"))
 
 
-# A subtask's progress, as plain data: (subtask id, event).
-Listener = Callable[[str, dict[str, Any]], None]
+class ProgressNote(TypedDict):
+    """A job's progress as plain data: a worker node sends it to the orchestrator as it goes."""
+
+    agent: str
+    attempt: int
+    state: str
+    turns: int
+    tool_calls: int
+    denials: int
+    elapsed_s: float
+    cost_usd: float
+    writes: list[str]  # every path the agent wrote so far
+    node: NotRequired[str | None]  # the cluster node that runs the job (the Ray executor)
 
 
-def progress_event(progress: Progress) -> dict[str, Any]:
+# A subtask's progress: (subtask id, its progress).
+Listener = Callable[[str, ProgressNote], None]
+
+
+def progress_event(progress: Progress) -> ProgressNote:
     return {"agent": progress.agent_id, "attempt": progress.attempt, "state": progress.state, "turns": progress.turns,
             "tool_calls": progress.tool_calls, "denials": progress.denials, "elapsed_s": round(progress.elapsed_s, 1),
             "cost_usd": progress.cost_usd, "writes": list(progress.writes)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runtime.orchestration.events import MergeCommitted, MergeConflict
 from runtime.orchestration.state import OrchestratorState
 from runtime.workspace.git import Git
 
@@ -41,12 +42,12 @@ def integrate(git: Git, state: OrchestratorState, run_id: str, branch: str, acce
         simulation = git.simulate_merge(head, agent_branch)
         if not simulation.clean:
             out.conflicts[subtask_id] = list(simulation.conflicts)
-            state.event(run_id, "merge-conflict", {"subtask": subtask_id, "paths": simulation.conflicts})
+            state.event(run_id, MergeConflict(subtask_id, tuple(simulation.conflicts)))
             continue
         message = f"Integrate {subtask_id} into {branch}\n\nRun: {run_id}\nSubtask: {subtask_id}\nCommit: {commit}\n"
         merged = git.merge(branch, agent_branch, message, expected_base=head)
         state.record_merge(run_id, subtask_id, commit, merged)
-        state.event(run_id, "merge", {"subtask": subtask_id, "commit": merged})
+        state.event(run_id, MergeCommitted(subtask_id, merged))
         out.merged[subtask_id] = merged
     return out
 

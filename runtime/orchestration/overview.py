@@ -5,18 +5,45 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from runtime.spawn.state import RunRecord, StateDir
 from runtime.workspace.git import Git
 from runtime.workspace.locks import holder
 
 
-def _when(epoch: Any) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)) if isinstance(epoch, int | float) else ""
+class SubtaskOverview(TypedDict):
+    """A plan run's subtask as `runtime status --json` prints it."""
+
+    subtask: str
+    agent_id: str
+    status: str
+    label: str
+    commit: str | None
 
 
-def plan_runs(state: StateDir) -> list[dict[str, Any]]:
+class PlanOverview(TypedDict):
+    """A plan run as `runtime status --json` prints it (in this order) and the console's runs page shows it."""
+
+    kind: str  # "plan"
+    run_id: str
+    status: str  # as stored, or "interrupted" when its orchestrator died
+    goal: str
+    base: str
+    base_branch: str | None
+    integration: str
+    replans: int
+    detail: str | None
+    created: str  # UTC, ISO 8601
+    updated: str
+    subtasks: list[SubtaskOverview]
+
+
+def _when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def plan_runs(state: StateDir) -> list[PlanOverview]:
     """The plan runs of the state folder, oldest first, each with its subtasks' latest outcomes; none
     when no plan ever ran here (the orchestrator's database is not created by looking)."""
     from runtime.orchestration.state import OrchestratorState
@@ -26,21 +53,21 @@ def plan_runs(state: StateDir) -> list[dict[str, Any]]:
         return []
     db = OrchestratorState(path)
     try:
-        out = []
-        for row in db.runs():
-            record = db.run(row["run_id"]) or {}
-            subtasks = [{"subtask": s["subtask_id"], "agent_id": s["agent_id"], "status": s["status"],
-                         "label": s["label"] or s["status"], "commit": s["commit_sha"]} for s in db.subtasks(row["run_id"])]
-            out.append({"kind": "plan", "run_id": row["run_id"], "status": row["status"], "goal": record.get("plan", {})
-                        .get("plan", {}).get("goal", ""), "base": record.get("base"), "base_branch": record.get("base_branch"),
-                        "integration": record.get("integration"), "replans": row["replans"], "detail": row["detail"],
-                        "created": _when(row["created"]), "updated": _when(row["updated"]), "subtasks": subtasks})
+        out: list[PlanOverview] = []
+        for run in db.runs():
+            subtasks: list[SubtaskOverview] = [
+                {"subtask": s.subtask_id, "agent_id": s.agent_id, "status": s.status, "label": s.label or s.status,
+                 "commit": s.commit_sha} for s in db.subtasks(run.run_id)]
+            out.append({"kind": "plan", "run_id": run.run_id, "status": run.status, "goal": run.goal, "base": run.base,
+                        "base_branch": run.base_branch, "integration": run.integration, "replans": run.replans,
+                        "detail": run.detail, "created": _when(run.created), "updated": _when(run.updated),
+                        "subtasks": subtasks})
         return out
     finally:
         db.close()
 
 
-def runs_overview(state: StateDir) -> tuple[list[RunRecord], list[dict[str, Any]]]:
+def runs_overview(state: StateDir) -> tuple[list[RunRecord], list[PlanOverview]]:
     """Every agent run and plan run of ``state``; a run whose orchestrator died is `interrupted`."""
     from runtime.orchestration.state import plan_lock_name
 

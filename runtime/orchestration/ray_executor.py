@@ -23,20 +23,38 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import anyio
 import anyio.abc
 
 from runtime.audit.log import AuditLog
+from runtime.audit.records import Worker
 from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
-from runtime.orchestration.executor import Executor, ExecutorFactory, Job, Listener, SubtaskResult
-from runtime.orchestration.remote_job import JobService, RemoteResult, base_bundle, job_task, run_job
+from runtime.orchestration.executor import Executor, ExecutorFactory, Job, Listener, ProgressNote, SubtaskResult
+from runtime.orchestration.remote_job import (
+    DeskAnswer,
+    DeskAsk,
+    JobService,
+    RemoteResult,
+    base_bundle,
+    job_task,
+    run_job,
+)
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.workspace.git import Git, GitError
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
+
+    from runtime.approvals.service import ApprovalAnswer, ApprovalAsk
+    from runtime.lang.jsontypes import JSONObject
+    from runtime.models.broker import BrokerAnswer, BrokerRequest
+    from runtime.spawn.backends.claude_code.proxy import ForwardAnswer, ForwardCall
 
 DEFAULT_ADDRESS = "auto"  # a cluster already running on this machine (`ray start --head`)
 
@@ -76,7 +94,7 @@ def _cluster_messages_to_stderr() -> None:
     if printer is None or not hasattr(worker, "print_to_stdstream"):
         return
 
-    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+    def to_stderr(data: JSONObject, ignore_prefix: bool) -> None:  # Ray's record of a batch of a worker's lines
         printer(data, sys.stderr, ignore_prefix)
 
     worker.print_to_stdstream = to_stderr
@@ -106,22 +124,51 @@ class _DeskClient:
     def __init__(self, desk: Any, agent_id: str) -> None:
         self._desk, self._agent = desk, agent_id
 
-    def ask(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    @overload
+    def ask(self, kind: Literal["model"], payload: BrokerRequest) -> BrokerAnswer: ...
+
+    @overload
+    def ask(self, kind: Literal["forward"], payload: ForwardCall) -> ForwardAnswer: ...
+
+    @overload
+    def ask(self, kind: Literal["approval"], payload: ApprovalAsk) -> ApprovalAnswer: ...
+
+    def ask(self, kind: str, payload: DeskAsk) -> DeskAnswer:
         import ray
 
         try:
-            answer: dict[str, Any] = ray.get(self._desk.ask.remote(self._agent, kind, payload))
+            answer: DeskAnswer = ray.get(self._desk.ask.remote(self._agent, kind, payload))
         except ray.exceptions.RayError as exc:
             raise OSError(f"the orchestrator's desk is gone ({type(exc).__name__})") from None
         return answer
 
-    def tell(self, kind: str, payload: dict[str, Any]) -> None:
+    def tell(self, kind: Literal["progress"], payload: ProgressNote) -> None:
         import ray
 
         try:
-            self._desk.tell.remote(self._agent, kind, {**payload, "node": ray.get_runtime_context().get_node_id()})
+            note: ProgressNote = {**payload, "node": ray.get_runtime_context().get_node_id()}
+            self._desk.tell.remote(self._agent, kind, note)
         except Exception:  # noqa: BLE001 - news lost is no reason to stop the agent
             pass
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A worker's request, waiting at the desk for the orchestrator's answer (by its number)."""
+
+    number: int
+    agent: str
+    kind: str
+    payload: DeskAsk
+
+
+@dataclass(frozen=True)
+class _Told:
+    """A worker's news for the orchestrator."""
+
+    agent: str
+    kind: str
+    payload: ProgressNote
 
 
 class _Desk:
@@ -135,29 +182,29 @@ class _Desk:
     def __init__(self) -> None:
         import asyncio
 
-        self._queue: asyncio.Queue[tuple[int | None, str, str, dict[str, Any]] | None] = asyncio.Queue()
-        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._queue: asyncio.Queue[_Asked | _Told | None] = asyncio.Queue()
+        self._waiting: dict[int, asyncio.Future[DeskAnswer]] = {}
         self._next = 0
 
-    async def ask(self, agent: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    async def ask(self, agent: str, kind: str, payload: DeskAsk) -> DeskAnswer:
         import asyncio
 
         self._next += 1
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[DeskAnswer] = asyncio.get_running_loop().create_future()
         self._waiting[self._next] = future
-        self._queue.put_nowait((self._next, agent, kind, payload))
+        self._queue.put_nowait(_Asked(self._next, agent, kind, payload))
         return await future
 
-    async def tell(self, agent: str, kind: str, payload: dict[str, Any]) -> None:
-        self._queue.put_nowait((None, agent, kind, payload))
+    async def tell(self, agent: str, kind: str, payload: ProgressNote) -> None:
+        self._queue.put_nowait(_Told(agent, kind, payload))
 
-    async def take(self) -> list[tuple[int | None, str, str, dict[str, Any]]]:
+    async def take(self) -> list[_Asked | _Told]:
         items = [await self._queue.get()]
         while not self._queue.empty():
             items.append(self._queue.get_nowait())
         return [item for item in items if item is not None]
 
-    async def answer(self, number: int, reply: dict[str, Any]) -> None:
+    async def answer(self, number: int, reply: DeskAnswer) -> None:
         future = self._waiting.pop(number, None)
         if future is not None and not future.done():
             future.set_result(reply)
@@ -185,7 +232,7 @@ class RayExecutor:
         self._folder = Path(options.state_dir) / "ray"
         self._folder.mkdir(parents=True, exist_ok=True)
         self._audit = AuditLog(Path(options.state_dir) / "audit.jsonl")
-        self._refs: dict[str, Any] = {}
+        self._refs: dict[str, ObjectRef[tuple[RemoteResult, str]]] = {}
         self._bundling = _AsyncLock()
         self._stopped: set[str] = set()
         self._done: dict[str, anyio.Event] = {}
@@ -228,7 +275,7 @@ class RayExecutor:
         ray = self._ray
         if handle in self._stopped:
             return _failed(job, "stopped", "stopped by the orchestrator")
-        refusal = _infeasible(job, [n for n in ray.nodes() if n.get("Alive")])
+        refusal = _infeasible(job, [_Node.of(n) for n in ray.nodes() if n.get("Alive")])
         if refusal is not None:  # Ray would wait for such a node for ever: refused now, with the figures to act on
             return _failed(job, "runtime", refusal)
         try:
@@ -241,7 +288,7 @@ class RayExecutor:
         self._services[job.agent_id] = (job, service)
         self._start_taking()
         # Scheduled where the agent's declared memory limit fits (its supervisor enforces it on the node).
-        placement: dict[str, Any] = {"label_selector": dict(job.node_labels)} if job.node_labels else {}
+        placement = {"label_selector": dict(job.node_labels)} if job.node_labels else {}
         ref = self._remote.options(memory=job.memory_mb * 1024 * 1024, num_cpus=job.cpus or 1, **placement).remote(
             job.to_json(), base, self._options.use_sandbox, self._desk, job.agent_id)
         self._refs[handle] = ref
@@ -269,10 +316,9 @@ class RayExecutor:
                 with contextlib.suppress(ray.exceptions.RayError):
                     self._desk.wake.remote()  # the desk's `take` returns: nothing is out to ask
         result = SubtaskResult.from_json(remote.result_json)
-        for record in remote.audit:
-            self._audit.append(record["kind"], record.get("agent"), **record.get("data", {}),
-                               worker={"node": node, "seq": record.get("seq"), "time": record.get("time")})
-        self._event(job, "returned", node, label=result.outcome.label)
+        for entry in remote.audit:
+            self._audit.append(entry.record, entry.agent, worker=Worker(node=node, seq=entry.seq, time=entry.time))
+        self._event(job, "returned", node)
         if remote.bundle is None:
             return result
         bundle = self._folder / f"{job.agent_id}.bundle"
@@ -303,8 +349,8 @@ class RayExecutor:
         desk = self._desk
         try:
             while self._services:
-                for number, agent, kind, payload in await desk.take.remote():
-                    self._group.start_soon(self._reply, desk, number, agent, kind, payload)
+                for item in await desk.take.remote():
+                    self._group.start_soon(self._reply, desk, item)
         except self._ray.exceptions.RayError:
             # The desk is gone (its node with it): the jobs out now lose their way back and fail on their
             # own; the next dispatch makes a new desk. Never the run's end.
@@ -313,27 +359,27 @@ class RayExecutor:
         finally:
             self._taking = False
 
-    async def _reply(self, desk: Any, number: int | None, agent: str, kind: str, payload: dict[str, Any]) -> None:
-        job, service = self._services.get(agent, (None, None))
-        if number is None:  # news
-            if kind == "progress" and job is not None and self._listener is not None:
-                self._listener(job.subtask_id, {**payload, "agent": agent})
+    async def _reply(self, desk: Any, item: _Asked | _Told) -> None:
+        job, service = self._services.get(item.agent, (None, None))
+        if isinstance(item, _Told):
+            if item.kind == "progress" and job is not None and self._listener is not None:
+                self._listener(job.subtask_id, {**item.payload, "agent": item.agent})
             return
         if service is None:
-            reply: dict[str, Any] = {"ok": False, "error": {"kind": "request",
-                                                            "message": f"no job of this run is out as {agent}"}}
+            reply: DeskAnswer = {"ok": False, "error": {"kind": "request",
+                                                        "message": f"no job of this run is out as {item.agent}"}}
         else:
-            reply = await anyio.to_thread.run_sync(service.answer, kind, payload)
+            reply = await anyio.to_thread.run_sync(service.answer, item.kind, item.payload)
         try:
-            desk.answer.remote(number, reply)
+            desk.answer.remote(item.number, reply)
         except self._ray.exceptions.RayError:
             pass  # the desk is gone; the asker fails on its own (see _take)
 
-    def _event(self, job: Job, state: str, node: str | None, **extra: Any) -> None:
+    def _event(self, job: Job, state: str, node: str | None) -> None:
         if self._listener is not None:
             self._listener(job.subtask_id, {"agent": job.agent_id, "attempt": 0, "state": state, "turns": 0,
                                             "tool_calls": 0, "denials": 0, "elapsed_s": 0.0, "cost_usd": 0.0,
-                                            "writes": [], "node": node, **extra})
+                                            "writes": [], "node": node})
 
 
 class _AsyncLock:
@@ -352,27 +398,43 @@ class _AsyncLock:
         self._lock.release()
 
 
-def _infeasible(job: Job, nodes: list[dict[str, Any]]) -> str | None:
+@dataclass(frozen=True)
+class _Node:
+    """What a live node of the cluster offers a job, read from its entry of `ray.nodes()`."""
+
+    labels: dict[str, str]
+    memory: float  # bytes
+    cpus: float
+
+    @classmethod
+    def of(cls, node: JSONObject) -> _Node:
+        labels, resources = node.get("Labels"), node.get("Resources")
+        offered = resources if isinstance(resources, dict) else {}
+        memory, cpus = offered.get("memory", 0), offered.get("CPU", 0)
+        return cls({str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+                   memory if isinstance(memory, int | float) else 0, cpus if isinstance(cpus, int | float) else 0)
+
+
+def _infeasible(job: Job, nodes: list[_Node]) -> str | None:
     """Why no live node of the cluster can ever run the job, or None."""
     mib = 1024 * 1024
     if job.node_labels:
         wanted = job.node_labels.items()
-        nodes = [n for n in nodes if wanted <= (n.get("Labels") or {}).items()]
+        nodes = [n for n in nodes if wanted <= n.labels.items()]
         if not nodes:
             shown = ", ".join(f"{k}={v}" for k, v in job.node_labels.items())
             return (f"no node of the cluster carries the labels {shown} (`ray start --labels` on a node gives them); "
                     "change the subtask's node-labels or label a node")
-    if not any(n["Resources"].get("memory", 0) >= job.memory_mb * mib for n in nodes):
-        largest = max((n["Resources"].get("memory", 0) for n in nodes), default=0)
+    if not any(n.memory >= job.memory_mb * mib for n in nodes):
+        largest = max((n.memory for n in nodes), default=0)
         return (f"no node of the cluster can reserve the agent's memory-mb = {job.memory_mb} (the largest offers "
                 f"{int(largest // mib)} MiB); lower [agent.limits] memory-mb or add a larger node")
     cpus = job.cpus or 1
-    if not any(n["Resources"].get("CPU", 0) >= cpus for n in nodes):
-        most = max((n["Resources"].get("CPU", 0) for n in nodes), default=0)
+    if not any(n.cpus >= cpus for n in nodes):
+        most = max((n.cpus for n in nodes), default=0)
         return (f"no node of the cluster offers the agent's cpus = {cpus} (the most is {int(most)}); "
                 "lower [agent.limits] cpus or add a larger node")
-    if not any(n["Resources"].get("memory", 0) >= job.memory_mb * mib and n["Resources"].get("CPU", 0) >= cpus
-               for n in nodes):
+    if not any(n.memory >= job.memory_mb * mib and n.cpus >= cpus for n in nodes):
         return (f"no node of the cluster offers both the agent's memory-mb = {job.memory_mb} and cpus = {cpus}")
     return None
 

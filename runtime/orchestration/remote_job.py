@@ -24,10 +24,11 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload
 
 import anyio
 
+from runtime.audit.log import records
 from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import Task, task_from_manifest
@@ -38,6 +39,14 @@ from runtime.spawn.pipeline import SpawnOptions, spawn_task
 from runtime.spawn.remote import Forwarded
 from runtime.workspace.git import Git, GitError
 
+if TYPE_CHECKING:
+    from runtime.approvals.service import ApprovalAnswer, ApprovalAsk, ApprovalService
+    from runtime.audit.log import AuditLog
+    from runtime.audit.records import AuditEntry
+    from runtime.models.broker import BrokerAnswer, BrokerRequest
+    from runtime.orchestration.executor import ProgressNote
+    from runtime.spawn.backends.claude_code.proxy import ForwardAnswer, ForwardCall
+
 BASE_REF = "refs/runtime-export/base"  # the one ref a base bundle holds
 
 
@@ -47,7 +56,7 @@ class RemoteResult:
 
     result_json: str  # `SubtaskResult.to_json()`, without a bundle path (the orchestrator writes one)
     bundle: bytes | None
-    audit: list[dict[str, Any]]  # the worker's audit records, in order, for the orchestrator's one log
+    audit: list[AuditEntry]  # the worker's audit records, in order, for the orchestrator's one log
 
 
 def base_bundle(git: Git, commit: str, folder: Path) -> Path:
@@ -65,15 +74,29 @@ def base_bundle(git: Git, commit: str, folder: Path) -> Path:
     return path
 
 
+# What travels over a desk is plain data, in each kind's own wire format: Ray carries it as it is. The
+# orchestrator checks what it is sent (a worker is not trusted): the backend's `JobModel` the model calls
+# and forwarded requests, an approvals service the approvals.
+DeskAsk: TypeAlias = "BrokerRequest | ForwardCall | ApprovalAsk"
+DeskAnswer: TypeAlias = "BrokerAnswer | ForwardAnswer | ApprovalAnswer"
+
+
 class Desk(Protocol):
     """A worker's way back to the orchestrator, for one job. `ask` raises OSError when the
     orchestrator cannot be reached."""
 
-    def ask(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    @overload
+    def ask(self, kind: Literal["model"], payload: BrokerRequest) -> BrokerAnswer:
         """A request the orchestrator answers: ``model`` (a builtin agent's call), ``forward`` (a
-        request of the Claude Code CLI)."""
+        request of the Claude Code CLI), ``approval`` (a call the gate asks a person about)."""
 
-    def tell(self, kind: str, payload: dict[str, Any]) -> None:
+    @overload
+    def ask(self, kind: Literal["forward"], payload: ForwardCall) -> ForwardAnswer: ...
+
+    @overload
+    def ask(self, kind: Literal["approval"], payload: ApprovalAsk) -> ApprovalAnswer: ...
+
+    def tell(self, kind: Literal["progress"], payload: ProgressNote) -> None:
         """News that needs no answer: ``progress`` (the job's progress event)."""
 
 
@@ -100,7 +123,7 @@ class _DeskOrchestrator:
         return Forwarded(int(answer["status"]), str(answer["reason"]),
                          [(str(n), str(v)) for n, v in answer["headers"]], bytes(answer["body"]))
 
-    def approve(self, request: dict[str, Any]) -> dict[str, Any]:
+    def approve(self, request: ApprovalAsk) -> ApprovalAnswer:
         try:
             return self._desk.ask("approval", request)
         except OSError as exc:
@@ -121,32 +144,36 @@ class JobService:
     called from here (unknown provider, missing key, no script): the job is then not sent.
     """
 
-    def __init__(self, task: Task, catalog: Catalog, *, state_dir: Path | None = None, audit: Any = None) -> None:
+    def __init__(self, task: Task, catalog: Catalog, *, state_dir: Path | None = None, audit: AuditLog | None = None) -> None:
         agent = task.agent
         assert agent is not None
         self.agent_id = task.agent_id
         self._task, self._state_dir, self._audit = task, state_dir, audit
-        self._approvals: Any = None
+        self._approvals: ApprovalService | None = None
         self.calls = 0
         # Every attempt's turns, twice over (the CLI also counts tokens): the node's own limits are tighter.
         self.max_calls = 2 * agent.limits.max_turns * (agent.retries + 1)
         # The backend's own side of its worker's model calls: a broker (builtin), a proxy (claude-code), none.
         self._model = backend_for(agent.backend).job_model(task, catalog)
 
-    def answer(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, kind: str, payload: DeskAsk) -> DeskAnswer:
         """The answer to one request of the job's worker (never raises: a bad request is an answer)."""
         if kind == "approval":
             return self._approve(payload)
         self.calls += 1
         if self._model is not None and kind == self._model.request_kind:
+            # The backend's own form, both ways (`JobModel`): carried here, read by its worker's relay.
+            answer: DeskAnswer
             if self.calls > self.max_calls:
-                return self._model.refused(f"{self.agent_id} has made {self.max_calls} model calls, all its task allows")
-            return self._model.answer(payload)
+                answer = self._model.refused(f"{self.agent_id} has made {self.max_calls} model calls, all its task allows")
+            else:
+                answer = self._model.answer(payload)
+            return answer
         return {"ok": False, "error": {"kind": "request", "message": f"{self.agent_id} asks for `{kind}`, which "
                                        "its backend never asks the orchestrator for"}}
 
 
-    def _approve(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def _approve(self, payload: DeskAsk) -> ApprovalAnswer:
         from runtime.approvals.service import ApprovalService, console_notifier
         from runtime.approvals.store import ApprovalStore
 
@@ -162,8 +189,7 @@ class JobService:
             self._approvals = ApprovalService("/nonexistent/approvals.sock", self.agent_id, store,
                                               timeout_s=agent.limits.approval_timeout_s, audit=self._audit,
                                               on_pending=console_notifier(store, hint=hint))
-        answer: dict[str, Any] = self._approvals.handle_line(json.dumps(payload))
-        return answer
+        return self._approvals.handle_line(json.dumps(payload))
 
     def close(self) -> None:
         """The job is back: a request of its still pending expires."""
@@ -234,9 +260,5 @@ async def _spawn(job: Any, options: SpawnOptions) -> Outcome:
         return Outcome("failed", "runtime", job.agent_id, role, message=str(exc))
 
 
-def _audit(state: Path) -> list[dict[str, Any]]:
-    try:
-        lines = (state / "audit.jsonl").read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
-    return [json.loads(line) for line in lines if line.strip()]
+def _audit(state: Path) -> list[AuditEntry]:
+    return list(records(state / "audit.jsonl"))

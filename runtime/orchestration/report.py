@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from runtime.printable import printable
 
@@ -31,6 +30,14 @@ class SubtaskLine:
     tests: str = ""  # what its verdict on the tests rests on (`TestsSummary.trailer`)
 
 
+@dataclass(frozen=True)
+class ReplanNote:
+    """A replan the run asked for: why the result fell short, and the gap the judge named."""
+
+    reason: str
+    gap: tuple[str, ...] = ()
+
+
 @dataclass
 class RunReport:
     run_id: str
@@ -42,19 +49,13 @@ class RunReport:
     merged_into_base: str | None = None
     subtasks: list[SubtaskLine] = field(default_factory=list)
     checks: list[tuple[str, int]] = field(default_factory=list)
-    replans: list[dict[str, Any]] = field(default_factory=list)
+    replans: list[ReplanNote] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
     path: str | None = None
 
     @property
     def exit_code(self) -> int:
         return {"accepted": 0, "questions": 3}.get(self.status, 2)
-
-    def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
-        return asdict(self)
 
 
 def _fence(text: str) -> str:
@@ -96,7 +97,7 @@ def render(report: RunReport) -> str:
     if report.replans:
         out += ["", "## Replans", ""]
         for n, r in enumerate(report.replans, start=1):
-            out += [f"{n}. {p(str(r.get('reason', '')).strip(), multiline=True)}", ""]
+            out += [f"{n}. {p(r.reason.strip(), multiline=True)}", ""]
     if report.questions:
         out += ["", "## Questions", ""] + [f"- {p(q)}" for q in report.questions]
     cost = sum(s.cost_usd for s in report.subtasks)

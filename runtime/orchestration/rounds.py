@@ -96,8 +96,8 @@ async def _collect(ctx: RoundContext, sub: Subtask, handle: str) -> None:
 async def _dispatch(ctx: RoundContext, sub: Subtask) -> str | None:
     state, run_id = ctx.state, ctx.run_id
     stored = state.subtask(run_id, sub.id)
-    if stored is not None and stored["status"] == "ok" and stored["outcome_json"]:
-        result = SubtaskResult(sub.id, Outcome.from_dict(json.loads(stored["outcome_json"])))
+    if stored is not None and stored.status == "ok" and stored.outcome_json:
+        result = SubtaskResult(sub.id, Outcome.from_dict(json.loads(stored.outcome_json)))
         ctx.results[sub.id] = ctx.round_results[sub.id] = result
         return None  # accepted earlier (a resumed run): never run again
     task = sub.task
@@ -106,21 +106,21 @@ async def _dispatch(ctx: RoundContext, sub: Subtask) -> str | None:
         _record(ctx, sub, SubtaskResult(sub.id, Outcome(
             "failed", "dependency", "-", task.role.name, message=f"its inputs did not succeed: {', '.join(failed_inputs)}")))
         return None
-    interrupted = stored is not None and stored["status"] == "running"
+    interrupted = stored is not None and stored.status == "running"
     if stored is None:
         state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id="", status="pending")
     # A run that died mid-subtask resumes the same agent (spawn recovers it); anything else is a new dispatch.
     if interrupted:
         row = state.subtask(run_id, sub.id)
         assert row is not None, f"subtask {sub.id} of run {run_id} has no row"  # read above, never deleted mid-run
-        dispatch = int(row["dispatches"])
+        dispatch = row.dispatches
     else:
         dispatch = state.dispatched(run_id, sub.id)
     if dispatch > ctx.max_dispatches:
         _record(ctx, sub, SubtaskResult(sub.id, Outcome(
             "failed", "loop", "-", task.role.name, message=f"dispatched {dispatch} times (the plan allows {ctx.max_dispatches})")))
         return None
-    agent_id = stored["agent_id"] if interrupted and stored is not None and stored["agent_id"] else agent_id_for(run_id, sub.id, dispatch)
+    agent_id = stored.agent_id if interrupted and stored is not None and stored.agent_id else agent_id_for(run_id, sub.id, dispatch)
     context = "\n\n".join(ctx.describe_output(u, ctx.results[u]) for u in sub.uses) or None
     state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
     ctx.emit(Dispatch(sub.id, agent_id, dispatch, ctx.base))

@@ -35,13 +35,12 @@ from runtime.orchestration.events import (
     RunEvent,
     RunStart,
     SharedPath,
-    from_stored,
 )
-from runtime.orchestration.executor import ExecutorFactory, Listener, LocalExecutor, SubtaskResult
+from runtime.orchestration.executor import ExecutorFactory, Listener, LocalExecutor, ProgressNote, SubtaskResult
 from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
 from runtime.orchestration.judge import Judgement, judge
 from runtime.orchestration.recheck import recheck_imported
-from runtime.orchestration.report import RunReport, SubtaskLine, render
+from runtime.orchestration.report import ReplanNote, RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
 from runtime.orchestration.state import OrchestratorState, plan_lock_name
 from runtime.sandbox.toolchain import toolchain_mounts
@@ -52,6 +51,7 @@ from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import acquire
 
 if TYPE_CHECKING:  # annotations only: the plan loader is imported where it is used
+    from runtime.lang.jsontypes import JSONObject
     from runtime.manifests.catalog import Catalog
     from runtime.orchestration.plans.load import Plan, Subtask
 
@@ -81,7 +81,7 @@ class ResumedRun:
     base: str
     base_branch: str | None
     integration: str
-    plan_data: dict[str, Any]
+    plan_data: JSONObject
     plan_path: str | None
     replans: int
 
@@ -100,10 +100,10 @@ def resumed_run(state_dir: Path, run_id: str) -> ResumedRun:
         state.close()
     if record is None:
         raise UsageError(f"no run {run_id} in {state_dir}")
-    if record["status"] in ("accepted", "rejected", "questions"):
-        raise FatalError(f"run {run_id} already ended ({record['status']}); nothing to resume")
-    return ResumedRun(run_id, record["base"], record["base_branch"], record["integration"], record["plan"],
-                      record["plan_path"], int(record["replans"]))
+    if record.status in ("accepted", "rejected", "questions"):
+        raise FatalError(f"run {run_id} already ended ({record.status}); nothing to resume")
+    return ResumedRun(run_id, record.base, record.base_branch, record.integration, record.plan, record.plan_path,
+                      record.replans)
 
 
 @dataclass
@@ -124,7 +124,7 @@ class PlanRun:
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # subtask id -> paths that would not merge
 
     def emit(self, event: RunEvent) -> None:
-        self.state.event(self.run_id, event.kind, event.data())
+        self.state.event(self.run_id, event)
         if self.options.on_event is not None:
             self.options.on_event(self.run_id, event)
 
@@ -141,7 +141,7 @@ def _describe(run: PlanRun) -> Callable[[str, SubtaskResult], str]:
 def _listener(run: PlanRun) -> Listener:
     seen_writes: dict[str, int] = {}
 
-    def listener(handle: str, event: dict[str, Any]) -> None:
+    def listener(handle: str, event: ProgressNote) -> None:
         writes = event["writes"]
         run.emit(AgentProgress(handle, event["agent"], event["attempt"], event["state"], event["turns"], event["tool_calls"],
                           event["denials"], event["elapsed_s"], event["cost_usd"], event.get("node")))
@@ -293,8 +293,7 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
     run.emit(RunStart(plan.goal, run.base, run.integration))
     # A resumed run continues with the latest plan (the replanned one, if any) and its replan count.
     subtasks, number = list(plan.subtasks), options.resume.replans if options.resume else 0
-    stored = [from_stored("replan", e) for e in run.state.events_of(run.run_id, "replan")]
-    run.report.replans = [{"reason": e.reason, "gap": list(e.gap)} for e in stored if isinstance(e, Replan)]
+    run.report.replans = [ReplanNote(e.reason, e.gap) for e in run.state.events_of(run.run_id, Replan)]
     reviewer = options.reviewer
     try:
         while True:
@@ -317,7 +316,7 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
                 run.report.status, run.report.reason = "rejected", verdict.reason
                 break
             replanned = options.replanner(run, verdict)
-            run.report.replans.append({"reason": verdict.reason, "gap": verdict.gap})
+            run.report.replans.append(ReplanNote(verdict.reason, tuple(verdict.gap)))
             if isinstance(replanned, list):
                 run.state.update_run(run.run_id, replans=len(run.report.replans))
                 run.report.status, run.report.reason, run.report.questions = "questions", "the planner needs answers", replanned

@@ -13,13 +13,17 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from runtime.sqlite_schema import migrate
 
 if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
     from runtime.orchestration.events import RunEvent
+
+_E = TypeVar("_E", bound="RunEvent")
 
 # The schema as migrations (runtime.sqlite_schema): `PRAGMA user_version` says how many a file has.
 SCHEMA_V1 = """
@@ -47,6 +51,60 @@ create table if not exists events (
 
 
 MIGRATIONS = (SCHEMA_V1,)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """A plan run as its row in `runs` holds it."""
+
+    run_id: str
+    created: float
+    updated: float
+    status: str  # running, then accepted | rejected | failed | questions
+    plan_path: str | None
+    plan: JSONObject  # the plan's tables as last stored: the replanned subtasks under the run's own [plan]
+    base: str
+    base_branch: str | None
+    integration: str
+    replans: int
+    detail: str | None
+
+    @property
+    def goal(self) -> str:
+        """The goal its `[plan]` table states ("" when the stored plan has none)."""
+        header = self.plan.get("plan")
+        return str(header.get("goal", "")) if isinstance(header, dict) else ""
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> RunRow:
+        return cls(row["run_id"], row["created"], row["updated"], row["status"], row["plan_path"],
+                   json.loads(row["plan_json"]), row["base"], row["base_branch"], row["integration"], row["replans"],
+                   row["detail"])
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskRow:
+    """A subtask of a plan run as its row in `subtasks` holds it: its latest dispatch and outcome."""
+
+    run_id: str
+    subtask_id: str
+    round: int
+    sequence: int
+    agent_id: str  # "" until it is first dispatched
+    status: str
+    label: str | None
+    dispatches: int
+    branch: str | None
+    commit_sha: str | None
+    report: str | None
+    outcome_json: str | None  # `Outcome.to_dict()`, as JSON
+    updated: float
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> SubtaskRow:
+        return cls(row["run_id"], row["subtask_id"], row["round"], row["sequence"], row["agent_id"], row["status"],
+                   row["label"], row["dispatches"], row["branch"], row["commit_sha"], row["report"],
+                   row["outcome_json"], row["updated"])
 
 
 _P = ParamSpec("_P")
@@ -95,7 +153,7 @@ class OrchestratorState:
 
     # -- runs ---------------------------------------------------------------------------------
     @_locked
-    def create_run(self, run_id: str, plan_path: str | None, plan: dict[str, Any], base: str, base_branch: str | None,
+    def create_run(self, run_id: str, plan_path: str | None, plan: JSONObject, base: str, base_branch: str | None,
                    integration: str) -> None:
         now = time.time()
         self.conn.execute(
@@ -104,18 +162,14 @@ class OrchestratorState:
         )
 
     @_locked
-    def run(self, run_id: str) -> dict[str, Any] | None:
+    def run(self, run_id: str) -> RunRow | None:
         row = self.conn.execute("select * from runs where run_id = ?", (run_id,)).fetchone()
-        if row is None:
-            return None
-        out = dict(row)
-        out["plan"] = json.loads(out.pop("plan_json"))
-        return out
+        return None if row is None else RunRow.of(row)
 
     @_locked
-    def runs(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute(
-            "select run_id, status, created, updated, replans, detail from runs order by created")]
+    def runs(self) -> list[RunRow]:
+        """Every plan run, oldest first."""
+        return [RunRow.of(r) for r in self.conn.execute("select * from runs order by created")]
 
     @_locked
     def update_run(self, /, run_id: str, **fields: Any) -> None:
@@ -139,13 +193,13 @@ class OrchestratorState:
 
     # -- subtasks -----------------------------------------------------------------------------
     @_locked
-    def subtask(self, run_id: str, subtask_id: str) -> dict[str, Any] | None:
+    def subtask(self, run_id: str, subtask_id: str) -> SubtaskRow | None:
         row = self.conn.execute("select * from subtasks where run_id = ? and subtask_id = ?", (run_id, subtask_id)).fetchone()
-        return dict(row) if row else None
+        return SubtaskRow.of(row) if row else None
 
     @_locked
-    def subtasks(self, run_id: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute(
+    def subtasks(self, run_id: str) -> list[SubtaskRow]:
+        return [SubtaskRow.of(r) for r in self.conn.execute(
             "select * from subtasks where run_id = ? order by round, sequence, subtask_id", (run_id,))]
 
     @_locked
@@ -167,7 +221,7 @@ class OrchestratorState:
                           (time.time(), run_id, subtask_id))
         row = self.subtask(run_id, subtask_id)
         assert row is not None, f"subtask {subtask_id} of run {run_id} was dispatched before it was put"
-        return int(row["dispatches"])
+        return row.dispatches
 
     # -- merges and events --------------------------------------------------------------------
     @_locked
@@ -179,9 +233,17 @@ class OrchestratorState:
         self.conn.execute("insert into merges values (?, ?, ?, ?, ?)", (run_id, subtask_id, commit, merged_as, time.time()))
 
     @_locked
-    def events_of(self, run_id: str, kind: str) -> list[dict[str, Any]]:
-        return [json.loads(r["data"]) for r in self.conn.execute(
-            "select data from events where run_id = ? and kind = ? order by id", (run_id, kind))]
+    def events_of(self, run_id: str, kind: type[_E]) -> list[_E]:
+        """The run's events of one kind, in the order they were stored."""
+        from runtime.orchestration.events import from_stored
+
+        found = []
+        for r in self.conn.execute("select data from events where run_id = ? and kind = ? order by id",
+                                   (run_id, kind.kind)):
+            event = from_stored(kind.kind, json.loads(r["data"]))
+            assert isinstance(event, kind), f"{kind.kind} is stored as {type(event).__name__}"  # one class per kind
+            found.append(event)
+        return found
 
     @_locked
     def events(self, run_id: str) -> list[tuple[float, RunEvent]]:
@@ -202,9 +264,9 @@ class OrchestratorState:
         return statuses, changed, int(last)
 
     @_locked
-    def event(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
+    def event(self, run_id: str, event: RunEvent) -> None:
         self.conn.execute("insert into events (run_id, time, kind, data) values (?, ?, ?, ?)",
-                          (run_id, time.time(), kind, json.dumps(data)))
+                          (run_id, time.time(), event.kind, json.dumps(event.data())))
 
 
 def plan_lock_name(run_id: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from runtime.errors import UsageError
 from runtime.lang.audience import AGENT
@@ -11,11 +10,12 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
 from runtime.manifests.task import load_task
 from runtime.policy.compile import compile_policy
+from runtime.policy.compiled import PolicyJSON
 from runtime.policy.document import STRICT
 
 
 def build_policy(catalog_root: str | Path, role: str | None, task_path: str | Path | None, root: str | Path,
-                 mode: str = STRICT, audience: str = AGENT) -> dict[str, Any]:
+                 mode: str = STRICT, audience: str = AGENT) -> PolicyJSON:
     catalog = Catalog(Path(catalog_root))
     if task_path:
         task = load_task(catalog, task_path)

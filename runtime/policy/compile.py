@@ -10,21 +10,24 @@ content hash seals it; the gate refuses a document whose hash does not match.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from runtime.errors import ManifestError
 from runtime.lang.audience import AGENT, AUDIENCES
 from runtime.lang.globs import globs_to_regex
+from runtime.lang.jsontypes import JSONDict
 from runtime.lang.shell_programs import FORBIDDEN_BUILTINS, OPAQUE_RUNNERS, SHELLS
 from runtime.manifests.catalog import Catalog, display_path
 from runtime.manifests.compose import param_values
 from runtime.manifests.kinds import BUILTIN_SUBAGENTS, GATE_KINDS, NETWORK_TOOLS, SESSION_TOOLS, SUBAGENT_TOOLS, WRITE_TOOLS
 from runtime.manifests.locate import CATALOG_PARTS, TOOLCHAIN_FILE
+from runtime.manifests.params import ParamValue, ProgramRule, param_json, param_list
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
 from runtime.manifests.toolchain import Toolchain
+from runtime.policy.compiled import EntryJSON, PolicyBody, PolicyJSON, ReviewerJSON, SandboxEntryJSON
 from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, PolicyDocument, content_hash
 from runtime.policy.targets import make_rule, repository_rules
 from runtime.verify.kinds.kind import PRIVATE_SET
@@ -35,11 +38,11 @@ def _role_error(role: ResolvedRole, loc: tuple[str, ...], message: str) -> Manif
     return ManifestError(display_path(role.path), role.src.line_of(loc), message)
 
 
-def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, Any]]) -> None:
+def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, ParamValue]]) -> None:
     """Every tool a role shows must be usable, and no rule may open a hole."""
     gates = {a.gate: a for a in role.atoms if a.gate}
     tools = set(role.tools)
-    denied = set(values[gates["deny-tools"].name]["tools"]) if "deny-tools" in gates else set()
+    denied = set(param_list(values[gates["deny-tools"].name]["tools"], str)) if "deny-tools" in gates else set()
     both = sorted(tools & denied)
     if both:
         raise _role_error(role, ("tools", "shown"), f"the role shows {', '.join(both)} but `tools::deny-tools` denies it")
@@ -51,8 +54,8 @@ def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, Any]]) -
     if tools & NETWORK_TOOLS and "no-network" in gates:
         raise _role_error(role, ("tools", "shown"), "the role shows web tools but has `net::no-network`")
     if "bash-allowlist" in gates:
-        for rule in values[gates["bash-allowlist"].name]["rules"]:
-            prog = rule["program"]
+        for rule in param_list(values[gates["bash-allowlist"].name]["rules"], ProgramRule):
+            prog = rule.program
             if prog in SHELLS or prog in OPAQUE_RUNNERS or prog in FORBIDDEN_BUILTINS or prog in ("env", "xargs", "cd"):
                 raise _role_error(
                     role, ("params",),
@@ -60,7 +63,7 @@ def check_role_coherent(role: ResolvedRole, values: dict[str, dict[str, Any]]) -
                 )
 
 
-def gate_params(kind: str, values: dict[str, Any], root: Path | str) -> dict[str, Any]:
+def gate_params(kind: str, values: Mapping[str, ParamValue], root: Path | str) -> JSONDict:
     """The parameters a gate of ``kind`` is compiled with, from its atom's values, with what they say to read
     from the worktree at ``root`` now: `tools::bash-allowlist`'s `repository-targets` adds the rules of the
     repository's own make targets and tox environments (`runtime.policy.targets`) beside the role's own (a
@@ -68,28 +71,34 @@ def gate_params(kind: str, values: dict[str, Any], root: Path | str) -> dict[str
     MCP call comes, where Claude Code reads the person's servers: `runtime.gate.claude_setup`.)"""
     params = {p: values[p] for p in GATE_KINDS[kind].params}
     if kind == "bash-allowlist":
-        rules = list(params["rules"])
+        rules: list[JSONDict] = [rule.policy_json() for rule in param_list(params["rules"], ProgramRule)]
         if params.get("repository-targets"):
             rules += repository_rules(str(root))
         return {"rules": rules}
-    return params
+    return {p: param_json(value) for p, value in params.items()}
 
 
-def _check_toolchain_scope(toolchain: Toolchain, values: dict[str, dict[str, Any]], role: ResolvedRole) -> None:
+def _check_toolchain_scope(toolchain: Toolchain, values: Mapping[str, Mapping[str, ParamValue]],
+                           role: ResolvedRole) -> None:
     """A toolchain folder the agent may write is no toolchain: whatever it put there would run by name."""
-    globs = [g for name, have in values.items() for g in have.get("globs", []) if _gate(role, name) == "write-whitelist"]
+    globs = _globs(values, role, "write-whitelist")
     if not toolchain.folders or not globs:
         return
     scope = re.compile(globs_to_regex(globs) or "(?!)")
-    denied = re.compile(globs_to_regex([g for name, have in values.items() for g in have.get("globs", [])
-                                        if _gate(role, name) == "write-denylist"]) or "(?!)")
+    denied = re.compile(globs_to_regex(_globs(values, role, "write-denylist")) or "(?!)")
     for folder in toolchain.folders:
         if scope.match(f"{folder}/x") and not denied.match(f"{folder}/x"):
             raise ManifestError(toolchain.source, 1, f"toolchain folder `{folder}` lies inside role `{role.name}`'s "
                                 f"write scope: the agent could put any program there; narrow the scope or deny `{folder}/**`")
 
 
-def _keep_sessions_off_the_toolchain(toolchain: Toolchain, values: dict[str, dict[str, Any]], role: ResolvedRole) -> None:
+def _globs(values: Mapping[str, Mapping[str, ParamValue]], role: ResolvedRole, kind: str) -> list[str]:
+    """The globs of the role's gates of ``kind``, in the role's order."""
+    return [g for name, have in values.items() if _gate(role, name) == kind for g in param_list(have.get("globs"), str)]
+
+
+def _keep_sessions_off_the_toolchain(toolchain: Toolchain, values: Mapping[str, dict[str, ParamValue]],
+                                     role: ResolvedRole) -> None:
     """A person's session (`for-sessions`), whose scope is the whole repository, writes none of the toolchain's
     folders: they join its denylist. A task's role must leave them out of its scope itself (the check above
     refuses it); a session's has no task to narrow, and refusing it left every call of a session in a
@@ -98,7 +107,8 @@ def _keep_sessions_off_the_toolchain(toolchain: Toolchain, values: dict[str, dic
         return
     for name, have in values.items():
         if _gate(role, name) == "write-denylist":
-            have["globs"] = [*have["globs"], *(f for f in toolchain.folders if f not in have["globs"])]
+            globs = param_list(have["globs"], str)
+            have["globs"] = [*globs, *(f for f in toolchain.folders if f not in globs)]
             return
 
 
@@ -128,8 +138,12 @@ def _gate(role: ResolvedRole, atom_name: str) -> str | None:
     return next((a.gate for a in role.atoms if a.name == atom_name), None)
 
 
+class _Reviewed(TypedDict, total=False):
+    reviewer: ReviewerJSON  # a role for a person's session may name one
+
+
 def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, catalog: Catalog, *,
-                   submodules: Sequence[str] = (), mode: str = STRICT, audience: str = AGENT) -> dict[str, Any]:
+                   submodules: Sequence[str] = (), mode: str = STRICT, audience: str = AGENT) -> PolicyJSON:
     """The compiled policy for ``role`` (and ``task``) anchored at worktree ``root``. ``submodules``: the
     base's gitlink folders (relative), which no agent writes: their files are another repository's.
     ``mode``: `strict` (typed shell rules), or `sandboxed` for an agent the runtime runs inside its OS
@@ -146,9 +160,9 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
     toolchain = catalog.toolchain
     _keep_sessions_off_the_toolchain(toolchain, values, role)
     _check_toolchain_scope(toolchain, values, role)
-    gates: list[dict[str, Any]] = []
-    verify: list[dict[str, Any]] = []
-    sandbox: list[dict[str, str]] = []
+    gates: list[EntryJSON] = []
+    verify: list[EntryJSON] = []
+    sandbox: list[SandboxEntryJSON] = []
     for atom in role.atoms:
         have = values[atom.name]
         if atom.gate:
@@ -158,15 +172,19 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
             # such a policy gates calls but verifies nothing (nothing to verify).
             private = KINDS[atom.verify].private
             verify.append({"atom": atom.name, "kind": atom.verify, "params": {
-                p: (PRIVATE_SET if have[p] else "") if p in private else have[p] for p in VERIFY_KINDS[atom.verify]}})
+                p: (PRIVATE_SET if have[p] else "") if p in private else param_json(have[p])
+                for p in VERIFY_KINDS[atom.verify]}})
         for kind in atom.sandbox:
             sandbox.append({"atom": atom.name, "kind": kind})
     if toolchain.make_targets:
         for entry in gates:
             rules = entry["params"].get("rules") if entry["kind"] == "bash-allowlist" else None
-            if rules is not None and not any(r["program"] == "make" for r in rules):
+            if isinstance(rules, list) and not any(isinstance(r, dict) and r.get("program") == "make" for r in rules):
                 entry["params"] = {**entry["params"], "rules": [*rules, make_rule(toolchain.make_targets)]}
-    doc: dict[str, Any] = {
+    # `[session] reviewer`: the model that may allow what a person's session would be asked (a session's only).
+    reviewer: _Reviewed = {} if role.reviewer is None else {"reviewer": {
+        "model": role.reviewer.model, "api-base": role.reviewer.api_base, "script": role.reviewer.script}}
+    doc: PolicyBody = {
         "format": FORMAT,
         "version": VERSION,
         "mode": mode,
@@ -188,16 +206,13 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         "toolchain": {"path": list(toolchain.path)},
         "package-scripts": package_scripts(Path(root).resolve()),
         "subagents": subagent_roles(catalog) if SUBAGENT_TOOLS.keys() & set(role.tools) else {},
-        # `[session] reviewer`: the model that may allow what a person's session would be asked (a session's only).
-        **({"reviewer": {"model": role.reviewer.model, "api-base": role.reviewer.api_base,
-                         "script": role.reviewer.script}} if role.reviewer is not None else {}),
+        **reviewer,
         # Every layer's catalog files: an agent must not rewrite the rules it runs under.
         "protected": [str(layer / part) for layer in catalog.layers
                       for part in (*CATALOG_PARTS, TOOLCHAIN_FILE)]
                      + [str(Path(root).resolve() / path) for path in submodules],
     }
-    doc["hash"] = content_hash(doc)
-    return doc
+    return {**doc, "hash": content_hash(doc)}
 
 
 def subagent_roles(catalog: Catalog) -> dict[str, str]:

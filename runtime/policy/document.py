@@ -22,8 +22,18 @@ from runtime.lang import hotjson
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping
-    from typing import Any
+    from collections.abc import Collection, Mapping, Sequence
+    from typing import Any, Literal, overload
+
+    from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
+    from runtime.policy.compiled import (
+        BashAllowlistParams,
+        EgressAllowlistParams,
+        EntryPart,
+        PolicyBody,
+        WriteDenylistParams,
+        WriteWhitelistParams,
+    )
 
 from runtime.lang.audience import AGENT, AUDIENCES, SESSION
 
@@ -56,15 +66,21 @@ def new_sha256(data: bytes = b"") -> Any:
     return sha256(data)
 
 
-def canonical(doc: Mapping[str, Any]) -> bytes:
+def canonical(doc: PolicyBody | JSONObject) -> bytes:
+    """A policy (or any JSON object) in the one form its hash is taken over and it is written in."""
+    return _canonical(doc)
+
+
+def _canonical(value: object) -> bytes:
     import json  # writing a policy, or checking one written otherwise: never a cold hook's cache hit
 
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def content_hash(doc: Mapping[str, Any]) -> str:
+def content_hash(doc: PolicyBody | JSONObject) -> str:
+    """The hash that seals ``doc``: over every member but `hash` itself."""
     body = {k: v for k, v in doc.items() if k != "hash"}
-    digest: str = new_sha256(canonical(body)).hexdigest()
+    digest: str = new_sha256(_canonical(body)).hexdigest()
     return "sha256:" + digest
 
 
@@ -82,13 +98,13 @@ def _bytes_hashed(data: bytes, digest: object) -> bool:
     return bool(new_sha256(data.removesuffix(b"\n").replace(member, b"")).hexdigest() == digest[7:])
 
 
-def seal(*, role: str, root: str, tools: Collection[str] = (), gates: Collection[Mapping[str, Any]] = (),
-         verify: Collection[Mapping[str, Any]] = (), sandbox: Collection[Mapping[str, Any]] = (),
+def seal(*, role: str, root: str, tools: Collection[str] = (), gates: Collection[EntryPart] = (),
+         verify: Collection[EntryPart] = (), sandbox: Collection[Mapping[str, str]] = (),
          protected: Collection[str] = (), mode: str = STRICT, **fields: Any) -> PolicyDocument:
     """A document made from its parts, sealed and read: for what makes one without a role (an atom's or a
     grammar's examples in `runtime lint`, tests, benchmarks). Gate entries without an `atom` are named
     after their kind."""
-    doc: dict[str, Any] = {
+    doc: JSONDict = {
         "format": FORMAT, "version": VERSION, "mode": mode, "role": role, "root": root, "tools": list(tools),
         "protected": list(protected),
         "gates": [{"atom": g.get("atom", g["kind"]), "kind": g["kind"], "params": dict(g["params"])} for g in gates],
@@ -105,7 +121,7 @@ class Entry:
 
     __slots__ = ("atom", "kind", "params")
 
-    def __init__(self, atom: str, kind: str, params: dict[str, Any]) -> None:
+    def __init__(self, atom: str, kind: str, params: JSONObject) -> None:
         self.atom, self.kind, self.params = atom, kind, params
 
     def __repr__(self) -> str:
@@ -130,17 +146,20 @@ class PolicyDocument:
                  "verify", "sandbox", "toolchain_path", "package_scripts", "protected", "hash", "subagents",
                  "reviewer")
 
-    def __init__(self, raw: dict[str, Any], *, hashed: bool = False) -> None:
-        """``hashed``: the content hash was checked already, over the file's own bytes (`load`)."""
+    def __init__(self, raw: JSONObject, *, hashed: bool = False) -> None:
+        """``raw``: the document as read. ``hashed``: its content hash was checked already, over the file's own
+        bytes (`load`)."""
         self.raw = raw
         version = raw.get("version")
         if raw.get("format") != FORMAT or type(version) is not int or version not in VERSIONS:
             raise PolicyError(f"not a {FORMAT} document of a version this runtime reads "
                               f"({', '.join(map(str, VERSIONS))}; version {version!r} given): compile it again")
-        if not hashed and raw.get("hash") != content_hash(raw):
+        digest = raw.get("hash")
+        if (not hashed and digest != content_hash(raw)) or not isinstance(digest, str):
             raise PolicyError("the policy's content hash does not match: it was edited or corrupted")
         self.version: int = version
-        self.hash: str = raw["hash"]
+        self.hash: str = digest
+        mode: JSON
         if version == 1:
             if "mode" in raw:
                 raise PolicyError("`mode` is not a field of a version 1 policy")
@@ -149,12 +168,12 @@ class PolicyDocument:
             raise PolicyError("the policy states no `mode` (strict or sandboxed)")
         else:
             mode = raw["mode"]
-        if mode not in MODES:
+        if not isinstance(mode, str) or mode not in MODES:
             raise PolicyError(f"unknown policy mode {mode!r}: a policy is {' or '.join(MODES)}")
         self.mode: str = mode
         # Who reads the reasons (runtime.lang.audience): optional in version 2, `agent` when absent.
         audience = raw.get("audience", AGENT)
-        if audience not in AUDIENCES:
+        if not isinstance(audience, str) or audience not in AUDIENCES:
             raise PolicyError(f"unknown policy audience {audience!r}: a policy is for an {AGENT} or a {SESSION}")
         self.audience: str = audience
         self.role = _str(raw, "role")
@@ -246,8 +265,19 @@ class PolicyDocument:
 
     # -- what the layers ask -----------------------------------------------------------------------
 
-    def gate_params(self, kind: str) -> list[dict[str, Any]]:
-        """The parameter values of every gate of ``kind``, in the role's order."""
+    if TYPE_CHECKING:
+        @overload
+        def gate_params(self, kind: Literal["bash-allowlist"]) -> list[BashAllowlistParams]: ...
+        @overload
+        def gate_params(self, kind: Literal["write-whitelist"]) -> list[WriteWhitelistParams]: ...
+        @overload
+        def gate_params(self, kind: Literal["write-denylist"]) -> list[WriteDenylistParams]: ...
+        @overload
+        def gate_params(self, kind: Literal["egress-allowlist"]) -> list[EgressAllowlistParams]: ...
+
+    def gate_params(self, kind: str) -> Sequence[object]:
+        """The parameter values of every gate of ``kind``, in the role's order, typed by the kind's own
+        (`runtime.policy.compiled`): the compiler checked each one as its type, and the hash seals them."""
         return [entry.params for entry in self.gates if entry.kind == kind]
 
     def has_gate(self, kind: str) -> bool:
@@ -294,14 +324,17 @@ class PolicyDocument:
     def change_limit(self) -> int | None:
         """The bytes a change may add (`scope::change-size`'s `max-change-bytes`); None without that check."""
         for entry in self.verify_entries(("change-size",)):
-            return int(entry.params["max-change-bytes"])
+            limit = entry.params["max-change-bytes"]
+            if not isinstance(limit, int):
+                raise PolicyError("`change-size`'s `max-change-bytes` must be a number of bytes")
+            return limit
         return None
 
     def real_root(self) -> str:
         return os.path.realpath(self.root)
 
 
-def _str(doc: Mapping[str, Any], key: str) -> str:
+def _str(doc: JSONObject, key: str) -> str:
     value = doc.get(key)
     if not isinstance(value, str) or not value:
         raise PolicyError(f"`{key}` must be a non-empty string")
@@ -319,7 +352,7 @@ def _task(value: object) -> TaskRef | None:
     return TaskRef(value["path"], value["sha256"], value["agent_id"], parent)
 
 
-def _entries(doc: Mapping[str, Any], key: str, *, params: bool, optional: bool = False) -> tuple[Entry, ...]:
+def _entries(doc: JSONObject, key: str, *, params: bool, optional: bool = False) -> tuple[Entry, ...]:
     raw = doc.get(key, [] if optional else None)
     if not isinstance(raw, list):
         raise PolicyError(f"`{key}` must be a list")

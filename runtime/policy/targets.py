@@ -17,7 +17,8 @@ from __future__ import annotations
 import configparser
 import os
 import re
-from typing import Any
+
+from runtime.lang.jsontypes import JSONDict
 
 _TARGET = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.+-]*(?:[ \t]+[A-Za-z0-9_][A-Za-z0-9_.+-]*)*)[ \t]*::?(?!=)")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
@@ -63,7 +64,7 @@ def tox_envs(root: str) -> list[str]:
     return list(dict.fromkeys(n for n in names if _NAME.fullmatch(n)))
 
 
-def repository_rules(root: str) -> list[dict[str, Any]]:
+def repository_rules(root: str) -> list[JSONDict]:
     """Shell rules for the repository's own targets: make's (with -s, -k and -j; no -f, -C or VAR=value, which
     would run another Makefile or override what the recipes run) and tox's `-e ENV`, each compiled as a
     rule of `tools::bash-allowlist` is."""
@@ -80,7 +81,7 @@ def repository_rules(root: str) -> list[dict[str, Any]]:
     return rules
 
 
-def make_rule(targets: tuple[str, ...]) -> dict[str, Any]:
+def make_rule(targets: tuple[str, ...]) -> JSONDict:
     """`make TARGET` for the targets the toolchain names: no -f, -C, -e or VAR=value (which would run
     another Makefile or override what the recipes run)."""
     return {

@@ -65,7 +65,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import h11
@@ -75,6 +75,9 @@ from runtime.ipc.unix_service import SUN_PATH_MAX, bind_private, remove_if_ours
 from runtime.lang.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
 from runtime.policy.document import PolicyDocument
 from runtime.sandbox.addresses import address_refusal, parse
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
 
 # Timeouts are `asyncio.timeout` blocks, never `asyncio.wait_for`: on Python 3.11 a wait_for whose
 # awaitable completes just as its task is cancelled returns the result and drops the cancellation, which
@@ -86,7 +89,8 @@ _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-
                          "te", "trailer", "transfer-encoding", "upgrade"})
 _REASONS = {400: "Bad Request", 403: "Forbidden", 408: "Request Timeout", 431: "Request Header Fields Too Large",
             500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
-Audit = Callable[[dict[str, Any]], None]
+# Takes each record as the audit log's `egress` kind holds it (`runtime.audit.records.Egress`).
+Audit = Callable[["JSONObject"], None]
 Resolver = Callable[[str, int], Sequence[str]]
 
 
@@ -170,7 +174,7 @@ class _Exchange:
     address: str | None = None
     decided: bool = False
 
-    def fields(self, event: str) -> dict[str, Any]:
+    def fields(self, event: str) -> JSONDict:
         host = self.host if self.host is None or len(self.host) <= _HOST_CLIP else self.host[:_HOST_CLIP] + "..."
         return {"event": event, "id": self.id, "method": self.method, "host": host, "port": self.port,
                 "address": self.address}
@@ -351,7 +355,7 @@ class EgressProxy:
 
     # -- audit -----------------------------------------------------------------------------------------
 
-    def _sink(self, record: dict[str, Any]) -> bool:
+    def _sink(self, record: JSONObject) -> bool:
         if self.audit is None:
             return True
         try:
@@ -360,7 +364,7 @@ class EgressProxy:
             return False
         return True
 
-    async def _record(self, exchange: _Exchange, event: str, **fields: Any) -> bool:
+    async def _record(self, exchange: _Exchange, event: str, **fields: JSON) -> bool:
         """Write one record on the audit thread; False when it could not be written in time."""
         if event == "request":
             exchange.decided = True

@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from runtime.audit.records import ApprovalDecided, ApprovalRequested, CommitIntent, Committed, MergedIn
 from runtime.manifests.control import control_name
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
 from runtime.spawn.world import tree_world
 from runtime.verify.commands import CommandLog
 from runtime.verify.gather import DEFAULT_CHANGE_SIZE
+from runtime.verify.kinds.change_size import ChangeSizeParams
 from runtime.verify.passes import judge_merge
 from runtime.verify.test_runs import load_hidden
 from runtime.workspace import hazards
@@ -62,7 +64,7 @@ def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]],
     task = run.task
     summary = ", ".join(f"{atom} {status}" for atom, status in checks) or "none"
     title = task.goal.strip().splitlines()[0][:72]
-    head = run.audit.append("commit-intent", run.agent_id, verified=verified, label=label)["hash"]
+    head = run.audit.append(CommitIntent(verified=verified, label=label), run.agent_id).hash
     return (
         f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
         f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n" + verdict_trailers(attempts) +
@@ -85,7 +87,7 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
             functools.partial(run.git.commit_all, run.worktree, message, allow_empty=resumed))
     except NothingToCommit:
         commit = None  # a read-only role: verified, nothing to commit
-    run.audit.append("commit", run.agent_id, commit=commit, branch=run.branch)
+    run.audit.append(Committed(commit=commit, branch=run.branch), run.agent_id)
     if not run.options.merge:
         return Acceptance(commit)
     if commit is None:
@@ -133,7 +135,7 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
         merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
     except GitError as exc:  # the base moved or its checkout changed meanwhile: an outcome, not a crash
         return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} was not merged: {exc}"))
-    run.audit.append("merge", run.agent_id, into=run.base_branch, commit=merged)
+    run.audit.append(MergedIn(into=run.base_branch, commit=merged), run.agent_id)
     return Acceptance(commit, merged)
 
 
@@ -156,9 +158,9 @@ def _approve_control_change(run: SpawnRun, commit: str, paths: list[str]) -> App
               f"into {run.base_branch} only if a person approves")
     approval, new = store.request(run.agent_id, "merge", {"branch": run.branch, "commit": commit, "control-files": paths},
                                   reason, timeout, redactor=run.audit.redactor)
-    run.audit.append("approval-request", run.agent_id, id=approval.id, tool="merge", input_hash=approval.input_hash,
-                     summary=approval.summary, gate_reason=approval.gate_reason, expires_at=iso(approval.expires),
-                     new=new)
+    run.audit.append(ApprovalRequested(id=approval.id, tool="merge", input_hash=approval.input_hash,
+                                       summary=approval.summary, gate_reason=approval.gate_reason,
+                                       expires_at=iso(approval.expires), new=new), run.agent_id)
     if new:
         explicit = run.options.state_dir or os.environ.get("RUNTIME_STATE_DIR")
         hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
@@ -166,9 +168,9 @@ def _approve_control_change(run: SpawnRun, commit: str, paths: list[str]) -> App
     final = store.wait(approval.id, timeout)
     if final.status == PENDING:
         final = store.expire(approval.id, "no decision before the approval timeout") or final
-    run.audit.append("approval-decision", run.agent_id, id=final.id, tool="merge", input_hash=final.input_hash,
-                     status=final.status, decision="allow" if final.allowed else "deny", by=final.decided_by,
-                     reason=final.reason, decided_at=iso(final.decided))
+    run.audit.append(ApprovalDecided(id=final.id, tool="merge", input_hash=final.input_hash, status=final.status,
+                                     decision="allow" if final.allowed else "deny", by=final.decided_by,
+                                     reason=final.reason, decided_at=iso(final.decided)), run.agent_id)
     return final
 
 
@@ -177,7 +179,8 @@ def _left_out(run: SpawnRun, fenced: list[str]) -> list[tuple[str, str]]:
     folders git cannot hold (``fenced``), files over the per-file limit, and, taken in path order, each file
     that would carry the total past the change limit (a smaller one after it may still fit). The commit
     stores at most the change limit; what it leaves out is listed."""
-    params = next((e.params for e in run.policy.verify_entries(("change-size",))), DEFAULT_CHANGE_SIZE)
+    limits = ChangeSizeParams.read(next((e.params for e in run.policy.verify_entries(("change-size",))),
+                                        DEFAULT_CHANGE_SIZE))
     out = [(path, "nested repository or unreadable folder") for path in fenced]
     try:
         candidates = run.git.unstaged_files(run.worktree)
@@ -188,9 +191,9 @@ def _left_out(run: SpawnRun, fenced: list[str]) -> list[tuple[str, str]]:
         if any(path == f or path.startswith(f + "/") for f in fenced):
             continue
         size = size_under(run.worktree, path) or 0
-        if size > params["max-file-bytes"]:
+        if size > limits.max_file_bytes:
             out.append((path, "too large"))
-        elif total + size > params["max-change-bytes"]:
+        elif total + size > limits.max_change_bytes:
             out.append((path, "over the change limit"))
         else:
             total += size
@@ -220,5 +223,5 @@ def keep_for_inspection(run: SpawnRun, checks: list[tuple[str, str]], label: str
         inspection: str = run.git.commit_all(run.worktree, message, exclude=[path for path, _ in left_out])
     except (NothingToCommit, GitError):
         return None
-    run.audit.append("commit", run.agent_id, commit=inspection, branch=run.branch, verified=False)
+    run.audit.append(Committed(commit=inspection, branch=run.branch, verified=False), run.agent_id)
     return inspection

@@ -12,10 +12,21 @@ import os
 import shlex
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
+from runtime.audit.records import (
+    CheckJudged,
+    Egress,
+    Escalated,
+    NeedsReview,
+    PolicyUpdate,
+    Retried,
+    ScratchThrown,
+    Tampering,
+    record_of,
+)
 from runtime.errors import AgentFailed, LimitExhausted, ManifestError, RunFailure
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import catalog_now
@@ -44,6 +55,7 @@ from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
     from runtime.approvals.service import ApprovalService
+    from runtime.lang.jsontypes import JSONObject
     from runtime.sandbox.egress import EgressProxy
     from runtime.spawn.pipeline import SpawnRun
 
@@ -136,13 +148,13 @@ def policy_now(run: SpawnRun, current: PolicyDocument, attempt: int) -> PolicyDo
         role = load_role(catalog, run.task.role.name)
         fresh = compile_document(role, run.task, run.worktree, catalog, submodules=run.submodules, mode=current.mode)
     except (ManifestError, PolicyError, OSError) as exc:
-        run.audit.append("policy", run.agent_id, attempt=attempt, hash=current.hash, kept=True,
-                         error=" ".join(str(exc).split())[:1000])
+        run.audit.append(PolicyUpdate(attempt=attempt, hash=current.hash, kept=True,
+                                      error=" ".join(str(exc).split())[:1000]), run.agent_id)
         return current
     if fresh.hash == current.hash:
         return current
     fresh.write(run.run_ro / "policy.json")
-    run.audit.append("policy", run.agent_id, attempt=attempt, hash=fresh.hash, catalog=str(catalog.root))
+    run.audit.append(PolicyUpdate(attempt=attempt, hash=fresh.hash, catalog=str(catalog.root)), run.agent_id)
     return fresh
 
 
@@ -164,8 +176,8 @@ def _start_egress(run: SpawnRun, folder: Path) -> EgressProxy | None:
     if rules is None:
         return None
 
-    def audit(record: dict[str, Any]) -> None:
-        run.audit.append("egress", run.agent_id, **record)
+    def audit(record: JSONObject) -> None:
+        run.audit.append(record_of(Egress.kind, record), run.agent_id)
 
     return EgressProxy(folder / "egress.sock", rules, audit=audit).start()
 
@@ -275,7 +287,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             if reason is not None:
                 # The agent found the task cannot be done as asked and said why: the honest way out. Its work is
                 # neither judged nor committed; the person, or a plan's planner, decides what comes next.
-                run.audit.append("escalated", run.agent_id, attempt=n, reason=reason[:4000])
+                run.audit.append(Escalated(attempt=n, reason=reason[:4000]), run.agent_id)
                 return Verdict("escalated", None, reason, tuple(attempts))
             progress.state = "verifying"
             progress.changed()
@@ -286,7 +298,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                                                              run.policy)
             thrown = scratch_pass.thrown
             if thrown:
-                run.audit.append("scratch", run.agent_id, attempt=n, paths=thrown[:200], count=len(thrown))
+                run.audit.append(ScratchThrown(attempt=n, paths=tuple(thrown[:200]), count=len(thrown)), run.agent_id)
             log = CommandLog(attempt_dir / "commands", run.audit.redactor)  # each judged command's whole output
             # the copy holds the work, not what the ignore rules hide (a .pyc is no test of its source)
             context = VerifyContext(run.git, run.base, run.worktree, run.state.run(run.agent_id), progress.report,
@@ -301,13 +313,13 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             if setup.report_problem:
                 attempt.checks.append(CheckRecord("runtime", "report-file", "rejected", setup.report_problem))
             for check in attempt.checks:
-                run.audit.append("check", run.agent_id, attempt=n, atom=check.atom, check=check.kind,
-                                 status=check.status, feedback=check.feedback[:4000])
+                run.audit.append(CheckJudged(attempt=n, atom=check.atom, check=check.kind, status=check.status,
+                                             feedback=check.feedback[:4000]), run.agent_id)
             forged = [c for c in attempt.checks if c.tampering]
             if forged:
                 # A forged report is no mistake a retry mends: the run ends, said as what it is.
-                run.audit.append("tampering", run.agent_id, attempt=n, checks=[c.atom for c in forged],
-                                 evidence=[t for c in forged for t in c.tampering][:50])
+                run.audit.append(Tampering(attempt=n, checks=tuple(c.atom for c in forged),
+                                           evidence=tuple([t for c in forged for t in c.tampering][:50])), run.agent_id)
                 return Verdict("rejected", "tampering", feedback_for(forged), tuple(attempts))
             errors = [c for c in attempt.checks if c.status == "error"]
             if errors:
@@ -315,14 +327,15 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             rejected = [c for c in attempt.checks if c.status == "rejected"]
             if rejected and all(c.review for c in rejected):
                 # Every check passed and a reviewer asks a person to look: no retry answers that.
-                run.audit.append("needs-review", run.agent_id, attempt=n, findings=[f for c in rejected for f in c.review][:50])
+                run.audit.append(NeedsReview(attempt=n, findings=tuple([f for c in rejected for f in c.review][:50])),
+                                 run.agent_id)
                 return Verdict("needs-review", None, feedback_for(rejected), tuple(attempts))
             if not rejected:
                 return Verdict("ok", None, "", tuple(attempts))
             feedback = feedback_for(rejected)
             if k < agent.retries:
                 attempt.feedback = feedback
-                run.audit.append("retry", run.agent_id, attempt=n, checks=[c.atom for c in rejected])
+                run.audit.append(Retried(attempt=n, checks=tuple(c.atom for c in rejected)), run.agent_id)
                 continue
             return Verdict("rejected", None, feedback, tuple(attempts))
         raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover

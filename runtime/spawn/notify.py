@@ -21,14 +21,17 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from runtime.audit.records import Notified
+
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from runtime.audit.log import AuditLog
     from runtime.manifests.notify import Notify
 
 
 class Notifier:
-    def __init__(self, config: Notify, state_dir: Path, audit: Any = None) -> None:
+    def __init__(self, config: Notify, state_dir: Path, audit: AuditLog | None = None) -> None:
         self.config, self.state_dir, self.audit = config, state_dir, audit
         self._threads: list[threading.Thread] = []
 
@@ -43,7 +46,8 @@ class Notifier:
             proc = subprocess.Popen(list(self.config.command), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, close_fds=True)
         except OSError as exc:
-            self._audit(event, agent, error=f"could not start: {exc.strerror or exc}")
+            self._audit(agent, Notified(event=event, command=self.config.command[0],
+                                        error=f"could not start: {exc.strerror or exc}"))
             return False
         # The event is handed over here, not by the reaping thread: a process that ends right after sending (a
         # plan's last event) would take a daemon thread, and the event, with it. One line, far below a pipe's
@@ -56,7 +60,8 @@ class Notifier:
         except OSError as exc:  # it closed its stdin before reading: the event was not taken
             proc.kill()
             proc.wait()
-            self._audit(event, agent, error=f"did not read the event: {exc.strerror or exc}")
+            self._audit(agent, Notified(event=event, command=self.config.command[0],
+                                        error=f"did not read the event: {exc.strerror or exc}"))
             return False
         thread = threading.Thread(target=self._reap, args=(proc, event, agent), daemon=True, name="notify")
         thread.start()
@@ -75,11 +80,13 @@ class Notifier:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            self._audit(event, agent, error=f"stopped after {self.config.timeout_s} s")
+            self._audit(agent, Notified(event=event, command=self.config.command[0],
+                                        error=f"stopped after {self.config.timeout_s} s"))
             return
         tail = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] if err else []
-        self._audit(event, agent, exit_code=proc.returncode, **({"stderr": tail[0][:300]} if tail else {}))
+        self._audit(agent, Notified(event=event, command=self.config.command[0], exit_code=proc.returncode,
+                                    stderr=tail[0][:300] if tail else None))
 
-    def _audit(self, event: str, agent: str | None, **data: Any) -> None:
+    def _audit(self, agent: str | None, record: Notified) -> None:
         if self.audit is not None:
-            self.audit.append("notify", agent, event=event, command=self.config.command[0], **data)
+            self.audit.append(record, agent)

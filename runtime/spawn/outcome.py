@@ -7,17 +7,51 @@ and every check is recorded, and the exit code follows the status (0 for ok,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypedDict
 
+from runtime.spawn import fields
 from runtime.verify.kinds.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
 from runtime.verify.kinds.record import Bounded as _Bounded
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
+    from runtime.verify.kinds.record import CheckJSON
 
 __all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
 
 # escalated: the agent said the task cannot be done as asked, and why; nothing is committed.
 # needs-review: the checks passed and a reviewer asks a person to look; committed for inspection alone.
 STATUSES = ("ok", "rejected", "failed", "exhausted", "escalated", "needs-review")
+
+
+class _AttemptHead(TypedDict):
+    number: int
+    duration_s: float
+    exit_code: int | None
+    breach: str | None
+    turns: int
+    tool_calls: int
+    denials: int
+    tokens: int
+    cost_usd: float
+    peak_memory_mb: float
+    report: str | None
+
+
+class _AttemptTail(TypedDict):
+    feedback: str | None
+    peak_processes: int
+    disk_mb: float
+    series: int
+    sent_back: str | None
+    policy: str
+
+
+class AttemptJSON(_AttemptHead, _AttemptTail):
+    """An `Attempt` as `state.json` and an outcome's JSON hold it."""
+
+    checks: list[CheckJSON]
 
 
 @dataclass
@@ -40,6 +74,42 @@ class Attempt(_Bounded):
     series: int = 1  # the attempt series it belongs to: `runtime again` starts a new one on the same agent id
     sent_back: str | None = None  # what a person sent back to start its series (the first attempt of one)
     policy: str = ""  # the hash of the compiled policy it ran under (a rule added since an earlier attempt shows)
+
+    def _head(self) -> _AttemptHead:
+        return {"number": self.number, "duration_s": self.duration_s, "exit_code": self.exit_code,
+                "breach": self.breach, "turns": self.turns, "tool_calls": self.tool_calls, "denials": self.denials,
+                "tokens": self.tokens, "cost_usd": self.cost_usd, "peak_memory_mb": self.peak_memory_mb,
+                "report": self.report}
+
+    def _tail(self) -> _AttemptTail:
+        return {"feedback": self.feedback, "peak_processes": self.peak_processes, "disk_mb": self.disk_mb,
+                "series": self.series, "sent_back": self.sent_back, "policy": self.policy}
+
+    def to_json(self, checks_last: bool = False) -> AttemptJSON:
+        """Its fields in their order (as `state.json` holds them), or with the checks last (as an outcome's JSON
+        does)."""
+        checks = [c.to_json() for c in self.checks]
+        if checks_last:
+            return {**self._head(), **self._tail(), "checks": checks}
+        return {**self._head(), "checks": checks, **self._tail()}
+
+    @classmethod
+    def from_json(cls, data: JSONObject) -> Attempt:
+        """The attempt `to_json` gave."""
+        fields.only(data, _ATTEMPT_FIELDS, "an attempt")
+        return cls(fields.integer(data, "number"), fields.number(data, "duration_s", 0.0),
+                   fields.optional_integer(data, "exit_code"), fields.optional_text(data, "breach"),
+                   fields.integer(data, "turns", 0), fields.integer(data, "tool_calls", 0),
+                   fields.integer(data, "denials", 0), fields.integer(data, "tokens", 0),
+                   fields.number(data, "cost_usd", 0.0), fields.number(data, "peak_memory_mb", 0.0),
+                   fields.optional_text(data, "report"),
+                   [CheckRecord.from_json(c) for c in fields.objects(data, "checks")],
+                   fields.optional_text(data, "feedback"), fields.integer(data, "peak_processes", 0),
+                   fields.number(data, "disk_mb", 0.0), fields.integer(data, "series", 1),
+                   fields.optional_text(data, "sent_back"), fields.text(data, "policy", ""))
+
+
+_ATTEMPT_FIELDS = set(AttemptJSON.__annotations__)
 
 
 @dataclass(frozen=True)
@@ -65,6 +135,26 @@ class Acceptance:
     message: str = ""
     refused: str | None = None  # the merge was refused (a conflict, checks failing on it): the work is `rejected`
     failure: tuple[str, str, str] | None = None  # (outcome, detail, message): the merge failed, e.g. failed(merge)
+
+
+class OutcomeJSON(TypedDict):
+    """An `Outcome` as `runtime spawn --json` prints it, a plan's state keeps it and a worker node sends it back."""
+
+    status: str
+    detail: str | None
+    agent_id: str
+    role: str
+    base: str | None
+    branch: str | None
+    commit: str | None
+    merged: str | None
+    inspection: str | None
+    worktree: str | None
+    message: str
+    timings: dict[str, float]
+    id_free: bool
+    attempts: list[AttemptJSON]
+    label: str
 
 
 @dataclass
@@ -114,19 +204,32 @@ class Outcome(_Bounded):
         text = " ".join((text or first_line(self.message) or self.label).split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "attempts"}
-        out["attempts"] = [{**{f.name: getattr(a, f.name) for f in fields(a) if f.name != "checks"},
-                            "checks": [c.to_json() for c in a.checks]} for a in self.attempts]
-        out["timings"] = dict(self.timings)
-        out["label"] = self.label
-        return out
+    def to_dict(self) -> OutcomeJSON:
+        return {"status": self.status, "detail": self.detail, "agent_id": self.agent_id, "role": self.role,
+                "base": self.base, "branch": self.branch, "commit": self.commit, "merged": self.merged,
+                "inspection": self.inspection, "worktree": self.worktree, "message": self.message,
+                "timings": dict(self.timings), "id_free": self.id_free,
+                "attempts": [a.to_json(checks_last=True) for a in self.attempts], "label": self.label}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+    def from_dict(cls, data: JSONObject) -> Outcome:
         """The outcome ``to_dict`` gave (its label is derived, not read)."""
-        data = dict(data)
-        attempts = [Attempt(**{**a, "checks": [CheckRecord.from_json(c) for c in a.get("checks", [])]})
-                    for a in data.pop("attempts", [])]
-        data.pop("label", None)
-        return cls(**data, attempts=attempts)
+        fields.only(data, _OUTCOME_FIELDS, "an outcome")
+        return cls(fields.text(data, "status"), fields.optional_text(data, "detail", required=True),
+                   fields.text(data, "agent_id"), fields.text(data, "role"),
+                   base=fields.optional_text(data, "base"), branch=fields.optional_text(data, "branch"),
+                   commit=fields.optional_text(data, "commit"), merged=fields.optional_text(data, "merged"),
+                   inspection=fields.optional_text(data, "inspection"),
+                   worktree=fields.optional_text(data, "worktree"), message=fields.text(data, "message", ""),
+                   attempts=[Attempt.from_json(a) for a in fields.objects(data, "attempts")],
+                   timings=_timings(data), id_free=fields.flag(data, "id_free", False))
+
+
+_OUTCOME_FIELDS = set(OutcomeJSON.__annotations__)
+
+
+def _timings(data: JSONObject) -> dict[str, float]:
+    value = data.get("timings") or {}
+    if not isinstance(value, dict):
+        raise ValueError(f"`timings` must be an object, not {type(value).__name__}")
+    return {str(phase): fields.number(value, phase) for phase in value}

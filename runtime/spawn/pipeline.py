@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 
 from runtime.audit.log import AuditLog
+from runtime.audit.records import Ended, Freed, Interrupted, Spawned
 from runtime.audit.redact import Redactor, secrets_from_env
 from runtime.errors import FatalError, ManifestError, RunFailure, UsageError
 from runtime.manifests.agent import AgentSpec
@@ -293,8 +294,8 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
                    home=home, policy=policy, resumed=resumed.commit if resumed is not None else None,
                    journal=Journal(setup.state, record), submodules=submodules)
     run.save("running")
-    run.audit.append("spawn", run.agent_id, task=str(task.path), sha256=task.digest, role=task.role.name,
-                     backend=setup.agent.backend, base=base, branch=run.branch, sandbox=options.use_sandbox)
+    run.audit.append(Spawned(task=str(task.path), sha256=task.digest, role=task.role.name, backend=setup.agent.backend,
+                             base=base, branch=run.branch, sandbox=options.use_sandbox), run.agent_id)
     return run
 
 
@@ -376,7 +377,7 @@ def _free_agent_id(run: SpawnRun, outcome: Outcome) -> bool:
             run.git.delete_branch(run.branch)
     except GitError:
         return False
-    run.audit.append("free", run.agent_id, label=outcome.label, branch=run.branch)
+    run.audit.append(Freed(label=outcome.label, branch=run.branch), run.agent_id)
     return True
 
 
@@ -405,14 +406,14 @@ def _keep_interrupted(run: SpawnRun) -> None:
     work = keep_for_inspection(run, last_checks(attempts), "interrupted")
     run.save("interrupted", label="interrupted", message=message, commit=None, merged=None, work=work,
              attempts=attempts)
-    run.audit.append("interrupted", run.agent_id, branch=run.branch, work=work)
+    run.audit.append(Interrupted(branch=run.branch, work=work), run.agent_id)
 
 
 def _record_outcome(run: SpawnRun, outcome: Outcome) -> None:
     run.save(outcome.status, label=outcome.label, message=outcome.message, commit=outcome.commit,
              merged=outcome.merged, attempts=tuple(outcome.attempts), id_free=outcome.id_free)
-    run.audit.append("outcome", run.agent_id, label=outcome.label, message=outcome.message,
-                     commit=outcome.commit, merged=outcome.merged)
+    run.audit.append(Ended(label=outcome.label, message=outcome.message, commit=outcome.commit, merged=outcome.merged),
+                     run.agent_id)
     if run.options.subtask is None:  # a plan's subtask: the plan's end is told, not each of its agents
         lines = outcome.message.strip().splitlines()
         run.notifier().send("finished", run.agent_id, label=outcome.label, commit=outcome.commit,

@@ -47,8 +47,8 @@ def preflight_tests(task: Task, git: Git, base: str, *, sandboxed: bool, state: 
     (unless the task asks for its exit code alone), hidden tests that do not exist, that lie where the agent
     could read them, or that a run without the OS sandbox could not keep hidden."""
     src = task.src
-    command = task.fields.get("verification.test-command")
-    if command and task.fields.get("verification.test-results", "per-test") == "per-test" \
+    command = task.verification.test_command
+    if command and (task.verification.test_results or "per-test") == "per-test" \
             and "verification.test-command" in _test_params(task):
         package = git.read_file(base, "package.json")
         plan = plan_tests(command, package.decode("utf-8", "replace") if package else None)
@@ -57,15 +57,14 @@ def preflight_tests(task: Task, git: Git, base: str, *, sandboxed: bool, state: 
                             "Name a runner it starts and reads (pytest, python -m unittest, go test, cargo test, node "
                             "--test, jest, vitest, mocha, tape, or an npm script running one), or set "
                             "`test-results = \"exit-code\"` to judge the command by its exit code alone")
-    if task.fields.get("verification.review") is True and (task.agent is None or task.agent.model is None):
+    if task.verification.review is True and (task.agent is None or task.agent.model is None):
         raise src.error(("verification", "review"), "`review = true` reads the change with the task's own model, and "
                         "its `[agent]` has none (the command backend): give the agent a model, or leave the review "
                         "to a person")
-    if "verification.test-results" in task.fields and task.fields["verification.test-results"] == "exit-code" \
-            and "verification.test-count-min" in task.fields:
+    if task.verification.test_results == "exit-code" and task.verification.test_count_min is not None:
         raise src.error(("verification", "test-count-min"), "`test-count-min` counts tests, which `test-results = "
                         "\"exit-code\"` does not read: remove one of them")
-    hidden = task.fields.get("verification.hidden-tests")
+    hidden = task.verification.hidden_tests
     if not hidden:
         return
     loc = ("verification", "hidden-tests")
@@ -183,9 +182,9 @@ def preflight_reach(task: Task, git: Git, base: str, toolchain: ToolchainMounts 
     # A program of the folders setup makes ([worktree] path) is not there before setup: its run will say.
     made_by_setup = bool(setup_path)
     items: list[tuple[tuple[object, ...], str, str]] = []
-    if test := task.fields.get("verification.test-command"):
+    if test := task.verification.test_command:
         items.append((("verification", "test-command"), test, "the test command"))
-    for n, command in enumerate(task.fields.get("verification.check-commands") or []):
+    for n, command in enumerate(task.verification.check_commands or []):
         items.append((("verification", "check-commands", n), command, "a check command"))
     package = None
     for loc, command, what in items:
@@ -206,7 +205,7 @@ def preflight_reach(task: Task, git: Git, base: str, toolchain: ToolchainMounts 
                                              for shown, folder in where))
             raise src.error(loc, f"{what} runs `{program}`, which verify would not find: it looks in {looked}; "
                                  f"{_fix(program, toolchain_file)}")
-    globs = task.fields.get("scope.files-whitelist") or []
+    globs = task.scope.files_whitelist or []
     if globs:
         _scope_reaches(task, git, base, list(globs))
 

@@ -11,7 +11,21 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+from runtime.audit.records import Gated, ToolRan
+
+if TYPE_CHECKING:
+    from runtime.audit.log import AuditLog
+    from runtime.audit.records import AuditRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """A call the agent was refused: the tool it named and why, as its backend reported them."""
+
+    tool: str | None
+    reason: str | None
 
 
 @dataclass
@@ -27,11 +41,11 @@ class Progress:
     report: str | None = None
     error: dict[str, str] | None = None
     started: float = field(default_factory=time.monotonic)
-    denied: list[dict[str, Any]] = field(default_factory=list)
+    denied: list[Denial] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)  # paths of allowed file-tool writes, in order
     repeats: int = 0  # how many times in a row the same tool call was made
     listener: Callable[[Progress], None] | None = None
-    audit: Any = None  # runtime.audit.log.AuditLog
+    audit: AuditLog | None = None
     _last_call: str = ""
 
     @property
@@ -42,9 +56,9 @@ class Progress:
         if self.listener is not None:
             self.listener(self)
 
-    def record(self, kind: str, **data: Any) -> None:
+    def record(self, record: AuditRecord) -> None:
         if self.audit is not None:
-            self.audit.append(kind, self.agent_id, attempt=self.attempt, **data)
+            self.audit.append(record, self.agent_id)
 
     def builtin_event(self, line: str) -> None:
         """One JSON line of the builtin agent (runtime.agent.events)."""
@@ -66,16 +80,22 @@ class Progress:
             path = (event.get("input") or {}).get("file_path") if isinstance(event.get("input"), dict) else None
             if decision == "allow" and event.get("tool") in ("Write", "Edit", "MultiEdit") and isinstance(path, str):
                 self.writes.append(path)
-            self.record("gate", tool=event.get("tool"), input=event.get("input"), decision=decision,
-                        reason=event.get("reason"), atom=event.get("atom"), rule=event.get("rule"))
+            self.record(Gated(attempt=self.attempt, tool=_text(event.get("tool")), input=event.get("input"),
+                              decision=decision, reason=_text(event.get("reason")), atom=_text(event.get("atom")),
+                              rule=_text(event.get("rule"))))
             if decision != "allow":
                 self.denials += 1
-                self.denied.append({"tool": event.get("tool"), "reason": event.get("reason")})
+                self.denied.append(Denial(_text(event.get("tool")), _text(event.get("reason"))))
             else:
-                self.record("tool", tool=event.get("tool"), is_error=bool(event.get("is_error")),
-                            result=str(event.get("result", ""))[:400])
+                self.record(ToolRan(attempt=self.attempt, tool=_text(event.get("tool")),
+                                    is_error=bool(event.get("is_error")), result=str(event.get("result", ""))[:400]))
         elif kind == "final":
             self.report = str(event.get("content") or "")
         elif kind == "error":
             self.error = {"kind": str(event.get("kind") or "agent"), "message": str(event.get("message") or "")}
         self.changed()
+
+
+def _text(value: object) -> str | None:
+    """An event's name or reason: the agent's events hold text or nothing there."""
+    return value if isinstance(value, str) else None

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runtime.audit.records import Afresh, Again, Recovered
 from runtime.errors import FatalError
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.sockets import clean_stale_socket_folders
@@ -100,8 +101,8 @@ def _again(run: SpawnSetup, previous: RunRecord) -> Resume:
     worktree = run.state.worktree(run.agent_id)
     if worktree.exists():  # kept with --keep: the new series checks the branch out afresh
         run.git.remove_worktree(worktree)
-    run.audit.append("again", run.agent_id, previous=previous.label or previous.status, head=head,
-                     series=previous.series + 1, sent_back=bool(run.options.feedback))
+    run.audit.append(Again(previous=previous.label or previous.status, head=head, series=previous.series + 1,
+                           sent_back=bool(run.options.feedback)), run.agent_id)
     return Resume(previous.base, previous.base_branch, None if head == previous.base else head, again=previous)
 
 
@@ -143,8 +144,8 @@ def _afresh(run: SpawnSetup, previous: RunRecord) -> None:
     folder = run.state.run(run.agent_id)
     if folder.exists():
         folder.rename(kept_runs / f"{run.agent_id}.{n}")
-    run.audit.append("afresh", run.agent_id, previous=previous.label or previous.status, kept_ref=ref if head else None,
-                     kept_head=head, kept_run=str(kept_runs / f"{run.agent_id}.{n}"))
+    run.audit.append(Afresh(previous=previous.label or previous.status, kept_ref=ref if head else None, kept_head=head,
+                            kept_run=str(kept_runs / f"{run.agent_id}.{n}")), run.agent_id)
 
 
 def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
@@ -184,7 +185,7 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
         worktree = run.state.worktree(run.agent_id)
         if worktree.exists():
             run.git.remove_worktree(worktree)
-        run.audit.append("recover", run.agent_id, finished=False, resumed="interrupted", work=previous.work)
+        run.audit.append(Recovered(finished=False, resumed="interrupted", work=previous.work), run.agent_id)
         return Resume(previous.base, previous.base_branch, previous.work)
     if previous.final and run.options.again and not previous.id_free:
         return _again(run, previous)
@@ -206,12 +207,12 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
     if commit is not None:
         merged = _merge_commit(run, commit, previous.base_branch)
         if merged is None and run.options.merge and previous.base_branch:
-            run.audit.append("recover", run.agent_id, finished=False, resumed="merge", commit=commit)
+            run.audit.append(Recovered(finished=False, resumed="merge", commit=commit), run.agent_id)
             return ResumeMerge(commit, previous)
         outcome = Outcome("ok", None, run.agent_id, previous.role, base=base, branch=run.branch,
                           commit=commit, merged=merged, message="finished after an interrupted run; nothing was committed twice")
         run.state.write(previous.with_(status="ok", label="ok", commit=commit, merged=merged, message=outcome.message))
-        run.audit.append("recover", run.agent_id, finished=True, commit=commit)
+        run.audit.append(Recovered(finished=True, commit=commit), run.agent_id)
         return outcome
     worktree = run.state.worktree(run.agent_id)
     if worktree.exists():
@@ -224,5 +225,5 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
         if run.git.resolve(run.branch) != base:
             raise FatalError(f"interrupted run of {run.agent_id} left commits on {run.branch}; inspect and delete the branch")
         run.git.delete_branch(run.branch)
-    run.audit.append("recover", run.agent_id, finished=False, previous=status)
+    run.audit.append(Recovered(finished=False, previous=status), run.agent_id)
     return None

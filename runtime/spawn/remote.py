@@ -13,9 +13,12 @@ Standard library only: the spawn pipeline imports this, and so does the worker's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from runtime.models.types import ModelReply, ModelRequest
+
+if TYPE_CHECKING:
+    from runtime.approvals.service import ApprovalAnswer, ApprovalAsk
 
 
 @dataclass(frozen=True)
@@ -35,5 +38,5 @@ class RemoteOrchestrator(Protocol):
     def forward(self, path: str, body: bytes, headers: dict[str, str]) -> Forwarded:
         """One request of the Claude Code CLI to the Messages API, without credentials; raises OSError."""
 
-    def approve(self, request: dict[str, Any]) -> dict[str, Any]:
+    def approve(self, request: ApprovalAsk) -> ApprovalAnswer:
         """One approval request (the approvals wire format), answered once decided or expired; never raises."""

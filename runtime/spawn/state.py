@@ -17,17 +17,52 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from runtime.errors import FatalError
-from runtime.spawn.outcome import Attempt
-from runtime.spawn.setup_record import SetupRecord
-from runtime.verify.kinds.record import CheckRecord
+from runtime.spawn.outcome import Attempt, AttemptJSON
+from runtime.spawn.setup_record import SetupJSON, SetupRecord
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 FINAL = ("ok", "rejected", "failed", "exhausted", "escalated", "needs-review")
 # The version of `state.json`. A record without one was written before versions (its fields are version
 # 1's); a newer version than this runtime knows is refused in one line rather than misread.
 RECORD_VERSION = 1
+
+
+class RunRecordJSON(TypedDict):
+    """A `RunRecord` as `state.json` holds it (and `runtime status --json` prints it); a record also keeps the
+    fields of a version this runtime does not name, ahead of these."""
+
+    agent_id: str
+    status: str
+    role: str
+    task: str
+    task_sha256: str
+    backend: str
+    base: str
+    base_branch: str | None
+    branch: str
+    worktree: str
+    pid: int
+    resumed: str | None
+    label: str | None
+    message: str
+    commit: str | None
+    merged: str | None
+    work: str | None
+    id_free: bool
+    catalog: str
+    sandboxed: bool
+    unattended: bool
+    subtask: str | None
+    series: int
+    updated: str
+    version: int
+    attempts: list[AttemptJSON]
+    setup: SetupJSON | None
 
 
 @dataclass(frozen=True)
@@ -64,7 +99,7 @@ class RunRecord:
     setup: SetupRecord | None = None  # how the worktree's world was made (`[worktree]`), when it has one
     updated: str = ""  # when it was last written (UTC)
     version: int = RECORD_VERSION
-    extra: dict[str, Any] = field(default_factory=dict)  # fields of a version this runtime does not name
+    extra: JSONObject = field(default_factory=dict)  # fields of a version this runtime does not name, as read
 
     @property
     def final(self) -> bool:
@@ -74,12 +109,22 @@ class RunRecord:
         """The record with ``changes`` (field names; an unknown one is a bug, and raises)."""
         return dataclasses.replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name not in ("attempts", "extra", "setup")}
-        out["attempts"] = [attempt_json(a) for a in self.attempts]
-        out["setup"] = self.setup.to_json() if self.setup is not None else None
-        return {**self.extra, **out}
+    def to_json(self) -> RunRecordJSON:
+        out: RunRecordJSON = {
+            "agent_id": self.agent_id, "status": self.status, "role": self.role, "task": self.task,
+            "task_sha256": self.task_sha256, "backend": self.backend, "base": self.base,
+            "base_branch": self.base_branch, "branch": self.branch, "worktree": self.worktree, "pid": self.pid,
+            "resumed": self.resumed, "label": self.label, "message": self.message, "commit": self.commit,
+            "merged": self.merged, "work": self.work, "id_free": self.id_free, "catalog": self.catalog,
+            "sandboxed": self.sandboxed, "unattended": self.unattended, "subtask": self.subtask,
+            "series": self.series, "updated": self.updated, "version": self.version,
+            "attempts": [a.to_json() for a in self.attempts],
+            "setup": self.setup.to_json() if self.setup is not None else None,
+        }
+        if not self.extra:
+            return out
+        # A TypedDict value may hold more keys than it names: the unnamed fields go first, as they were read.
+        return cast(RunRecordJSON, {**self.extra, **out})
 
     @classmethod
     def from_json(cls, data: object, where: str = "state.json") -> RunRecord:
@@ -91,17 +136,9 @@ class RunRecord:
                              f"({RECORD_VERSION}): use the runtime that wrote it")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         fields = {k: v for k, v in data.items() if k in names}
-        fields["attempts"] = tuple(attempt_from_json(a) for a in data.get("attempts") or [])
+        fields["attempts"] = tuple(Attempt.from_json(a) for a in data.get("attempts") or [])
         fields["setup"] = SetupRecord.from_json(data["setup"]) if isinstance(data.get("setup"), dict) else None
         return cls(**fields, extra={k: v for k, v in data.items() if k not in names})
-
-
-def attempt_json(attempt: Attempt) -> dict[str, Any]:
-    return {**attempt.__dict__, "checks": [c.to_json() for c in attempt.checks]}
-
-
-def attempt_from_json(data: dict[str, Any]) -> Attempt:
-    return Attempt(**{**data, "checks": [CheckRecord.from_json(c) for c in data.get("checks", [])]})
 
 
 def default_state_dir(repo_top: Path) -> Path:

@@ -28,10 +28,11 @@ import os
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
+from runtime.audit.records import Egress, SetupStep, WorldSetup, record_of
 from runtime.errors import AgentFailed
 from runtime.sandbox.scratch import World, lay_over
 from runtime.spawn.setup_record import SetupCommand, SetupRecord
@@ -39,6 +40,9 @@ from runtime.workspace.git import Git, GitError
 from runtime.workspace.tree import remove_tree
 
 if TYPE_CHECKING:
+    from runtime.audit.log import AuditLog
+    from runtime.audit.records import AuditRecord
+    from runtime.lang.jsontypes import JSONObject
     from runtime.manifests.toolchain import Worktree
     from runtime.sandbox.bwrap import SandboxSpec
     from runtime.sandbox.identity import AgentUser
@@ -105,7 +109,7 @@ class WorldSite:
     toolchain_env: tuple[tuple[str, str], ...]  # the presets' no-download variables: not setup's
     limits: Limits
     logs: Path  # where each setup command's output goes
-    audit: Any = None  # runtime.audit.log.AuditLog
+    audit: AuditLog | None = None
     agent: str | None = None
     user: AgentUser | None = None
 
@@ -134,7 +138,7 @@ class TreeWorld:
     toolchain_env: tuple[tuple[str, str], ...]
     limits: Limits
     logs: Path
-    audit: Any = None
+    audit: AuditLog | None = None
     agent: str | None = None
 
     def site(self, tree: Path, base: str, sandbox: SandboxSpec | None, home: Path,
@@ -201,16 +205,16 @@ async def world_at(site: WorldSite) -> tuple[World, SetupRecord]:
                 world = World(cached / "files", done.entries)
                 await anyio.to_thread.run_sync(world.lay_over, site.tree, site.user)
                 record = replace(done, cached=True, duration_s=round(time.perf_counter() - started, 3))
-                _audit(site, "setup", key=key, cached=True, shared=done.shared, entries=list(done.entries))
+                _audit(site, WorldSetup(key=key, cached=True, shared=done.shared, entries=done.entries))
                 return world, record
         return await _make(site, folder, key, started)
     finally:
         lock.release()
 
 
-def _audit(site: WorldSite, kind: str, **data: Any) -> None:
+def _audit(site: WorldSite, record: AuditRecord) -> None:
     if site.audit is not None:
-        site.audit.append(kind, site.agent, **data)
+        site.audit.append(record, site.agent)
 
 
 def _path_key(tree: Path) -> str:
@@ -262,8 +266,8 @@ async def _make(site: WorldSite, folder: Path, key: str, started: float) -> tupl
 
             sock = socket_folder(site.state_root)
 
-            def audit(record: dict[str, Any]) -> None:
-                _audit(site, "egress", phase="setup", **record)
+            def audit(record: JSONObject) -> None:
+                _audit(site, record_of(Egress.kind, {"phase": "setup", **record}))
 
             rules = EgressRules(spec.setup_domains, spec.setup_addresses, spec.setup_ports)
             egress = EgressProxy(sock / "egress.sock", rules, audit=audit).start()
@@ -317,8 +321,10 @@ async def _make(site: WorldSite, folder: Path, key: str, started: float) -> tupl
     (staging / "record.json").write_text(json.dumps(record.to_json(), indent=1) + "\n", encoding="utf-8")
     await anyio.to_thread.run_sync(remove_tree, folder)
     os.replace(staging, folder)  # the cache holds a whole world or none
-    _audit(site, "setup", key=key, cached=False, shared=shared, entries=list(entries),
-           commands=[asdict(c) for c in commands], duration_s=record.duration_s)
+    _audit(site, WorldSetup(key=key, cached=False, shared=shared, entries=entries,
+                            commands=tuple(SetupStep(command=c.command, exit_code=c.exit_code, duration_s=c.duration_s,
+                                                     log=c.log) for c in commands),
+                            duration_s=record.duration_s))
     return World(folder / "files", entries), record
 
 

@@ -22,7 +22,7 @@ import shlex
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import ManifestError
 from runtime.gate.decision import ALLOW, ASK, DENY
@@ -40,6 +40,9 @@ from runtime.policy.compile import compile_policy
 from runtime.policy.document import STRICT
 from runtime.tooling.project.rules import ATOM, inherited_rules, rule_toml, scratch_layer
 
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict, JSONObject
+
 
 class AllowRefused(Exception):
     """Why no rule was written: one line for the person."""
@@ -50,7 +53,7 @@ class Allowed:
     path: Path  # the role file of the project catalog
     before: str | None  # its text before (None: a new file)
     after: str  # its text with the new rules
-    rules: tuple[dict[str, Any], ...]  # the rules added (restated ones aside)
+    rules: tuple[JSONObject, ...]  # the rules added (restated ones aside), as the role file gets them
     reason: str  # the gate's answer to the command under the new rules
 
     @property
@@ -121,7 +124,7 @@ class _Layer:
                 task = load_task(catalog, manifest)
             return Policy(compile_policy(resolved, task, self.repo, catalog, mode=STRICT))
 
-    def rules_of(self, role: str, text: str | None = None) -> list[dict[str, Any]]:
+    def rules_of(self, role: str, text: str | None = None) -> list[JSONDict]:
         """The shell rules ``role`` holds, as its files write them."""
         with scratch_layer(self.repo, {} if text is None else {f"roles/{role}.toml": text}) as layer:
             return inherited_rules(Catalog(layer), role)
@@ -175,7 +178,7 @@ def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:
         raise AllowRefused(str(exc)) from None
     parent = layer.rules_of(role, new_project)
     mine = _own_programs(before)
-    new: list[dict[str, Any]] = []
+    new: list[JSONDict] = []
     for cmd in script.commands:
         line = shlex.join([cmd.name, *cmd.args])
         d = decide(policy, "Bash", {"command": line}, root)
@@ -187,7 +190,8 @@ def plan_allow(repo: Path, command: str, role: str) -> Allowed | str:
         if why is not None:
             raise AllowRefused(f"no rule can allow `{line}`: {why}; approve it when asked")
         # Exactly the words given: the narrowest rule there is (a grammar would allow more than was asked).
-        rule = {"program": cmd.name, **({"subcommands": [" ".join(cmd.args)]} if cmd.args else {}), "positionals": []}
+        rule: JSONDict = {"program": cmd.name, **({"subcommands": [" ".join(cmd.args)]} if cmd.args else {}),
+                          "positionals": []}
         if rule not in new:
             new.append(rule)
     if not new:
@@ -218,7 +222,7 @@ def _plan_mcp(layer: _Layer, repo: Path, role: str, tool: str, policy: Policy, p
     """`runtime allow mcp__SERVER__TOOL` (or `mcp__SERVER__*`): a rule of `tools::mcp-allowlist` naming the server
     and the tool (its every tool), added to the role file; the role's servers restated where the file has none of
     its own (a role's list replaces its parent's)."""
-    from runtime.manifests.params import MCP_NAME
+    from runtime.manifests.params import MCP_NAME, McpRule, param_list
 
     named = split_name(tool)
     if named is None or not MCP_NAME.fullmatch(named[0]) or not _MCP_TOOL.fullmatch(named[1]):
@@ -232,12 +236,12 @@ def _plan_mcp(layer: _Layer, repo: Path, role: str, tool: str, policy: Policy, p
     if whole.verdict == ASK and not whole.undecided:
         raise AllowRefused(f"a rule of role `{role}` says to ask each time: {whole.reason}")
     own = ((tomllib.loads(before).get("params") or {}).get(_MCP_ATOM) or {}).get("servers") if before else None
-    kept: list[dict[str, Any]] = []
+    kept: list[JSONDict] = []
     if not own:
         with scratch_layer(repo, {} if new_project is None else {f"roles/{role}.toml": new_project}) as scratch:
-            inherited = load_role(Catalog(scratch), role).params.get(_MCP_ATOM, {}).get("servers") or []
-        kept = [{k: v for k, v in dict(r).items() if v not in ([], False)} for r in inherited]
-    rule = {"server": server, "tools": [name]}
+            inherited = param_list(load_role(Catalog(scratch), role).params.get(_MCP_ATOM, {}).get("servers"), McpRule)
+        kept = [{k: v for k, v in r.policy_json().items() if v not in ([], False)} for r in inherited]
+    rule: JSONDict = {"server": server, "tools": [name]}
     parts = []
     if kept:
         parts.append(f"# The MCP rules role `{role}` had, restated: a role's list replaces its parent's.\n"
@@ -256,7 +260,7 @@ def _plan_mcp(layer: _Layer, repo: Path, role: str, tool: str, policy: Policy, p
 _MCP_TOOL = re.compile(r"^(\*|[A-Za-z0-9_-]{1,128})$")
 
 
-def _mcp_toml(rule: dict[str, Any], comment: str = "") -> str:
+def _mcp_toml(rule: JSONObject, comment: str = "") -> str:
     lines = [f"# {comment}"] if comment else []
     lines.append(f'[[params."{_MCP_ATOM}".servers]]')
     lines += [f"{key} = {_toml_value(value)}" for key, value in rule.items()]

@@ -7,7 +7,7 @@ import os
 import shlex
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError, ManifestError
 from runtime.manifests.catalog import Catalog
@@ -15,6 +15,9 @@ from runtime.manifests.compose import compose_bundle
 from runtime.manifests.role import ResolvedRole, load_role
 from runtime.manifests.task import Task
 from runtime.spawn.backends.claude_code.cli import gate_hook
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
 
 
 def _in_project(path: str, project: str | None) -> str | None:
@@ -77,12 +80,14 @@ def needs_task_scope(role: ResolvedRole) -> bool:
     return bool(writes) and "scope::files-whitelist" in atoms and not globs
 
 
-def _is_ours(entry: Any, executable: str) -> bool:
+def _is_ours(entry: JSON, executable: str) -> bool:
     hooks = entry.get("hooks") if isinstance(entry, dict) else None
     if not isinstance(hooks, list):
         return False
     for hook in hooks:
         command = hook.get("command", "") if isinstance(hook, dict) else ""
+        if not isinstance(command, str):
+            continue
         try:
             words = shlex.split(command)
         except ValueError:
@@ -92,14 +97,14 @@ def _is_ours(entry: Any, executable: str) -> bool:
     return False
 
 
-def has_hook(settings: dict[str, Any], executable: str) -> bool:
+def has_hook(settings: JSONObject, executable: str) -> bool:
     """Whether ``settings`` already hold a PreToolUse hook of ours (in any form, old or current)."""
     hooks = settings.get("hooks")
     entries = hooks.get("PreToolUse") if isinstance(hooks, dict) else None
     return isinstance(entries, list) and any(_is_ours(e, executable) for e in entries)
 
 
-def merge_hook(settings: dict[str, Any], command: str, executable: str) -> dict[str, Any]:
+def merge_hook(settings: JSONDict, command: str, executable: str) -> JSONDict:
     """``settings`` with our PreToolUse hook in place exactly once; the rest untouched.
 
     An entry of ours already there is replaced where it stands, so re-running the install upgrades
@@ -111,7 +116,7 @@ def merge_hook(settings: dict[str, Any], command: str, executable: str) -> dict[
     entries = hooks.setdefault("PreToolUse", [])
     if not isinstance(entries, list):
         raise FatalError("settings: `hooks.PreToolUse` is not a list; fix it by hand before installing")
-    ours = {"matcher": "*", "hooks": [gate_hook(command)]}
+    ours: JSONDict = {"matcher": "*", "hooks": [gate_hook(command)]}
     kept = [e for e in entries if not _is_ours(e, executable)]
     position = next((i for i, e in enumerate(entries) if _is_ours(e, executable)), len(kept))
     kept.insert(min(position, len(kept)), ours)
@@ -119,7 +124,7 @@ def merge_hook(settings: dict[str, Any], command: str, executable: str) -> dict[
     return settings
 
 
-def read_settings(path: Path) -> dict[str, Any]:
+def read_settings(path: Path) -> JSONDict:
     if not path.exists():
         return {}
     text = path.read_text(encoding="utf-8")

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import runtime
 from runtime.spawn.backends.claude_code.cli import gate_hook
 from runtime.tooling.claude import session_options
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict
 
 NAME = "agent-runtime"  # the plugin's and the marketplace's name: installed as agent-runtime@agent-runtime
 FOLDER = "plugin"  # the plugin's folder, relative to the marketplace's root
@@ -38,11 +41,11 @@ def hook_command() -> str:
     return " ".join(["runtime", "check", *session_options(None), "--resident"])
 
 
-def hooks() -> dict[str, Any]:
+def hooks() -> JSONDict:
     return {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [gate_hook(hook_command())]}]}}
 
 
-def manifest() -> dict[str, Any]:
+def manifest() -> JSONDict:
     # The version names the CLI's cached copy (~/.claude/plugins/cache/<marketplace>/<plugin>/<version>):
     # the package's, so an upgrade of the runtime is an upgrade of the plugin.
     # `network.hosts` empty: the hook and the commands reach no host (the CLI's validator asks plugins
@@ -51,7 +54,7 @@ def manifest() -> dict[str, Any]:
             "keywords": ["security", "hooks", "sandbox", "permissions"], "network": {"hosts": []}}
 
 
-def marketplace() -> dict[str, Any]:
+def marketplace() -> JSONDict:
     return {"name": NAME, "owner": {"name": NAME},
             "description": "The agent-runtime gate as a Claude Code plugin",
             "plugins": [{"name": NAME, "source": f"./{FOLDER}", "description": DESCRIPTION}]}
@@ -59,7 +62,7 @@ def marketplace() -> dict[str, Any]:
 
 def generated_files() -> dict[str, str]:
     """Each generated file's path, relative to the repository's root, and its text."""
-    def text(doc: dict[str, Any]) -> str:
+    def text(doc: JSONDict) -> str:
         return json.dumps(doc, indent=2) + "\n"
 
     return {MARKETPLACE_FILE: text(marketplace()), MANIFEST_FILE: text(manifest()), HOOKS_FILE: text(hooks())}

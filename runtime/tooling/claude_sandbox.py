@@ -53,7 +53,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
 from runtime.lang.globs import check_glob, literal_parts
@@ -64,6 +64,9 @@ from runtime.manifests.task import Task
 from runtime.policy.compile import compile_document
 from runtime.policy.document import PolicyDocument
 from runtime.tooling.claude import SESSION_ROLE
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONDict
 
 # What of `.git` makes git run code (hooks, configuration naming programs, submodules' and linked
 # worktrees' own copies of both): read-only even for a role that commits.
@@ -87,7 +90,7 @@ class SandboxBlock:
     domains: tuple[str, ...]
     outside: int  # existing files and folders outside the scope made read-only
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> JSONDict:
         return {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False,
                 "filesystem": {"allowWrite": list(self.allow), "denyWrite": list(self.deny)},
                 "network": {"allowedDomains": list(self.domains)}}
@@ -197,25 +200,30 @@ def sandbox_block(policy: PolicyDocument, root: Path, relative: bool) -> Sandbox
                         domains=tuple(domains), outside=len(outside))
 
 
-def merge_sandbox(settings: dict[str, Any], block: SandboxBlock) -> list[str]:
+def merge_sandbox(settings: JSONDict, block: SandboxBlock) -> list[str]:
     """Put ``block`` into ``settings`` (in place): the owned keys set, every other key under `sandbox` kept.
     Returns the kept keys (dotted), which the install names: some widen the sandbox (`excludedCommands`)."""
     ours = block.settings()
-    sandbox = settings.setdefault("sandbox", ours)
-    if not isinstance(sandbox, dict):
-        raise FatalError("settings: `sandbox` is not an object; fix it by hand before installing")
+    sandbox = _object(settings.setdefault("sandbox", ours), "sandbox")
     for key in ("filesystem", "network"):
-        if not isinstance(sandbox.setdefault(key, {}), dict):
-            raise FatalError(f"settings: `sandbox.{key}` is not an object; fix it by hand before installing")
+        _object(sandbox.setdefault(key, {}), f"sandbox.{key}")
     for path in OWNED:
         where, value = sandbox, ours
         for part in path[:-1]:
-            where, value = where[part], value[part]
+            where, value = _object(where[part], f"sandbox.{part}"), _object(value[part], f"sandbox.{part}")
         where[path[-1]] = value[path[-1]]
     owned = {".".join(p) for p in OWNED}
     kept = [k for k in sandbox if k not in ("filesystem", "network") and k not in owned]
-    kept += [f"{k}.{sub}" for k in ("filesystem", "network") for sub in sandbox[k] if f"{k}.{sub}" not in owned]
+    kept += [f"{k}.{sub}" for k in ("filesystem", "network") for sub in _object(sandbox[k], f"sandbox.{k}")
+             if f"{k}.{sub}" not in owned]
     return sorted(kept)
+
+
+def _object(value: JSON, where: str) -> JSONDict:
+    """A table of the settings file, which the install writes into in place."""
+    if not isinstance(value, dict):
+        raise FatalError(f"settings: `{where}` is not an object; fix it by hand before installing")
+    return value
 
 
 def strict_reason(as_root: bool) -> str:

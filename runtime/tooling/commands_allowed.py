@@ -51,10 +51,10 @@ def task_command_errors(task: Task, catalog: Catalog, root: Path) -> tuple[list[
     """Errors for each test or check command of ``task`` its role refuses in strict mode, and warnings
     for those it would ask a person about."""
     items: list[tuple[tuple[object, ...], str, str]] = []
-    test = task.fields.get("verification.test-command")
+    test = task.verification.test_command
     if test:
         items.append((("verification", "test-command"), test, "test command"))
-    for n, command in enumerate(task.fields.get("verification.check-commands") or []):
+    for n, command in enumerate(task.verification.check_commands or []):
         items.append((("verification", "check-commands", n), command, "check command"))
     if not items:
         return [], []

@@ -8,6 +8,7 @@ from __future__ import annotations
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import param_values
 from runtime.manifests.kinds import SESSION_TOOLS, TOOLS, WRITE_TOOLS
+from runtime.manifests.params import ProgramRule, param_list
 from runtime.manifests.role import ResolvedRole, load_role
 
 # `[tools] session`: one row for the harness's session tools, which a role shows together.
@@ -28,8 +29,8 @@ def ordered_roles(catalog: Catalog) -> list[ResolvedRole]:
 def _bash_cell(role: ResolvedRole) -> str:
     if "Bash" not in role.tools:
         return "—"
-    rules = param_values(role, None).get("tools::bash-allowlist", {}).get("rules", [])
-    names = list(dict.fromkeys(r["program"] for r in rules))  # a program may have several rules
+    rules = param_list(param_values(role, None).get("tools::bash-allowlist", {}).get("rules"), ProgramRule)
+    names = list(dict.fromkeys(r.program for r in rules))  # a program may have several rules
     if not names:
         return "no commands"
     shown = ", ".join(names[:4])
@@ -40,7 +41,7 @@ def _tool_note(role: ResolvedRole, tool: str) -> str:
     values = param_values(role, None)
     gates = {a.gate: a.name for a in role.atoms if a.gate}
     if tool not in role.tools:
-        if "deny-tools" in gates and tool in values[gates["deny-tools"]].get("tools", []):
+        if "deny-tools" in gates and tool in param_list(values[gates["deny-tools"]].get("tools"), str):
             return f"denied by `{gates['deny-tools']}`"
         return "not shown (denied by default)"
     if tool in WRITE_TOOLS:

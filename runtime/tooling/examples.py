@@ -10,7 +10,10 @@ loaded); its ``says``, when given, is words the feedback must hold.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
 
 from runtime.errors import ManifestError
 from runtime.gate.decision import allow
@@ -20,7 +23,7 @@ from runtime.gate.policy import Policy
 from runtime.manifests.atom import Atom, GateExample
 from runtime.manifests.catalog import display_path
 from runtime.manifests.kinds import TOOLS
-from runtime.manifests.params import check_value
+from runtime.manifests.params import ParamValue, check_value, param_json
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
 from runtime.policy.compile import gate_params
 from runtime.policy.document import seal
@@ -43,13 +46,13 @@ class _Scaffold(Gate):
         return allow("granted by the example scaffold")
 
 
-def _values(atom: Atom, overrides: dict[str, Any]) -> dict[str, Any]:
-    values = {p: spec.default for p, spec in atom.params.items() if spec.default is not None}
+def _values(atom: Atom, overrides: Mapping[str, JsonValue]) -> dict[str, ParamValue]:
+    values = dict(atom.defaults)
     values.update({p: check_value(atom.params[p].type, v) for p, v in overrides.items()})
     return values
 
 
-def example_policy(atom: Atom, values: dict[str, Any], root: str) -> Policy:
+def example_policy(atom: Atom, values: Mapping[str, ParamValue], root: str) -> Policy:
     assert atom.gate is not None  # a tool-call example needs a gate kind, checked when the atom loaded
     policy = Policy(seal(role=f"example of {atom.name}", root=root, tools=TOOLS, gates=[
         {"atom": atom.name, "kind": atom.gate, "params": gate_params(atom.gate, values, root)}]))
@@ -76,7 +79,7 @@ def run_examples(atom: Atom, root: str) -> list[ManifestError]:
             if missing:
                 failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: set {', '.join(missing)} in its params"))
                 continue
-            result = evaluate(atom.verify, {p: values[p] for p in VERIFY_KINDS[atom.verify]}, ex.evidence)
+            result = evaluate(atom.verify, {p: param_json(values[p]) for p in VERIFY_KINDS[atom.verify]}, ex.evidence)
             got, why = result.status, result.feedback
             if got == ex.expect and ex.says is not None and ex.says not in why:
                 failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: the feedback does not say "
@@ -108,7 +111,7 @@ def run_program_examples(grammar: ProgramGrammar, root: str) -> list[ManifestErr
 
 
 def _program_policy(grammar: ProgramGrammar, program: str, subcommands: list[str], root: str) -> Policy:
-    rule = {"program": program, "subcommands": subcommands, **grammar.grammar,
+    rule = {"program": program, "subcommands": subcommands, **grammar.grammar.grammar_json(),
             "inline-code": False, "arg-files": False, "ask": False}
     return Policy(seal(role=f"example of programs/{grammar.path.name}", root=root, tools=["Bash"], gates=[
         {"atom": "tools::bash-allowlist", "kind": "bash-allowlist", "params": {"rules": [rule]}},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.manifests.atom import AliasFile, AtomFile, GateExample, VerifyExample
 from runtime.manifests.notify import NotifyFile
@@ -17,28 +17,49 @@ from runtime.verify.kinds.registry import KINDS
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from runtime.lang.jsontypes import JSON, JSONDict
+
 BASE = "https://agent-runtime.invalid/schemas"
 
 
-def _schema(model: type[BaseModel], title: str) -> dict[str, Any]:
-    schema = model.model_json_schema(by_alias=True, mode="validation")
+def _schema(model: type[BaseModel], title: str) -> JSONDict:
+    schema: JSONDict = model.model_json_schema(by_alias=True, mode="validation")
     schema["title"] = title
     return schema
 
 
-def _capability() -> dict[str, Any]:
+def _at(schema: JSONDict, *keys: str) -> JSONDict:
+    """The object a path of keys leads to in a generated schema (each step an object, which pydantic makes it)."""
+    for key in keys:
+        value = schema[key]
+        if not isinstance(value, dict):
+            raise TypeError(f"`{key}` of the schema is no object")
+        schema = value
+    return schema
+
+
+def _defs(schema: JSONDict) -> JSONDict:
+    """``schema``'s `$defs`, taken out of it."""
+    defs: JSON = schema.pop("$defs", {})
+    if not isinstance(defs, dict):
+        raise TypeError("`$defs` of the schema is no object")
+    return defs
+
+
+def _capability() -> JSONDict:
     """An atom or an alias stub; an atom's examples are tool calls or verify examples, and a verify example's
     evidence is the table its atom's verify kind reads (its kind's model, ``runtime.verify.kinds.registry``)."""
     atom = _schema(AtomFile, "Capability atom")
     alias = _schema(AliasFile, "Deprecated alias stub")
-    defs: dict[str, Any] = {}
+    defs: JSONDict = {}
     evidence = {name: kind.evidence for name, kind in KINDS.items()}
     models: tuple[type[BaseModel], ...] = (GateExample, VerifyExample, *dict.fromkeys(evidence.values()))
     for model in models:
-        schema = model.model_json_schema(by_alias=True, mode="validation")
-        defs.update(schema.pop("$defs", {}))
+        schema: JSONDict = model.model_json_schema(by_alias=True, mode="validation")
+        defs.update(_defs(schema))
         defs[model.__name__] = schema
-    atom["properties"]["examples"]["items"] = {"anyOf": [{"$ref": "#/$defs/GateExample"}, {"$ref": "#/$defs/VerifyExample"}]}
+    _at(atom, "properties", "examples")["items"] = {"anyOf": [{"$ref": "#/$defs/GateExample"},
+                                                               {"$ref": "#/$defs/VerifyExample"}]}
     atom["allOf"] = [
         {"if": {"properties": {"verify": {"const": kind}}, "required": ["verify"]},
          "then": {"properties": {"examples": {"items": {
@@ -48,7 +69,7 @@ def _capability() -> dict[str, Any]:
     ]
     # The $defs of both branches live at the top, where their "#/$defs/..." references point.
     for branch in (atom, alias):
-        defs.update(branch.pop("$defs", {}))
+        defs.update(_defs(branch))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"{BASE}/capability.schema.json",
@@ -58,7 +79,7 @@ def _capability() -> dict[str, Any]:
     }
 
 
-def manifest_schemas() -> dict[str, dict[str, Any]]:
+def manifest_schemas() -> dict[str, JSONDict]:
     capability = _capability()
     out = {"capability.schema.json": capability}
     kinds = (
@@ -70,12 +91,13 @@ def manifest_schemas() -> dict[str, dict[str, Any]]:
         ("plan.schema.json", PlanFile, "plan.toml"),  # `$id` is runtime.orchestration.plans.save.SCHEMA_URL
     )
     for name, model, title in kinds:
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE}/{name}", **_schema(model, title)}
+        schema: JSONDict = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE}/{name}",
+                            **_schema(model, title)}
         out[name] = schema
     # A plan's subtasks never open control files (only a task file given to `runtime spawn` may).
-    out["plan.schema.json"]["$defs"]["ScopeSection"]["properties"].pop("control-files")
+    _at(out["plan.schema.json"], "$defs", "ScopeSection", "properties").pop("control-files")
     return out
 
 
-def render(schema: dict[str, Any]) -> str:
+def render(schema: JSONDict) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -29,7 +29,7 @@ from runtime.verify.kinds import change_size
 from runtime.verify.kinds.base import MalformedInput
 from runtime.verify.kinds.kind import MAX_SOURCE_BYTES, BaseRunRef, Change, CommandRun, Gathering, Reviewed, TestSide
 from runtime.verify.kinds.record import CheckRecord
-from runtime.verify.kinds.registry import KINDS, evaluate
+from runtime.verify.kinds.registry import KINDS, evaluate, judged
 from runtime.verify.kinds.result import VerifyResult, error
 from runtime.verify.kinds.runners.plan import TestPlan
 from runtime.verify.kinds.runners.results import TestRun
@@ -37,6 +37,9 @@ from runtime.workspace.base_files import Blob, base_blobs, read_blob
 from runtime.workspace.changes import changed_paths
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, read_under, sha256_under, size_under
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 # A command runner: (command, timeout_s) -> (exit code, combined output).
 RunCommand = Callable[[str, float], Awaitable[tuple[int, str]]]
@@ -366,13 +369,14 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
     return records
 
 
-async def _judged(kind_name: str, params: Mapping[str, Any], gathering: Gathering) -> VerifyResult:
+async def _judged(kind_name: str, params: JSONObject, gathering: Gathering) -> VerifyResult:
     """One entry gathered through its kind and judged; a kind unknown here is an error result (`evaluate`)."""
     kind = KINDS.get(kind_name)
     if kind is None:
         return evaluate(kind_name, params, {})
     try:
-        evidence = await kind.gather(params, gathering)
+        read = kind.read_params(params)
+        evidence = await kind.gather(read, gathering)
     except MalformedInput as exc:
         return error(f"cannot check `{kind_name}`: {exc}")
     except (LimitExhausted, anyio.get_cancelled_exc_class()):
@@ -380,10 +384,10 @@ async def _judged(kind_name: str, params: Mapping[str, Any], gathering: Gatherin
     except Exception as exc:  # a bug in a gatherer must not pass the work or crash the run: the check did not run
         return error(f"the `{kind_name}` check failed unexpectedly while gathering its evidence: "
                      f"{type(exc).__name__}: {exc}")
-    return evaluate(kind_name, params, evidence)
+    return judged(kind, read, evidence)
 
 
-async def judge_commands(entry_kind: str, params: Mapping[str, Any], run_command: RunCommand,
+async def judge_commands(entry_kind: str, params: JSONObject, run_command: RunCommand,
                          at_base: RunCommand | None = None, run_tests: RunTests | None = None,
                          tests_at_base: RunBaseTests | None = None, package_json: str | None = None) -> VerifyResult:
     """A command kind gathered and judged on a tree that is no agent's worktree (a merge's re-check, whose

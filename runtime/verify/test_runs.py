@@ -82,7 +82,7 @@ def load_hidden(git: Git, task: Task) -> Hidden | None:
     """The task's hidden tests (`[verification] hidden-tests`): the files of a folder outside the repository
     (an absolute path), or of a revision of the repository, which the agent's sandbox never shows; None when
     the task names none. `runtime.spawn.preflight` has checked the source before anything was made."""
-    spec = task.fields.get("verification.hidden-tests")
+    spec = task.verification.hidden_tests
     if not spec:
         return None
     files: list[tuple[str, bytes]] = []

@@ -51,7 +51,7 @@ class Env:
         return svc
 
     def records(self, kind: str) -> list[dict]:
-        return [r for r in records(self.audit.path, kind=kind)]
+        return [r.to_json() for r in records(self.audit.path, kind=kind)]
 
     def decide_when_pending(self, approved: bool, reason: str | None = None, by: str = "alice", count: int = 1):
         """A person in another thread: waits for the request to show up, then decides it."""

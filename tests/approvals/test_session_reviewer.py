@@ -52,7 +52,7 @@ def hook(repo: Path, command: str) -> tuple[int, dict]:
 
 def reviewed(repo: Path) -> list[dict]:
     log = repo.parent / "state/audit.jsonl"
-    return [r["data"] for r in records(log) if r["kind"] == "review-ask"] if log.exists() else []
+    return [r.data() for r in records(log) if r.kind == "review-ask"] if log.exists() else []
 
 
 SCRIPTED = '[session]\nreviewer = "scripted/review"\nscript = "../review.script.toml"\n'

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from runtime.audit.log import GENESIS, AuditLog, Problem, record_hash, records, verify
+from runtime.audit.records import Foreign
 from runtime.audit.redact import Redactor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _write_log(path: Path, count: int = 10) -> list[dict]:
     log = AuditLog(path)
-    return [log.append("tool", agent=f"agent-{i % 3}", tool="Read", summary=f"read file {i}") for i in range(count)]
+    return [log.append(Foreign("tool", {"tool": "Read", "summary": f"read file {i}"}), agent=f"agent-{i % 3}").to_json()
+            for i in range(count)]
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -56,9 +58,10 @@ def test_chain_intact_after_many_appends(tmp_path):
     path = tmp_path / "audit.jsonl"
     log = AuditLog(path)
     for i in range(300):
-        log.append(["spawn", "gate", "tool", "check"][i % 4], agent="a1", i=i, nested={"list": [1, 2.5, None, True]})
+        log.append(Foreign(["spawn", "gate", "tool", "check"][i % 4], {"i": i, "nested": {"list": [1, 2.5, None, True]}}),
+                   agent="a1")
     assert verify(path) == []
-    assert [r["seq"] for r in records(path)] == list(range(1, 301))
+    assert [r.seq for r in records(path)] == list(range(1, 301))
 
 
 def test_missing_file_is_an_empty_intact_log(tmp_path):
@@ -68,14 +71,14 @@ def test_missing_file_is_an_empty_intact_log(tmp_path):
 
 def test_creates_the_parent_folder(tmp_path):
     path = tmp_path / "runs" / "r1" / "audit.jsonl"
-    AuditLog(path).append("spawn", agent="a")
+    AuditLog(path).append(Foreign("spawn", {}), agent="a")
     assert verify(path) == [] and path.exists()
 
 
 @pytest.mark.parametrize("kind", ["", "Gate", "1gate", "gate decision", "gate_x", "gate\n", None])
 def test_kind_must_be_a_slug(tmp_path, kind):
     with pytest.raises(ValueError, match="kind"):
-        AuditLog(tmp_path / "a.jsonl").append(kind)
+        AuditLog(tmp_path / "a.jsonl").append(Foreign(kind, {}))
     assert not (tmp_path / "a.jsonl").exists()
 
 
@@ -96,13 +99,13 @@ def test_kind_must_be_a_slug(tmp_path, kind):
 def test_non_json_values_are_refused(tmp_path, data):
     path = tmp_path / "a.jsonl"
     with pytest.raises(TypeError):
-        AuditLog(path).append("tool", agent="a", **data)
+        AuditLog(path).append(Foreign("tool", data), agent="a")
     assert not path.exists() or path.read_bytes() == b""
 
 
 def test_agent_must_be_a_string(tmp_path):
     with pytest.raises(TypeError):
-        AuditLog(tmp_path / "a.jsonl").append("tool", agent=7)
+        AuditLog(tmp_path / "a.jsonl").append(Foreign("tool", {}), agent=7)
 
 
 # -- tamper detection --------------------------------------------------------
@@ -210,12 +213,12 @@ def test_append_after_a_torn_line_keeps_the_chain(tmp_path):
     path = tmp_path / "audit.jsonl"
     _write_log(path, 5)
     path.write_bytes(path.read_bytes() + b'{"seq": 6, "time": "20')  # a writer died mid-line
-    record = AuditLog(path).append("outcome", agent="a", result="ok")
-    assert record["seq"] == 6
+    record = AuditLog(path).append(Foreign("outcome", {"result": "ok"}), agent="a")
+    assert record.seq == 6
     problems = verify(path)
     assert [p.line for p in problems] == [6]
     assert problems[0].message.startswith("malformed line")
-    assert [r["seq"] for r in records(path)] == [1, 2, 3, 4, 5, 6]
+    assert [r.seq for r in records(path)] == [1, 2, 3, 4, 5, 6]
 
 
 @pytest.mark.parametrize(
@@ -309,12 +312,13 @@ def test_problem_str():
 _CHILD = """
 import os, sys, time
 from runtime.audit.log import AuditLog
+from runtime.audit.records import Foreign
 path, go, who = sys.argv[1:4]
 while not os.path.exists(go):
     time.sleep(0.001)
 log = AuditLog(path)
 for i in range(50):
-    log.append("tool", agent=who, i=i, pad="x" * (i * 97))
+    log.append(Foreign("tool", {"i": i, "pad": "x" * (i * 97)}), agent=who)
 """
 
 
@@ -333,9 +337,9 @@ def test_concurrent_appenders_make_one_chain(tmp_path):
     assert verify(path) == []
     all_records = list(records(path))
     assert len(all_records) == 400
-    assert [r["seq"] for r in all_records] == list(range(1, 401))
+    assert [r.seq for r in all_records] == list(range(1, 401))
     for n in range(8):
-        mine = [r["data"]["i"] for r in records(path, agent=f"agent-{n}")]
+        mine = [r.data()["i"] for r in records(path, agent=f"agent-{n}")]
         assert mine == list(range(50))
 
 
@@ -351,11 +355,12 @@ def test_data_is_redacted_before_hashing(tmp_path):
     log = AuditLog(path, redactor=Redactor({"GITHUB_TOKEN": secret}))
     header = "Basic " + base64.b64encode(f"user:{secret}".encode()).decode()
     record = log.append(
-        "tool",
+        Foreign("tool", {
+            "command": f"curl -H 'Authorization: {header}' https://x/?t={quote(secret, safe='')}",
+            "output": {secret: [secret, quote_plus(secret), json.dumps(secret)]},
+            "b64": base64.urlsafe_b64encode(secret.encode()).decode().rstrip("="),
+        }),
         agent="a",
-        command=f"curl -H 'Authorization: {header}' https://x/?t={quote(secret, safe='')}",
-        output={secret: [secret, quote_plus(secret), json.dumps(secret)]},
-        b64=base64.urlsafe_b64encode(secret.encode()).decode().rstrip("="),
     )
     text = path.read_text()
     forms = [
@@ -369,10 +374,10 @@ def test_data_is_redacted_before_hashing(tmp_path):
     for form in forms:
         assert form not in text
     assert "[REDACTED:GITHUB_TOKEN]" in text
-    assert record["data"]["output"] == {
+    assert record.data()["output"] == {
         "[REDACTED:GITHUB_TOKEN]": ["[REDACTED:GITHUB_TOKEN]"] * 2 + ['"[REDACTED:GITHUB_TOKEN]"']
     }
-    assert record["hash"] == record_hash(json.loads(text.splitlines()[0]))
+    assert record.hash == record_hash(json.loads(text.splitlines()[0]))
     assert verify(path) == []
 
 
@@ -382,25 +387,26 @@ def test_data_is_redacted_before_hashing(tmp_path):
 def test_records_filters(tmp_path):
     path = tmp_path / "audit.jsonl"
     log = AuditLog(path)
-    log.append("spawn", agent="a1", task="t")
-    log.append("gate", agent="a1", tool="Bash", decision="deny", reason="git", atom="no-git", rule="program")
-    log.append("gate", agent="a2", tool="Read", decision="allow", reason="ok", atom=None, rule=None)
-    log.append("outcome", agent=None, result="ok")
-    assert [r["seq"] for r in records(path, agent="a1")] == [1, 2]
-    assert [r["seq"] for r in records(path, kind="gate")] == [2, 3]
-    assert [r["seq"] for r in records(path, agent="a2", kind="gate")] == [3]
+    log.append(Foreign("spawn", {"task": "t"}), agent="a1")
+    log.append(Foreign("gate", {"tool": "Bash", "decision": "deny", "reason": "git", "atom": "no-git", "rule": "program"}),
+               agent="a1")
+    log.append(Foreign("gate", {"tool": "Read", "decision": "allow", "reason": "ok", "atom": None, "rule": None}), agent="a2")
+    log.append(Foreign("outcome", {"result": "ok"}), agent=None)
+    assert [r.seq for r in records(path, agent="a1")] == [1, 2]
+    assert [r.seq for r in records(path, kind="gate")] == [2, 3]
+    assert [r.seq for r in records(path, agent="a2", kind="gate")] == [3]
     future = datetime.now(UTC) + timedelta(hours=1)
     assert list(records(path, since=future)) == []
     past = (datetime.now(UTC) - timedelta(hours=1)).replace(tzinfo=None).isoformat()
     assert len(list(records(path, since=past))) == 4
-    third = list(records(path))[2]["time"]
-    assert [r["seq"] for r in records(path, since=third)] == [3, 4]
+    third = list(records(path))[2].time
+    assert [r.seq for r in records(path, since=third)] == [3, 4]
 
 
 def test_returned_record_equals_what_reads_back(tmp_path):
     path = tmp_path / "audit.jsonl"
     data = {"pair": (1, 2), "nested": {"x": ["y"]}}
-    record = AuditLog(path).append("check", agent="a", **data)
+    record = AuditLog(path).append(Foreign("check", data), agent="a")
     data["nested"]["x"].append("mutated later")
     assert record == next(records(path))
-    assert record["data"] == {"pair": [1, 2], "nested": {"x": ["y"]}}
+    assert record.data() == {"pair": [1, 2], "nested": {"x": ["y"]}}

@@ -21,10 +21,11 @@ import pytest
 from runtime.approvals.service import console_notifier
 from runtime.approvals.store import ApprovalStore
 from runtime.audit.log import AuditLog
+from runtime.audit.records import CheckJudged, Ended
 from runtime.cli import run as run_cli_module
 from runtime.cli import spawn as spawn_cli
 from runtime.orchestration.events import AgentProgress, Judged, SharedPath, SubtaskEnd
-from runtime.orchestration.report import RunReport, SubtaskLine, render
+from runtime.orchestration.report import ReplanNote, RunReport, SubtaskLine, render
 from runtime.spawn.outcome import Attempt, CheckRecord, Outcome
 from runtime.spawn.state import RunRecord, StateDir
 from tests.conftest import RUNTIME
@@ -57,8 +58,9 @@ def test_status_shows_state_files_inert(tmp_path, tty):
 @TTY
 def test_audit_show_shows_records_inert(tmp_path, tty):
     state = StateDir(tmp_path / "state")
-    AuditLog(state.audit).append("outcome", "ag-one", label="rejected", message=HOSTILE)
-    AuditLog(state.audit).append("check", HOSTILE, feedback="[/bold]")
+    AuditLog(state.audit).append(Ended(label="rejected", message=HOSTILE, commit=None, merged=None), "ag-one")
+    AuditLog(state.audit).append(CheckJudged(attempt=1, atom="quality::tests-green", check="tests-green",
+                                             status="rejected", feedback="[/bold]"), HOSTILE)
     code, out = _cli(tmp_path, "audit", "show", "--state-dir", str(state.root), tty=tty)
     assert code == 0 and "outcome" in out and "[/bold]" in out, out
     assert SHOWN in out, out  # the agent field, which is not JSON
@@ -197,7 +199,7 @@ def test_the_run_report_holds_no_control_character_and_keeps_its_fences():
                        subtasks=[SubtaskLine("s1", 1, 1, "edit-local", "r1.s1", "rejected",
                                              checks=[("quality::tests-green", HOSTILE)],
                                              message=f"```\n{HOSTILE}\n````\nafter")],
-                       checks=[(HOSTILE, 1)], replans=[{"reason": HOSTILE}], questions=[HOSTILE])
+                       checks=[(HOSTILE, 1)], replans=[ReplanNote(HOSTILE)], questions=[HOSTILE])
     text = render(report)
     assert_inert(text.encode("utf-8"), tty=False)
     assert SHOWN in text and "[/bold]" in text

@@ -156,6 +156,7 @@ def test_the_static_script_runs_nothing_inline_and_talks_only_to_the_console(con
 
 def test_an_agent_s_page_shows_its_attempts_checks_and_every_gate_decision_with_its_rule(console):
     from runtime.audit.log import AuditLog
+    from runtime.audit.records import Gated
     from runtime.verify.kinds.record import CheckRecord
 
     state, port, token = console
@@ -164,11 +165,12 @@ def test_an_agent_s_page_shows_its_attempts_checks_and_every_gate_decision_with_
     state.write(RunRecord(agent_id="ag-four", status="ok", role="edit-local", label="ok", commit="a" * 40,
                           attempts=(Attempt(number=1, turns=3, tool_calls=2, denials=1, checks=[check]),)))
     log = AuditLog(state.audit)
-    log.append("gate", agent="ag-four", tool="Bash", input={"command": "git push origin main"}, decision="deny",
-               reason="agents never run git", atom="policy::no-git-ops", rule="git")
-    log.append("gate", agent="ag-four", tool="Write", input={"file_path": HOSTILE, "content": "x"}, decision="allow",
-               reason="inside the scope", atom="scope::files-whitelist", rule="files-whitelist")
-    log.append("gate", agent="ag-one", tool="Bash", input={"command": "ls"}, decision="allow", reason="ok")
+    log.append(Gated(attempt=1, tool="Bash", input={"command": "git push origin main"}, decision="deny",
+                     reason="agents never run git", atom="policy::no-git-ops", rule="git"), agent="ag-four")
+    log.append(Gated(attempt=1, tool="Write", input={"file_path": HOSTILE, "content": "x"}, decision="allow",
+                     reason="inside the scope", atom="scope::files-whitelist", rule="files-whitelist"), agent="ag-four")
+    log.append(Gated(attempt=1, tool="Bash", input={"command": "ls"}, decision="allow", reason="ok", atom=None, rule=None),
+               agent="ag-one")
     status, _, body = request(port, "/agents/ag-four", token=token)
     assert status == 200
     assert "quality::tests-green" in body and "assert -1 == 5" in body and "rejected" in body
@@ -343,12 +345,14 @@ def test_no_link_in_the_state_folder_is_followed_out_of_it(console, tmp_path):
 def test_what_waits_for_the_person_comes_first_and_a_running_agent_s_calls_count_as_they_happen(console):
     from runtime.approvals.store import ApprovalStore
     from runtime.audit.log import AuditLog
+    from runtime.audit.records import Gated
 
     state, port, token = console
     state.write(RunRecord(agent_id="ag-busy", status="running", role="edit-local"))
     audit = AuditLog(state.audit)
     for n, decision in enumerate(["allow"] * 8 + ["deny", "ask"]):
-        audit.append("gate", "ag-busy", attempt=1, tool="Bash", input={"command": f"step {n}"}, decision=decision)
+        audit.append(Gated(attempt=1, tool="Bash", input={"command": f"step {n}"}, decision=decision, reason=None,
+                           atom=None, rule=None), "ag-busy")
     _, _, body = request(port, "/", token=token)
     row = body[body.index('<tr data-agent="ag-busy"'):]
     row = row[:row.index("</tr>")]

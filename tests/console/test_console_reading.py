@@ -8,6 +8,7 @@ import pytest
 
 from runtime.approvals.store import ApprovalStore
 from runtime.audit.log import AuditLog
+from runtime.audit.records import Again, Gated, Retried, ToolRan
 from runtime.console.diff_view import highlighted, parse_diff
 from runtime.console.reading import AuditIndex, Call, Note, transcript
 from runtime.console.send_back import Refused, comments_from, feedback
@@ -35,14 +36,15 @@ new file mode 100644
 
 def test_a_transcript_pairs_each_decision_with_its_result_and_keeps_the_other_events(tmp_path):
     log = AuditLog(tmp_path / "audit.jsonl")
-    log.append("gate", "ag", attempt=1, tool="Bash", input={"command": "git push"}, decision="deny", reason="no git",
-               atom="policy::no-git-ops", rule="git")
-    log.append("gate", "ag", attempt=1, tool="Bash", input={"command": "ls"}, decision="allow", reason="ok", atom=None,
-               rule="sandboxed")
-    log.append("gate", "other", attempt=1, tool="Bash", input={"command": "ls"}, decision="allow", reason="ok")
-    log.append("tool", "ag", attempt=1, tool="Bash", is_error=False, result="a.py\n")
-    log.append("retry", "ag", attempt=1, checks=["quality::tests-green"])
-    log.append("again", "ag", previous="rejected", head="abc", series=2, sent_back=True)
+    log.append(Gated(attempt=1, tool="Bash", input={"command": "git push"}, decision="deny", reason="no git",
+                     atom="policy::no-git-ops", rule="git"), "ag")
+    log.append(Gated(attempt=1, tool="Bash", input={"command": "ls"}, decision="allow", reason="ok", atom=None,
+                     rule="sandboxed"), "ag")
+    log.append(Gated(attempt=1, tool="Bash", input={"command": "ls"}, decision="allow", reason="ok", atom=None,
+                     rule=None), "other")
+    log.append(ToolRan(attempt=1, tool="Bash", is_error=False, result="a.py\n"), "ag")
+    log.append(Retried(attempt=1, checks=("quality::tests-green",)), "ag")
+    log.append(Again(previous="rejected", head="abc", series=2, sent_back=True), "ag")
     index = AuditIndex(log.path)
     shown = transcript(index.of("ag"))
     assert [type(x) for x in shown] == [Call, Call, Note, Note]
@@ -50,7 +52,8 @@ def test_a_transcript_pairs_each_decision_with_its_result_and_keeps_the_other_ev
     assert (denied.decision, denied.atom, denied.rule, denied.result) == ("deny", "policy::no-git-ops", "git", None)
     assert (listed.decision, listed.result) == ("allow", "a.py\n")
     assert "quality::tests-green" in retry.text and "series 2" in again.text and "sent back" in again.text
-    log.append("gate", "ag", attempt=2, tool="Read", input={"file_path": "a"}, decision="allow", reason="ok")
+    log.append(Gated(attempt=2, tool="Read", input={"file_path": "a"}, decision="allow", reason="ok", atom=None,
+                     rule=None), "ag")
     assert len(transcript(index.of("ag"))) == 5  # the log read on from where it was
     assert len(index.of("other")) == 1
 
@@ -63,7 +66,8 @@ def test_the_watcher_names_what_changed_and_tells_a_person_what_waits_and_what_e
     state.write(RunRecord(agent_id="ag-new", status="running"))
     change = watcher.look()
     assert change is not None and change.topics == {"runs", "agent:ag-new"} and not change.notices
-    AuditLog(state.audit).append("gate", "ag-new", tool="Read", input={}, decision="allow")
+    AuditLog(state.audit).append(Gated(attempt=1, tool="Read", input={}, decision="allow", reason=None, atom=None,
+                                       rule=None), "ag-new")
     assert watcher.look().topics == {"agent:ag-new", "runs"}  # a tool call: its row's live count too
     asked, _ = ApprovalStore.for_state(state.root).request("ag-new", "Bash", {"command": "make x"}, "asked", 60)
     change = watcher.look()

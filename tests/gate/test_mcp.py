@@ -125,7 +125,7 @@ tools = ["get_*"]
 reads = ["path"]
 ''')
     role = load_role(Catalog(catalog_copy), "mcp")
-    assert role.params["tools::mcp-allowlist"]["servers"][0]["server"] == "github"
+    assert role.params["tools::mcp-allowlist"]["servers"][0].server == "github"
     (catalog_copy / "roles/mcp.toml").write_text((catalog_copy / "roles/mcp.toml").read_text().replace(
         'tools = ["get_*"]', "tools = []"))
     with pytest.raises(ManifestError):

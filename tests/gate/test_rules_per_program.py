@@ -84,10 +84,10 @@ subcommands = ["-m unittest"]
     catalog = Catalog(catalog_copy)
     explorer = load_role(catalog, "explorer")
     rules = explorer.params["tools::bash-allowlist"]["rules"]
-    assert [r["subcommands"] for r in rules if r["program"] == "python"][:2] == [["-m pytest", "--version"], ["-m unittest"]]
+    assert [r.subcommands for r in rules if r.program == "python"][:2] == [["-m pytest", "--version"], ["-m unittest"]]
     tester = load_role(catalog, "tester")
-    mine = [r for r in tester.params["tools::bash-allowlist"]["rules"] if r["program"] == "python"]
-    assert [r["subcommands"] for r in mine] == [["-m unittest"]]  # the parent's python rules are all replaced
+    mine = [r for r in tester.params["tools::bash-allowlist"]["rules"] if r.program == "python"]
+    assert [r.subcommands for r in mine] == [["-m unittest"]]  # the parent's python rules are all replaced
     policy = Policy(compile_policy(tester, None, catalog_copy, catalog))
     assert _bash(policy, "python -m pytest -q", catalog_copy).verdict == ASK  # no rule of tester's runs it
     assert _bash(policy, "python -m unittest -q", catalog_copy).verdict == ALLOW

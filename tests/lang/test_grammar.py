@@ -178,10 +178,13 @@ def test_malformed_typed_values_are_grammar_errors(raw):
 
 
 def test_harmless_options_cannot_be_claimed_by_a_program_that_writes():
-    from runtime.manifests.params import compile_grammar
+    from runtime.manifests.params import GrammarFields, compile_grammar
 
-    assert compile_grammar({"positionals": ["path..."], "harmless-options": True}, "ls")["harmless-options"] is True
+    def fields(table: dict) -> GrammarFields:
+        return GrammarFields.model_validate(table)
+
+    assert compile_grammar(fields({"positionals": ["path..."], "harmless-options": True}), "ls").harmless_options is True
     with pytest.raises(ValueError, match="harmless-options.*path-in-scope"):
-        compile_grammar({"positionals": ["path-in-scope..."], "harmless-options": True}, "rm")
+        compile_grammar(fields({"positionals": ["path-in-scope..."], "harmless-options": True}), "rm")
     with pytest.raises(ValueError, match="path-in-root"):
-        compile_grammar({"options": {"--rootdir": "path-in-root"}, "harmless-options": True}, "x")
+        compile_grammar(fields({"options": {"--rootdir": "path-in-root"}, "harmless-options": True}), "x")

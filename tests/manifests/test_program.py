@@ -48,9 +48,9 @@ def test_a_grammar_loads_with_its_options_split_by_spelling(tmp_path):
     grammar = load_program(path, "programs/tool.program.toml")
     assert isinstance(grammar, ProgramGrammar)
     assert (grammar.name, grammar.summary, grammar.path) == ("tool", "tool: does things", path)
-    assert grammar.grammar["options"] == {"-v": "flag", "--verbose": "flag", "-o": "free", "--output": "free"}
-    assert grammar.grammar["positionals"] == ["free..."]
-    assert grammar.grammar["option-style"] == "gnu" and grammar.grammar["cwd"] == "in-root"
+    assert grammar.grammar.options == {"-v": "flag", "--verbose": "flag", "-o": "free", "--output": "free"}
+    assert grammar.grammar.positionals == ["free..."]
+    assert grammar.grammar.option_style == "gnu" and grammar.grammar.cwd == "in-root"
     assert [(e.command, e.expect) for e in grammar.examples] == [("tool -v a", "allow"), ("tool --nope", "deny")]
     assert grammar.examples[0].subcommands == [] and grammar.examples[0].program is None
     assert grammar.examples[1].subcommands == ["run"] and grammar.examples[1].program == "python"

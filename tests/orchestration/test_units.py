@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from runtime.manifests.catalog import Catalog
+from runtime.orchestration.events import MergeCommitted
 from runtime.orchestration.executor import Job, SubtaskResult
 from runtime.orchestration.fanin import integrate
 from runtime.orchestration.judge import judge
@@ -78,13 +79,13 @@ def test_state_counts_dispatches_and_keeps_merges_and_events(tmp_path):
     state.put_subtask("r", "s", round=1, sequence=1, agent_id="", status="pending")
     assert [state.dispatched("r", "s") for _ in range(3)] == [1, 2, 3]
     state.put_subtask("r", "s", round=1, sequence=1, agent_id="r.s", status="ok")
-    assert state.subtask("r", "s")["status"] == "ok" and state.subtask("r", "s")["dispatches"] == 3
+    assert state.subtask("r", "s").status == "ok" and state.subtask("r", "s").dispatches == 3
     state.record_merge("r", "s", "c1", "m1")
-    state.event("r", "merge", {"subtask": "s"})
-    assert state.merges("r") == {"s": "m1"} and state.events_of("r", "merge") == [{"subtask": "s"}]
+    state.event("r", MergeCommitted("s", "m1"))
+    assert state.merges("r") == {"s": "m1"} and state.events_of("r", MergeCommitted) == [MergeCommitted("s", "m1")]
     state.close()
     again = OrchestratorState(tmp_path / "o.sqlite")  # what --resume reads
-    assert again.merges("r") == {"s": "m1"} and again.subtask("r", "s")["agent_id"] == "r.s"
+    assert again.merges("r") == {"s": "m1"} and again.subtask("r", "s").agent_id == "r.s"
 
 
 # -- fan-in --------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import pytest
 
 from runtime.audit.log import AuditLog, verify
 from runtime.audit.log import records as audit_records
+from runtime.audit.records import record_of
 from runtime.lang.domains import domain_allowed, pattern_error, url_refusal
 from runtime.policy.document import seal
 from runtime.sandbox.bwrap import SandboxSpec
@@ -457,10 +458,10 @@ def test_a_tunnel_is_on_disk_from_its_start_while_the_site_keeps_it_open(folder,
     port = silent_site.getsockname()[1]
     log = AuditLog(tmp_path / "audit.jsonl")
     proxy, _ = start(folder, EgressRules(("localhost",), LOCAL, (port,)),
-                     audit=lambda record: log.append("egress", "ag-web", **record))
+                     audit=lambda record: log.append(record_of("egress", record), "ag-web"))
 
     def on_disk() -> list[dict]:
-        return [r["data"] for r in audit_records(log.path, kind="egress")]
+        return [r.data() for r in audit_records(log.path, kind="egress")]
 
     try:
         client, head = _open_tunnel(proxy.socket_path, port)
@@ -496,10 +497,11 @@ def test_an_orchestrator_killed_mid_tunnel_has_left_the_start_record(folder, sil
     code = textwrap.dedent(f"""
         import time
         from runtime.audit.log import AuditLog
+        from runtime.audit.records import record_of
         from runtime.sandbox.egress import EgressProxy, EgressRules
         log = AuditLog({str(path)!r})
         EgressProxy({str(sock_path)!r}, EgressRules(("localhost",), {LOCAL!r}, ({port},)),
-                    audit=lambda record: log.append("egress", "ag-web", **record)).start()
+                    audit=lambda record: log.append(record_of("egress", record), "ag-web")).start()
         print("ready", flush=True)
         time.sleep(120)
     """)
@@ -518,7 +520,7 @@ def test_an_orchestrator_killed_mid_tunnel_has_left_the_start_record(folder, sil
         orchestrator.kill()
         orchestrator.wait(timeout=30)
     assert head.startswith(b"HTTP/1.1 200")
-    left = [r["data"] for r in audit_records(path, kind="egress")]
+    left = [r.data() for r in audit_records(path, kind="egress")]
     assert [(r["event"], r["decision"], r["host"], r["address"]) for r in left] == [
         ("request", "allow", "localhost", "127.0.0.1")]
     assert verify(path) == []
@@ -694,14 +696,14 @@ def test_ambiguous_requests_are_refused_400_and_in_the_audit_log(folder, tmp_pat
     site = _Recorder()
     log = AuditLog(tmp_path / "audit.jsonl")
     proxy, _ = start(folder, EgressRules(("localhost",), LOCAL, (site.port,)),
-                     audit=lambda record: log.append("egress", "ag-net", **record))
+                     audit=lambda record: log.append(record_of("egress", record), "ag-net"))
     try:
         answer = ask(proxy, f"POST http://localhost:{site.port}/x HTTP/1.1\r\n".encode() + smuggle + b"\r\nbody")
     finally:
         proxy.close()
         site.server.close()
     assert answer.startswith(b"HTTP/1.1 400 ") and why.encode() in answer, answer
-    (record,) = [r["data"] for r in audit_records(log.path, kind="egress")]
+    (record,) = [r.data() for r in audit_records(log.path, kind="egress")]
     assert (record["event"], record["decision"], record["status"]) == ("request", "deny", 400)
     assert why in record["reason"] and record["method"] == "POST"
     assert site.got == []  # nothing reached the site
@@ -732,7 +734,7 @@ def test_a_forwarded_request_is_written_anew_and_nothing_after_its_body_reaches_
 def test_every_refusal_reaches_the_audit_log_malformed_too_large_and_over_the_bound(folder, tmp_path):
     log = AuditLog(tmp_path / "audit.jsonl")
     proxy, _ = start(folder, EgressRules(("localhost",), LOCAL), limits=Limits(max_connections=1, linger_s=0.05),
-                     audit=lambda record: log.append("egress", "ag-net", **record))
+                     audit=lambda record: log.append(record_of("egress", record), "ag-net"))
     try:
         assert ask(proxy, b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400")
         time.sleep(0.3)  # the one connection the bound allows has ended
@@ -747,7 +749,7 @@ def test_every_refusal_reaches_the_audit_log_malformed_too_large_and_over_the_bo
             wait_for(lambda: len(list(audit_records(log.path, kind="egress"))) == 3)
     finally:
         proxy.close()
-    assert [r["data"]["status"] for r in audit_records(log.path, kind="egress")] == [400, 431, 503]
+    assert [r.data()["status"] for r in audit_records(log.path, kind="egress")] == [400, 431, 503]
     assert verify(log.path) == []
 
 

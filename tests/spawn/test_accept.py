@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from runtime.approvals.store import ApprovalStore
+from runtime.audit.records import AuditRecord
 from runtime.errors import LimitExhausted
 from runtime.manifests.toolchain import Toolchain
 from runtime.policy.document import Entry
@@ -50,9 +51,9 @@ class Audit:
     def __init__(self) -> None:
         self.records: list[tuple[str, str, dict[str, Any]]] = []
 
-    def append(self, kind: str, agent: str, **data: Any) -> dict[str, Any]:
-        self.records.append((kind, agent, data))
-        return {"hash": f"hash-{len(self.records)}"}
+    def append(self, record: AuditRecord, agent: str | None = None) -> SimpleNamespace:
+        self.records.append((record.kind_name(), agent, record.data()))
+        return SimpleNamespace(hash=f"hash-{len(self.records)}")
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [data for k, _, data in self.records if k == kind]
@@ -76,7 +77,8 @@ def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
     return SimpleNamespace(verify_running=verify_running,
         agent_id=AGENT, branch=BRANCH, base_branch="trunk",
         task=SimpleNamespace(goal="Fix a.\nIt is wrong.", role=SimpleNamespace(name="edit-local"),
-                             path=Path("/tasks/fix-a.toml"), digest="d" * 64, agent=SimpleNamespace(env=()), fields={}),
+                             path=Path("/tasks/fix-a.toml"), digest="d" * 64, agent=SimpleNamespace(env=()), fields={},
+                             verification=SimpleNamespace(hidden_tests=None)),
         audit=Audit(), options=SimpleNamespace(merge=False, use_sandbox=False, state_dir=None, unattended=False), resumed=None,
         saves=saves, save=lambda status, **extra: saves.append(status), policy=Policy(),
         agent=SimpleNamespace(limits=SimpleNamespace(approval_timeout_s=5.0)), home=tmp_path / "home",

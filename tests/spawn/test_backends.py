@@ -26,9 +26,13 @@ def test_every_backend_implements_the_whole_protocol():
 
 
 
+TOY_BACKEND = '''
+from runtime.spawn.backends.base import Report
+
+
 class ToyBackend:
     """A backend made in a test: a shell that fixes the demo's bug and writes its report, with a report
-    read from its own file. Nothing of the runtime is edited for it: one class, one registry entry."""
+    read from its own file. Nothing of the runtime is edited for it."""
 
     name = "toy"
 
@@ -43,29 +47,34 @@ class ToyBackend:
 
     def command(self, setup, feedback_path):
         script = ("sed -i 's/(len(values) + 1)/len(values)/' src/calc/__init__.py && "
-                  "printf 'Summary: fixed mean\\nFiles changed: src/calc/__init__.py\\n' > \"$HOME/toy-report.md\"")
+                  "printf 'Summary: fixed mean\\\\nFiles changed: src/calc/__init__.py\\\\n' > \\"$HOME/toy-report.md\\"")
         return ["/bin/sh", "-c", script], None, {}
 
     def on_line(self, progress):
         return None
 
     def read_report(self, setup):
-        from runtime.spawn.backends.base import Report
-
         return Report((setup.home / "toy-report.md").read_text(encoding="utf-8"))
 
     def clean_up(self, setup):
         return None
+'''
 
 
-def test_a_new_backend_is_one_class_and_one_registry_entry(spawner, monkeypatch):
-    """One class and its entry in the registry (what it runs, what its `[agent]` table holds): a toy backend
-    runs a whole spawn, sandboxed, gated, verified and committed like the shipped ones."""
+def test_a_new_backend_is_one_module_and_one_registry_entry(spawner, monkeypatch, tmp_path):
+    """The CONTRIBUTING recipe: its module, in a package of its own, and its entry in the registry (what it runs,
+    what its `[agent]` table holds). A toy backend runs a whole spawn, sandboxed, gated, verified and committed
+    like the shipped ones."""
     import anyio
 
     from runtime.spawn.pipeline import SpawnOptions, spawn
 
-    monkeypatch.setitem(AGENT_BACKENDS, "toy", AgentBackend(f"{__name__}:ToyBackend"))
+    package = tmp_path / "toy_backends"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "toy.py").write_text(TOY_BACKEND)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(AGENT_BACKENDS, "toy", AgentBackend("toy_backends.toy:ToyBackend"))
     task = spawner.task(agent_id="ag-toy", agent={"backend": "toy"})
     text = task.read_text().replace('model = "scripted/test"\n', "").replace(
         [line for line in task.read_text().splitlines() if line.startswith("script = ")][0] + "\n", "")

@@ -50,7 +50,7 @@ def test_the_command_gets_the_event_as_json_and_its_end_is_audited(tmp_path):
     end = time.monotonic() + 5
     while not list(records(audit.path, kind="notify")) and time.monotonic() < end:
         time.sleep(0.05)
-    (done,) = list(records(audit.path, kind="notify"))
+    (done,) = [r.to_json() for r in records(audit.path, kind="notify")]
     assert done["data"]["exit_code"] == 0 and done["data"]["event"] == "waiting"
 
 
@@ -65,7 +65,7 @@ def test_a_command_that_hangs_is_stopped(tmp_path):
     end = time.monotonic() + 10
     while not list(records(audit.path, kind="notify")) and time.monotonic() < end:
         time.sleep(0.05)
-    (done,) = list(records(audit.path, kind="notify"))
+    (done,) = [r.to_json() for r in records(audit.path, kind="notify")]
     assert done["data"]["error"] == "stopped after 1 s"
 
 

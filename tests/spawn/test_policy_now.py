@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+from runtime.audit.records import AuditRecord
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
 from runtime.manifests.catalog import Catalog
@@ -41,9 +42,8 @@ class Audit:
     def __init__(self) -> None:
         self.records: list[tuple[str, dict]] = []
 
-    def append(self, kind: str, agent: str, **data: object) -> dict:
-        self.records.append((kind, data))
-        return {}
+    def append(self, record: AuditRecord, agent: str | None = None) -> None:
+        self.records.append((record.kind_name(), record.data()))
 
 
 def _run(tmp_path: Path):

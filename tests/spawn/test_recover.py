@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from runtime.audit.records import AuditRecord
 from runtime.errors import FatalError
 from runtime.spawn import sockets
 from runtime.spawn.outcome import Outcome
@@ -27,9 +28,9 @@ class Audit:
     def __init__(self) -> None:
         self.records: list[tuple[str, str, dict[str, Any]]] = []
 
-    def append(self, kind: str, agent: str, **data: Any) -> dict[str, Any]:
-        self.records.append((kind, agent, data))
-        return {"hash": "h"}
+    def append(self, record: AuditRecord, agent: str | None = None) -> SimpleNamespace:
+        self.records.append((record.kind_name(), agent, record.data()))
+        return SimpleNamespace(hash="h")
 
 
 @pytest.fixture(scope="module")

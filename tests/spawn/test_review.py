@@ -27,8 +27,8 @@ class Asked(FakeGathering):
 
 def test_the_reviewer_reads_the_change_as_a_diff_and_is_asked_only_where_the_task_says():
     fake = Asked(base={"src/a.py": "x = 1\n"}, work={"src/a.py": "x = 2\n", "src/b.py": "y = 1\n"})
-    assert anyio.run(review.gather, {"enabled": False}, fake).asked is False and fake.asked == []
-    evidence = anyio.run(review.gather, {"enabled": True}, fake)
+    assert anyio.run(review.gather, review.ReviewParams.read({"enabled": False}), fake).asked is False and fake.asked == []
+    evidence = anyio.run(review.gather, review.ReviewParams.read({"enabled": True}), fake)
     [(_, change)] = fake.asked
     assert "-x = 1\n+x = 2\n" in change and "+++ b/src/b.py" in change
     result = evaluate("review", {"enabled": True}, evidence)

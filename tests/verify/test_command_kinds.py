@@ -27,7 +27,7 @@ def _runner(answers: dict[str, tuple[int, str]], asked: list[tuple[str, float]])
 
 def gathered(kind: str, params: dict, run_command: RunCommand, at_base: RunCommand | None = None):
     """A command kind's evidence, gathered by its kind's gatherer over the given runners."""
-    return anyio.run(KINDS[kind].gather, params, CommandGathering(run_command, at_base))
+    return anyio.run(KINDS[kind].gather, KINDS[kind].read_params(params), CommandGathering(run_command, at_base))
 
 
 def judged(kind: str, params: dict, run_command: RunCommand, at_base: RunCommand | None = None):
@@ -86,7 +86,7 @@ def test_tests_green_runs_the_plan_on_the_work_and_the_base_and_never_a_bare_com
     here: list = []
     there: list = []
     gathering = CommandGathering(_runner({}, commands), None, _tests(WORK, here), _base_tests(BASE, there))
-    evidence = anyio.run(KINDS["tests-green"].gather, {"command": "pytest", "min-count": 1}, gathering)
+    evidence = anyio.run(KINDS["tests-green"].gather, KINDS["tests-green"].read_params({"command": "pytest", "min-count": 1}), gathering)
     assert evidence == TestsEvidence(plan=PlanInfo(command="pytest", source="the task's test command",
                                                    steps=["pytest  [pytest]"]), work=WORK, base=BASE, base_run=REF,
                                      checks=evidence.checks)
@@ -98,7 +98,7 @@ def test_tests_green_reads_npm_test_through_the_package_json_it_is_given():
     here: list = []
     gathering = CommandGathering(_runner({}, []), None, _tests(WORK, here), None,
                                  json.dumps({"scripts": {"test": "vitest run"}}))
-    evidence = anyio.run(KINDS["tests-green"].gather, {"command": "npm test", "min-count": 1}, gathering)
+    evidence = anyio.run(KINDS["tests-green"].gather, KINDS["tests-green"].read_params({"command": "npm test", "min-count": 1}), gathering)
     assert [p.runners for p in here] == [["vitest"]]
     assert evidence.base is None and evidence.base_run is None and "package.json" in evidence.plan.source
 

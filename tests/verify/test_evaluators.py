@@ -133,7 +133,7 @@ def test_a_missing_parameter_only_the_gatherer_reads_stops_the_gatherer_naming_i
     params, evidence = VALID_CALLS[kind]
     assert evaluate(kind, {k: v for k, v in params.items() if k != param}, evidence).status == "passed"
     with pytest.raises(MalformedInput, match=f"`{param}`"):  # verify turns it into an error result
-        anyio.run(KINDS[kind].gather, {k: v for k, v in params.items() if k != param}, None)
+        anyio.run(KINDS[kind].gather, KINDS[kind].read_params({k: v for k, v in params.items() if k != param}), None)
 
 
 @pytest.mark.parametrize("kind", sorted(VALID_CALLS))

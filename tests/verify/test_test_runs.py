@@ -9,6 +9,7 @@ import socket
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import pytest
@@ -196,7 +197,7 @@ def test_hidden_ids_follow_the_runners_files_go_s_test_names_and_cargo_s_targets
 
 class Task:
     def __init__(self, spec: str) -> None:
-        self.fields = {"verification.hidden-tests": spec}
+        self.verification = SimpleNamespace(hidden_tests=spec)
         self.src = type("Src", (), {"path": "task.toml"})()
 
 
@@ -215,7 +216,7 @@ def test_hidden_tests_are_read_from_a_folder_without_links_or_git_files_or_from_
     git(repo, "commit", "-qm", "oracle")
     from runtime.workspace.git import Git
     assert load_hidden(Git(repo), Task("oracle")).files == (("t_test.go", b"package x\n"),)  # type: ignore[arg-type]
-    assert load_hidden(Git(repo), type("T", (), {"fields": {}})()) is None  # type: ignore[arg-type]
+    assert load_hidden(Git(repo), type("T", (), {"verification": SimpleNamespace(hidden_tests=None)})()) is None  # type: ignore[arg-type]
 
 
 def test_files_laid_over_a_tree_are_taken_back_and_what_they_replaced_restored(tmp_path):

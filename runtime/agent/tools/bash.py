@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import subprocess
 
+from runtime.agent.tools.inputs import number, string
+
 TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
 if TYPE_CHECKING:
-    from typing import Any
+    from runtime.lang.jsontypes import JSONObject
 
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
 MAX_OUTPUT = 30000
 
 
-def bash(inp: dict[str, Any], root: str) -> tuple[str, bool]:
+def bash(inp: JSONObject, root: str) -> tuple[str, bool]:
     if inp.get("run_in_background"):
         return "background commands are not available; run the command in the foreground", True
-    timeout = min(float(inp.get("timeout") or DEFAULT_TIMEOUT_S * 1000) / 1000, MAX_TIMEOUT_S)
+    timeout = min(number(inp, "timeout", DEFAULT_TIMEOUT_S * 1000) / 1000, MAX_TIMEOUT_S)
     try:
         proc = subprocess.run(
-            ["/bin/bash", "-c", inp["command"]], cwd=root, stdin=subprocess.DEVNULL,
+            ["/bin/bash", "-c", string(inp, "command")], cwd=root, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
         )
     except subprocess.TimeoutExpired as exc:

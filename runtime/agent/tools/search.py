@@ -6,23 +6,29 @@ import os
 import re
 from pathlib import Path
 
+from runtime.agent.tools.inputs import optional_string, string
+
 TYPE_CHECKING = False  # typing's, without importing typing: the agent is a fresh process in the sandbox
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
+
+    from runtime.lang.jsontypes import JSONObject
 
 MAX_RESULTS = 500
 
 
-def _base(inp: dict[str, Any], root: str) -> Path:
+def _base(inp: JSONObject, root: str) -> Path:
     path = inp.get("path") or root
+    if not isinstance(path, str):
+        raise TypeError(f"`path` must be a string, not {type(path).__name__}")
     return Path(path if os.path.isabs(path) else os.path.join(root, path))
 
 
-def glob(inp: dict[str, Any], root: str) -> tuple[str, bool]:
+def glob(inp: JSONObject, root: str) -> tuple[str, bool]:
     base = _base(inp, root)
+    pattern = string(inp, "pattern")
     try:
-        found = sorted(p for p in base.glob(inp["pattern"]) if ".git" not in p.relative_to(base).parts)
+        found = sorted(p for p in base.glob(pattern) if ".git" not in p.relative_to(base).parts)
     except (OSError, ValueError, NotImplementedError) as exc:
         return f"bad glob: {exc}", True
     lines = [str(p) for p in found[:MAX_RESULTS]]
@@ -43,14 +49,14 @@ def _files(base: Path, pattern: str | None) -> Iterator[Path]:
                 yield path
 
 
-def grep(inp: dict[str, Any], root: str) -> tuple[str, bool]:
+def grep(inp: JSONObject, root: str) -> tuple[str, bool]:
     try:
-        rx = re.compile(inp["pattern"], re.IGNORECASE if inp.get("-i") else 0)
+        rx = re.compile(string(inp, "pattern"), re.IGNORECASE if inp.get("-i") else 0)
     except re.error as exc:
         return f"bad pattern: {exc}", True
     mode = inp.get("output_mode") or "files_with_matches"
     out: list[str] = []
-    for path in _files(_base(inp, root), inp.get("glob")):
+    for path in _files(_base(inp, root), optional_string(inp, "glob")):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -19,10 +19,11 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
 if TYPE_CHECKING:  # annotations only: the hook imports nothing it does not run
-    from typing import Any, ClassVar
+    from typing import ClassVar
 
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
+    from runtime.lang.jsontypes import JSONObject
     from runtime.lang.shell_types import Command
 
 from runtime.policy.document import PolicyError  # noqa: F401 - the kinds raise it from here
@@ -34,7 +35,7 @@ class Gate:
     kind: ClassVar[str] = ""
     grants: ClassVar[bool] = False  # True for the kinds that can allow a write or a command
 
-    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
+    def on_tool(self, tool: str, tool_input: JSONObject, ctx: Context) -> GateDecision | None:
         return None
 
     def on_write(self, resolved: str, rel: str | None, ctx: Context) -> GateDecision | None:
@@ -47,7 +48,7 @@ class Gate:
         """Whether this kind answers ``on_tool``, ``on_write`` or ``on_command`` (overrides the default)."""
         return getattr(type(self), question) is not getattr(Gate, question)
 
-    def __init__(self, atom: str, params: dict[str, object]) -> None:
+    def __init__(self, atom: str, params: JSONObject) -> None:
         self.atom = atom
         self.configure(dict(params))
 

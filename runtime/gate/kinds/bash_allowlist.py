@@ -46,11 +46,10 @@ from runtime.lang.grammar import (
 )
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
     from runtime.lang.grammar import Use
+    from runtime.lang.jsontypes import JSONDict, JSONObject
     from runtime.lang.shell_types import Command
 
 _RULE_KEYS = {
@@ -163,12 +162,12 @@ class Rule:
     __slots__ = ("program", "subcommands", "_raw_grammar", "_grammar", "env", "inline_code", "arg_files", "xargs", "ask",
                  "response_files", "harmless_options", "glob_writes", "forbidden")
 
-    def __init__(self, raw: dict[str, Any]) -> None:
+    def __init__(self, raw: JSONObject) -> None:
         if not isinstance(raw, dict) or not _RULE_KEYS <= set(raw) <= _RULE_KEYS | _OPTIONAL_KEYS:
             raise PolicyError("a shell rule has missing or unknown keys")
         self.program = raw["program"]
         self.subcommands = sorted((tuple(s.split()) for s in raw["subcommands"]), key=len, reverse=True)
-        grammar = {k: raw[k] for k in ("option-style", "options", "positionals", "cwd") if raw[k] is not None}
+        grammar: JSONDict = {k: raw[k] for k in ("option-style", "options", "positionals", "cwd") if raw[k] is not None}
         if raw.get("min-positionals"):
             grammar["min-positionals"] = raw["min-positionals"]
         if raw.get("stdin") is not None:
@@ -232,7 +231,7 @@ class BashAllowlist(Gate):
         # A program's rules are read on its first command: a hook process (one per call) runs one or two
         # programs' rules of the ninety a role has. The compiler checked every rule; one broken here is still
         # a PolicyError when its program runs, which the engine turns into a deny.
-        self._raw: dict[str, list[dict[str, Any]]] = {}
+        self._raw: dict[str, list[JSONObject]] = {}
         for entry in raw:
             program = entry.get("program") if isinstance(entry, dict) else None
             if not isinstance(program, str):

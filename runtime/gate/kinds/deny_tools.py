@@ -8,10 +8,9 @@ from runtime.gate.decision import deny
 from runtime.gate.kinds.base import Gate, no_more, take_list
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
+    from runtime.lang.jsontypes import JSONObject
 
 
 class DenyTools(Gate):
@@ -21,7 +20,7 @@ class DenyTools(Gate):
         self.tools = frozenset(take_list(params, "tools"))
         no_more(self.kind, params)
 
-    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
+    def on_tool(self, tool: str, tool_input: JSONObject, ctx: Context) -> GateDecision | None:
         if tool in self.tools:
             usable = ", ".join(sorted(ctx.policy.tools - self.tools)) or "none"
             return deny(f"`{tool}` is denied for this role; it may not use {', '.join(sorted(self.tools))}: use the "

@@ -15,10 +15,9 @@ from runtime.gate.decision import allow, ask, deny
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
+    from runtime.lang.jsontypes import JSON, JSONObject
 
 PREFIX = "mcp__"
 
@@ -31,6 +30,34 @@ def split_name(tool: str) -> tuple[str, str] | None:
     return (server, name) if sep and server and name else None
 
 
+class ServerRule:
+    """One rule: an MCP server, the tools of it the rule names (names or `*` patterns), the input fields that name
+    paths it reads or writes or URLs it reaches, and whether a person is asked each call."""
+
+    __slots__ = ("server", "tools", "reads", "writes", "urls", "ask")
+
+    def __init__(self, raw: JSON) -> None:
+        if not isinstance(raw, dict):
+            raise PolicyError("mcp-allowlist: `servers` must be a list of rules")
+        server = raw.get("server")
+        if not isinstance(server, str):
+            raise PolicyError("mcp-allowlist: a rule names its server")
+        self.server = server
+        self.tools = _names(raw, "tools")
+        self.reads = _names(raw, "reads")
+        self.writes = _names(raw, "writes")
+        self.urls = _names(raw, "urls")
+        self.ask = bool(raw.get("ask", False))
+
+
+def _names(rule: JSONObject, key: str) -> tuple[str, ...]:
+    value = rule.get(key, [])
+    names = tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+    if not isinstance(value, list) or len(names) != len(value):
+        raise PolicyError(f"mcp-allowlist: a rule's `{key}` must be a list of names")
+    return names
+
+
 class McpAllowlist(Gate):
     kind = "mcp-allowlist"
 
@@ -41,31 +68,31 @@ class McpAllowlist(Gate):
         self.configured = params.pop("configured", "deny")
         if self.configured not in ("ask", "deny"):
             raise PolicyError("mcp-allowlist: `configured` must be ask or deny")
-        if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        if not isinstance(rules, list):
             raise PolicyError("mcp-allowlist: `servers` must be a list of rules")
-        self.rules: list[dict[str, Any]] = rules
+        self.rules = [ServerRule(rule) for rule in rules]
         no_more(self.kind, params)
 
-    def rule_for(self, server: str, name: str) -> dict[str, Any] | None:
+    def rule_for(self, server: str, name: str) -> ServerRule | None:
         from fnmatch import fnmatchcase  # only MCP calls pay for it
 
         for rule in self.rules:
-            if rule.get("server") == server and any(fnmatchcase(name, t) for t in rule.get("tools", [])):
+            if rule.server == server and any(fnmatchcase(name, t) for t in rule.tools):
                 return rule
         return None
 
-    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
+    def on_tool(self, tool: str, tool_input: JSONObject, ctx: Context) -> GateDecision | None:
         named = split_name(tool)
         if named is None:
             return None
         rule = self.rule_for(*named)
         if rule is None:
             return None
-        for field in rule.get("reads", []):
+        for field in rule.reads:
             value = tool_input.get(field)
             if value is not None and (not isinstance(value, str) or not value or "\x00" in value):
                 return deny(f"`{tool}`: `{field}` names a path to read, and must be a non-empty path", self.atom, "mcp")
-        for field in rule.get("writes", []):
+        for field in rule.writes:
             value = tool_input.get(field)
             if value is None:
                 continue
@@ -74,7 +101,7 @@ class McpAllowlist(Gate):
             d = ctx.check_write(value, (ctx.cwd,), tool)
             if d.verdict == "deny":
                 return d
-        for field in rule.get("urls", []):
+        for field in rule.urls:
             value = tool_input.get(field)
             if value is None:
                 continue
@@ -86,8 +113,8 @@ class McpAllowlist(Gate):
                               ctx.policy.audience)
             if why:
                 return deny(f"`{tool}`: `{field}` refused: {why}", self.atom, "mcp")
-        server = rule["server"]
-        if rule.get("ask"):
+        server = rule.server
+        if rule.ask:
             return ask(f"`{tool}` is a tool of the MCP server `{server}`, which runs outside the sandbox: a person "
                        "decides each call (drop `ask` from the server's rule in the role to allow its calls without "
                        "asking)", self.atom, f"mcp:{server}")

@@ -9,10 +9,9 @@ from runtime.gate.kinds.base import Gate, no_more, take_list
 from runtime.lang.audience import phrase
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
+    from runtime.lang.jsontypes import JSONObject
     from runtime.lang.shell_types import Command
 
 
@@ -24,7 +23,7 @@ class NoNetwork(Gate):
         self.tools = frozenset(take_list(params, "tools"))
         no_more(self.kind, params)
 
-    def on_tool(self, tool: str, tool_input: dict[str, Any], ctx: Context) -> GateDecision | None:
+    def on_tool(self, tool: str, tool_input: JSONObject, ctx: Context) -> GateDecision | None:
         if tool in self.tools:
             return deny(f"`{tool}` needs the network, which this role does not have; "
                         f"{phrase(ctx.policy.audience, 'network')}", self.atom, tool)

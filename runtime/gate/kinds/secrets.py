@@ -25,6 +25,7 @@ from runtime.policy.document import SANDBOXED
 if TYPE_CHECKING:
     from runtime.gate.decision import GateDecision
     from runtime.gate.engine import Context
+    from runtime.lang.jsontypes import JSONObject
     from runtime.lang.shell_types import Command
 
 MAX_MATCHES = 2000  # names a glob word is expanded to before it is judged by its pattern alone
@@ -79,7 +80,7 @@ class SecretReads(Gate):
         no_more(self.kind, params)
 
     # -- the file tools ------------------------------------------------------------------------------
-    def on_tool(self, tool: str, tool_input: dict[str, object], ctx: Context) -> GateDecision | None:
+    def on_tool(self, tool: str, tool_input: JSONObject, ctx: Context) -> GateDecision | None:
         keys = _PATH_KEYS.get(tool)
         if keys is None or ctx.policy.mode == SANDBOXED:
             return None

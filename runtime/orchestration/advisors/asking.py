@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
@@ -31,6 +31,7 @@ from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, 
 from runtime.orchestration.plans.load import Plan, plan_from_json
 
 if TYPE_CHECKING:  # annotations only: the run takes the replanner and the reviewer, it is not imported by them
+    from runtime.lang.jsontypes import JSONDict, JSONList, JSONObject
     from runtime.orchestration.judge import Judgement
     from runtime.orchestration.run import PlanRun
 
@@ -39,11 +40,11 @@ if TYPE_CHECKING:  # annotations only: the run takes the replanner and the revie
 class AgentDefaults:
     """How the orchestrator runs agents of a planned subtask: an `[agent]` table, and scripts by subtask id."""
 
-    table: dict[str, Any]
+    table: JSONObject  # as a plan's `[subtask.agent]` is written
     script_dir: Path | None = None
 
-    def agent_for(self, subtask_id: str) -> dict[str, Any]:
-        agent = {k: v for k, v in self.table.items()}
+    def agent_for(self, subtask_id: str) -> JSONDict:
+        agent = dict(self.table)
         if self.script_dir is not None:
             script = self.script_dir / f"{subtask_id}.toml"
             if script.is_file():
@@ -55,14 +56,16 @@ def agent_defaults(plan: Plan | None, backend: str, model: str | None, api_base:
                    script_dir: Path | None) -> AgentDefaults:
     """How the agents of subtasks a planner adds will run: as the command line says, or else as the
     plan's first subtask runs (its `[agent]` table, or its task file's), scripts aside."""
-    table: dict[str, Any] = {"backend": backend}
+    table: JSONDict = {"backend": backend}
     if model:
         table["model"] = model
     if api_base:
         table["api-base"] = api_base
     if not model and plan is not None and plan.subtasks:
-        first = plan.data.get("subtask", [{}])[0].get("agent") or {}
-        table = {k: v for k, v in first.items() if k != "script"} or table
+        entries = plan.data.get("subtask")
+        first = entries[0].get("agent") if isinstance(entries, list) and isinstance(entries[0], dict) else None
+        if isinstance(first, dict):
+            table = {k: v for k, v in first.items() if k != "script"} or table
         if plan.subtasks[0].file is not None:
             agent = plan.subtasks[0].task.agent
             assert agent is not None, "a plan's subtask has an [agent] table"  # load_plan refuses one without
@@ -87,22 +90,28 @@ def roles_info(catalog: Catalog) -> list[RoleInfo]:
     return out
 
 
-def with_agents(plan_data: dict[str, Any], defaults: AgentDefaults) -> dict[str, Any]:
-    subtasks = []
-    for sub in plan_data.get("subtask", []):
-        sub = dict(sub)
-        sub.setdefault("agent", defaults.agent_for(str(sub.get("id"))))
-        subtasks.append(sub)
+def with_agents(plan_data: JSONObject, defaults: AgentDefaults) -> JSONDict:
+    """A planner's plan with each subtask's `[agent]` table filled from ``defaults`` where it has none."""
+    subtasks: JSONList = []
+    for sub in _entries(plan_data):
+        subtasks.append({**sub, "agent": sub.get("agent", defaults.agent_for(str(sub.get("id"))))})
     return {**plan_data, "subtask": subtasks}
 
 
+def _entries(plan_data: JSONObject) -> list[JSONObject]:
+    """The plan's `[[subtask]]` tables (a planner's plan is made of tables: its reply's schema says so)."""
+    found = plan_data.get("subtask", [])
+    assert isinstance(found, list) and all(isinstance(sub, dict) for sub in found), "subtasks are tables"
+    return found
+
+
 def validator(catalog: Catalog, base_dir: Path, defaults: AgentDefaults,
-              taken: set[str]) -> tuple[Callable[[dict[str, Any]], list[str]], dict[str, Plan]]:
+              taken: set[str]) -> tuple[Callable[[JSONObject], list[str]], dict[str, Plan]]:
     """`validate(plan_dict) -> error lines` for the planner loop; remembers the last good plan."""
     state: dict[str, Plan] = {}
 
-    def validate(plan_data: dict[str, Any]) -> list[str]:
-        ids = [str(s.get("id")) for s in plan_data.get("subtask", [])]
+    def validate(plan_data: JSONObject) -> list[str]:
+        ids = [str(s.get("id")) for s in _entries(plan_data)]
         clash = sorted(set(ids) & taken)
         if clash:
             return [f"subtask ids already accepted in this run: {', '.join(clash)}; choose new ids"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
@@ -35,6 +35,9 @@ from runtime.models import llm
 from runtime.models.broker import Usage
 from runtime.models.types import ModelReach, ModelReply, one_line
 from runtime.orchestration.advisors.replies import PlannerReply
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict, JSONObject
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -101,7 +104,7 @@ class PlannerContext:
 class PlannerOutcome:
     """A plan (validated), or questions for the user, or the errors of the last rejected plan."""
 
-    plan: dict[str, Any] | None
+    plan: JSONDict | None  # the tables of `plan.toml`, `[[subtask]]` agents aside
     questions: list[str]
     errors: list[str]
     attempts: int
@@ -116,7 +119,7 @@ class PlannerOutcome:
 
 # -- the structured turn with send-back (shared with the reviewer) -------------------------------
 
-def structured_call(config: ModelReach, messages: list[dict[str, Any]],
+def structured_call(config: ModelReach, messages: Sequence[JSONObject],
                     schema: type[M]) -> tuple[M | None, ModelReply, llm.StructuredReplyError | None]:
     """One call; ``(parsed, reply, None)``, or ``(None, reply, error)`` for a reply that does not fit
     (whose usage counts all the same)."""
@@ -128,7 +131,7 @@ def structured_call(config: ModelReach, messages: list[dict[str, Any]],
     return parsed, reply, None
 
 
-def rejection(what: str, errors: Sequence[str], fix: str) -> dict[str, str]:
+def rejection(what: str, errors: Sequence[str], fix: str) -> JSONDict:
     """The user message that sends errors back to the model."""
     shown = list(errors[:MAX_ERRORS_SENT])
     if len(errors) > MAX_ERRORS_SENT:
@@ -137,7 +140,7 @@ def rejection(what: str, errors: Sequence[str], fix: str) -> dict[str, str]:
     return {"role": "user", "content": f"{what}:\n{lines}\n{fix}"}
 
 
-def schema_rejection(exc: llm.StructuredReplyError) -> list[dict[str, Any]]:
+def schema_rejection(exc: llm.StructuredReplyError) -> list[JSONDict]:
     """The assistant's bad reply and the message sending its schema errors back."""
     return [
         {"role": "assistant", "content": exc.content or ""},
@@ -273,13 +276,13 @@ def user_prompt(goal: str, context: PlannerContext) -> str:
 # -- the loop -------------------------------------------------------------------------------------
 
 def propose_plan(config: ModelReach, goal: str, context: PlannerContext, *,
-                 validate: Callable[[dict[str, Any]], Sequence[str]]) -> PlannerOutcome:
+                 validate: Callable[[JSONObject], Sequence[str]]) -> PlannerOutcome:
     """Ask the planner for a plan until ``validate`` accepts one, questions come, or retries run out.
 
     Raises ``ModelError(kind="llm")`` when the model cannot be reached, or when its last reply
     did not fit the schema.
     """
-    messages: list[dict[str, Any]] = [
+    messages: list[JSONDict] = [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": user_prompt(goal, context)},
     ]
@@ -313,7 +316,7 @@ def propose_plan(config: ModelReach, goal: str, context: PlannerContext, *,
     return _outcome(None, [], errors, attempts, usage)
 
 
-def _outcome(plan: dict[str, Any] | None, questions: list[str], errors: list[str], attempts: int,
+def _outcome(plan: JSONDict | None, questions: list[str], errors: list[str], attempts: int,
              usage: Usage) -> PlannerOutcome:
     return PlannerOutcome(plan, questions, errors, attempts, usage.prompt_tokens, usage.completion_tokens,
                           usage.cost_usd)

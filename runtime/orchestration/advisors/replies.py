@@ -27,9 +27,12 @@ Importing this module imports pydantic, never litellm.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONDict
 
 
 def _kebab(name: str) -> str:
@@ -96,8 +99,9 @@ class PlanDocument(StrictModel):
     plan: PlanHeader
     subtask: list[Subtask] = Field(description="The subtasks, in order of their sequence numbers.")
 
-    def to_plan_dict(self) -> dict[str, Any]:
-        plan: dict[str, Any] = _prune(self.model_dump(by_alias=True, mode="json"))  # a dict stays a dict
+    def to_plan_dict(self) -> JSONDict:
+        plan = _prune(self.model_dump(by_alias=True, mode="json"))
+        assert isinstance(plan, dict), "a dict stays a dict"
         return plan
 
 
@@ -123,15 +127,15 @@ class PlannerReply(StrictModel):
                 raise ValueError('kind is "questions" but a plan is given: give a plan or questions, not both')
         return self
 
-    def to_plan_dict(self) -> dict[str, Any] | None:
+    def to_plan_dict(self) -> JSONDict | None:
         """The plan as the dict of ``plan.toml``, or None for questions."""
         return self.plan.to_plan_dict() if self.plan is not None else None
 
 
-def _prune(value: Any) -> Any:
+def _prune(value: JSON) -> JSON:
     """Nulls and tables left empty by them removed (a TOML file has no null)."""
     if isinstance(value, dict):
-        out = {}
+        out: JSONDict = {}
         for key, item in value.items():
             item = _prune(item)
             if item is None or (isinstance(item, dict) and not item):

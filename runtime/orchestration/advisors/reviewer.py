@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.models import llm
 from runtime.models.broker import Usage
 from runtime.models.types import ModelError, ModelReach, one_line
 from runtime.orchestration.advisors.planner import SubtaskRecord, fence, rejection, schema_rejection, structured_call
 from runtime.orchestration.advisors.replies import ReviewReply
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict
 
 MAX_REPORT_CHARS = 4000
 MAX_CHECK_OUTPUT_CHARS = 2000
@@ -127,7 +130,7 @@ def user_prompt(goal: str, success_criteria: Sequence[str], summary: MergedSumma
 
 def review(config: ModelReach, goal: str, success_criteria: Sequence[str], merged_summary: MergedSummary) -> Review:
     """The reviewer's verdict; ``ModelError(kind="llm")`` when it cannot give one."""
-    messages: list[dict[str, Any]] = [
+    messages: list[JSONDict] = [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": user_prompt(goal, success_criteria, merged_summary)},
     ]

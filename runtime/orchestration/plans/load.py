@@ -57,9 +57,10 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -73,6 +74,9 @@ from runtime.model import Model, describe
 from runtime.models.types import ModelReach
 from runtime.orchestration.plans.schema import TASK_TABLES, PlannerSection, PlanSection, ReviewerSection, SubtaskEntry
 from runtime.orchestration.plans.scopes import globs_overlap, write_scope
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONObject
 
 _M = TypeVar("_M", bound=Model)
 
@@ -114,7 +118,7 @@ class Plan:
     planner: ModelReach | None  # `[plan.planner]` (`script` resolved against base_dir)
     reviewer: ModelReach | None  # `[plan.reviewer]` (likewise)
     subtasks: tuple[Subtask, ...]  # in file order
-    data: dict[str, Any] = field(repr=False, compare=False)  # the TOML tables, for `save_plan`
+    data: JSONObject = field(repr=False, compare=False)  # the TOML tables as written, for `save_plan` and the state
     src: TomlSource = field(repr=False, compare=False)
 
     def subtask(self, subtask_id: str) -> Subtask:
@@ -149,7 +153,7 @@ def _validate_all(cls: type[_M], data: Any, src: TomlSource, prefix: tuple[Any, 
         for err in exc.errors(include_url=False):
             loc = prefix + tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
             line = src.line_of(loc)
-            errors.setdefault(line, ManifestError(src.path, line, describe({**err, "loc": loc})))
+            errors.setdefault(line, ManifestError(src.path, line, describe({"type": err["type"], "loc": loc, "msg": err["msg"]})))
         return None, list(errors.values())
 
 
@@ -201,7 +205,7 @@ NODE_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 
 
 def _load_subtask(
-    catalog: Catalog, n: int, raw: dict[str, Any], entry: SubtaskEntry, src: TomlSource,
+    catalog: Catalog, n: int, raw: JSONObject, entry: SubtaskEntry, src: TomlSource,
     base_dir: Path, inline_path: Path, errors: list[ManifestError],
 ) -> Subtask | None:
     here = ("subtask", n)
@@ -263,14 +267,16 @@ def _glob_line(sub: Subtask, n: int, glob_index: int | None, src: TomlSource) ->
 
 
 def _cross_checks(
-    raws: list[Any], entries: dict[int, SubtaskEntry], loaded: dict[int, Subtask], src: TomlSource, errors: list[ManifestError],
+    raws: Sequence[JSON], entries: dict[int, SubtaskEntry], loaded: dict[int, Subtask], src: TomlSource, errors: list[ManifestError],
 ) -> None:
     # Ids and sequences as written, even where the entry failed its schema:
     # a subtask with a bad `body` should not also make every `uses` of it an error.
     ids: dict[str, int] = {}
     seqs: dict[str, int] = {}
     for n, raw in enumerate(raws):
-        sid = raw.get("id") if isinstance(raw, dict) else None
+        if not isinstance(raw, dict):
+            continue
+        sid = raw.get("id")
         if not isinstance(sid, str):
             continue
         if sid in ids:
@@ -349,7 +355,7 @@ def _sorted(errors: list[ManifestError], plan_path: str) -> list[ManifestError]:
 
 
 def plan_from_data(
-    catalog: Catalog, data: dict[str, Any], src: TomlSource, base_dir: Path | str, *, path: Path | str | None = None,
+    catalog: Catalog, data: JSONObject, src: TomlSource, base_dir: Path | str, *, path: Path | str | None = None,
 ) -> Plan:
     """Validate a plan's TOML tables; raise ``ManifestErrors`` with every problem found.
 
@@ -419,7 +425,7 @@ def load_plan(catalog: Catalog, path: Path | str) -> Plan:
     return plan_from_data(catalog, data, src, path.resolve().parent, path=path)
 
 
-def plan_from_json(catalog: Catalog, plan_data: dict[str, Any], base_dir: Path | str, display: str = "<planner plan>") -> Plan:
+def plan_from_json(catalog: Catalog, plan_data: JSONObject, base_dir: Path | str, display: str = "<planner plan>") -> Plan:
     """Validate a plan given as data (a planner's JSON), through its TOML rendering.
 
     The errors name lines of ``render_plan(plan_data)``, shown as ``display``;

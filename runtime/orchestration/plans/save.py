@@ -15,12 +15,16 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeGuard
 
 import tomlkit
-from tomlkit.items import Table
+from tomlkit.container import Container
+from tomlkit.items import Item, Table
 
 from runtime.errors import FatalError
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONObject
 
 SCHEMA_URL = "https://agent-runtime.invalid/schemas/plan.schema.json"  # `$id` of `runtime schema`'s plan.schema.json
 _WIDE = 80  # arrays rendered longer than this go one item per line
@@ -44,11 +48,11 @@ class PlanExists(FatalError):
     """``save_plan`` was asked to write over an existing file."""
 
 
-def _is_table_array(value: Any) -> bool:
+def _is_table_array(value: JSON) -> TypeGuard[list[JSONObject]]:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
-def _ordered(data: dict[str, Any], where: tuple[str, ...]) -> list[str]:
+def _ordered(data: JSONObject, where: tuple[str, ...]) -> list[str]:
     """Keys in the usual order, plain values before tables (TOML needs that), unknown keys last."""
     prefer = _ORDER.get(where, [])
     keys = sorted(data, key=lambda k: prefer.index(k) if k in prefer else len(prefer))
@@ -56,14 +60,14 @@ def _ordered(data: dict[str, Any], where: tuple[str, ...]) -> list[str]:
     return sorted(keys, key=rank)
 
 
-def _string(text: str) -> Any:
+def _string(text: str) -> Item:
     # CR is left raw in tomlkit's multi-line strings (and read back as LF): keep such text on one line.
     if "\n" in text and "\r" not in text:
         return tomlkit.string(text, multiline=True)
     return tomlkit.string(text)
 
 
-def _value(value: Any, where: str) -> Any:
+def _value(value: JSON, where: str) -> Item:
     if value is None:
         raise ValueError(f"`{where}` is null, which TOML cannot write")
     if isinstance(value, str):
@@ -84,13 +88,13 @@ def _value(value: Any, where: str) -> Any:
     return tomlkit.item(value)
 
 
-def _table(data: dict[str, Any], where: tuple[str, ...], shown: str) -> Table:
+def _table(data: JSONObject, where: tuple[str, ...], shown: str) -> Table:
     table = tomlkit.table()
     _fill(table, data, where, shown)
     return table
 
 
-def _fill(container: Any, data: dict[str, Any], where: tuple[str, ...], shown: str) -> None:
+def _fill(container: Container | Table, data: JSONObject, where: tuple[str, ...], shown: str) -> None:
     for key in _ordered(data, where):
         value = data[key]
         name = f"{shown}.{key}" if shown else key
@@ -109,7 +113,7 @@ def _fill(container: Any, data: dict[str, Any], where: tuple[str, ...], shown: s
             container.append(key, _value(value, name))
 
 
-def render_plan(plan_data: dict[str, Any], *, schema: str | None = SCHEMA_URL) -> str:
+def render_plan(plan_data: JSONObject, *, schema: str | None = SCHEMA_URL) -> str:
     """The TOML text of a plan's tables (``#:schema`` first unless ``schema`` is None)."""
     if not isinstance(plan_data, dict):
         raise ValueError("a plan is a table (a JSON object)")
@@ -119,7 +123,7 @@ def render_plan(plan_data: dict[str, Any], *, schema: str | None = SCHEMA_URL) -
     return (f"#:schema {schema}\n" if schema else "") + text
 
 
-def save_plan(path: Path | str, plan_data: dict[str, Any], *, overwrite: bool = False, schema: str | None = SCHEMA_URL) -> Path:
+def save_plan(path: Path | str, plan_data: JSONObject, *, overwrite: bool = False, schema: str | None = SCHEMA_URL) -> Path:
     """Write ``render_plan(plan_data)`` to ``path`` atomically.
 
     The text goes to a temporary file in the same folder, is flushed to disk,

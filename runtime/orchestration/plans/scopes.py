@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from runtime.lang.globs import literal_parts
 from runtime.manifests.compose import param_values
+from runtime.manifests.params import param_list
 from runtime.manifests.task import Task
 
 
@@ -33,4 +34,4 @@ def write_scope(task: Task) -> list[str]:
     gates = {a.gate: a for a in task.role.atoms if a.gate}
     if "write-whitelist" not in gates or "read-only" in gates:
         return []
-    return list(param_values(task.role, task)[gates["write-whitelist"].name].get("globs") or [])
+    return param_list(param_values(task.role, task)[gates["write-whitelist"].name].get("globs"), str)

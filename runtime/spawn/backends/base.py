@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from runtime.manifests.catalog import Catalog
@@ -33,18 +33,23 @@ class ModelAccess(Protocol):
     def close(self) -> None: ...
 
 
-class JobModel(Protocol):
+Call = TypeVar("Call", contravariant=True)
+Answer = TypeVar("Answer", covariant=True)
+
+
+class JobModel(Protocol[Call, Answer]):
     """The orchestrator's side of a cluster job's model calls (`runtime.orchestration.remote_job`): it
     answers the requests of one kind that the job's worker relays, with the orchestrator's keys, to the
-    model the job's own task names."""
+    model the job's own task names. ``Call`` and ``Answer`` are the backend's own forms of a relayed
+    request and its answer; the relay carries them without reading them."""
 
     request_kind: str  # what the worker's relay asks for: "model" (the broker) or "forward" (the proxy)
 
-    def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, payload: Call) -> Answer:
         """The answer to one relayed request (never raises: a failure is an answer)."""
         ...
 
-    def refused(self, message: str) -> dict[str, Any]:
+    def refused(self, message: str) -> Answer:
         """The answer to a request refused before it was made (the job's calls are spent), in the
         relay's own form."""
         ...
@@ -69,7 +74,7 @@ class Backend(Protocol):
         """Start the service through which the agent reaches its model, and the folder of its socket;
         ``(None, None)`` when the agent reaches no model through the runtime."""
 
-    def job_model(self, task: Task, catalog: Catalog) -> JobModel | None:
+    def job_model(self, task: Task, catalog: Catalog) -> JobModel[Any, Any] | None:
         """On the orchestrator, for a cluster job of ``task``: what makes its worker's model calls (None:
         the backend relays none). Raises FatalError when the model cannot be called from here."""
 

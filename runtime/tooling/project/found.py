@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 KINDS = ("test", "lint", "type", "format")
 
@@ -66,7 +70,7 @@ class Outcome:
     reason: str = ""  # why refused, or why left out of the task
     in_task: str = ""  # "test" or "check" when the task template runs it
     doubled: bool = False  # left out of the task: the test command runs it already
-    rule: dict[str, object] | None = field(default=None)
+    rule: JSONObject | None = field(default=None)  # the new shell rule that allows it, as the role file gets it
 
 
 # The program's kind, or a dict of its first word to kinds (`cargo test`, `ruff format`).

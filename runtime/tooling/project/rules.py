@@ -43,6 +43,8 @@ from runtime.manifests.locate import PROJECT_FOLDER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from runtime.lang.jsontypes import JSONDict, JSONObject
 from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
 from runtime.policy.document import STRICT
@@ -56,13 +58,13 @@ ATOM = "tools::bash-allowlist"
 @dataclass(frozen=True)
 class NewRule:
     command: str
-    rule: dict[str, Any]
+    rule: JSONDict  # a shell rule's table, as the role file gets it
 
 
-def inherited_rules(catalog: Catalog, role: str) -> list[dict[str, Any]]:
+def inherited_rules(catalog: Catalog, role: str) -> list[JSONDict]:
     """The shell rules ``role`` holds, as their role files write them (grammar names, not compiled grammars)."""
     resolved = load_role(catalog, role)
-    rules: list[dict[str, Any]] = []
+    rules: list[JSONDict] = []
     for path in resolved.paths:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         params = data.get("params", {})
@@ -83,7 +85,7 @@ def _leading_words(args: list[str]) -> list[str]:
     return out[:2]
 
 
-def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) -> dict[str, Any] | str:
+def candidate(command: str, grammars: set[str], parent: list[JSONDict]) -> JSONDict | str:
     """The narrowest rule that could allow ``command``, or why there is none."""
     words = shlex.split(command)
     if words[:3] == ["uv", "run", "--no-sync"]:
@@ -107,7 +109,7 @@ def candidate(command: str, grammars: set[str], parent: list[dict[str, Any]]) ->
             "the parent role's rule for the program refuses these arguments"
     if grammar is not None:
         sub = _leading_words(args)
-        rule = {"program": program, "grammar": grammar, **({"subcommands": [" ".join(sub)]} if sub else {})}
+        rule: JSONDict = {"program": program, "grammar": grammar, **({"subcommands": [" ".join(sub)]} if sub else {})}
         if rule in mine:  # the parent has this very rule, and it refused the command: its grammar did
             return "the program's grammar refuses these arguments"
         return rule
@@ -130,14 +132,14 @@ def _value(value: Any) -> str:
     raise TypeError(type(value).__name__)
 
 
-def rule_toml(rule: dict[str, Any], comment: str = "") -> str:
+def rule_toml(rule: JSONObject, comment: str = "") -> str:
     lines = [f"# {comment}"] if comment else []
     lines.append(f'[[params."{ATOM}".rules]]')
     lines += [f"{key} = {_value(value)}" for key, value in rule.items()]
     return "\n".join(lines) + "\n"
 
 
-def rules_text(parent_rules: list[dict[str, Any]], new: list[NewRule]) -> str:
+def rules_text(parent_rules: list[JSONDict], new: list[NewRule]) -> str:
     """The role's shell rules: the parent's restated for each program given new ones, then the new ones."""
     programs = list(dict.fromkeys(n.rule["program"] for n in new))
     parts = []
@@ -181,7 +183,7 @@ class Judge:
             policy = Policy(compile_policy(load_role(catalog, role), None, self.root, catalog, mode=STRICT))
             return {v.command: v for v in judge(policy, commands, self.root)}
 
-    def catalog(self) -> tuple[set[str], list[dict[str, Any]]]:
+    def catalog(self) -> tuple[set[str], list[JSONDict]]:
         """The grammars the project sees, and the parent role's rules."""
         with scratch_layer(self.root, {"toolchain.toml": self.toolchain}) as layer:
             catalog = Catalog(layer)

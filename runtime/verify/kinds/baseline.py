@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.base import MalformedInput
 from runtime.verify.kinds.kind import Evidence, Gathering
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # A number on its own (`a.py:12:5:`, `Found 3 errors`, `0.52s`, `12ms`), not one inside a word or code
@@ -51,8 +53,8 @@ def new_lines(output: str, base_output: str) -> list[str]:
     return out
 
 
-def wanted(params: Mapping[str, Any]) -> bool:
-    """The kind's optional `baseline` parameter (an atom of an older catalog has none: off)."""
+def wanted(params: JSONObject) -> bool:
+    """The kind's optional `baseline` parameter, read from its table (an atom of an older catalog has none: off)."""
     value = params.get("baseline", False)
     if not isinstance(value, bool):
         raise MalformedInput(f"parameter `baseline` must be a boolean, got {type(value).__name__}")
@@ -66,17 +68,17 @@ class BaseRun(Evidence):
     output: str
 
 
-def take_base(base: BaseRun | None, params: Mapping[str, Any]) -> tuple[int, str] | None:
+def take_base(base: BaseRun | None, baseline: bool) -> tuple[int, str] | None:
     """A command's run on the base, as (exit code, output); None without one or where the task did not ask
     for ``baseline``."""
-    if not wanted(params) or base is None:
+    if not baseline or base is None:
         return None
     return base.exit_code, base.output
 
 
-async def base_of(gathering: Gathering, params: Mapping[str, Any], command: str, code: int) -> BaseRun | None:
+async def base_of(gathering: Gathering, baseline: bool, command: str, code: int) -> BaseRun | None:
     """``command`` run on the base too, where it failed on the change and the task asked for ``baseline``."""
-    if code == 0 or not wanted(params):
+    if code == 0 or not baseline:
         return None
     run = await gathering.run_at_base(command)
     return None if run is None else BaseRun(exit_code=run.exit_code, output=run.output)

@@ -19,14 +19,18 @@ fix in a large file adds a line.
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from runtime.verify.kinds.base import MalformedInput, listing, take_int
 from runtime.verify.kinds.growth import CROSSED, NEW, breach
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind, Params
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_CHANGE_BYTES = 100 * 1024 * 1024
@@ -34,6 +38,18 @@ DEFAULT_MAX_CHANGE_BYTES = 100 * 1024 * 1024
 
 DEFAULTS = {"max-file-bytes": DEFAULT_MAX_FILE_BYTES, "max-change-bytes": DEFAULT_MAX_CHANGE_BYTES}
 Bytes = Annotated[int, Field(ge=0)]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSizeParams:
+    """change-size: the most bytes one file may hold, and the most the whole change may add."""
+
+    max_file_bytes: int
+    max_change_bytes: int
+
+    @classmethod
+    def read(cls, data: JSONObject) -> ChangeSizeParams:
+        return cls(take_int(data, "max-file-bytes", "parameter"), take_int(data, "max-change-bytes", "parameter"))
 
 
 class FileSizes(Evidence):
@@ -44,7 +60,7 @@ class FileSizes(Evidence):
     base_sizes: dict[str, Bytes]
 
 
-async def gather(params: Params, gathering: Gathering) -> FileSizes:
+async def gather(params: ChangeSizeParams, gathering: Gathering) -> FileSizes:
     return sizes_of(gathering)
 
 
@@ -57,9 +73,8 @@ def sizes_of(gathering: Gathering) -> FileSizes:
     return FileSizes(sizes=sizes, base_sizes=gathering.base_sizes(sizes))
 
 
-def change_size(params: Params, evidence: FileSizes) -> VerifyResult:
-    max_file = take_int(params, "max-file-bytes", "parameter")
-    max_change = take_int(params, "max-change-bytes", "parameter")
+def change_size(params: ChangeSizeParams, evidence: FileSizes) -> VerifyResult:
+    max_file, max_change = params.max_file_bytes, params.max_change_bytes
     sizes, base = evidence.sizes, evidence.base_sizes
     if stray := sorted(set(base) - set(sizes)):
         raise MalformedInput(f"evidence `base-sizes` holds `{stray[0]}`, which is not in `sizes`")
@@ -85,5 +100,6 @@ def change_size(params: Params, evidence: FileSizes) -> VerifyResult:
     return passed(f"{len(sizes)} files, {total} bytes added in all")
 
 
-KIND = Kind("change-size", {"max-file-bytes": "int", "max-change-bytes": "int"}, FileSizes, gather, change_size,
+KIND = Kind("change-size", {"max-file-bytes": "int", "max-change-bytes": "int"}, ChangeSizeParams.read, FileSizes, gather,
+            change_size,
             base_key=("sizes", "base-sizes"))

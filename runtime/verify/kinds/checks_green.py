@@ -18,10 +18,28 @@ the new lines are quoted: what the change made worse is what to fix.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from runtime.verify.kinds.base import MAX_QUOTED_LINES, quoted, tail, take_str_list
-from runtime.verify.kinds.baseline import BaseRun, as_at_base, base_of, new_lines, take_base
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind, Params
+from runtime.verify.kinds.baseline import BaseRun, as_at_base, base_of, new_lines, take_base, wanted
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind
 from runtime.verify.kinds.result import VerifyResult, error, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class ChecksParams:
+    """checks-green: the check commands, and whether a check failing as it does at the base is let through."""
+
+    commands: tuple[str, ...]
+    baseline: bool = False
+
+    @classmethod
+    def read(cls, data: JSONObject) -> ChecksParams:
+        return cls(tuple(take_str_list(data, "commands", "parameter")), wanted(data))
 
 
 class CheckRun(Evidence):
@@ -37,26 +55,26 @@ class CheckRuns(Evidence):
     results: list[CheckRun]
 
 
-async def gather(params: Params, gathering: Gathering) -> CheckRuns:
+async def gather(params: ChecksParams, gathering: Gathering) -> CheckRuns:
     results = []
-    for command in take_str_list(params, "commands", "parameter"):
+    for command in params.commands:
         run = await gathering.run(command)
         results.append(CheckRun(command=command, exit_code=run.exit_code, output=run.output,
-                                base=await base_of(gathering, params, command, run.exit_code)))
+                                base=await base_of(gathering, params.baseline, command, run.exit_code)))
     return CheckRuns(results=results)
 
 # Each failing check gets a share of the quoted lines, so one noisy check cannot hide the others.
 TAIL_LINES_PER_CHECK = 15
 
 
-def checks_green(params: Params, evidence: CheckRuns) -> VerifyResult:
-    commands = take_str_list(params, "commands", "parameter")
+def checks_green(params: ChecksParams, evidence: CheckRuns) -> VerifyResult:
+    commands = params.commands
     ran: set[str] = set()
     first_failure: dict[str, tuple[int, str, tuple[int, str] | None]] = {}
     at_base: set[str] = set()
     for result in evidence.results:
         command, exit_code, output = result.command, result.exit_code, result.output
-        base = take_base(result.base, params)
+        base = take_base(result.base, params.baseline)
         ran.add(command)
         if exit_code == 0:
             continue
@@ -99,5 +117,5 @@ def checks_green(params: Params, evidence: CheckRuns) -> VerifyResult:
     )
 
 
-KIND = Kind("checks-green", {"commands": "command-list", "baseline": "bool"}, CheckRuns, gather, checks_green,
+KIND = Kind("checks-green", {"commands": "command-list", "baseline": "bool"}, ChecksParams.read, CheckRuns, gather, checks_green,
             runs_commands=True, optional=frozenset({"baseline"}))

@@ -10,9 +10,12 @@ file whose format is not known.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.dep_view import View, add_entries, canonical
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONObject
 
 PACKAGE_JSON_SECTIONS = (
     "dependencies", "devDependencies", "peerDependencies", "peerDependenciesMeta", "optionalDependencies",
@@ -22,7 +25,7 @@ PACKAGE_JSON_SECTIONS = (
 LOCK_NOISE = ("name", "version", "lockfileVersion", "requires")
 
 
-def _object(text: str) -> dict[str, Any]:
+def _object(text: str) -> JSONObject:
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError(f"the top level should be a JSON object, not {type(data).__name__}")
@@ -57,7 +60,7 @@ def package_lock(text: str) -> View:
     return view
 
 
-def _add_package(view: View, path: str, entry: dict[str, Any]) -> None:
+def _add_package(view: View, path: str, entry: JSONObject) -> None:
     if not path:  # the root project: its own name and version may change freely
         view["package `(root)`"] = canonical({k: v for k, v in entry.items() if k not in ("name", "version")})
         return
@@ -65,7 +68,7 @@ def _add_package(view: View, path: str, entry: dict[str, Any]) -> None:
     view[f"package `{path}@{entry.get('version', '?')}`"] = canonical(details)
 
 
-def _add_tree(view: View, parent: str, tree: Any) -> None:
+def _add_tree(view: View, parent: str, tree: JSON) -> None:
     # lockfileVersion 1: packages nest under `dependencies`, as node_modules does.
     if not isinstance(tree, dict) or not all(isinstance(e, dict) for e in tree.values()):
         raise ValueError("`dependencies` should map package names to objects")

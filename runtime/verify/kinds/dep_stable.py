@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from fnmatch import fnmatchcase
 
-from runtime.verify.kinds.base import compile_globs, listing, take_str_list
+from runtime.verify.kinds.base import compile_globs, listing
 from runtime.verify.kinds.dep_cargo_go import cargo_lock, cargo_toml, go_mod, go_sum
 from runtime.verify.kinds.dep_js import line_set, package_json, package_lock
 from runtime.verify.kinds.dep_python import poetry_lock, pyproject, requirements_txt, uv_lock
 from runtime.verify.kinds.dep_view import View, differences
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind, Params
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind
 from runtime.verify.kinds.result import VerifyResult, error, passed, rejected
-from runtime.verify.kinds.scope import changed
+from runtime.verify.kinds.scope import GlobParams, changed
 
 
 class DependencyFiles(Evidence):
@@ -37,8 +37,8 @@ class DependencyFiles(Evidence):
     after: dict[str, str]
 
 
-async def gather(params: Params, gathering: Gathering) -> DependencyFiles:
-    match = compile_globs(take_str_list(params, "globs", "parameter"))
+async def gather(params: GlobParams, gathering: Gathering) -> DependencyFiles:
+    match = compile_globs(params.globs)
     before, after = {}, {}
     for path in (p for p in changed(gathering) if match and match.match(p)):
         if (old := gathering.base_text(path)) is not None:
@@ -73,8 +73,8 @@ def parser_for(path: str) -> Callable[[str], View]:
     return line_set  # an unknown format: any changed line counts
 
 
-def dep_stable(params: Params, evidence: DependencyFiles) -> VerifyResult:
-    match = compile_globs(take_str_list(params, "globs", "parameter"))
+def dep_stable(params: GlobParams, evidence: DependencyFiles) -> VerifyResult:
+    match = compile_globs(params.globs)
     before, after = evidence.before, evidence.after
     paths = sorted(p for p in before.keys() | after.keys() if match is not None and match.match(p))
     changes: list[str] = []
@@ -106,4 +106,4 @@ def dep_stable(params: Params, evidence: DependencyFiles) -> VerifyResult:
     )
 
 
-KIND = Kind("dep-stable", {"globs": "glob-list"}, DependencyFiles, gather, dep_stable)
+KIND = Kind("dep-stable", {"globs": "glob-list"}, GlobParams.read, DependencyFiles, gather, dep_stable)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from runtime.verify.kinds.base import MAX_LISTED, compile_globs, listing, take_str_list
-from runtime.verify.kinds.kind import Change, Evidence, Gathering, Params
+from runtime.verify.kinds.base import MAX_LISTED, compile_globs, listing
+from runtime.verify.kinds.kind import Change, Evidence, Gathering
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
 
 # Where a repository keeps its tests, by the conventions of the ecosystems the runtime reads: test folders,
@@ -80,9 +80,9 @@ def cut(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def judge_findings(params: Params, evidence: Findings, *, allow: str, head: str, advice: str, ok: str) -> VerifyResult:
-    """Rejected with every finding outside the globs of the parameter ``allow`` (the task's word), else passed."""
-    allowed = compile_globs(take_str_list(params, allow, "parameter")) if allow in params else None
+def judge_findings(allow: Sequence[str], evidence: Findings, *, head: str, advice: str, ok: str) -> VerifyResult:
+    """Rejected with every finding outside the globs ``allow`` (the task's word), else passed."""
+    allowed = compile_globs(allow)
     left = [f for f in evidence.findings if allowed is None or not allowed.match(f.path)]
     if not left:
         let = len(evidence.findings) - len(left)

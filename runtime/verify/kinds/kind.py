@@ -1,10 +1,11 @@
 """A verify kind, and what its gatherer may ask of the work it judges.
 
-A kind is one module of this package holding three things: its evidence (one pydantic model, the only
-definition of what the kind is judged on: gatherers build it, atoms' examples are checked against it,
-`runtime schema` describes it), its gatherer (async: it reads the change through ``Gathering`` and, for
-a command kind, runs commands) and its judge (pure: evidence in, ``VerifyResult`` out). The module names
-them in one ``Kind`` value, and ``runtime.verify.kinds.registry`` lists each once.
+A kind is one module of this package holding four things: its parameters (a frozen record, read once from
+the table the compiled policy holds), its evidence (one pydantic model, the only definition of what the
+kind is judged on: gatherers build it, atoms' examples are checked against it, `runtime schema` describes
+it), its gatherer (async: it reads the change through ``Gathering`` and, for a command kind, runs
+commands) and its judge (pure: parameters and evidence in, ``VerifyResult`` out). The module names them in
+one ``Kind`` value, and ``runtime.verify.kinds.registry`` lists each once.
 
 ``Gathering`` is the context every gatherer gets, defined here, below its users: the spawn pipeline's
 worktree, a merge's re-check and `runtime verify` each implement it (``runtime.verify.gather``). The
@@ -23,6 +24,7 @@ from pydantic import ConfigDict
 from runtime.model import Model
 
 if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
     from runtime.verify.kinds.result import VerifyResult
     from runtime.verify.kinds.runners.plan import TestPlan
     from runtime.verify.kinds.runners.results import TestRun
@@ -179,27 +181,40 @@ class BaseRunRef(Evidence):
     cached: bool
 
 
+@dataclass(frozen=True, slots=True)
+class NoParams:
+    """The parameters of a kind that takes none."""
+
+    @classmethod
+    def read(cls, data: JSONObject) -> NoParams:
+        return cls()
+
+
+P = TypeVar("P")
 E = TypeVar("E", bound=Evidence)
 # What a source file may hold to be read whole by a static kind (the change's own per-file limit is lower).
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 PRIVATE_SET = "<set>"  # a private parameter's value in the compiled policy
-Params = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class Kind(Generic[E]):
-    """One verify kind: its parameters (name -> manifest parameter type), its evidence model, its gatherer
-    and its judge. ``runs_commands``: gathered by running the task's commands, which a re-check of
+class Kind(Generic[P, E]):
+    """One verify kind: its parameters (name -> manifest parameter type: what an atom naming the kind
+    declares), how they are read into the kind's own record of them (``read_params``: the table the compiled
+    policy or an atom's example holds, checked key by key, raising ``MalformedInput`` naming a parameter that
+    is missing or of the wrong type), its evidence model, its gatherer and its judge, which both get the
+    record. ``runs_commands``: gathered by running the task's commands, which a re-check of
     imported work leaves out and which must not change the work. ``optional``: parameters an atom of an
-    older catalog may lack (the judge reads them with a default). ``private``: see the field. ``base_key``: (the evidence key of the
+    older catalog may lack (its record reads them with a default). ``private``: see the field. ``base_key``: (the evidence key of the
     work's files, the key of the base's) of a kind whose evidence gained the base's side, for
     `runtime migrate`."""
 
     name: str
     params: Mapping[str, str]
+    read_params: Callable[[JSONObject], P]
     evidence: type[E]
-    gather: Callable[[Params, Gathering], Awaitable[E]]
-    judge: Callable[[Params, E], VerifyResult]
+    gather: Callable[[P, Gathering], Awaitable[E]]
+    judge: Callable[[P, E], VerifyResult]
     runs_commands: bool = False
     # Judged again on a simulated merge: a kind that reads the work's change once (a reviewer) is not.
     on_merge: bool = True

@@ -6,10 +6,14 @@ other way round.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from runtime.verify.kinds.summary import TestsSummary
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
 
 # Text an agent controls (its report, its test output) is kept as an excerpt of at most this many
 # characters wherever it is stored or printed: state.json, `--json`, the run report.
@@ -33,6 +37,19 @@ class Bounded:
         super().__setattr__(name, value)
 
 
+class CheckJSON(TypedDict):
+    """A check's record as state.json and an outcome's JSON hold it: the lists only when not empty."""
+
+    atom: str
+    kind: str
+    status: str
+    feedback: str
+    tests: NotRequired[JSONDict]  # the summary, as its model dumps it
+    test_edits: NotRequired[list[str]]
+    tampering: NotRequired[list[str]]
+    review: NotRequired[list[str]]
+
+
 @dataclass
 class CheckRecord(Bounded):
     atom: str
@@ -49,8 +66,8 @@ class CheckRecord(Bounded):
     # What a reviewer asks a person to look at: the work ends `needs-review`, committed for inspection alone.
     review: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"atom": self.atom, "kind": self.kind, "status": self.status, "feedback": self.feedback}
+    def to_json(self) -> CheckJSON:
+        out: CheckJSON = {"atom": self.atom, "kind": self.kind, "status": self.status, "feedback": self.feedback}
         if self.tests is not None:
             out["tests"] = self.tests.model_dump(mode="json", by_alias=True)
         if self.test_edits:
@@ -62,13 +79,21 @@ class CheckRecord(Bounded):
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CheckRecord:
+    def from_json(cls, data: JSONObject) -> CheckRecord:
         """A record `to_json` wrote (a record written before the typed summaries had none)."""
         tests = data.get("tests")
         return cls(str(data["atom"]), str(data["kind"]), str(data["status"]), str(data["feedback"]),
                    TestsSummary.model_validate(tests) if isinstance(tests, dict) else None,
-                   [str(p) for p in data.get("test_edits") or []], [str(t) for t in data.get("tampering") or []],
-                   [str(r) for r in data.get("review") or []])
+                   _strings(data.get("test_edits")), _strings(data.get("tampering")), _strings(data.get("review")))
+
+
+def _strings(value: JSON | None) -> list[str]:
+    """A list `to_json` wrote, each item as text; absent or empty: none."""
+    if not value:
+        return []
+    if not isinstance(value, (Sequence, Mapping)):
+        raise TypeError(f"{type(value).__name__!r} object is not iterable")
+    return [str(item) for item in value]
 
 
 # Checks of the report's own form. A retry that gave up ends with an empty report, which fails them:

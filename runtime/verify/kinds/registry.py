@@ -4,16 +4,17 @@ A new kind is one module of this package (its evidence model, its gatherer, its 
 ``Kind``) and one line below. The manifests read the kinds' names, parameters and evidence models from
 here; verify gathers and judges through them; `runtime schema` describes their evidence.
 
-``evaluate`` is the entry point that never raises: judges raise ``MalformedInput`` on parameters of the
-wrong shape, evidence given as plain data is validated into the kind's model first, and any failure of
-the check itself is an ``error`` result, so a broken check can never be mistaken for a pass or crash the
+``evaluate`` is the entry point that never raises: evidence given as plain data is validated into the
+kind's model first, the parameters are read into the kind's record of them (``MalformedInput`` on a
+parameter of the wrong shape, as a judge raises it on evidence it cannot read), and any failure of the
+check itself is an ``error`` result, so a broken check can never be mistaken for a pass or crash the
 orchestrator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,10 +35,14 @@ from runtime.verify.kinds import (
     tests_protected,
 )
 from runtime.verify.kinds.base import MalformedInput
-from runtime.verify.kinds.kind import Kind
+from runtime.verify.kinds.kind import Evidence, Kind
 from runtime.verify.kinds.result import VerifyResult, error
 
-KINDS: dict[str, Kind[Any]] = {kind.name: kind for kind in (
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
+
+# Each kind's parameters and evidence are its own types: the registry holds kinds of every pair.
+KINDS: dict[str, Kind[Any, Any]] = {kind.name: kind for kind in (
     scope.WHITELIST,
     scope.DENYLIST,
     scope.NO_CHANGES,
@@ -55,13 +60,17 @@ KINDS: dict[str, Kind[Any]] = {kind.name: kind for kind in (
     review.KIND,
 )}
 
+P = TypeVar("P")
+E = TypeVar("E", bound=Evidence)
+
 # kind -> {parameter name: parameter type}: what an atom naming the kind must declare.
 VERIFY_KINDS: dict[str, dict[str, str]] = {name: dict(kind.params) for name, kind in KINDS.items()}
 
 
-def evaluate(kind: str, params: Mapping[str, Any], evidence: BaseModel | Mapping[str, Any]) -> VerifyResult:
-    """Judge ``evidence`` (the kind's model, or plain data validated into it) with the kind's judge; any
-    failure of the check itself is an ``error`` result, never an exception."""
+def evaluate(kind: str, params: JSONObject, evidence: BaseModel | JSONObject) -> VerifyResult:
+    """Judge ``evidence`` (the kind's model, or plain data validated into it) with the kind's judge, on
+    ``params`` as the compiled policy or an atom's example holds them; any failure of the check itself is an
+    ``error`` result, never an exception."""
     spec = KINDS.get(kind)
     if spec is None:
         return error(f"unknown verify kind `{kind}` (known: {', '.join(sorted(KINDS))})")
@@ -70,13 +79,25 @@ def evaluate(kind: str, params: Mapping[str, Any], evidence: BaseModel | Mapping
     try:
         typed = evidence if isinstance(evidence, spec.evidence) else spec.evidence_from(evidence)
     except ValidationError as exc:
-        return error(f"cannot check `{kind}`: the evidence is malformed: {describe(dict(exc.errors(include_url=False)[0]))}")
+        return error(f"cannot check `{kind}`: the evidence is malformed: {describe(exc.errors(include_url=False)[0])}")
     try:
-        result = spec.judge(params, typed)
+        read = spec.read_params(params)
     except MalformedInput as exc:
         return error(f"cannot check `{kind}`: {exc}")
-    except Exception as exc:  # a bug in a judge must not pass the work or crash the run
+    except Exception as exc:  # a bug in a kind must not pass the work or crash the run
         return error(f"the `{kind}` check failed unexpectedly: {type(exc).__name__}: {exc}")
+    return judged(spec, read, typed)
+
+
+def judged(kind: Kind[P, E], params: P, evidence: E) -> VerifyResult:
+    """``kind``'s judge on its parameters and evidence, both already read into its own types; as ``evaluate``,
+    any failure of the check itself is an ``error`` result, never an exception."""
+    try:
+        result = kind.judge(params, evidence)
+    except MalformedInput as exc:
+        return error(f"cannot check `{kind.name}`: {exc}")
+    except Exception as exc:  # a bug in a judge must not pass the work or crash the run
+        return error(f"the `{kind.name}` check failed unexpectedly: {type(exc).__name__}: {exc}")
     if not isinstance(result, VerifyResult):
-        return error(f"the `{kind}` check returned {type(result).__name__}, not a VerifyResult")
+        return error(f"the `{kind.name}` check returned {type(result).__name__}, not a VerifyResult")
     return result

@@ -14,10 +14,27 @@ no letter or digit (empty, ``-``, ``...``, ``[]``) counts as missing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from runtime.verify.kinds.base import take_str_list
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind, Params
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind
 from runtime.verify.kinds.report_text import has_content, json_objects, normalise, sections
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFieldsParams:
+    """report-fields: the fields the report must fill in."""
+
+    fields: tuple[str, ...]
+
+    @classmethod
+    def read(cls, data: JSONObject) -> ReportFieldsParams:
+        return cls(tuple(take_str_list(data, "fields", "parameter")))
 
 
 class Report(Evidence):
@@ -26,7 +43,8 @@ class Report(Evidence):
     report: str
 
 
-async def gather(params: Params, gathering: Gathering) -> Report:
+# Shared with severity-grades, whose parameters are of another record: it reads none of either.
+async def gather(params: object, gathering: Gathering) -> Report:
     return Report(report=gathering.report)
 
 
@@ -37,8 +55,8 @@ def filled_fields(report: str) -> set[str]:
     return filled
 
 
-def report_fields(params: Params, evidence: Report) -> VerifyResult:
-    fields = take_str_list(params, "fields", "parameter")
+def report_fields(params: ReportFieldsParams, evidence: Report) -> VerifyResult:
+    fields = params.fields
     report = evidence.report
     filled = filled_fields(report)
     missing = [f for f in fields if normalise(f) not in filled]
@@ -52,4 +70,4 @@ def report_fields(params: Params, evidence: Report) -> VerifyResult:
     )
 
 
-KIND = Kind("report-fields", {"fields": "str-list"}, Report, gather, report_fields)
+KIND = Kind("report-fields", {"fields": "str-list"}, ReportFieldsParams.read, Report, gather, report_fields)

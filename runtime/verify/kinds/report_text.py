@@ -17,7 +17,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONObject
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _JSON_BLOCK = re.compile(r"^\s*```\s*json\s*\n(.*?)^\s*```", re.M | re.S | re.I)
@@ -46,7 +49,7 @@ def normalise(name: str) -> str:
     return " ".join(re.sub(r"[-_\s*`]+", " ", name).strip(" :").casefold().split())
 
 
-def has_content(value: Any) -> bool:
+def has_content(value: JSON) -> bool:
     """Whether a value says something: text with a letter or digit, or a non-empty structure."""
     if isinstance(value, str):
         return any(ch.isalnum() for ch in value)
@@ -55,13 +58,13 @@ def has_content(value: Any) -> bool:
     return value is not None
 
 
-def json_objects(report: str) -> list[dict[str, Any]]:
+def json_objects(report: str) -> list[JSONObject]:
     """The report when it is one JSON object, else the objects of its fenced ```json blocks."""
     try:
         whole, blocks = json.loads(report), []
     except ValueError:
         whole, blocks = None, _JSON_BLOCK.findall(report)
-    objects = [whole] if isinstance(whole, dict) else []
+    objects: list[JSONObject] = [whole] if isinstance(whole, dict) else []
     for block in blocks:
         try:
             data = json.loads(block)

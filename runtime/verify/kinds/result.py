@@ -9,9 +9,10 @@ the runtime, not the agent, and must never be read as a pass.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict
     from runtime.verify.kinds.summary import TestsSummary
 
 PASSED = "passed"
@@ -22,11 +23,12 @@ STATUSES = (PASSED, REJECTED, ERROR)
 
 @dataclass(frozen=True)
 class VerifyResult:
-    """A status, feedback for the agent, and small structured details (counts, offending paths)."""
+    """A status, feedback for the agent, and small structured details (counts, offending paths: each kind's
+    own, shown as they are)."""
 
     status: str
     feedback: str
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: JSONDict = field(default_factory=dict)
     tests: TestsSummary | None = None  # what a tests-green verdict rests on (runtime.verify.kinds.summary)
     edits: list[str] = field(default_factory=list)  # the base's test files the work changed with the task's word
     # What shows the test run's report was forged (`runtime.verify.kinds.tests_green`): a rejection no retry answers.
@@ -43,18 +45,18 @@ class VerifyResult:
         return self.status == PASSED
 
 
-def passed(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSummary | None = None, *,
+def passed(feedback: str, evidence: JSONDict | None = None, tests: TestsSummary | None = None, *,
            edits: list[str] | None = None) -> VerifyResult:
     return VerifyResult(PASSED, feedback, dict(evidence or {}), tests, list(edits or []))
 
 
-def rejected(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSummary | None = None, *,
+def rejected(feedback: str, evidence: JSONDict | None = None, tests: TestsSummary | None = None, *,
            edits: list[str] | None = None, tampering: list[str] | None = None,
            review: list[str] | None = None) -> VerifyResult:
     return VerifyResult(REJECTED, feedback, dict(evidence or {}), tests, list(edits or []), list(tampering or []),
                         list(review or []))
 
 
-def error(feedback: str, evidence: dict[str, Any] | None = None, tests: TestsSummary | None = None, *,
+def error(feedback: str, evidence: JSONDict | None = None, tests: TestsSummary | None = None, *,
            edits: list[str] | None = None) -> VerifyResult:
     return VerifyResult(ERROR, feedback, dict(evidence or {}), tests, list(edits or []))

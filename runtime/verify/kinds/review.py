@@ -10,13 +10,31 @@ person too. Its words are a model's: they are a reason to look, never a verdict 
 from __future__ import annotations
 
 import difflib
-from typing import Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
-from runtime.verify.kinds.base import MAX_LISTED, listing
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind, Params
-from runtime.verify.kinds.result import VerifyResult, error, passed, rejected
+from runtime.verify.kinds.base import MAX_LISTED, MalformedInput, listing
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind
+from runtime.verify.kinds.result import VerifyResult, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 MAX_DIFF_CHARS = 120_000
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewParams:
+    """review: whether the task asks for a review."""
+
+    enabled: bool
+
+    @classmethod
+    def read(cls, data: JSONObject) -> ReviewParams:
+        enabled = data.get("enabled")
+        if not isinstance(enabled, bool):
+            raise MalformedInput("parameter `enabled` must be a boolean")
+        return cls(enabled)
 
 
 class ReviewEvidence(Evidence):
@@ -50,18 +68,15 @@ def change_text(gathering: Gathering, limit: int = MAX_DIFF_CHARS) -> str:
     return "".join(parts)
 
 
-async def gather(params: Params, gathering: Gathering) -> ReviewEvidence:
-    if params.get("enabled") is not True:
+async def gather(params: ReviewParams, gathering: Gathering) -> ReviewEvidence:
+    if not params.enabled:
         return ReviewEvidence(asked=False, verdict="ok")
     reviewed = await gathering.review(change_text(gathering))
     return ReviewEvidence(asked=True, verdict=reviewed.verdict, findings=list(reviewed.findings), why=reviewed.why)
 
 
-def review(params: Params, evidence: ReviewEvidence) -> VerifyResult:
-    enabled = params.get("enabled")
-    if not isinstance(enabled, bool):
-        return error("cannot check `review`: parameter `enabled` must be a boolean")
-    if not enabled or not evidence.asked:
+def review(params: ReviewParams, evidence: ReviewEvidence) -> VerifyResult:
+    if not params.enabled or not evidence.asked:
         return passed("no review was asked")
     if evidence.verdict == "ok":
         return passed("the reviewer read the change and found nothing for a person to look at")
@@ -75,4 +90,5 @@ def review(params: Params, evidence: ReviewEvidence) -> VerifyResult:
 
 
 # After the other checks (with the command kinds), once: never on a merge's re-check or an import's.
-KIND = Kind("review", {"enabled": "bool"}, ReviewEvidence, gather, review, runs_commands=True, on_merge=False)
+KIND = Kind("review", {"enabled": "bool"}, ReviewParams.read, ReviewEvidence, gather, review, runs_commands=True,
+            on_merge=False)

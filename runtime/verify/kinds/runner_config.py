@@ -30,12 +30,16 @@ import posixpath
 import re
 import sys
 import tomllib
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from runtime.verify.kinds.base import take_str_list
 from runtime.verify.kinds.findings import TEST_FOLDERS, Finding, Findings, judge_findings, matches
-from runtime.verify.kinds.kind import Change, Gathering, Kind, Params
+from runtime.verify.kinds.kind import Change, Gathering, Kind
 from runtime.verify.kinds.result import VerifyResult
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 # Whole files that configure a runner, a linter, a type checker or a build the tests run through.
 CONFIG_FILES = re.compile(r"^(?:pytest\.ini|\.pytest\.ini|tox\.ini|noxfile\.py|\.flake8|\.pylintrc|pylintrc|"
@@ -68,8 +72,22 @@ RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "unittest", "co
                             "hypothesis", "doctest", "nose", "nose2", "iniconfig", "_hypothesis_pytestplugin"})
 
 
-async def gather(params: Params, gathering: Gathering) -> Findings:
-    tests = take_str_list(params, "test-globs", "parameter") if "test-globs" in params else list(TEST_FOLDERS)
+@dataclass(frozen=True, slots=True)
+class RunnerConfigParams:
+    """runner-config: the files the task lets change (none when the atom does not say), and where the tests are
+    (the ecosystems' test folders when it does not say)."""
+
+    may_change: tuple[str, ...] = ()
+    test_globs: tuple[str, ...] = TEST_FOLDERS
+
+    @classmethod
+    def read(cls, data: JSONObject) -> RunnerConfigParams:
+        return cls(tuple(take_str_list(data, "may-change", "parameter")) if "may-change" in data else (),
+                   tuple(take_str_list(data, "test-globs", "parameter")) if "test-globs" in data else TEST_FOLDERS)
+
+
+async def gather(params: RunnerConfigParams, gathering: Gathering) -> Findings:
+    tests = list(params.test_globs)
     findings: list[Finding] = []
     base_packages = _base_packages(gathering)
     for change in gathering.changes:
@@ -222,9 +240,9 @@ def _base_packages(gathering: Gathering) -> dict[str, set[str]]:
     return out
 
 
-def runner_config(params: Params, evidence: Findings) -> VerifyResult:
+def runner_config(params: RunnerConfigParams, evidence: Findings) -> VerifyResult:
     return judge_findings(
-        params, evidence, allow="may-change",
+        params.may_change, evidence,
         head="The change configures what judges it (the test runner, the linters, what the interpreter loads first); "
              "verify uses the base's",
         advice="Restore these files and sections as the base has them, or remove what you added. If the task needs a "
@@ -232,7 +250,8 @@ def runner_config(params: Params, evidence: Findings) -> VerifyResult:
         ok="the runners' and checkers' configuration is the base's")
 
 
-KIND = Kind("runner-config", {"may-change": "glob-list", "test-globs": "glob-list"}, Findings, gather, runner_config,
+KIND = Kind("runner-config", {"may-change": "glob-list", "test-globs": "glob-list"}, RunnerConfigParams.read, Findings, gather,
+            runner_config,
             optional=frozenset({"may-change", "test-globs"}))
 
 __all__ = ["CONFIG_FILES", "KIND", "TEST_FOLDERS"]

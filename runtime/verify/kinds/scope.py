@@ -16,10 +16,26 @@ path could slip past a glob.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.base import compile_globs, listing, take_str_list
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind, Params
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind, NoParams
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class GlobParams:
+    """scope-whitelist, scope-denylist (and dep-stable): the globs of the paths the kind is about."""
+
+    globs: tuple[str, ...]
+
+    @classmethod
+    def read(cls, data: JSONObject) -> GlobParams:
+        return cls(tuple(take_str_list(data, "globs", "parameter")))
 
 
 class ChangedPaths(Evidence):
@@ -34,7 +50,7 @@ def changed(gathering: Gathering) -> list[str]:
     return sorted({c.path for c in changes} | {c.old_path for c in changes if c.old_path})
 
 
-async def gather(params: Params, gathering: Gathering) -> ChangedPaths:
+async def gather(params: GlobParams | NoParams, gathering: Gathering) -> ChangedPaths:
     return ChangedPaths(changed=changed(gathering))
 
 
@@ -56,8 +72,8 @@ def _unsafe(changed: list[str]) -> list[str]:
     return [f"`{p}`: {reason}" for p in changed if (reason := unsafe_reason(p))]
 
 
-def scope_whitelist(params: Params, evidence: ChangedPaths) -> VerifyResult:
-    globs = take_str_list(params, "globs", "parameter")
+def scope_whitelist(params: GlobParams, evidence: ChangedPaths) -> VerifyResult:
+    globs = params.globs
     changed = evidence.changed
     match = compile_globs(globs)
     unsafe = _unsafe(changed)
@@ -75,8 +91,8 @@ def scope_whitelist(params: Params, evidence: ChangedPaths) -> VerifyResult:
     )
 
 
-def scope_denylist(params: Params, evidence: ChangedPaths) -> VerifyResult:
-    globs = take_str_list(params, "globs", "parameter")
+def scope_denylist(params: GlobParams, evidence: ChangedPaths) -> VerifyResult:
+    globs = params.globs
     changed = evidence.changed
     match = compile_globs(globs)
     denied = [f"`{p}`" for p in changed if not unsafe_reason(p) and match is not None and match.match(p)]
@@ -91,7 +107,7 @@ def scope_denylist(params: Params, evidence: ChangedPaths) -> VerifyResult:
     )
 
 
-def no_changes(params: Params, evidence: ChangedPaths) -> VerifyResult:
+def no_changes(params: NoParams, evidence: ChangedPaths) -> VerifyResult:
     changed = evidence.changed
     if not changed:
         return passed("no files changed", {"changed": 0})
@@ -103,6 +119,6 @@ def no_changes(params: Params, evidence: ChangedPaths) -> VerifyResult:
     )
 
 
-WHITELIST = Kind("scope-whitelist", {"globs": "glob-list"}, ChangedPaths, gather, scope_whitelist)
-DENYLIST = Kind("scope-denylist", {"globs": "glob-list"}, ChangedPaths, gather, scope_denylist)
-NO_CHANGES = Kind("no-changes", {}, ChangedPaths, gather, no_changes)
+WHITELIST = Kind("scope-whitelist", {"globs": "glob-list"}, GlobParams.read, ChangedPaths, gather, scope_whitelist)
+DENYLIST = Kind("scope-denylist", {"globs": "glob-list"}, GlobParams.read, ChangedPaths, gather, scope_denylist)
+NO_CHANGES = Kind("no-changes", {}, NoParams.read, ChangedPaths, gather, no_changes)

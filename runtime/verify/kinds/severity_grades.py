@@ -24,15 +24,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.base import listing, take_str_list
-from runtime.verify.kinds.kind import Kind, Params
+from runtime.verify.kinds.kind import Kind
 from runtime.verify.kinds.report_fields import Report, gather
 from runtime.verify.kinds.report_text import Section, code_lines, heading_levels, heading_title, json_objects, normalise, sections
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONObject
 
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
 _LABEL_KEYS = ("title", "summary", "description", "message", "name")
@@ -43,7 +47,7 @@ SHOWN_CHARS = 80
 class Finding:
     head: str  # the finding's own line: its heading, its list item's text, or a JSON summary
     body: str = ""  # the lines under it
-    severity: Any = None  # a JSON finding's `severity` value (None: it has none)
+    severity: JSON = None  # a JSON finding's `severity` value (None: it has none)
     from_json: bool = False
 
     @property
@@ -52,8 +56,19 @@ class Finding:
         return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
-def severity_grades(params: Params, evidence: Report) -> VerifyResult:
-    grades = take_str_list(params, "grades", "parameter")
+@dataclass(frozen=True, slots=True)
+class GradesParams:
+    """severity-grades: the grades a finding may carry, one each."""
+
+    grades: tuple[str, ...]
+
+    @classmethod
+    def read(cls, data: JSONObject) -> GradesParams:
+        return cls(tuple(take_str_list(data, "grades", "parameter")))
+
+
+def severity_grades(params: GradesParams, evidence: Report) -> VerifyResult:
+    grades = params.grades
     report = evidence.report
     findings = findings_in(report)
     if not findings:
@@ -82,7 +97,7 @@ def findings_in(report: str) -> list[Finding]:
     return findings
 
 
-def grade_problem(finding: Finding, grades: list[str]) -> str | None:
+def grade_problem(finding: Finding, grades: Sequence[str]) -> str | None:
     """Why a finding does not carry exactly one of the grades, or ``None``."""
     if finding.from_json:
         if finding.severity is None:
@@ -95,7 +110,7 @@ def grade_problem(finding: Finding, grades: list[str]) -> str | None:
     return f"several grades ({', '.join(found)})" if found else "no severity grade"
 
 
-def marked_grades(text: str, grades: list[str]) -> list[str]:
+def marked_grades(text: str, grades: Sequence[str]) -> list[str]:
     return [g for g in grades if any(marker.search(text) for marker in _markers(g))]
 
 
@@ -111,7 +126,7 @@ def _markers(grade: str) -> list[re.Pattern[str]]:
     )]
 
 
-def _json_finding(item: Any) -> Finding:
+def _json_finding(item: JSON) -> Finding:
     if isinstance(item, str):
         return Finding(item)
     if not isinstance(item, dict):
@@ -139,4 +154,4 @@ def _markdown_findings(section: Section) -> list[Finding]:
     return [Finding(head, "\n".join(lines[start + 1:end])) for head, start, end in zip(heads, starts, ends, strict=False)]
 
 
-KIND = Kind("severity-grades", {"grades": "str-list"}, Report, gather, severity_grades)
+KIND = Kind("severity-grades", {"grades": "str-list"}, GradesParams.read, Report, gather, severity_grades)

@@ -32,11 +32,28 @@ from ``base-files`` is new.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.base import MalformedInput, listing, take_int
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind, Params
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind
 from runtime.verify.kinds.python_functions import Function, Unparsable, base_sizes, functions
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class SizeLimitsParams:
+    """size-limits: the most lines a file and a function may hold (0: not checked)."""
+
+    max_file_lines: int
+    max_function_lines: int
+
+    @classmethod
+    def read(cls, data: JSONObject) -> SizeLimitsParams:
+        return cls(take_int(data, "max-file-lines", "parameter"), take_int(data, "max-function-lines", "parameter"))
 
 
 class FileTexts(Evidence):
@@ -47,7 +64,7 @@ class FileTexts(Evidence):
     base_files: dict[str, str]
 
 
-async def gather(params: Params, gathering: Gathering) -> FileTexts:
+async def gather(params: SizeLimitsParams, gathering: Gathering) -> FileTexts:
     files = {}
     for c in gathering.changes:
         if c.kind != "deleted" and (text := gathering.text(c.path)) is not None:
@@ -63,9 +80,8 @@ async def gather(params: Params, gathering: Gathering) -> FileTexts:
     return FileTexts(files=files, base_files=base)
 
 
-def size_limits(params: Params, evidence: FileTexts) -> VerifyResult:
-    max_file = take_int(params, "max-file-lines", "parameter")
-    max_function = take_int(params, "max-function-lines", "parameter")
+def size_limits(params: SizeLimitsParams, evidence: FileTexts) -> VerifyResult:
+    max_file, max_function = params.max_file_lines, params.max_function_lines
     files, base = evidence.files, evidence.base_files
     if stray := sorted(set(base) - set(files)):
         raise MalformedInput(f"evidence `base-files` holds `{stray[0]}`, which is not in `files`")
@@ -134,5 +150,6 @@ def _function_offence(path: str, fn: Function, before: int | None, limit: int) -
             f"{limit} may be added to one function: put the new code in a new function")
 
 
-KIND = Kind("size-limits", {"max-file-lines": "int", "max-function-lines": "int"}, FileTexts, gather, size_limits,
+KIND = Kind("size-limits", {"max-file-lines": "int", "max-function-lines": "int"}, SizeLimitsParams.read, FileTexts, gather,
+            size_limits,
             base_key=("files", "base-files"))

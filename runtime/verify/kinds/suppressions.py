@@ -20,10 +20,27 @@ reviewer can judge it, and it is not a finding.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from runtime.verify.kinds.base import take_str_list
 from runtime.verify.kinds.findings import Finding, Findings, added_lines, changed_texts, cut, judge_findings
-from runtime.verify.kinds.kind import Gathering, Kind, Params
+from runtime.verify.kinds.kind import Gathering, Kind
 from runtime.verify.kinds.result import VerifyResult
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class SuppressionsParams:
+    """no-blanket-suppressions: the files the task lets hold one (none when the atom does not say)."""
+
+    allowed: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, data: JSONObject) -> SuppressionsParams:
+        return cls(tuple(take_str_list(data, "allowed", "parameter")) if "allowed" in data else ())
 
 # (pattern over one added line, what it does). Written for the comment forms the tools read; a pattern
 # inside a string may be flagged too, which costs the agent a word of explanation, never a bypass.
@@ -58,7 +75,7 @@ RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-async def gather(params: Params, gathering: Gathering) -> Findings:
+async def gather(params: SuppressionsParams, gathering: Gathering) -> Findings:
     findings: list[Finding] = []
     for change, before, after in changed_texts(gathering):
         for number, line in added_lines(before, after):
@@ -69,14 +86,15 @@ async def gather(params: Params, gathering: Gathering) -> Findings:
     return Findings(findings=findings)
 
 
-def no_blanket_suppressions(params: Params, evidence: Findings) -> VerifyResult:
+def no_blanket_suppressions(params: SuppressionsParams, evidence: Findings) -> VerifyResult:
     return judge_findings(
-        params, evidence, allow="allowed",
+        params.allowed, evidence,
         head="The change silences checks wholesale instead of meeting them",
         advice="Fix what the checker reports; where a suppression is truly needed, name the one rule and keep it to "
                "the line (`# noqa: E501`, `# type: ignore[attr-defined]`, `// eslint-disable-next-line no-console`).",
         ok="no blanket suppression was added")
 
 
-KIND = Kind("no-blanket-suppressions", {"allowed": "glob-list"}, Findings, gather, no_blanket_suppressions,
+KIND = Kind("no-blanket-suppressions", {"allowed": "glob-list"}, SuppressionsParams.read, Findings, gather,
+            no_blanket_suppressions,
             optional=frozenset({"allowed"}))

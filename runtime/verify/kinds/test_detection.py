@@ -29,12 +29,17 @@ import contextlib
 import importlib.machinery
 import posixpath
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds import python_source
 from runtime.verify.kinds.base import take_str_list
 from runtime.verify.kinds.findings import TEST_GLOBS, Finding, Findings, added_lines, changed_texts, cut, judge_findings, matches
-from runtime.verify.kinds.kind import Change, Gathering, Kind, Params
+from runtime.verify.kinds.kind import Change, Gathering, Kind
 from runtime.verify.kinds.result import VerifyResult
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 CODE, TESTS = "code", "tests"
 Rule = tuple[str, re.Pattern[str], str]  # (where: code | tests | both, pattern, what it does)
@@ -133,8 +138,28 @@ BY_SUFFIX: dict[str, tuple[Rule, ...]] = {".py": PYTHON, ".js": JAVASCRIPT, ".cj
                                           ".cts": JAVASCRIPT, ".go": GO, ".rs": RUST}
 
 
-async def gather(params: Params, gathering: Gathering) -> Findings:
-    tests = take_str_list(params, "test-globs", "parameter") if "test-globs" in params else list(TEST_GLOBS)
+@dataclass(frozen=True, slots=True)
+class TestDetectionParams:
+    """no-test-detection: the files the task lets hold such code (none when the atom does not say), where the
+    tests are (the ecosystems' conventions when it does not say), whether the tests are judged test by test
+    (`test-results`, per test unless it says otherwise), and the base's test files the task lets change."""
+
+    __test__ = False
+    allowed: tuple[str, ...] = ()
+    test_globs: tuple[str, ...] = TEST_GLOBS
+    per_test: bool = True
+    test_edits: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, data: JSONObject) -> TestDetectionParams:
+        return cls(tuple(take_str_list(data, "allowed", "parameter")) if "allowed" in data else (),
+                   tuple(take_str_list(data, "test-globs", "parameter")) if "test-globs" in data else TEST_GLOBS,
+                   data.get("test-results", "per-test") == "per-test",
+                   tuple(take_str_list(data, "test-edits", "parameter")) if "test-edits" in data else ())
+
+
+async def gather(params: TestDetectionParams, gathering: Gathering) -> Findings:
+    tests = params.test_globs
     findings: list[Finding] = []
     own: frozenset[str] | None = None
     for change in gathering.changes:
@@ -150,8 +175,7 @@ async def gather(params: Params, gathering: Gathering) -> Findings:
     # Judged test by test, the base's tests run on the base's test side (`runtime.verify.kinds.test_side`): what the
     # work adds to its own test files runs beside its new tests alone, and steers the base's only in a file the
     # task lets change. Judged by its exit code, the tests all run in one process, and every test file counts.
-    split = params.get("test-results", "per-test") == "per-test"
-    edits = take_str_list(params, "test-edits", "parameter") if "test-edits" in params else []
+    split, edits = params.per_test, params.test_edits
     for change, before, after in changed_texts(gathering):
         rules = BY_SUFFIX.get(posixpath.splitext(change.path)[1])
         if rules is None:
@@ -226,9 +250,9 @@ def _joined(line: str) -> str:
     return line
 
 
-def no_test_detection(params: Params, evidence: Findings) -> VerifyResult:
+def no_test_detection(params: TestDetectionParams, evidence: Findings) -> VerifyResult:
     return judge_findings(
-        params, evidence, allow="allowed",
+        params.allowed, evidence,
         head="The change has code that knows it is under test or steers the test run",
         advice="Remove it and make the code right for every caller, not for its tests: tests you cannot see may judge it "
                "too. If the task truly needs such code, say why in your report; a person can allow it "
@@ -237,5 +261,5 @@ def no_test_detection(params: Params, evidence: Findings) -> VerifyResult:
 
 
 KIND = Kind("no-test-detection", {"allowed": "glob-list", "test-globs": "glob-list", "test-results": "test-results",
-                                  "test-edits": "glob-list"}, Findings, gather, no_test_detection,
+                                  "test-edits": "glob-list"}, TestDetectionParams.read, Findings, gather, no_test_detection,
             optional=frozenset({"allowed", "test-globs", "test-results", "test-edits"}))

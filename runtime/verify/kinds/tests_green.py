@@ -25,26 +25,63 @@ A command no known runner reads is judged by its exit code alone only where the 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from runtime.verify.kinds.base import MAX_LISTED, MAX_QUOTED_LINES, compile_globs, quoted, tail, take_int, take_str, take_str_list
 from runtime.verify.kinds.baseline import BaseRun, as_at_base, wanted
 from runtime.verify.kinds.canaries import Laid, TamperCheck, plan_checks, violations
 from runtime.verify.kinds.doctests import doctest_findings
 from runtime.verify.kinds.findings import TEST_GLOBS, Finding, where
-from runtime.verify.kinds.kind import BaseRunRef, Evidence, Gathering, Kind, Params, TestSide
+from runtime.verify.kinds.kind import BaseRunRef, Evidence, Gathering, Kind, TestSide
 from runtime.verify.kinds.result import VerifyResult, error, passed, rejected
 from runtime.verify.kinds.runners.plan import TestPlan, plan_tests
 from runtime.verify.kinds.runners.results import BROKEN, GREEN, NOT_RUN, TestCase, TestRun
 from runtime.verify.kinds.summary import TestsSummary
 from runtime.verify.kinds.test_side import LOCKED_GLOBS, MODULE_GLOBS, base_side, new_side
 
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict, JSONObject
+
 TAIL_LINES = 25
 PER_TEST_LINES = 12
 EXIT_CODE: Literal["exit-code"] = "exit-code"
 PER_TEST: Literal["per-test"] = "per-test"
+
+
+@dataclass(frozen=True, slots=True)
+class TestsGreenParams:
+    """tests-green: the task's test command and the fewest tests that must pass; how its results are read
+    (`results`: per test, unless the task says `exit-code`); whether a failure the base shares is let through
+    (``baseline``); the ids of the base's tests the task lets go (``tests-removed``); whether the task has
+    hidden tests (the compiled policy says only that, never which); the base's test files the task lets change
+    (``test-edits``) and where the tests are (``test-globs``, the ecosystems' conventions when it does not say)."""
+
+    __test__ = False
+    command: str
+    min_count: int
+    results: Literal["per-test", "exit-code"] = "per-test"
+    baseline: bool = False
+    tests_removed: tuple[str, ...] = ()
+    hidden_tests: bool = False
+    test_edits: tuple[str, ...] = ()
+    test_globs: tuple[str, ...] = TEST_GLOBS
+
+    @classmethod
+    def read(cls, data: JSONObject) -> TestsGreenParams:
+        command = take_str(data, "command", "parameter")
+        min_count = take_int(data, "min-count", "parameter")
+        return cls(command, min_count,
+                   # an unknown mode is read as the default, the stricter one
+                   EXIT_CODE if data.get("results", PER_TEST) == EXIT_CODE else PER_TEST,
+                   wanted(data),
+                   tuple(take_str_list(data, "tests-removed", "parameter")) if "tests-removed" in data else (),
+                   data.get("hidden-tests", "") not in ("", None),
+                   # an empty or absent value: none may change
+                   tuple(take_str_list(data, "test-edits", "parameter")) if data.get("test-edits") else (),
+                   tuple(take_str_list(data, "test-globs", "parameter")) if "test-globs" in data else TEST_GLOBS)
 
 
 class PlanInfo(Evidence):
@@ -82,22 +119,22 @@ def info(plan: TestPlan) -> PlanInfo:
                     opaque=plan.opaque)
 
 
-async def gather(params: Params, gathering: Gathering) -> TestsEvidence:
-    command = take_str(params, "command", "parameter")
+async def gather(params: TestsGreenParams, gathering: Gathering) -> TestsEvidence:
+    command = params.command
     plan = plan_tests(command, gathering.package_json())
-    if _mode(params) == EXIT_CODE:
+    if params.results == EXIT_CODE:
         run = await gathering.run(command)
         work = TestRun.model_validate({"steps": [{"command": command, "exit-code": run.exit_code, "output": run.output}]})
         base_exit = None
-        if run.exit_code != 0 and wanted(params) and (again := await gathering.run_at_base(command)) is not None:
+        if run.exit_code != 0 and params.baseline and (again := await gathering.run_at_base(command)) is not None:
             base_exit = BaseRun(exit_code=again.exit_code, output=again.output)
         return TestsEvidence(plan=info(plan), work=work, base_exit=base_exit)
     if plan.opaque:
         return TestsEvidence(plan=info(plan), work=TestRun(steps=[]))
     at_base = await gathering.run_tests_at_base(plan)
     base, ref = at_base if at_base is not None else (None, None)
-    test = compile_globs(take_str_list(params, "test-globs", "parameter") if "test-globs" in params else list(TEST_GLOBS))
-    edits = compile_globs(take_str_list(params, "test-edits", "parameter")) if params.get("test-edits") else None
+    test = compile_globs(params.test_globs)
+    edits = compile_globs(params.test_edits)
     changes = list(gathering.changes)
     side = base_side(changes, test, edits, gathering.base_source, gathering.base_files(LOCKED_GLOBS))
 
@@ -153,23 +190,17 @@ def tampering(run: TestRun, checks: list[TamperCheck]) -> list[str]:
     return out
 
 
-def _mode(params: Params) -> str:
-    mode = params.get("results", PER_TEST)
-    return mode if mode in (PER_TEST, EXIT_CODE) else PER_TEST
-
-
-def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
-    command = take_str(params, "command", "parameter")
-    min_count = take_int(params, "min-count", "parameter")
-    if _mode(params) == EXIT_CODE:
-        return _by_exit_code(command, params, evidence)
+def tests_green(params: TestsGreenParams, evidence: TestsEvidence) -> VerifyResult:
+    command, min_count = params.command, params.min_count
+    if params.results == EXIT_CODE:
+        return _by_exit_code(command, params.baseline, evidence)
     plan = evidence.plan
     if plan.opaque:
         return error(f"per-test results cannot be read from `{command}`: {plan.opaque}. Name a runner the runtime "
                      "reads (pytest, python -m unittest, go test, cargo test, node --test, jest, vitest, mocha, tape, "
                      "or an npm script that runs one), or set `[verification] test-results = \"exit-code\"`")
-    removed = _patterns(params)
-    hidden_expected = params.get("hidden-tests", "") not in ("", None)
+    removed = params.tests_removed
+    hidden_expected = params.hidden_tests
     work, fresh = evidence.work, evidence.new
     forged = tampering(work, evidence.checks.checks)
     if forged:
@@ -178,10 +209,10 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
                         "something in the test process changed what the runner reported. This is tampering, and it is "
                         "recorded as such:\n" + "\n".join(f"- {why}" for why in dict.fromkeys(first + forged)),
                         {"runners": [r.runner for r in work.reports()]}, tampering=list(dict.fromkeys(first + forged)))
-    broken_runs = _broken_runs(work, evidence.base, wanted(params))
+    broken_runs = _broken_runs(work, evidence.base, params.baseline)
     if fresh is not None:
         broken_runs += [f"{line} (the run of the new tests)"
-                        for line in _broken_runs(fresh, evidence.base, wanted(params), empty_ok=True)]
+                        for line in _broken_runs(fresh, evidence.base, params.baseline, empty_ok=True)]
     if broken_runs:
         return rejected("The tests did not run to their end, so nothing about them can be trusted:\n"
                         + "\n".join(broken_runs), {"runners": [r.runner for r in work.reports()]})
@@ -192,7 +223,7 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
     for test_id, new_case in added.items():
         now.setdefault(test_id, new_case)
     hidden = set(work.hidden) | (set(evidence.base.hidden) if evidence.base is not None else set())
-    tolerate = wanted(params)
+    tolerate = params.baseline
     problems: list[str] = []
     failing = [c for c in now.values() if c.outcome in BROKEN]
     excused = [c for c in failing if tolerate and c.id not in hidden and before.get(c.id) is not None
@@ -257,7 +288,7 @@ def tests_green(params: Params, evidence: TestsEvidence) -> VerifyResult:
         problems.append(f"{len(at_base)} of the failing tests fail at the base too, in a fresh worktree: if they pass "
                         "in the checkout, the worktree lacks what they need (`runtime init --probe` names it)")
     summary = _summary(evidence, now, before, removed, hidden_now, excused)
-    details = {"passed": len(green), "base-tests": len(before), "runners": [r.runner for r in work.reports()]}
+    details: JSONDict = {"passed": len(green), "base-tests": len(before), "runners": [r.runner for r in work.reports()]}
     if world is not None and problems == [short]:
         return error(world, details, summary)
     if problems:
@@ -337,11 +368,7 @@ def _tail(output: str) -> str:
     return quoted(lines) if lines else "    (it printed nothing)"
 
 
-def _patterns(params: Params) -> list[str]:
-    return take_str_list(params, "tests-removed", "parameter") if "tests-removed" in params else []
-
-
-def _named(test_id: str, patterns: list[str]) -> bool:
+def _named(test_id: str, patterns: Sequence[str]) -> bool:
     return any(fnmatchcase(test_id, p) for p in patterns)
 
 
@@ -368,7 +395,7 @@ def _listed(head: str, cases: list[TestCase], *, quote: bool, hidden: set[str] |
     return "\n".join(lines)
 
 
-def _summary(evidence: TestsEvidence, now: dict[str, TestCase], before: dict[str, TestCase], removed: list[str],
+def _summary(evidence: TestsEvidence, now: dict[str, TestCase], before: dict[str, TestCase], removed: Sequence[str],
              hidden: list[TestCase], excused: list[TestCase]) -> TestsSummary:
     ref = evidence.base_run
     return TestsSummary(
@@ -388,7 +415,7 @@ def _summary(evidence: TestsEvidence, now: dict[str, TestCase], before: dict[str
         new_run=len(evidence.new.cases()) if evidence.new is not None else 0)
 
 
-def _by_exit_code(command: str, params: Params, evidence: TestsEvidence) -> VerifyResult:
+def _by_exit_code(command: str, baseline: bool, evidence: TestsEvidence) -> VerifyResult:
     run = evidence.work
     summary = TestsSummary(mode=EXIT_CODE, command=command, source=evidence.plan.source, steps=[command])
     code = run.exit_code
@@ -396,7 +423,7 @@ def _by_exit_code(command: str, params: Params, evidence: TestsEvidence) -> Veri
         return passed(f"`{command}` exited with code 0 (judged by its exit code only: the task sets "
                       "`test-results = \"exit-code\"`, so no test was counted)", {"exit-code": 0}, summary)
     base = evidence.base_exit
-    if base is not None and wanted(params) and as_at_base(code, run.output, (base.exit_code, base.output)):
+    if base is not None and baseline and as_at_base(code, run.output, (base.exit_code, base.output)):
         return passed(f"`{command}` fails only as it does at the base (exit code {code}), nothing new",
                       {"exit-code": code}, summary)
     return rejected(f"The tests are not green: `{command}` exited with code {code}. Fix the cause and run it again.\n"
@@ -406,6 +433,6 @@ def _by_exit_code(command: str, params: Params, evidence: TestsEvidence) -> Veri
 KIND = Kind("tests-green", {"command": "command", "min-count": "int", "baseline": "bool", "results": "test-results",
                             "tests-removed": "str-list", "hidden-tests": "test-source", "test-edits": "glob-list",
                             "test-globs": "glob-list"},
-            TestsEvidence, gather, tests_green, runs_commands=True,
+            TestsGreenParams.read, TestsEvidence, gather, tests_green, runs_commands=True,
             optional=frozenset({"baseline", "results", "tests-removed", "hidden-tests", "test-edits", "test-globs"}),
             private=frozenset({"hidden-tests"}))

@@ -24,11 +24,16 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from runtime.verify.kinds.base import compile_globs, take_str_list
+from runtime.verify.kinds.base import MalformedInput, compile_globs, take_str_list
 from runtime.verify.kinds.findings import Finding, Findings, cut, where
-from runtime.verify.kinds.kind import Gathering, Kind, Params
+from runtime.verify.kinds.kind import Gathering, Kind
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 _COMMENT = re.compile(r"^\s*(?://|#(?!\[)|/\*|\*)")
 # What may open a new run of lines outside every block of the base's file: an import, a helper, a type, a
@@ -39,8 +44,25 @@ _DECLARATION = re.compile(r"^\s*(?:(?:it|test|describe|context|suite|specify)(?:
                           r"#\[(?:tokio::)?test\b|func Test\w*\(|func Benchmark\w*\(|func Example\w*\(|func Fuzz\w*\()")
 
 
-async def gather(params: Params, gathering: Gathering) -> Findings:
-    tests = compile_globs(take_str_list(params, "globs", "parameter"))
+@dataclass(frozen=True, slots=True)
+class TestsProtectedParams:
+    """tests-protected: the base's test files (``globs``: only the gatherer needs them, so a judge of stated
+    findings reads none), and those the task lets change."""
+
+    __test__ = False
+    globs: tuple[str, ...] | None
+    may_change: tuple[str, ...]
+
+    @classmethod
+    def read(cls, data: JSONObject) -> TestsProtectedParams:
+        return cls(tuple(take_str_list(data, "globs", "parameter")) if "globs" in data else None,
+                   tuple(take_str_list(data, "may-change", "parameter")))
+
+
+async def gather(params: TestsProtectedParams, gathering: Gathering) -> Findings:
+    if params.globs is None:
+        raise MalformedInput("parameter `globs` is missing")
+    tests = compile_globs(params.globs)
     findings: list[Finding] = []
     if tests is None:
         return Findings(findings=[])
@@ -65,8 +87,8 @@ async def gather(params: Params, gathering: Gathering) -> Findings:
     return Findings(findings=findings)
 
 
-def tests_protected(params: Params, evidence: Findings) -> VerifyResult:
-    may = compile_globs(take_str_list(params, "may-change", "parameter"))
+def tests_protected(params: TestsProtectedParams, evidence: Findings) -> VerifyResult:
+    may = compile_globs(params.may_change)
     allowed = [f for f in evidence.findings if may is not None and may.match(f.path)]
     left = [f for f in evidence.findings if f not in allowed]
     edits = sorted({f.path for f in allowed})
@@ -240,4 +262,5 @@ def _balance(text: str) -> int:
     return sum(bare.count(c) for c in "({[") - sum(bare.count(c) for c in ")}]")
 
 
-KIND = Kind("tests-protected", {"globs": "glob-list", "may-change": "glob-list"}, Findings, gather, tests_protected)
+KIND = Kind("tests-protected", {"globs": "glob-list", "may-change": "glob-list"}, TestsProtectedParams.read, Findings, gather,
+            tests_protected)

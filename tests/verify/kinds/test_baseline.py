@@ -7,8 +7,8 @@ import anyio
 import pytest
 
 from runtime.verify.kinds.base import MalformedInput
-from runtime.verify.kinds.baseline import BaseRun, as_at_base, base_of, new_lines, normalized, take_base
-from runtime.verify.kinds.checks_green import CheckRuns, checks_green
+from runtime.verify.kinds.baseline import BaseRun, as_at_base, base_of, new_lines, normalized, take_base, wanted
+from runtime.verify.kinds.checks_green import CheckRuns, ChecksParams, checks_green
 from runtime.verify.kinds.registry import evaluate
 from tests.verify.kinds.test_tests_green import FakeGathering
 
@@ -55,12 +55,12 @@ ON = {"baseline": True}
 
 def test_take_base_reads_an_optional_typed_table_where_the_task_asks_for_it():
     base = BaseRun(exit_code=1, output="x")
-    assert take_base(None, ON) is None
-    assert take_base(base, ON) == (1, "x")
-    assert take_base(base, {}) is None  # an older atom: off
-    assert take_base(base, {"baseline": False}) is None
+    assert take_base(None, wanted(ON)) is None
+    assert take_base(base, wanted(ON)) == (1, "x")
+    assert take_base(base, wanted({})) is None  # an older atom: off
+    assert take_base(base, wanted({"baseline": False})) is None
     with pytest.raises(MalformedInput, match="`baseline` must be a boolean"):
-        take_base(None, {"baseline": "yes"})
+        take_base(None, wanted({"baseline": "yes"}))
 
 
 @pytest.mark.parametrize("base,where", [
@@ -78,7 +78,7 @@ def test_a_base_that_is_no_typed_table_is_malformed_evidence(base, where):
 
 def _base_of(params, code, base_answer=(1, "a.py:2: W")):
     fake = FakeGathering(base_commands={"lint": base_answer})
-    got = anyio.run(base_of, fake, params, "lint", code)
+    got = anyio.run(base_of, fake, wanted(params), "lint", code)
     return got, fake.asked
 
 
@@ -93,7 +93,7 @@ def test_base_of_never_asks_the_base_for_a_passing_command_or_without_baseline(p
 
 def test_base_of_without_a_base_to_run_on_gives_none():
     fake = FakeGathering(base_commands=None)
-    assert anyio.run(base_of, fake, ON, "lint", 1) is None and fake.asked == [("run_at_base", "lint")]
+    assert anyio.run(base_of, fake, wanted(ON), "lint", 1) is None and fake.asked == [("run_at_base", "lint")]
 
 
 # -- checks-green -----------------------------------------------------------------------------------
@@ -102,7 +102,8 @@ def _check(code, output, base=None, baseline=True):
     result = {"command": "lint", "exit-code": code, "output": output}
     if base is not None:
         result["base"] = {"exit-code": base[0], "output": base[1]}
-    return checks_green({"commands": ["lint"], "baseline": baseline}, CheckRuns.model_validate({"results": [result]}))
+    return checks_green(ChecksParams.read({"commands": ["lint"], "baseline": baseline}),
+                        CheckRuns.model_validate({"results": [result]}))
 
 
 def test_without_baseline_a_check_failing_as_at_the_base_is_rejected_whole():

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from runtime.verify.kinds.base import MalformedInput
-from runtime.verify.kinds.checks_green import TAIL_LINES_PER_CHECK, CheckRuns, checks_green
+from runtime.verify.kinds.checks_green import TAIL_LINES_PER_CHECK, CheckRuns, ChecksParams, checks_green
 from runtime.verify.kinds.registry import evaluate
 
 
 def run(commands, *results):
-    return checks_green({"commands": commands}, CheckRuns.model_validate({"results": list(results)}))
+    return checks_green(ChecksParams.read({"commands": commands}), CheckRuns.model_validate({"results": list(results)}))
 
 
 def res(command, code=0, output=""):
@@ -111,4 +111,4 @@ def test_the_index_of_a_later_malformed_result_is_named():
 
 def test_missing_commands_parameter_raises():
     with pytest.raises(MalformedInput, match="parameter `commands` is missing"):
-        checks_green({}, CheckRuns(results=[]))
+        checks_green(ChecksParams.read({}), CheckRuns(results=[]))

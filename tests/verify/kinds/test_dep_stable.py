@@ -8,6 +8,7 @@ from runtime.verify.kinds import dep_cargo_go, dep_js, dep_python
 from runtime.verify.kinds.base import MalformedInput
 from runtime.verify.kinds.dep_stable import PARSERS_BY_NAME, DependencyFiles, dep_stable, parser_for
 from runtime.verify.kinds.registry import evaluate
+from runtime.verify.kinds.scope import GlobParams
 
 
 @pytest.mark.parametrize("path,parser", [
@@ -45,7 +46,7 @@ def test_every_named_parser_is_known_by_its_own_name():
 
 
 def check(before, after, globs=("**",)):
-    return dep_stable({"globs": list(globs)}, DependencyFiles(before=before, after=after))
+    return dep_stable(GlobParams.read({"globs": list(globs)}), DependencyFiles(before=before, after=after))
 
 
 def test_unchanged_files_pass_counting_the_files_in_the_globs():
@@ -110,4 +111,4 @@ def test_malformed_evidence_is_an_error(evidence, message):
 
 def test_missing_globs_parameter_raises():
     with pytest.raises(MalformedInput, match="parameter `globs` is missing"):
-        dep_stable({}, DependencyFiles(before={}, after={}))
+        dep_stable(GlobParams.read({}), DependencyFiles(before={}, after={}))

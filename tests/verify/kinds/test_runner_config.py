@@ -19,7 +19,7 @@ def gather(base: dict[str, str], work: dict[str, str], renames: dict[str, str] |
            **params: object) -> list[Finding]:
     fake = FakeGathering(base=base, work=work, renames=renames or {})
     given = {"may-change": [], **{k.replace("_", "-"): v for k, v in params.items()}}
-    return anyio.run(runner_config.gather, given, fake).findings
+    return anyio.run(runner_config.gather, runner_config.KIND.read_params(given), fake).findings
 
 
 def found(base: dict[str, str], work: dict[str, str], **params: object) -> list[tuple[str, str]]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from runtime.verify.kinds.base import MalformedInput
+from runtime.verify.kinds.kind import NoParams
 from runtime.verify.kinds.registry import evaluate
-from runtime.verify.kinds.scope import ChangedPaths, no_changes, scope_denylist, scope_whitelist, unsafe_reason
+from runtime.verify.kinds.scope import ChangedPaths, GlobParams, no_changes, scope_denylist, scope_whitelist, unsafe_reason
 
 
 @pytest.mark.parametrize("path,reason", [
@@ -35,14 +36,14 @@ def test_unsafe_reason_leaves_ordinary_paths_alone(path):
 
 
 def test_whitelist_passes_with_the_count_of_changes():
-    result = scope_whitelist({"globs": ["src/**"]}, ChangedPaths(changed=["src/a.py", "src/b/c.py"]))
+    result = scope_whitelist(GlobParams.read({"globs": ["src/**"]}), ChangedPaths(changed=["src/a.py", "src/b/c.py"]))
     assert result.status == "passed"
     assert result.evidence == {"changed": 2}
     assert "all 2 changed path(s)" in result.feedback
 
 
 def test_whitelist_lists_unsafe_paths_before_paths_outside():
-    result = scope_whitelist({"globs": ["src/**"]}, ChangedPaths(changed=["docs/x.md", "src/../y", "src/ok.py"]))
+    result = scope_whitelist(GlobParams.read({"globs": ["src/**"]}), ChangedPaths(changed=["docs/x.md", "src/../y", "src/ok.py"]))
     assert result.status == "rejected"
     assert result.evidence == {"changed": 3, "offending": 2}
     items = [line for line in result.feedback.splitlines() if line.startswith("- ")]
@@ -51,13 +52,13 @@ def test_whitelist_lists_unsafe_paths_before_paths_outside():
 
 
 def test_whitelist_without_globs_says_nothing_is_allowed():
-    result = scope_whitelist({"globs": []}, ChangedPaths(changed=["a.py"]))
+    result = scope_whitelist(GlobParams.read({"globs": []}), ChangedPaths(changed=["a.py"]))
     assert result.status == "rejected"
     assert "nothing (this task allows no changes)" in result.feedback
 
 
 def test_denylist_names_the_denied_globs_and_paths():
-    result = scope_denylist({"globs": ["*.lock", "migrations/**"]}, ChangedPaths(changed=["uv.lock", "src/a.py"]))
+    result = scope_denylist(GlobParams.read({"globs": ["*.lock", "migrations/**"]}), ChangedPaths(changed=["uv.lock", "src/a.py"]))
     assert result.status == "rejected"
     assert "(denied: `*.lock`, `migrations/**`)" in result.feedback
     assert "- `uv.lock`" in result.feedback and "src/a.py" not in result.feedback
@@ -65,20 +66,20 @@ def test_denylist_names_the_denied_globs_and_paths():
 
 
 def test_denylist_reports_an_unsafe_path_once_even_when_a_glob_matches_it():
-    result = scope_denylist({"globs": ["**"]}, ChangedPaths(changed=[".git/config"]))
+    result = scope_denylist(GlobParams.read({"globs": ["**"]}), ChangedPaths(changed=[".git/config"]))
     assert result.status == "rejected"
     assert result.evidence["offending"] == 1
     assert result.feedback.count(".git/config") == 1
 
 
 def test_denylist_passes_with_the_count_of_changes():
-    result = scope_denylist({"globs": ["secrets/**"]}, ChangedPaths(changed=["src/a.py"]))
+    result = scope_denylist(GlobParams.read({"globs": ["secrets/**"]}), ChangedPaths(changed=["src/a.py"]))
     assert result.status == "passed" and result.evidence == {"changed": 1}
 
 
 def test_no_changes_ignores_parameters_and_counts_the_changes():
-    assert no_changes({"anything": 1}, ChangedPaths(changed=[])).evidence == {"changed": 0}
-    result = no_changes({}, ChangedPaths(changed=["a", "b", "c"]))
+    assert no_changes(NoParams.read({"anything": 1}), ChangedPaths(changed=[])).evidence == {"changed": 0}
+    result = no_changes(NoParams.read({}), ChangedPaths(changed=["a", "b", "c"]))
     assert result.status == "rejected"
     assert result.evidence == {"changed": 3}
     assert "3 path(s) changed" in result.feedback
@@ -87,7 +88,7 @@ def test_no_changes_ignores_parameters_and_counts_the_changes():
 @pytest.mark.parametrize("evaluator", [scope_whitelist, scope_denylist])
 def test_scope_kinds_raise_malformed_input_for_missing_globs(evaluator):
     with pytest.raises(MalformedInput, match="parameter `globs` is missing"):
-        evaluator({}, ChangedPaths(changed=[]))
+        evaluator(GlobParams.read({}), ChangedPaths(changed=[]))
 
 
 @pytest.mark.parametrize("kind", ["scope-whitelist", "scope-denylist", "no-changes"])
@@ -100,4 +101,4 @@ def test_scope_kinds_find_bad_changed_malformed(kind, changed):
 
 def test_a_bad_glob_raises_malformed_input():
     with pytest.raises(MalformedInput, match="/abs"):
-        scope_whitelist({"globs": ["/abs/**"]}, ChangedPaths(changed=[]))
+        scope_whitelist(GlobParams.read({"globs": ["/abs/**"]}), ChangedPaths(changed=[]))

@@ -9,7 +9,15 @@ import pytest
 from runtime.verify.kinds.base import MalformedInput
 from runtime.verify.kinds.registry import evaluate
 from runtime.verify.kinds.report_fields import Report
-from runtime.verify.kinds.severity_grades import SHOWN_CHARS, Finding, findings_in, grade_problem, marked_grades, severity_grades
+from runtime.verify.kinds.severity_grades import (
+    SHOWN_CHARS,
+    Finding,
+    GradesParams,
+    findings_in,
+    grade_problem,
+    marked_grades,
+    severity_grades,
+)
 
 GRADES = ["HIGH", "MEDIUM", "LOW"]
 
@@ -124,7 +132,7 @@ def test_a_finding_label_is_cut_and_whitespace_collapsed():
 
 
 def test_the_rejection_suggests_the_first_grade():
-    result = severity_grades({"grades": ["P0", "P1"]}, Report(report="## Findings\n- no grade\n"))
+    result = severity_grades(GradesParams.read({"grades": ["P0", "P1"]}), Report(report="## Findings\n- no grade\n"))
     assert result.status == "rejected"
     assert "`- [P0] what is wrong and where`" in result.feedback
     assert "(P0, P1)" in result.feedback
@@ -132,18 +140,18 @@ def test_the_rejection_suggests_the_first_grade():
 
 
 def test_all_graded_passes_with_the_count():
-    result = severity_grades({"grades": GRADES}, Report(report="## Findings\n- [LOW] a\n- [HIGH] b\n"))
+    result = severity_grades(GradesParams.read({"grades": GRADES}), Report(report="## Findings\n- [LOW] a\n- [HIGH] b\n"))
     assert result.status == "passed" and result.evidence == {"findings": 2}
 
 
 def test_empty_grades_reject_every_finding_with_a_placeholder_example():
-    result = severity_grades({"grades": []}, Report(report="## Findings\n- [HIGH] a\n"))
+    result = severity_grades(GradesParams.read({"grades": []}), Report(report="## Findings\n- [HIGH] a\n"))
     assert result.status == "rejected"
     assert "`- [GRADE] what is wrong and where`" in result.feedback
 
 
 def test_bad_inputs_are_malformed():
     with pytest.raises(MalformedInput, match="parameter `grades` is missing"):
-        severity_grades({}, {"report": ""})
+        severity_grades(GradesParams.read({}), {"report": ""})
     result = evaluate("severity-grades", {"grades": GRADES}, {"report": None})
     assert result.status == "error" and "the evidence is malformed: `report`" in result.feedback

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from runtime.verify.kinds.base import MalformedInput
-from runtime.verify.kinds.size_limits import FileTexts, size_limits
+from runtime.verify.kinds.size_limits import FileTexts, SizeLimitsParams, size_limits
 
 
 def judge(files, base=None, max_file=10, max_function=4):
-    return size_limits({"max-file-lines": max_file, "max-function-lines": max_function},
+    return size_limits(SizeLimitsParams.read({"max-file-lines": max_file, "max-function-lines": max_function}),
                        FileTexts(files=files, base_files=base or {}))
 
 
@@ -94,5 +94,5 @@ def test_base_files_not_among_the_files_are_malformed():
 ])
 def test_bad_parameters_raise(params, message):
     with pytest.raises(MalformedInput) as exc:
-        size_limits(params, FileTexts(files={}, base_files={}))
+        size_limits(SizeLimitsParams.read(params), FileTexts(files={}, base_files={}))
     assert str(exc.value) == message

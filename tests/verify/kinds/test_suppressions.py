@@ -15,7 +15,7 @@ from tests.verify.kinds.test_tests_green import FakeGathering
 
 def gather(base: dict[str, str], work: dict[str, str], renames: dict[str, str] | None = None) -> list[Finding]:
     fake = FakeGathering(base=base, work=work, renames=renames or {})
-    return anyio.run(suppressions.gather, {"allowed": []}, fake).findings
+    return anyio.run(suppressions.gather, suppressions.KIND.read_params({"allowed": []}), fake).findings
 
 
 BLANKET = [

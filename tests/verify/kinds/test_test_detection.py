@@ -21,7 +21,7 @@ BASE = {"py": "import sys\n\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n",
 def gather(base: dict[str, str], work: dict[str, str], **params: object) -> list[Finding]:
     fake = FakeGathering(base=base, work=work)
     given = {"allowed": [], **{k.replace("_", "-"): v for k, v in params.items()}}
-    return anyio.run(test_detection.gather, given, fake).findings
+    return anyio.run(test_detection.gather, test_detection.KIND.read_params(given), fake).findings
 
 
 def added(path: str, line: str) -> list[Finding]:

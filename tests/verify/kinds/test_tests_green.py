@@ -23,8 +23,13 @@ from runtime.verify.kinds.kind import BaseRunRef, Change, CommandRun, TestSide
 from runtime.verify.kinds.registry import evaluate
 from runtime.verify.kinds.runners.plan import TestPlan
 from runtime.verify.kinds.runners.results import RunnerReport, StepRun, TestCase, TestRun
-from runtime.verify.kinds.tests_green import PlanInfo, TestsEvidence
-from runtime.verify.kinds.tests_green import tests_green as judge  # not `tests_green`: pytest would collect it
+from runtime.verify.kinds.tests_green import PlanInfo, TestsEvidence, TestsGreenParams
+from runtime.verify.kinds.tests_green import tests_green as judged  # not `tests_green`: pytest would collect it
+
+
+def judge(params, evidence):
+    """The judge on parameters as the compiled policy holds them."""
+    return judged(TestsGreenParams.read(params), evidence)
 
 # ---------------------------------------------------------------- a fake Gathering (the static kinds' tests use it too)
 
@@ -527,7 +532,7 @@ def test_gather_runs_the_plan_read_through_the_base_s_package_json_on_the_work_a
     work, base = run(case(ADD)), run(case(ADD), case(MEAN, "failed"))
     package = json.dumps({"scripts": {"test": "jest --ci", "build": "tsc"}})
     fake = FakeGathering(tests=work, base_tests=(base, REF), package=package)
-    gathered = anyio.run(tests_green.gather, {"command": "npm test", "min-count": 1}, fake)
+    gathered = anyio.run(tests_green.gather, TestsGreenParams.read({"command": "npm test", "min-count": 1}), fake)
     assert [what for what, _ in fake.asked] == ["run_tests_at_base", "run_tests"]  # the base first: the checks copy it
     plans = [plan for _, plan in fake.asked]
     assert all(isinstance(p, TestPlan) and p.command == "npm test" and p.runners == ["jest"] for p in plans)
@@ -541,21 +546,21 @@ def test_gather_runs_the_plan_read_through_the_base_s_package_json_on_the_work_a
 
 def test_gather_without_a_base_run_gives_the_work_s_run_alone():
     fake = FakeGathering(tests=run(case(ADD)))
-    gathered = anyio.run(tests_green.gather, {"command": PYTEST, "min-count": 1}, fake)
+    gathered = anyio.run(tests_green.gather, TestsGreenParams.read({"command": PYTEST, "min-count": 1}), fake)
     assert gathered.base is None and gathered.base_run is None and gathered.work == run(case(ADD))
     assert gathered.plan.steps == ["pytest -q  [pytest]"]
 
 
 def test_gather_of_an_opaque_plan_in_the_per_test_mode_runs_nothing():
     fake = FakeGathering()
-    gathered = anyio.run(tests_green.gather, {"command": "make test", "min-count": 1}, fake)
+    gathered = anyio.run(tests_green.gather, TestsGreenParams.read({"command": "make test", "min-count": 1}), fake)
     assert fake.asked == [] and gathered.plan.opaque and gathered.work == TestRun(steps=[])
 
 
 def test_gather_in_the_exit_code_mode_runs_the_command_and_with_baseline_the_base_where_it_failed():
     params = {"command": "make test", "min-count": 1, "results": "exit-code", "baseline": True}
     fake = FakeGathering(commands={"make test": (2, "FAIL net")}, base_commands={"make test": (2, "FAIL net")})
-    gathered = anyio.run(tests_green.gather, params, fake)
+    gathered = anyio.run(tests_green.gather, TestsGreenParams.read(params), fake)
     assert fake.asked == [("run", "make test"), ("run_at_base", "make test")]
     assert gathered.work.exit_code == 2 and gathered.work.output == "FAIL net"
     assert gathered.base_exit == BaseRun(exit_code=2, output="FAIL net") and gathered.base is None
@@ -566,7 +571,7 @@ def test_gather_in_the_exit_code_mode_runs_the_command_and_with_baseline_the_bas
 def test_gather_in_the_exit_code_mode_asks_the_base_only_for_a_failure_with_baseline(code, baseline):
     params = {"command": "make test", "min-count": 1, "results": "exit-code", "baseline": baseline}
     fake = FakeGathering(commands={"make test": (code, "")}, base_commands={"make test": (code, "")})
-    gathered = anyio.run(tests_green.gather, params, fake)
+    gathered = anyio.run(tests_green.gather, TestsGreenParams.read(params), fake)
     assert fake.asked == [("run", "make test")] and gathered.base_exit is None
 
 
@@ -673,7 +678,7 @@ def test_gather_lays_the_base_s_test_side_and_runs_the_new_tests_apart():
     work_files = {**base_files, "tests/test_calc.py": "def test_add():\n    assert 1 == 1\n",
                   "tests/test_new.py": "def test_new():\n    pass\n", "src/calc.py": "x = 2\n"}
     fake = FakeGathering(base=base_files, work=work_files, tests=run(case(ADD)), base_tests=(run(case(ADD)), REF))
-    gathered = anyio.run(tests_green.gather, {"command": "pytest -q tests", "min-count": 1}, fake)
+    gathered = anyio.run(tests_green.gather, TestsGreenParams.read({"command": "pytest -q tests", "min-count": 1}), fake)
     first, second = fake.sides
     assert first.name == "base-tests" and dict(first.files) == {"tests/test_calc.py": base_files["tests/test_calc.py"].encode(),
                                                               "tests/test_new.py": None}

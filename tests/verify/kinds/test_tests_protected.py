@@ -264,7 +264,7 @@ def test_may_change_lets_paths_through_and_reports_them_as_edits():
 
 def gather(gathering: FakeGathering, globs: list[str] | None = None) -> list[Finding]:
     params = {"globs": list(TEST_GLOBS) if globs is None else globs, "may-change": []}
-    found = anyio.run(tests_protected.gather, params, gathering)
+    found = anyio.run(tests_protected.gather, tests_protected.KIND.read_params(params), gathering)
     assert isinstance(found, Findings)
     return found.findings
 

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
 from runtime.spawn.backends.base import JobModel, ModelAccess, Report
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from runtime.manifests.agent import AgentSpec
     from runtime.manifests.catalog import Catalog
     from runtime.manifests.task import Task
-    from runtime.models.broker import Broker
+    from runtime.models.broker import Broker, BrokerAnswer, BrokerRequest
     from runtime.models.types import ModelReach
     from runtime.spawn.agent_process import AttemptSetup
     from runtime.spawn.pipeline import SpawnRun
@@ -68,7 +68,7 @@ class BuiltinBackend:
     def on_line(self, progress: Progress) -> Callable[[str], None] | None:
         return progress.builtin_event
 
-    def job_model(self, task: Task, catalog: Catalog) -> JobModel | None:
+    def job_model(self, task: Task, catalog: Catalog) -> JobModel[BrokerRequest, BrokerAnswer] | None:
         from runtime.models.broker import Broker
 
         agent = task.agent
@@ -103,10 +103,10 @@ class _BrokerCalls:
     def __init__(self, broker: Broker) -> None:
         self._broker = broker
 
-    def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, payload: BrokerRequest) -> BrokerAnswer:
+        # Read as the broker reads a line: the relay carried whatever the worker sent.
         line = json.dumps({"messages": payload.get("messages"), "tools": payload.get("tools")})
-        reply: dict[str, Any] = self._broker.handle_line(line)
-        return reply
+        return self._broker.handle_line(line)
 
-    def refused(self, message: str) -> dict[str, Any]:
+    def refused(self, message: str) -> BrokerAnswer:
         return {"ok": False, "error": {"kind": "request", "message": message}}

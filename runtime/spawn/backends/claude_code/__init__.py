@@ -8,7 +8,7 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runtime.spawn.backends.base import JobModel, ModelAccess, Report
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from runtime.manifests.catalog import Catalog
     from runtime.manifests.task import Task
     from runtime.spawn.agent_process import AttemptSetup
-    from runtime.spawn.backends.claude_code.proxy import AnthropicProxy
+    from runtime.spawn.backends.claude_code.proxy import AnthropicProxy, ForwardAnswer, ForwardCall
     from runtime.spawn.pipeline import SpawnRun
     from runtime.spawn.progress import Progress
 
@@ -40,7 +40,7 @@ class ClaudeCodeBackend:
 
         return start_claude_proxy(run)
 
-    def job_model(self, task: Task, catalog: Catalog) -> JobModel | None:
+    def job_model(self, task: Task, catalog: Catalog) -> JobModel[ForwardCall, ForwardAnswer] | None:
         from runtime.policy.compile import compile_document
         from runtime.spawn.backends.claude_code.proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
 
@@ -105,7 +105,7 @@ class _ProxyCalls:
     def __init__(self, proxy: AnthropicProxy) -> None:
         self._proxy = proxy
 
-    def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, payload: ForwardCall) -> ForwardAnswer:
         try:
             answer = self._proxy.fetch(str(payload.get("path")), bytes(payload.get("body") or b""),
                                        dict(payload.get("headers") or {}))
@@ -113,5 +113,5 @@ class _ProxyCalls:
             return {"error": f"the upstream model API is unreachable: {type(exc).__name__}: {exc}"}
         return {"status": answer.status, "reason": answer.reason, "headers": answer.headers, "body": answer.body}
 
-    def refused(self, message: str) -> dict[str, Any]:
+    def refused(self, message: str) -> ForwardAnswer:
         return {"error": message}

@@ -17,11 +17,14 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import runtime
 from runtime.errors import FatalError
 from runtime.timeouts import HOOK_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONDict
 
 PINNED_VERSION = "2.1.332"  # the version the tests run (Makefile CLAUDE_VERSION)
 FAIL_CLOSED_SINCE = "2.1.295"  # the first version that honours `onFailure` on a hook
@@ -34,7 +37,7 @@ _VERSION = re.compile(r"\s*(\d+)\.(\d+)\.(\d+)(?![\d.])")
 _VERSION_TIMEOUT_S = 30
 
 
-def gate_hook(command: str) -> dict[str, Any]:
+def gate_hook(command: str) -> JSONDict:
     """The hook handler that runs ``command`` for a tool call: a call it cannot answer is blocked."""
     return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S, "onFailure": "block"}
 

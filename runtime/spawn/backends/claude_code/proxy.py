@@ -38,12 +38,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from runtime.errors import FatalError
 from runtime.ipc.unix_service import TrackedServer, UnixService
 from runtime.lang.domains import domain_allowed
+from runtime.lang.jsontypes import JSON, JSONObject
 from runtime.models.broker import Usage
 from runtime.spawn.remote import Forwarded
 
@@ -71,6 +72,25 @@ _CHUNK = 64 * 1024
 _DROP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
                    "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
                    "x-api-key", "authorization", "accept-encoding"})
+
+
+class ForwardCall(TypedDict):
+    """A request of the CLI as a worker node's proxy relays it to the orchestrator (`fetch` answers it)."""
+
+    path: str
+    body: bytes
+    headers: dict[str, str]  # the allowlisted ones, without credentials
+
+
+class ForwardAnswer(TypedDict, total=False):
+    """The orchestrator's answer to a relayed request: the upstream's whole `Forwarded` answer, or why there
+    is none (``error`` alone)."""
+
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+    body: bytes
+    error: str
 
 
 def upstream_credentials(environ: Mapping[str, str]) -> dict[str, str]:
@@ -108,13 +128,14 @@ class _TokenCounter:
         elif self.buffer.startswith(b"data:"):
             self._event(_json(self.buffer[5:]))
 
-    def _event(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "message_start" and isinstance(event.get("message"), dict):
-            self._usage(event["message"].get("usage"), start=True)
+    def _event(self, event: JSONObject) -> None:
+        message = event.get("message")
+        if event.get("type") == "message_start" and isinstance(message, dict):
+            self._usage(message.get("usage"), start=True)
         elif event.get("type") == "message_delta":
             self._usage(event.get("usage"), start=False)
 
-    def _usage(self, usage: Any, start: bool) -> None:
+    def _usage(self, usage: JSON, start: bool) -> None:
         if not isinstance(usage, dict):
             return
         def num(key: str) -> int:
@@ -133,7 +154,7 @@ def _beta_name(beta: str) -> str:
     return "-".join(parts)
 
 
-def _url_source(value: Any, egress: tuple[str, ...], depth: int = 0) -> str | None:
+def _url_source(value: JSON, egress: tuple[str, ...], depth: int = 0) -> str | None:
     """The first URL the model provider would fetch (an image, a document) that the allowlist does not cover."""
     if depth > 64:
         return "a nesting too deep to check"
@@ -158,9 +179,9 @@ def _url_source(value: Any, egress: tuple[str, ...], depth: int = 0) -> str | No
     return None
 
 
-def _json(raw: bytes) -> dict[str, Any]:
+def _json(raw: bytes) -> JSONObject:
     try:
-        value = json.loads(raw)
+        value: JSON = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -262,7 +283,7 @@ class AnthropicProxy(UnixService):
     def body_refusal(self, body: bytes) -> str | None:
         """Why the request body is not a plain model call, or None."""
         try:
-            doc = json.loads(body)
+            doc: JSON = json.loads(body)
         except (ValueError, UnicodeDecodeError):
             return "the request body is not JSON"
         if not isinstance(doc, dict):

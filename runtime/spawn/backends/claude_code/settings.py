@@ -33,17 +33,19 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from runtime.audit.records import Gated, ToolRan
 from runtime.policy.document import PolicyDocument
 from runtime.sandbox.netrelay import MODEL_PORT, command_prefix
 from runtime.spawn.backends.claude_code.cli import cli_launch, find_claude, gate_hook
 from runtime.spawn.backends.claude_code.proxy import DEFAULT_UPSTREAM, AnthropicProxy, upstream_credentials
-from runtime.spawn.progress import Progress
+from runtime.spawn.progress import Denial, Progress
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
 from runtime.workspace.safe_files import UnsafeFile, folder_under
 
 if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSON, JSONObject
     from runtime.models.broker import Usage
     from runtime.spawn.agent_process import AttemptSetup
     from runtime.spawn.pipeline import SpawnRun
@@ -150,22 +152,32 @@ class _Stream:
     """What one attempt's stream has shown so far (kept on its Progress)."""
 
     messages: set[str] = field(default_factory=set)
-    calls: dict[str, tuple[object, object]] = field(default_factory=dict)  # id -> the CLI's name and input, as given
+    calls: dict[str, tuple[JSON, JSON]] = field(default_factory=dict)  # id -> the CLI's name and input, as given
     denied: set[str] = field(default_factory=set)
 
 
-def _text(content: Any) -> str:
+def _object(value: JSON) -> JSONObject:
+    """An object of the stream, or an empty one for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: JSON) -> list[JSON]:
+    """An array of the stream, or none for anything else."""
+    return value if isinstance(value, list) else []
+
+
+def _text(content: JSON) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return "" if content is None else str(content)
 
 
-def _source(decision: dict[str, Any]) -> str:
+def _source(decision: JSONObject) -> str:
     source = decision.get("source")
     return "the gate (PreToolUse hook)" if source == "hook" else f"Claude Code's own permissions ({source})"
 
 
-def _deny(progress: Progress, state: _Stream, tool_id: str, tool: Any, tool_input: Any, reason: str) -> None:
+def _deny(progress: Progress, state: _Stream, tool_id: str, tool: JSON, tool_input: JSON, reason: str) -> None:
     if tool_id in state.denied:
         return
     state.denied.add(tool_id)
@@ -173,27 +185,31 @@ def _deny(progress: Progress, state: _Stream, tool_id: str, tool: Any, tool_inpu
     atom = match.group(1) if match else None
     reason = reason[:match.start()] if match else reason
     progress.denials += 1
-    progress.denied.append({"tool": tool, "reason": reason})
-    progress.record("gate", tool=tool, input=tool_input, decision="deny", reason=reason, atom=atom, rule=None)
+    progress.denied.append(Denial(_name(tool), reason))
+    progress.record(Gated(attempt=progress.attempt, tool=_name(tool), input=tool_input, decision="deny", reason=reason,
+                          atom=atom, rule=None))
 
 
-def _assistant(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
-    message = event.get("message") or {}
+def _name(tool: JSON) -> str | None:
+    return tool if isinstance(tool, str) else None  # a name the CLI gave, or nothing
+
+
+def _assistant(progress: Progress, state: _Stream, event: JSONObject) -> None:
+    message = _object(event.get("message"))
     key = str(message.get("id") or event.get("uuid"))
     if key not in state.messages:  # the CLI emits one line per content block of a message
         state.messages.add(key)
         progress.turns += 1
-    for block in message.get("content") or []:
+    for block in _array(message.get("content")):
         if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") not in state.calls:
             state.calls[str(block.get("id"))] = (block.get("name"), block.get("input"))
             progress.tool_calls += 1
 
 
-def _user(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
-    meta = {m.get("id"): (m.get("permission_decision") or {}) for m in event.get("tool_result_meta") or []
+def _user(progress: Progress, state: _Stream, event: JSONObject) -> None:
+    meta = {m.get("id"): _object(m.get("permission_decision")) for m in _array(event.get("tool_result_meta"))
             if isinstance(m, dict)}
-    content = (event.get("message") or {}).get("content")
-    for block in content if isinstance(content, list) else []:
+    for block in _array(_object(event.get("message")).get("content")):
         if not isinstance(block, dict) or block.get("type") != "tool_result":
             continue
         tool_id = str(block.get("tool_use_id"))
@@ -206,31 +222,33 @@ def _user(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
             reason = hook.group(1) if hook else text if is_error and text else f"refused by {_source(decision)}"
             _deny(progress, state, tool_id, tool, tool_input, reason.strip())
         elif decision.get("decision") == "accept":
-            progress.record("gate", tool=tool, input=tool_input, decision="allow",
-                            reason=f"allowed by {_source(decision)}", atom=None, rule=None)
-            progress.record("tool", tool=tool, is_error=is_error, result=text[:400])
+            progress.record(Gated(attempt=progress.attempt, tool=_name(tool), input=tool_input, decision="allow",
+                                  reason=f"allowed by {_source(decision)}", atom=None, rule=None))
+            progress.record(ToolRan(attempt=progress.attempt, tool=_name(tool), is_error=is_error, result=text[:400]))
         else:  # the CLI answered itself (an unknown tool, bad input): the gate never saw it
-            progress.record("tool", tool=tool, is_error=is_error, result=text[:400])
+            progress.record(ToolRan(attempt=progress.attempt, tool=_name(tool), is_error=is_error, result=text[:400]))
 
 
-def _result(progress: Progress, state: _Stream, event: dict[str, Any]) -> None:
-    for denial in event.get("permission_denials") or []:
+def _result(progress: Progress, state: _Stream, event: JSONObject) -> None:
+    for denial in _array(event.get("permission_denials")):
         if isinstance(denial, dict):
             _deny(progress, state, str(denial.get("tool_use_id")), denial.get("tool_name"), denial.get("tool_input"),
                   "refused by Claude Code's permission mode")
-    reported = event.get("usage")
-    usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
+    usage = _object(event.get("usage"))
     tokens = sum(v for k, v in usage.items() if k.endswith("_tokens") and isinstance(v, int))
     progress.tokens = max(progress.tokens, tokens)
     cost = event.get("total_cost_usd")
     if isinstance(cost, (int, float)):
         progress.cost_usd = max(progress.cost_usd, float(cost))
-    if isinstance(event.get("result"), str):
-        progress.report = event["result"]
+    result = event.get("result")
+    if isinstance(result, str):
+        progress.report = result
     if event.get("is_error") or event.get("subtype") != "success":
         # 2.1.330 reports a model API failure as subtype "success" with is_error and api_error_status.
         api_status = event.get("api_error_status")
-        detail = event.get("result") or "; ".join(map(str, event.get("errors") or [])) or "no detail"
+        errors = event.get("errors") or []
+        listed = errors if isinstance(errors, (list, dict, str)) else [errors]
+        detail = result or "; ".join(map(str, listed)) or "no detail"
         what = f"the model API failed (status {api_status})" if api_status else f"it ended with {event.get('subtype')}"
         progress.error = {"kind": "llm" if api_status else "agent",
                           "message": f"Claude Code reported an error: {what}: {str(detail)[:500]}"}
@@ -282,7 +300,7 @@ def remove_staging_files(worktree: Path, paths: list[str]) -> list[str]:
 def stream_event(progress: Progress, line: str) -> None:
     """One line of the CLI's stream-JSON: turns, tool calls, gate decisions, the result."""
     try:
-        event = json.loads(line)
+        event: JSON = json.loads(line)
     except ValueError:
         return
     if not isinstance(event, dict):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import FatalError
 from runtime.spawn.backends.base import JobModel, ModelAccess, Report
@@ -33,7 +33,7 @@ class CommandBackend:
     def model_access(self, run: SpawnRun) -> tuple[ModelAccess | None, Path | None]:
         return None, None  # the program reaches whatever it reaches; the runtime holds no key for it
 
-    def job_model(self, task: Task, catalog: Catalog) -> JobModel | None:
+    def job_model(self, task: Task, catalog: Catalog) -> JobModel[Any, Any] | None:
         return None
 
     def command(self, setup: AttemptSetup, feedback_path: Path | None) -> tuple[list[str], bytes | None, dict[str, str]]:

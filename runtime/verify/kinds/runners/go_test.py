@@ -18,12 +18,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.runners.base import Reading, ReportPaths, cut, insert, program
 from runtime.verify.kinds.runners.jsonlines import text
 from runtime.verify.kinds.runners.results import TestCase
 from runtime.verify.kinds.runners.words import Simple, Word
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 MAX_OUTPUT_LINES = 40
 _FINAL = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -116,9 +119,9 @@ class GoTest:
         return Reading(tests, complete, "go test, with the options of the test command", problem)
 
 
-def _events(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
+def _events(data: bytes) -> tuple[list[JSONObject], list[str]]:
     """The report's events, and its lines that are no event (the go command's own text), in order."""
-    events: list[dict[str, Any]] = []
+    events: list[JSONObject] = []
     plain: list[str] = []
     for line in data.decode("utf-8", errors="replace").splitlines(keepends=True):
         if not line.strip():

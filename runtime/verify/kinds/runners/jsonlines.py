@@ -4,15 +4,18 @@ unreadable (a reporter of ours never writes one, so something else wrote to the 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 
 class Unreadable(ValueError):
     pass
 
 
-def records(data: bytes) -> list[dict[str, Any]]:
-    out = []
+def records(data: bytes) -> list[JSONObject]:
+    out: list[JSONObject] = []
     for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
@@ -26,6 +29,6 @@ def records(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def text(record: dict[str, Any], key: str) -> str:
+def text(record: JSONObject, key: str) -> str:
     value = record.get(key, "")
     return value if isinstance(value, str) else str(value)

@@ -5,11 +5,15 @@ PYTHONPATH), which writes each test's outcome as pytest decides it. Recognised a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_module, after_program, cut, insert, relative
 from runtime.verify.kinds.runners.jsonlines import Unreadable, records, text
 from runtime.verify.kinds.runners.results import TestCase
 from runtime.verify.kinds.runners.words import Simple
+
+if TYPE_CHECKING:
+    from runtime.lang.jsontypes import JSONObject
 
 REPORT_VARIABLE = "AGENT_RUNTIME_TEST_REPORT"
 KEY_VARIABLE = "AGENT_RUNTIME_REPORT_KEY"
@@ -36,7 +40,7 @@ class Pytest:
             events = records(data)
         except Unreadable as exc:
             return Reading(problem=str(exc))
-        phases: dict[str, list[dict[str, object]]] = {}
+        phases: dict[str, list[JSONObject]] = {}
         errors: list[TestCase] = []
         config, complete = "", False
         for event in events:
@@ -58,7 +62,7 @@ class Pytest:
         return Reading(tests + errors, complete, config)
 
 
-def _case(node: str, reports: list[dict[str, object]], root: str) -> TestCase:
+def _case(node: str, reports: list[JSONObject], root: str) -> TestCase:
     """One test from its setup, call and teardown reports, as pytest's own summary would count it."""
     outcome, message = "passed", ""
     for report in reports:
