@@ -22,7 +22,7 @@ from runtime.manifests.names import check_atom_name
 from runtime.manifests.params import PARAM_TYPES, ParamValue, check_value
 from runtime.manifests.tomlsrc import TomlSource, read_toml
 from runtime.model import Model
-from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
+from runtime.verify.kinds.registry import KINDS
 
 PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 ParamType = Literal["bool", "int", "str", "str-list", "test-results", "test-source", "mcp-rules", "ask-or-deny", "glob-list", "secret-path-list", "control-path-list", "tool-list", "command", "command-list",
@@ -55,7 +55,7 @@ class AtomFile(Model):
     summary: str
     # Any kind of the registry, read when the atom is: a kind added to it is one an atom may name.
     gate: str | None = Field(default=None, json_schema_extra={"enum": list(GATE_KINDS)})
-    verify: Literal[tuple(VERIFY_KINDS)] | None = None  # type: ignore[valid-type]
+    verify: str | None = Field(default=None, json_schema_extra={"enum": list(KINDS)})
     sandbox: list[Literal[tuple(SANDBOX_KINDS)]] = Field(default_factory=list)  # type: ignore[valid-type]
     params: dict[str, ParamSpec] = Field(default_factory=dict)
     examples: list[dict[str, JsonValue]] = Field(min_length=1)  # each a GateExample or a VerifyExample
@@ -70,6 +70,13 @@ class AtomFile(Model):
     def _gate(cls, v: str | None) -> str | None:
         if v is not None and v not in GATE_KINDS:
             raise ValueError(f"`{v}` is no gate kind (the kinds: {', '.join(GATE_KINDS)})")
+        return v
+
+    @field_validator("verify")
+    @classmethod
+    def _verify(cls, v: str | None) -> str | None:
+        if v is not None and v not in KINDS:
+            raise ValueError(f"`{v}` is no verify kind (the kinds: {', '.join(KINDS)})")
         return v
 
     @field_validator("summary")
@@ -165,7 +172,7 @@ def _kind_params(atom: AtomFile) -> dict[str, str]:
     if atom.gate:
         wanted.update(GATE_KINDS[atom.gate].params)
     if atom.verify:
-        wanted.update(VERIFY_KINDS[atom.verify])
+        wanted.update(KINDS[atom.verify].params)
     return wanted
 
 

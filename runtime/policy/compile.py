@@ -31,7 +31,7 @@ from runtime.policy.compiled import EntryJSON, PolicyBody, PolicyJSON, ReviewerJ
 from runtime.policy.document import FORMAT, MODES, STRICT, VERSION, PolicyDocument, content_hash
 from runtime.policy.targets import make_rule, repository_rules
 from runtime.verify.kinds.kind import PRIVATE_SET
-from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
+from runtime.verify.kinds.registry import KINDS
 
 
 def _role_error(role: ResolvedRole, loc: tuple[str, ...], message: str) -> ManifestError:
@@ -167,13 +167,13 @@ def compile_policy(role: ResolvedRole, task: Task | None, root: Path | str, cata
         have = values[atom.name]
         if atom.gate:
             gates.append({"atom": atom.name, "kind": atom.gate, "params": gate_params(atom.gate, have, root)})
-        if atom.verify and all(p in have for p in VERIFY_KINDS[atom.verify]):
+        if atom.verify and all(p in have for p in KINDS[atom.verify].params):
             # Without a task, a verify kind may lack its task-given values;
             # such a policy gates calls but verifies nothing (nothing to verify).
             private = KINDS[atom.verify].private
             verify.append({"atom": atom.name, "kind": atom.verify, "params": {
                 p: (PRIVATE_SET if have[p] else "") if p in private else param_json(have[p])
-                for p in VERIFY_KINDS[atom.verify]}})
+                for p in KINDS[atom.verify].params}})
         for kind in atom.sandbox:
             sandbox.append({"atom": atom.name, "kind": kind})
     if toolchain.make_targets:

@@ -27,7 +27,7 @@ from runtime.manifests.params import ParamValue, check_value, param_json
 from runtime.manifests.program import EXAMPLE_SCOPE, ProgramGrammar
 from runtime.policy.compile import gate_params
 from runtime.policy.document import seal
-from runtime.verify.kinds.registry import VERIFY_KINDS, evaluate
+from runtime.verify.kinds.registry import KINDS, evaluate
 
 if TYPE_CHECKING:
     from runtime.gate.decision import GateDecision
@@ -75,11 +75,11 @@ def run_examples(atom: Atom, root: str) -> list[ManifestError]:
             got, why = decision.verdict, decision.reason
         else:
             assert atom.verify is not None  # a verify example needs a verify kind, checked when the atom loaded
-            missing = [p for p in VERIFY_KINDS[atom.verify] if p not in values]
+            missing = [p for p in KINDS[atom.verify].params if p not in values]
             if missing:
                 failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: set {', '.join(missing)} in its params"))
                 continue
-            result = evaluate(atom.verify, {p: param_json(values[p]) for p in VERIFY_KINDS[atom.verify]}, ex.evidence)
+            result = evaluate(atom.verify, {p: param_json(values[p]) for p in KINDS[atom.verify].params}, ex.evidence)
             got, why = result.status, result.feedback
             if got == ex.expect and ex.says is not None and ex.says not in why:
                 failures.append(ManifestError(where, atom.example_line(n), f"example {n + 1}: the feedback does not say "

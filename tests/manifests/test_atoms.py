@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from runtime.errors import ManifestError
-from runtime.manifests.atom import Alias, Atom, load_atom_folder
+from runtime.manifests.atom import Alias, Atom, AtomFile, load_atom_folder
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.kinds import GATE_KINDS
-from runtime.verify.kinds.registry import KINDS, VERIFY_KINDS
+from runtime.verify.kinds.registry import KINDS
 from tests.conftest import REPO
 
 SHIPPED = [
@@ -39,7 +39,7 @@ def test_gate_and_verify_kinds_match_the_implementations():
     from runtime.gate.kinds import all_gates
 
     assert set(all_gates()) == set(GATE_KINDS)
-    assert VERIFY_KINDS == {name: dict(kind.params) for name, kind in KINDS.items()}
+    assert set(AtomFile.model_json_schema()["properties"]["verify"]["enum"]) == set(KINDS)
 
 
 def test_every_verify_kind_a_shipped_atom_names_is_registered():

@@ -63,10 +63,6 @@ KINDS: dict[str, Kind[Any, Any]] = {kind.name: kind for kind in (
 P = TypeVar("P")
 E = TypeVar("E", bound=Evidence)
 
-# kind -> {parameter name: parameter type}: what an atom naming the kind must declare.
-VERIFY_KINDS: dict[str, dict[str, str]] = {name: dict(kind.params) for name, kind in KINDS.items()}
-
-
 def evaluate(kind: str, params: JSONObject, evidence: BaseModel | JSONObject) -> VerifyResult:
     """Judge ``evidence`` (the kind's model, or plain data validated into it) with the kind's judge, on
     ``params`` as the compiled policy or an atom's example holds them; any failure of the check itself is an
