@@ -19,7 +19,23 @@ because a denial is an ordinary answer.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 INTERNAL_ERROR = 70
+
+
+class OutcomeStatus(StrEnum):
+    """How a run of an agent ended: its outcome's status (``runtime.spawn.outcome``), the final status of its
+    run record; a `RunFailure` is one of them."""
+
+    OK = "ok"
+    REJECTED = "rejected"
+    FAILED = "failed"
+    EXHAUSTED = "exhausted"
+    # The agent said the task cannot be done as asked, and why; nothing is committed.
+    ESCALATED = "escalated"
+    # The checks passed and a reviewer asks a person to look; committed for inspection alone.
+    NEEDS_REVIEW = "needs-review"
 
 
 class AgentRuntimeError(Exception):
@@ -75,7 +91,7 @@ class ManifestErrors(FatalError):
 class RunFailure(AgentRuntimeError):
     """An agent run that ended badly: it is reported as an outcome, not as a crash."""
 
-    outcome = "failed"
+    outcome = OutcomeStatus.FAILED
     exit_code = 2
 
     def __init__(self, detail: str, message: str) -> None:
@@ -91,4 +107,4 @@ class AgentFailed(RunFailure):
 class LimitExhausted(RunFailure):
     """exhausted(limit): the run hit one of its limits and was stopped."""
 
-    outcome = "exhausted"
+    outcome = OutcomeStatus.EXHAUSTED

@@ -21,7 +21,7 @@ from runtime.agent.schemas import tool_schemas
 from runtime.agent.tools import TOOLS
 from runtime.approvals import DEFAULT_TIMEOUT_S
 from runtime.approvals.service import ask_orchestrator
-from runtime.gate.decision import ALLOW, ASK, unattended
+from runtime.gate.decision import ALLOW, ASK, DENY, unattended
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy, load_policy
 from runtime.models.broker import BrokerClient
@@ -106,7 +106,7 @@ def main(argv: list[str]) -> int:
         for call in reply.tool_calls:
             if call.error:
                 # Arguments that were not a JSON object: nothing to judge or run.
-                emit("tool", tool=call.name, input={}, decision="deny", reason=call.error, atom=None,
+                emit("tool", tool=call.name, input={}, decision=DENY, reason=call.error, atom=None,
                      rule="input", is_error=True, result=call.error)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": call.error})
                 continue
@@ -125,7 +125,7 @@ def main(argv: list[str]) -> int:
                 if answer == ALLOW:
                     verdict, reason = ALLOW, f"{why}; the gate had asked: {decision.reason}"
                 else:
-                    verdict, reason = "deny", f"this call needs a person's approval ({decision.reason}); {why}"
+                    verdict, reason = DENY, f"this call needs a person's approval ({decision.reason}); {why}"
             if verdict == ALLOW:
                 text, is_error = run_tool(call.name, call.arguments, args.root)
             elif extra:

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Self, TextIO, TypedDict
 
 from runtime.approvals import ANSWER_GRACE_S
-from runtime.approvals.store import APPROVED, DENIED, PENDING, Approval, ApprovalError, ApprovalStore, iso
+from runtime.approvals.store import Approval, ApprovalError, ApprovalStatus, ApprovalStore, iso
 from runtime.audit.records import ApprovalDecided, ApprovalRequested
 from runtime.ipc.unix_service import JsonLinesHandler, TrackedServer, UnixService
 from runtime.lang.jsontypes import JSON, JSONObject
@@ -71,23 +71,23 @@ class ApprovalAnswer(TypedDict):
     decision: Literal["allow", "deny"]
     reason: str
     id: str | None  # the request's, once it was recorded
-    status: str | None  # the request's status (`runtime.approvals.store`), once it was recorded
+    status: str | None  # the request's `ApprovalStatus`, by its value (the wire's), once it was recorded
 
 
 def _deny(reason: str, approval: Approval | None = None) -> ApprovalAnswer:
     return {"decision": "deny", "reason": " ".join(reason.split()),
-            "id": approval.id if approval else None, "status": approval.status if approval else None}
+            "id": approval.id if approval else None, "status": approval.status.value if approval else None}
 
 
 def answer_for(approval: Approval) -> ApprovalAnswer:
     """What the agent is told about a request that is no longer pending."""
-    if approval.status == APPROVED:
+    if approval.status == ApprovalStatus.APPROVED:
         why = f": {approval.reason}" if approval.reason else ""
         return {"decision": "allow", "reason": f"approved by {approval.decided_by} (approval {approval.id}){why}",
-                "id": approval.id, "status": approval.status}
-    if approval.status == DENIED:
+                "id": approval.id, "status": approval.status.value}
+    if approval.status == ApprovalStatus.DENIED:
         return _deny(f"denied by {approval.decided_by} (approval {approval.id}): {approval.reason}", approval)
-    if approval.status == PENDING:
+    if approval.status == ApprovalStatus.PENDING:
         return _deny(f"approval {approval.id} was not decided within the time this call could wait; "
                      "the call is denied", approval)
     return _deny(f"approval {approval.id} expired ({approval.reason}); the call is denied", approval)
@@ -143,7 +143,7 @@ class ApprovalService(UnixService):
             # (`_audit_decision` writes each decision once).
             ended = self.store.expire(request_id, "the agent's run ended before a decision", by="orchestrator") \
                 or self.store.get(request_id)
-            if ended is not None and ended.status != PENDING:
+            if ended is not None and ended.status != ApprovalStatus.PENDING:
                 self._audit_decision(ended)
 
     # -- audit ------------------------------------------------------------------------------
@@ -226,7 +226,7 @@ class ApprovalService(UnixService):
         finally:
             with self._lock:
                 self._waiters[approval.id] -= 1
-        if final.status != PENDING:
+        if final.status != ApprovalStatus.PENDING:
             self._audit_decision(final)
         if final.allowed and self.on_allowed is not None:
             try:
@@ -240,7 +240,7 @@ class ApprovalService(UnixService):
         while True:
             left = deadline - time.monotonic()
             current = self.store.wait(approval.id, max(0.0, min(_SLICE_S, left)), stop=self._stop)
-            if current.status != PENDING:
+            if current.status != ApprovalStatus.PENDING:
                 return current
             if self._stop.is_set():
                 return self.store.expire(approval.id, "the agent's run ended before a decision",
@@ -384,7 +384,7 @@ def console_notifier(store: ApprovalStore, *, hint: str = "", stream: TextIO | N
         while True:
             approval = prompts.get()
             current = store.get(approval.id)
-            if current is None or current.status != PENDING:
+            if current is None or current.status != ApprovalStatus.PENDING:
                 continue
             try:
                 out.write(f"approve [{printable(approval.id)}] {printable(approval.summary)}? "

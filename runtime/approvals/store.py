@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -51,8 +52,6 @@ from runtime.printable import printable
 from runtime.sqlite_schema import migrate
 
 FILE_NAME = "approvals.sqlite"
-PENDING, APPROVED, DENIED, EXPIRED = "pending", "approved", "denied", "expired"
-STATUSES = (PENDING, APPROVED, DENIED, EXPIRED)
 SUMMARY_MAX = 400
 POLL_S = 0.1
 
@@ -80,6 +79,15 @@ _SCHEMA_V2 = "ALTER TABLE requests ADD COLUMN command TEXT;"
 MIGRATIONS = (_SCHEMA_V1, _SCHEMA_V2)
 _COLUMNS = ("id", "agent", "tool", "input_hash", "summary", "gate_reason", "created", "expires", "status",
             "decided_by", "reason", "decided", "command")
+
+
+class ApprovalStatus(StrEnum):
+    """A request's status: pending until a person decides it or it expires."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    EXPIRED = "expired"
 
 
 class ApprovalError(FatalError):
@@ -156,7 +164,7 @@ class ApprovalJSON(TypedDict):
     gate_reason: str
     created: float
     expires: float
-    status: str
+    status: ApprovalStatus
     decided_by: str | None
     reason: str | None
     decided: float | None
@@ -178,7 +186,7 @@ class Approval:
     gate_reason: str
     created: float
     expires: float
-    status: str
+    status: ApprovalStatus
     decided_by: str | None = None
     reason: str | None = None
     decided: float | None = None
@@ -186,11 +194,11 @@ class Approval:
 
     @property
     def pending(self) -> bool:
-        return self.status == PENDING
+        return self.status == ApprovalStatus.PENDING
 
     @property
     def allowed(self) -> bool:
-        return self.status == APPROVED
+        return self.status == ApprovalStatus.APPROVED
 
     def expires_in(self, now: float | None = None) -> float:
         return self.expires - (time.time() if now is None else now)
@@ -204,7 +212,10 @@ class Approval:
 
 
 def _row(row: tuple[Any, ...]) -> Approval:
-    return Approval(*row)
+    """A request as its row holds it (the table's check keeps its status one of ApprovalStatus's)."""
+    request_id, agent, tool, digest, summary, gate_reason, created, expires, status, by, reason, decided, command = row
+    return Approval(request_id, agent, tool, digest, summary, gate_reason, created, expires, ApprovalStatus(status), by,
+                    reason, decided, command)
 
 
 class ApprovalStore:
@@ -272,7 +283,7 @@ class ApprovalStore:
             conn.execute("UPDATE requests SET status = 'expired', decided_by = 'expiry', decided = ?, reason = ? "
                          "WHERE id = ? AND status = 'pending'",
                          (now, "no one decided before the request expired", row[0]))
-        return [_row(r[:8] + ("expired", "expiry", "no one decided before the request expired", now) + r[12:])
+        return [_row(r[:8] + (ApprovalStatus.EXPIRED, "expiry", "no one decided before the request expired", now) + r[12:])
                 for r in rows]
 
     # -- the API ----------------------------------------------------------------------------
@@ -305,12 +316,12 @@ class ApprovalStore:
                 request_id = secrets.token_hex(4)
                 if self._get(conn, request_id) is None:
                     break
-            approval = Approval(request_id, agent, tool, digest, summary, reason, now, now + timeout_s, PENDING,
-                                command=command)
+            approval = Approval(request_id, agent, tool, digest, summary, reason, now, now + timeout_s,
+                                ApprovalStatus.PENDING, command=command)
             cols = (*_COLUMNS[:9], "command")
             conn.execute(f"INSERT INTO requests ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                         (approval.id, agent, tool, digest, summary, reason, approval.created, approval.expires, PENDING,
-                          command))
+                         (approval.id, agent, tool, digest, summary, reason, approval.created, approval.expires,
+                          ApprovalStatus.PENDING, command))
             return approval, True
 
     def get(self, request_id: str) -> Approval | None:
@@ -337,7 +348,7 @@ class ApprovalStore:
             current = self._get(conn, request_id)
             if current is None:
                 raise ApprovalError(f"no approval request `{request_id}` (see `runtime approvals`)")
-            if current.status != PENDING:
+            if current.status != ApprovalStatus.PENDING:
                 who = f" by {current.decided_by}" if current.decided_by else ""
                 why = f" ({current.reason})" if current.reason else ""
                 raise ApprovalError(f"approval request `{request_id}` is already {current.status}{who}{why}; "
@@ -346,7 +357,7 @@ class ApprovalStore:
             if expired:  # recorded as expired (committed), then refused
                 self._expire(conn, now, " AND id = ?", (request_id,))
             else:
-                status = APPROVED if approved else DENIED
+                status = ApprovalStatus.APPROVED if approved else ApprovalStatus.DENIED
                 conn.execute("UPDATE requests SET status = ?, decided_by = ?, reason = ?, decided = ? "
                              "WHERE id = ? AND status = 'pending'", (status, by, reason, now, request_id))
                 decided = self._get(conn, request_id)
@@ -371,7 +382,7 @@ class ApprovalStore:
     def pending(self, agent: str | None = None) -> list[Approval]:
         """The pending requests (after a sweep), oldest first."""
         self.sweep()
-        return [a for a in self.all(agent) if a.status == PENDING]
+        return [a for a in self.all(agent) if a.status == ApprovalStatus.PENDING]
 
     def glance(self) -> tuple[list[tuple[str, str, str]], int, float]:
         """For a watcher beside the writers: the pending requests (id, agent, summary), how many requests there
@@ -380,7 +391,7 @@ class ApprovalStore:
         conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1)
         try:
             pending = [(str(r[0]), str(r[1]), str(r[2])) for r in conn.execute(
-                "SELECT id, agent, summary FROM requests WHERE status = ?", (PENDING,))]
+                "SELECT id, agent, summary FROM requests WHERE status = ?", (ApprovalStatus.PENDING,))]
             count, decided = conn.execute("SELECT count(*), coalesce(max(decided), 0) FROM requests").fetchone()
         finally:
             conn.close()
@@ -411,7 +422,7 @@ class ApprovalStore:
             current = self.get(request_id)
             if current is None:
                 raise ApprovalError(f"no approval request `{request_id}`")
-            if current.status != PENDING:
+            if current.status != ApprovalStatus.PENDING:
                 return current
             now = time.time()
             if current.expires <= now:

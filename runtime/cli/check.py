@@ -116,14 +116,14 @@ def approval_asker(opts: dict[str, str]) -> Callable[[JSONObject, GateDecision],
     def on_ask(data: JSONObject, decision: GateDecision) -> GateDecision:
         from runtime.approvals import HOOK_WAIT_MAX_S
         from runtime.approvals.service import ask_orchestrator
-        from runtime.gate.decision import allow, deny
+        from runtime.gate.decision import ALLOW, allow, deny
 
         wait = float(opts.get("--approval-wait", HOOK_WAIT_MAX_S))
         tool = data.get("tool_name")
         if not isinstance(tool, str):  # always a str: the gate asks only about a call that names its tool
             return decision  # not an allow or a deny: run_hook denies the call
         verdict, why = ask_orchestrator(socket_path, tool, data.get("tool_input"), decision.reason, wait)
-        if verdict == "allow":
+        if verdict == ALLOW:
             return allow(f"{why}; the gate had asked: {decision.reason}", decision.atom, decision.rule)
         return deny(why, decision.atom, decision.rule)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runtime.errors import UsageError
+from runtime.gate.decision import ALLOW, DENY
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
 from runtime.lang.audience import AGENT, SESSION
@@ -98,6 +99,6 @@ def run(args: Explain) -> int:
         print(f"{d.verdict}{by}{rule}")
         print(f"  {d.reason}")
         print(f"  mode: {mode} ({_MODE_NOTE[mode]})")
-        if sys.stdout.isatty() and d.verdict != "allow":
+        if sys.stdout.isatty() and d.verdict != ALLOW:
             print(f"  role `{policy.role}`, worktree {root}{'' if cwd == str(root) else f', working folder {cwd}'}")
-    return 0 if d.verdict == "allow" else 2 if d.verdict == "deny" else 3
+    return 0 if d.verdict == ALLOW else 2 if d.verdict == DENY else 3

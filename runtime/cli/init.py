@@ -23,7 +23,7 @@ from runtime.errors import UsageError
 from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.tooling.claude import write_atomic
 from runtime.tooling.gitignore import ignored_by_git
-from runtime.tooling.project.found import Outcome, Skipped
+from runtime.tooling.project.found import Allowance, Outcome, Skipped
 from runtime.tooling.project.readers import scan
 from runtime.tooling.project.render import GRAMMARS, ROLE_HEAD, choose, mcp_text, presets, task_text, toolchain_text
 from runtime.tooling.project.rules import project_rules
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSONDict
 
 TASK = Path("tasks") / "example.toml"
-_ALLOWED = {"edit-local": "edit-local allows it", "rule": "a new rule of the role allows it", "refused": "refused"}
+_ALLOWED = {Allowance.EDIT_LOCAL: "edit-local allows it", Allowance.RULE: "a new rule of the role allows it",
+            Allowance.REFUSED: "refused"}
 
 
 def run(args: Init) -> int:
@@ -125,7 +126,7 @@ def _task_column(o: Outcome) -> str:
         return "test command"
     if o.in_task == "check":
         return "check"
-    return o.reason if o.status != "refused" and o.reason else ""
+    return o.reason if o.status != Allowance.REFUSED and o.reason else ""
 
 
 def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[Skipped], written: list[str],
@@ -139,8 +140,8 @@ def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[
         for col in ("kind", "command", "from", "allowed", "task"):
             table.add_column(col, overflow="fold")
         for o in outcomes:
-            allowed = _ALLOWED[o.status] + (f": {o.reason}" if o.status == "refused" else "")
-            style = "red" if o.status == "refused" else "green" if o.in_task else ""
+            allowed = _ALLOWED[o.status] + (f": {o.reason}" if o.status == Allowance.REFUSED else "")
+            style = "red" if o.status == Allowance.REFUSED else "green" if o.in_task else ""
             source = o.found.origin.describe() + (f"\nwritten `{o.found.written}`" if o.found.written != o.found.command else "")
             task = _task_column(o) if o.in_task or not _task_column(o) else f"left out: {_task_column(o)}"
             table.add_row(line(o.found.kind), line((o.found.command, style)), text(source, multiline=True), line(allowed),
@@ -151,7 +152,7 @@ def _report(repo: Path, read: list[str], outcomes: list[Outcome], skipped: list[
             parts = [f"{o.found.kind:<6}  {o.found.command}  from {o.found.origin.describe()}"]
             if o.found.written != o.found.command:
                 parts.append(f"written `{o.found.written}`")
-            parts.append(_ALLOWED[o.status] + (f": {o.reason}" if o.status == "refused" else ""))
+            parts.append(_ALLOWED[o.status] + (f": {o.reason}" if o.status == Allowance.REFUSED else ""))
             if o.in_task:
                 parts.append(f"task: {_task_column(o)}")
             elif _task_column(o):

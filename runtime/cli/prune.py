@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runtime.orchestration.report import PLAN_ENDED
 from runtime.printable import printable
 from runtime.spawn.state import StateDir
 from runtime.workspace.git import Git, GitError
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from runtime.cli.settings import Prune
     from runtime.lang.jsontypes import JSONDict
     from runtime.orchestration.state import RunRow
-
-PLAN_FINAL = ("accepted", "rejected", "questions")  # what `runtime run --resume` refuses to continue
 
 
 def _age_days(updated_utc: str) -> float:
@@ -159,7 +158,7 @@ def run(args: Prune) -> int:
         if not args.dry_run:
             _remove_agent(state, git, agent_id, branch if has_branch else None)
     for row in plans.runs:
-        if row.status not in PLAN_FINAL or _age_days(_utc(row.updated)) < args.older_than:
+        if row.status not in PLAN_ENDED or _age_days(_utc(row.updated)) < args.older_than:
             continue
         branch = row.integration
         has_branch = bool(branch) and judge.exists(branch)

@@ -24,6 +24,7 @@ def run(args: Show) -> int:
     from rich.table import Table
 
     from runtime.cli.show import block, console, line, text
+    from runtime.cli.spawn import CHECK_COLOURS, colour
     from runtime.cli.status import state_dir
     from runtime.manifests.names import AGENT_ID
     from runtime.verify.kinds.record import by_cause
@@ -43,9 +44,9 @@ def run(args: Show) -> int:
         print(json.dumps({"agent": record.to_json(), "head": head, "diff": diff}, indent=2))
         return 0
     out = console()
-    colour = _colour(record.status, "tampering" if record.label == "rejected(tampering)" else None)
+    shade = colour(record.status, "tampering" if record.label == "rejected(tampering)" else None)
     series = f", {record.series} series" if record.series > 1 else ""
-    out.print(line((record.label or record.status, f"bold {colour}"), f"  agent {record.agent_id} ({record.role}{series})"))
+    out.print(line((record.label or record.status, f"bold {shade}"), f"  agent {record.agent_id} ({record.role}{series})"))
     for label, value in (("branch", record.branch), ("base", record.base_branch or record.base[:12]),
                          ("commit", record.commit), ("kept for inspection", record.work), ("merged", record.merged),
                          ("updated", record.updated)):
@@ -66,7 +67,7 @@ def run(args: Show) -> int:
             for col in ("atom", "status", "detail"):
                 checks.add_column(col, overflow="fold")
             for c in by_cause(last.checks):
-                style = {"passed": "green", "rejected": "yellow"}.get(c.status, "red")
+                style = CHECK_COLOURS.get(c.status, "red")
                 detail = c.feedback.strip().splitlines()[0][:100] if c.feedback.strip() else ""
                 checks.add_row(text(c.atom), text(c.status, style), text(detail))
             out.print(checks)
@@ -85,10 +86,3 @@ def run(args: Show) -> int:
         out.print(line((f"the change: {record.base[:12]}..{head[:12]}", "bold")))
         out.print(text(diff or "(nothing changed)\n", multiline=True), end="")
     return 0
-
-
-def _colour(status: str, detail: str | None) -> str:
-    """An outcome's colour: a forged report is never a mere rejection; an escalation waits for a person."""
-    if detail == "tampering":
-        return "red"
-    return {"ok": "green", "rejected": "yellow", "escalated": "cyan"}.get(status, "red")

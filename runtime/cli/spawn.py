@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
+from runtime.errors import OutcomeStatus
 from runtime.printable import printable
 from runtime.spawn.outcome import Outcome
+from runtime.verify.kinds.result import CheckStatus
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from runtime.cli.settings import Spawn
     from runtime.spawn.pipeline import SpawnOptions
     from runtime.spawn.progress import Progress
+    from runtime.spawn.state import RecordStatus
 
 _T = TypeVar("_T")
 _Args = TypeVarTuple("_Args")
@@ -33,9 +36,9 @@ def _summary(outcome: Outcome) -> None:
     from runtime.verify.kinds.record import by_cause
 
     out = console()
-    colour = _colour(outcome.status, outcome.detail)
-    out.print(line((outcome.label, f"bold {colour}"), f"  agent {outcome.agent_id} ({outcome.role})"))
-    if outcome.status != "ok":
+    shade = colour(outcome.status, outcome.detail)
+    out.print(line((outcome.label, f"bold {shade}"), f"  agent {outcome.agent_id} ({outcome.role})"))
+    if outcome.status != OutcomeStatus.OK:
         out.print(line("cause: ", outcome.cause()))
     table = Table(title="attempts")
     for col in ("attempt", "exit", "turns", "tool calls", "denials", "tokens", "seconds", "ended"):
@@ -60,7 +63,7 @@ def _summary(outcome: Outcome) -> None:
         # What failed about the work first, the report's own form last: an empty report of a retry
         # that gave up is a symptom, the failing tests are the cause.
         for c in by_cause(last):
-            style = {"passed": "green", "rejected": "yellow"}.get(c.status, "red")
+            style = CHECK_COLOURS.get(c.status, "red")
             detail = c.feedback.strip().splitlines()[0][:100] if c.feedback.strip() else ""
             checks.add_row(text(c.atom), text(c.status, style), text(detail))
         out.print(checks)
@@ -70,7 +73,7 @@ def _summary(outcome: Outcome) -> None:
             out.print(line(f"{label}: ", value))
     if outcome.message:
         out.print(block(outcome.message))
-    if outcome.status != "ok" and not outcome.id_free and outcome.branch:
+    if outcome.status != OutcomeStatus.OK and not outcome.id_free and outcome.branch:
         out.print(line(f"`runtime again {outcome.agent_id}` starts a new series of attempts on this work "
                        "(`--feedback FILE` tells the agent what to change)"))
     if outcome.id_free:
@@ -99,7 +102,7 @@ def _live() -> tuple[Live, Callable[..., None]]:
 def _interrupted_line(task_path: str, options: SpawnOptions) -> str:
     """One line on what an interrupt left and how to go on."""
     from runtime.spawn.pipeline import load
-    from runtime.spawn.state import StateDir, default_state_dir
+    from runtime.spawn.state import RunStatus, StateDir, default_state_dir
     from runtime.workspace.git import Git
 
     try:
@@ -109,7 +112,7 @@ def _interrupted_line(task_path: str, options: SpawnOptions) -> str:
         record = state.read(task.agent_id)
     except Exception:  # noqa: BLE001 - the line is best effort; the state is what it is
         return f"interrupted; run `runtime spawn {task_path}` again to resume"
-    if record is not None and record.status == "interrupted":
+    if record is not None and record.status == RunStatus.INTERRUPTED:
         work = f" (commit {record.work[:12]})" if record.work else ""
         return (f"interrupted: agent {task.agent_id}'s work is kept on branch agent/{task.agent_id}{work}; "
                 f"run `runtime spawn {task_path}` again to resume")
@@ -219,8 +222,15 @@ def _shown(outcome: Outcome) -> None:
                         "set RUNTIME_DEBUG=1 for the traceback"), file=sys.stderr)
 
 
-def _colour(status: str, detail: str | None) -> str:
-    """An outcome's colour: a forged report is never a mere rejection; an escalation waits for a person."""
+# A check's colour, by its status (any other: red).
+CHECK_COLOURS: dict[str, str] = {CheckStatus.PASSED: "green", CheckStatus.REJECTED: "yellow"}
+_OUTCOME_COLOURS: dict[str, str] = {OutcomeStatus.OK: "green", OutcomeStatus.REJECTED: "yellow",
+                                    OutcomeStatus.ESCALATED: "cyan"}
+
+
+def colour(status: RecordStatus, detail: str | None) -> str:
+    """An outcome's colour, by its status (a run's that has none yet: red): a forged report is never a mere
+    rejection; an escalation waits for a person."""
     if detail == "tampering":
         return "red"
-    return {"ok": "green", "rejected": "yellow", "escalated": "cyan"}.get(status, "red")
+    return _OUTCOME_COLOURS.get(status, "red")

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runtime.errors import UsageError
+from runtime.errors import OutcomeStatus, UsageError
 from runtime.orchestration.overview import runs_overview
 from runtime.spawn.state import RunRecord, StateDir, default_state_dir
 from runtime.workspace.git import Git
@@ -80,7 +80,7 @@ def _plans_table(state: StateDir, plans: list[PlanOverview]) -> Any:
         table.add_column(col, overflow="fold")
     for p in plans:
         subtasks = p["subtasks"]
-        ok = sum(1 for s in subtasks if s["status"] == "ok")
+        ok = sum(1 for s in subtasks if s["status"] == OutcomeStatus.OK)
         table.add_row(*(text(v) for v in (p["run_id"], p["status"], f"{ok} of {len(subtasks)} ok",
                                           p["base_branch"] or p["base"][:12], p["integration"],
                                           p["updated"], p["goal"])))

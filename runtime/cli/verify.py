@@ -14,6 +14,7 @@ from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import load_task
+from runtime.verify.kinds.result import CheckStatus
 from runtime.workspace.git import Git
 
 if TYPE_CHECKING:
@@ -34,11 +35,11 @@ def run(args: Verify) -> int:
     statuses = {c.status for c in checks}
     result = {
         "task": str(task.path), "worktree": str(worktree), "base": base,
-        "passed": [c.atom for c in checks if c.status == "passed"],
+        "passed": [c.atom for c in checks if c.status == CheckStatus.PASSED],
         "failed": [{"capability": c.atom, "kind": c.kind, "reason": c.status, "detail": c.feedback}
-                   for c in checks if c.status != "passed"],
+                   for c in checks if c.status != CheckStatus.PASSED],
     }
     print(json.dumps(result, indent=2))
-    if "error" in statuses:
+    if CheckStatus.ERROR in statuses:
         return 1
-    return 2 if "rejected" in statuses else 0
+    return 2 if CheckStatus.REJECTED in statuses else 0

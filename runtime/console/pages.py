@@ -14,6 +14,7 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from runtime.errors import OutcomeStatus
 from runtime.printable import printable
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def runs_fragment(state_root: str, agents: list[RunRecord], plans: list[PlanOver
                      "<th>integration</th><th>updated</th><th>goal</th></tr></thead><tbody>")
         for p in plans:
             subtasks = p["subtasks"]
-            ok = sum(1 for s in subtasks if s["status"] == "ok")
+            ok = sum(1 for s in subtasks if s["status"] == OutcomeStatus.OK)
             n, turns, calls, denials, tokens, cost = spend([by_id[s["agent_id"]] for s in subtasks if s["agent_id"] in by_id])
             calls += sum(going.get(s["agent_id"], (0, 0))[0] for s in subtasks)
             denials += sum(going.get(s["agent_id"], (0, 0))[1] for s in subtasks)

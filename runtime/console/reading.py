@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.audit.log import read_from
 from runtime.audit.records import Again, ApprovalDecided, ApprovalRequested, Ended, Gated, Retried, ToolRan
+from runtime.gate.decision import ALLOW, DENY
 from runtime.manifests.agent import LimitsSection
 from runtime.spawn.state import RunRecord, StateDir
 from runtime.workspace.safe_files import UnsafeFile, read_under
@@ -28,6 +29,9 @@ from runtime.workspace.safe_files import UnsafeFile, read_under
 if TYPE_CHECKING:
     from runtime.audit.records import AuditEntry, AuditRecord
     from runtime.lang.jsontypes import JSON
+    from runtime.orchestration.judge import JudgementStatus
+    from runtime.orchestration.report import PlanStatus
+    from runtime.orchestration.state import SubtaskRowStatus
 
 MAX_SHOWN = 1024 * 1024
 
@@ -91,7 +95,7 @@ def live_calls(entries: list[AuditEntry], record: RunRecord) -> tuple[int, int]:
         gated = entry.record
         if isinstance(gated, Gated) and gated.attempt not in done:
             calls += 1
-            denials += gated.decision == "deny"
+            denials += gated.decision == DENY
     return calls, denials
 
 
@@ -132,7 +136,7 @@ def transcript(entries: list[AuditEntry]) -> list[Call | Note]:
         if isinstance(r, Gated):
             call = Call(attempt, when, r.tool or "", r.input, r.decision, r.atom or "", r.rule or "", r.reason or "")
             out.append(call)
-            if call.decision == "allow":
+            if call.decision == ALLOW:
                 open_calls[(attempt, call.tool)] = len(out) - 1
         elif isinstance(r, ToolRan):
             index = open_calls.pop((attempt, r.tool or ""), None)
@@ -238,7 +242,7 @@ class SubtaskView:
     round: int
     uses: tuple[str, ...]
     agent: str
-    status: str
+    status: SubtaskRowStatus
     label: str
     commit: str | None
     started: float | None = None  # its (last) dispatch, in seconds after the run started
@@ -250,7 +254,7 @@ class SubtaskView:
 @dataclass
 class PlanView:
     run_id: str
-    status: str
+    status: PlanStatus
     goal: str
     base: str
     base_branch: str | None
@@ -260,7 +264,7 @@ class PlanView:
     detail: str | None
     subtasks: list[SubtaskView]
     checks: list[tuple[str, int]]  # (command, exit code)
-    judgements: list[tuple[str, str]]  # (status, reason)
+    judgements: list[tuple[JudgementStatus, str]]  # (status, reason)
     replans: list[str]
     merged: tuple[str | None, str | None] | None  # (into, commit) of the accepted result
     report: str | None  # the run's report (a file of the run's folder)
@@ -290,7 +294,7 @@ def plan_view(state: StateDir, run_id: str) -> PlanView | None:
                             r.label or r.status, r.commit_sha, merged_as=merges.get(r.subtask_id)) for r in subtask_rows]
     by_id = {s.id: s for s in subtasks}
     checks: list[tuple[str, int]] = []
-    judgements: list[tuple[str, str]] = []
+    judgements: list[tuple[JudgementStatus, str]] = []
     replans: list[str] = []
     merged = None
     report = None

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.audit.log import read_from
 from runtime.audit.records import Gated
-from runtime.errors import FatalError
+from runtime.errors import FatalError, OutcomeStatus
+from runtime.orchestration.report import PlanStatus
 from runtime.orchestration.state import OrchestratorState
-from runtime.spawn.state import FINAL, RunRecord
+from runtime.spawn.state import RecordStatus, RunRecord
 
 if TYPE_CHECKING:
     from runtime.spawn.state import StateDir
@@ -73,9 +74,9 @@ def _stat(path: os.PathLike[str] | str) -> tuple[int, int] | None:
 
 @dataclass
 class _Seen:
-    agents: dict[str, tuple[tuple[int, int], str]] = field(default_factory=dict)  # id -> (stat, status)
+    agents: dict[str, tuple[tuple[int, int], RecordStatus]] = field(default_factory=dict)  # id -> (stat, status)
     plans_db: tuple[tuple[int, int] | None, ...] = ()
-    plans: dict[str, str] = field(default_factory=dict)  # run id -> status
+    plans: dict[str, PlanStatus] = field(default_factory=dict)  # run id -> status
     plan_event: int = 0  # the last plan event id read
     audit_at: int = 0
     audit_stat: tuple[int, int] | None = None
@@ -129,7 +130,7 @@ class Watcher:
 
     def _agents(self, topics: set[str], notices: list[Notice], first: bool) -> None:
         seen = self._seen.agents
-        now: dict[str, tuple[tuple[int, int], str]] = {}
+        now: dict[str, tuple[tuple[int, int], RecordStatus]] = {}
         runs = self.state.root / "runs"
         for path in runs.glob("*/state.json"):
             agent = path.parent.name
@@ -146,7 +147,7 @@ class Watcher:
                 continue  # looked at again next time
             now[agent] = (st, status)
             topics.update(("runs", f"agent:{agent}"))
-            if not first and status in FINAL and (before is None or before[1] != status):
+            if not first and isinstance(status, OutcomeStatus) and (before is None or before[1] != status):
                 notices.append(Notice(f"agent {agent}: {status}", "its run ended", f"/agents/{agent}"))
         if set(seen) - set(now):
             topics.add("runs")
@@ -173,7 +174,7 @@ class Watcher:
         if ids:
             topics.update(("runs", "plans", *(f"plan:{i}" for i in ids)))
         for run_id, status in runs.items():
-            if not first and status != "running" and self._seen.plans.get(run_id) not in (None, status):
+            if not first and status != PlanStatus.RUNNING and self._seen.plans.get(run_id) not in (None, status):
                 notices.append(Notice(f"plan run {run_id}: {status}", "the run ended", f"/plans/{run_id}"))
         self._seen.plans = dict(runs)
 

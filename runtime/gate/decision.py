@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-ALLOW = "allow"
-DENY = "deny"
-ASK = "ask"
+TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
+if TYPE_CHECKING:
+    from runtime.lang.verdicts import GateVerdict
+
+ALLOW: GateVerdict = "allow"
+DENY: GateVerdict = "deny"
+ASK: GateVerdict = "ask"
 
 
 class GateDecision:
@@ -13,7 +17,7 @@ class GateDecision:
 
     __slots__ = ("verdict", "reason", "atom", "rule", "undecided")
 
-    def __init__(self, verdict: str, reason: str, atom: str | None = None, rule: str | None = None,
+    def __init__(self, verdict: GateVerdict, reason: str, atom: str | None = None, rule: str | None = None,
                  undecided: bool = False) -> None:
         self.verdict = verdict
         self.reason = reason

@@ -16,6 +16,7 @@ from typing import Literal, get_args
 from pydantic import Field, JsonValue, field_validator
 
 from runtime.errors import ManifestError
+from runtime.lang.verdicts import GateVerdict
 from runtime.manifests.kinds import GATE_KINDS, SANDBOX_KINDS, TASK_FIELDS
 from runtime.manifests.model import parse_model
 from runtime.manifests.names import check_atom_name
@@ -39,7 +40,7 @@ class ParamSpec(Model):
 class GateExample(Model):
     tool: str
     input: dict[str, JsonValue]  # the tool call's input, as a model would write it
-    expect: Literal["allow", "deny", "ask"]
+    expect: GateVerdict
     params: dict[str, JsonValue] = Field(default_factory=dict)  # checked as their types when the atom loads
 
 

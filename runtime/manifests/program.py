@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, field_validator
 
+from runtime.lang.verdicts import GateVerdict
 from runtime.manifests.locate import GRAMMAR_SUFFIX, grammar_name
 from runtime.manifests.model import parse_model
 from runtime.manifests.params import PROGRAM_NAME, GrammarFields, compile_grammar
@@ -30,7 +30,7 @@ EXAMPLE_SCOPE = "out/**"
 
 class CommandExample(Model):
     command: str
-    expect: Literal["allow", "deny", "ask"]
+    expect: GateVerdict
     subcommands: list[str] = Field(default_factory=list)  # the example rule's, as a role would set them
     # The example rule's program, when a role runs the grammar under another name (`python` with
     # subcommand `-m unittest` for the grammar `unittest`); the grammar's own name by default.

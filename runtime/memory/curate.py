@@ -22,12 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 from runtime.memory.errors import CurationError
-from runtime.memory.records import now, valid_name, valid_tags, valid_text
+from runtime.memory.records import LearningStatus, now, valid_name, valid_tags, valid_text
 from runtime.memory.writer import MemoryWriter
 
-VERDICTS = ("promote", "discard")
+# A curator's decision on one learning. Literal rather than an enum: `runtime memory curate` prints a `Curated`
+# as its dataclass shows itself, where an enum member would read `<...: 'promote'>`.
+Verdict: TypeAlias = Literal["promote", "discard"]
+VERDICTS: tuple[Verdict, ...] = ("promote", "discard")
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ class Curated:
     """What one decision did: the learning, its verdict and, when promoted, the new fact's entry id."""
 
     learning_id: int
-    verdict: str
+    verdict: Verdict
     fact_id: int | None
 
 
@@ -63,13 +67,16 @@ def curate(writer: MemoryWriter, decisions: Mapping[int, str], *,
         raise TypeError("curate needs the MemoryWriter of the meta-validation step")
     if not isinstance(decisions, Mapping):
         raise TypeError("decisions must map learning ids to 'promote' or 'discard'")
+    verdicts: dict[int, Verdict] = {}
     for learning_id, verdict in decisions.items():
         if not isinstance(learning_id, int) or isinstance(learning_id, bool):
             raise TypeError(f"a learning id is an integer: {learning_id!r}")
-        if verdict not in VERDICTS:
+        known = next((v for v in VERDICTS if v == verdict), None)
+        if known is None:
             raise ValueError(f"learning {learning_id}: the verdict is 'promote' or 'discard', "
                              f"not {verdict!r}")
-    promoted = {i for i, v in decisions.items() if v == "promote"}
+        verdicts[learning_id] = known
+    promoted = {i for i, v in verdicts.items() if v == "promote"}
     fact_texts = {i: valid_text(f"texts[{i}]", t) for i, t in _ids("texts", texts, promoted).items()}
     fact_tags = {i: valid_tags(t) for i, t in _ids("tags", tags, promoted).items()}
     why = {i: valid_text(f"reasons[{i}]", r) for i, r in _ids("reasons", reasons, set(decisions)).items()}
@@ -93,15 +100,15 @@ def curate(writer: MemoryWriter, decisions: Mapping[int, str], *,
                                     "a learning is curated once")
         when = now()
         for i in order:
-            verdict = decisions[i]
+            verdict = verdicts[i]
             fact_id = None
             if verdict == "promote":
                 fact_id = writer._insert_fact(conn, fact_texts.get(i, rows[i]["text"]), fact_tags.get(i, ()),
                                               curator, rows[i]["run_id"], i)
+            status: LearningStatus = "promoted" if verdict == "promote" else "discarded"
             cur = conn.execute(
                 "UPDATE learnings SET status = ?, curated_at = ?, curated_by = ?, reason = ? "
-                "WHERE id = ? AND status = 'pending'",
-                ("promoted" if verdict == "promote" else "discarded", when, curator, why.get(i), i))
+                "WHERE id = ? AND status = 'pending'", (status, when, curator, why.get(i), i))
             if cur.rowcount != 1:
                 raise CurationError(f"{writer.path}: learning {i} changed while being curated")
             done.append(Curated(i, verdict, fact_id))

@@ -13,11 +13,13 @@ refuses to create the store with a clear error, there is no LIKE fallback.
 from __future__ import annotations
 
 import sqlite3
+import typing
 from collections.abc import Iterable
 
 from runtime.memory.records import (
     Entry,
     Learning,
+    LearningStatus,
     match_expression,
     tag_list,
     valid_limit,
@@ -42,7 +44,7 @@ SELECT l.id, l.run_id, l.text, l.source, l.status, l.created_at, l.curated_at, l
 FROM learnings l LEFT JOIN facts f ON f.learning_id = l.id
 """
 
-_LEARNING_STATUSES = ("pending", "promoted", "discarded")
+_LEARNING_STATUSES = typing.get_args(LearningStatus)
 
 
 def _tags_filter(tags: list[str]) -> tuple[str, list[object]]:

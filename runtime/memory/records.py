@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSONDict
@@ -61,6 +61,10 @@ class Entry:
         return data
 
 
+# A learning's status: pending until curated, then promoted or discarded (the store's table checks it too).
+LearningStatus: TypeAlias = Literal["pending", "promoted", "discarded"]
+
+
 @dataclass(frozen=True)
 class Learning:
     """A reviewer's ``learn`` text: pending until curated, then promoted (``fact_id``) or discarded."""
@@ -69,7 +73,7 @@ class Learning:
     run_id: str
     text: str
     source: str
-    status: Literal["pending", "promoted", "discarded"]
+    status: LearningStatus
     created_at: str
     curated_at: str | None
     curated_by: str | None

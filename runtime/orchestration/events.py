@@ -16,6 +16,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from runtime.orchestration.judge import JudgementStatus
+from runtime.orchestration.report import PlanStatus
+
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSONDict, JSONObject
 
@@ -78,7 +81,7 @@ class AgentProgress(RunEvent):
     subtask: str
     agent: str
     attempt: int
-    state: str
+    state: str  # a `ProgressState`, by its value: what a worker node sent is shown, never trusted
     turns: int
     tool_calls: int
     denials: int
@@ -158,8 +161,11 @@ class PlanCheck(RunEvent):
 @dataclass(frozen=True)
 class Judged(RunEvent):
     kind: ClassVar[str] = "judgement"
-    status: str
+    status: JudgementStatus
     reason: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", JudgementStatus(self.status))  # read back, an event names it by value
 
 
 @dataclass(frozen=True)
@@ -186,8 +192,11 @@ class Accepted(RunEvent):
 @dataclass(frozen=True)
 class RunEnd(RunEvent):
     kind: ClassVar[str] = "run-end"
-    status: str
+    status: PlanStatus
     report: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", PlanStatus(self.status))  # read back, an event names it by value
 
 
 EVENTS: dict[str, type[RunEvent]] = {cls.kind: cls for cls in (

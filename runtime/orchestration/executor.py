@@ -21,7 +21,7 @@ from typing import NotRequired, Protocol, TypedDict
 import anyio
 import anyio.abc
 
-from runtime.errors import FatalError
+from runtime.errors import FatalError, OutcomeStatus
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import task_from_manifest
 from runtime.spawn.outcome import Outcome
@@ -90,7 +90,7 @@ class ProgressNote(TypedDict):
 
     agent: str
     attempt: int
-    state: str
+    state: str  # a `ProgressState`, by its value: plain data, as a worker node sends it
     turns: int
     tool_calls: int
     denials: int
@@ -105,7 +105,7 @@ Listener = Callable[[str, ProgressNote], None]
 
 
 def progress_event(progress: Progress) -> ProgressNote:
-    return {"agent": progress.agent_id, "attempt": progress.attempt, "state": progress.state, "turns": progress.turns,
+    return {"agent": progress.agent_id, "attempt": progress.attempt, "state": progress.state.value, "turns": progress.turns,
             "tool_calls": progress.tool_calls, "denials": progress.denials, "elapsed_s": round(progress.elapsed_s, 1),
             "cost_usd": progress.cost_usd, "writes": list(progress.writes)}
 
@@ -182,8 +182,8 @@ class LocalExecutor:
                 async with self._limiter:
                     outcome = await spawn_task(task, catalog, options)
             if self._scopes[handle].cancelled_caught:
-                outcome = Outcome("failed", "stopped", job.agent_id, role, message="stopped by the orchestrator")
+                outcome = Outcome(OutcomeStatus.FAILED, "stopped", job.agent_id, role, message="stopped by the orchestrator")
         except FatalError as exc:
-            outcome = Outcome("failed", "runtime", job.agent_id, role, message=str(exc))
+            outcome = Outcome(OutcomeStatus.FAILED, "runtime", job.agent_id, role, message=str(exc))
         self._results[handle] = SubtaskResult(job.subtask_id, outcome)
         self._done[handle].set()

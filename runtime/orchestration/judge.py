@@ -9,12 +9,22 @@ success criteria. Anything out of range becomes the gap a replan must close.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+from runtime.errors import OutcomeStatus
+
+
+class JudgementStatus(StrEnum):
+    """The judge's and the reviewer's answer on a plan's merged result."""
+
+    OK = "ok"
+    REPLAN = "replan"
 
 
 @dataclass
 class Judgement:
-    status: str  # ok | replan
+    status: JudgementStatus
     reason: str
     learn: list[str] = field(default_factory=list)
     gap: list[str] = field(default_factory=list)
@@ -22,10 +32,11 @@ class Judgement:
 
 def deterministic_gap(outcomes: dict[str, str], conflicts: dict[str, list[str]],
                       checks: list[tuple[str, int, str]], causes: dict[str, str] | None = None) -> list[str]:
-    """``causes``: a subtask's reason in one line (`Outcome.cause`), said after its label."""
+    """``outcomes``: each subtask's label (`Outcome.label`), which is its status alone when it ended ok;
+    ``causes``: a subtask's reason in one line (`Outcome.cause`), said after its label."""
     gap = []
     for subtask_id, label in sorted(outcomes.items()):
-        if label != "ok":
+        if label != OutcomeStatus.OK:
             cause = (causes or {}).get(subtask_id)
             gap.append(f"subtask {subtask_id} ended {label}" + (f": {cause}" if cause else ""))
     for subtask_id, paths in sorted(conflicts.items()):
@@ -43,10 +54,10 @@ def judge(outcomes: dict[str, str], conflicts: dict[str, list[str]], checks: lis
     ``causes`` says in one line why each subtask that is not ok is not."""
     gap = deterministic_gap(outcomes, conflicts, checks, causes)
     if gap:
-        return Judgement("replan", "the merged result is out of range:\n- " + "\n- ".join(gap), gap=gap)
+        return Judgement(JudgementStatus.REPLAN, "the merged result is out of range:\n- " + "\n- ".join(gap), gap=gap)
     if review is None:
-        return Judgement("ok", "every subtask was accepted, merged cleanly, and the plan checks pass")
+        return Judgement(JudgementStatus.OK, "every subtask was accepted, merged cleanly, and the plan checks pass")
     verdict = review()
-    if verdict.status == "ok":
-        return Judgement("ok", verdict.reason, list(verdict.learn))
-    return Judgement("replan", verdict.reason, list(verdict.learn), gap=[f"reviewer: {verdict.reason}"])
+    if verdict.status == JudgementStatus.OK:
+        return Judgement(JudgementStatus.OK, verdict.reason, list(verdict.learn))
+    return Judgement(JudgementStatus.REPLAN, verdict.reason, list(verdict.learn), gap=[f"reviewer: {verdict.reason}"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from runtime.errors import OutcomeStatus
 from runtime.memory.records import MAX_TEXT
 from runtime.memory.writer import issue_meta_validation_token, open_for_meta_validation
 from runtime.printable import printable
@@ -33,7 +34,7 @@ def remember(run: PlanRun, verdict: Judgement) -> None:
             for round_ in run.rounds:
                 for sub in round_:
                     result = run.results.get(sub.id)
-                    if result is None or result.outcome.status != "ok":
+                    if result is None or result.outcome.status != OutcomeStatus.OK:
                         continue
                     # An agent's report (and a reviewer's learning) may hold anything: a NUL, which the store
                     # refuses, undecodable bytes, escapes. Kept escaped, as they are shown, and bounded.

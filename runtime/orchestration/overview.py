@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from runtime.spawn.state import RunRecord, StateDir
+from runtime.orchestration.report import PlanStatus
+from runtime.spawn.state import RunRecord, RunStatus, StateDir
 from runtime.workspace.git import Git
 from runtime.workspace.locks import holder
+
+if TYPE_CHECKING:
+    from runtime.orchestration.state import SubtaskRowStatus
 
 
 class SubtaskOverview(TypedDict):
@@ -17,7 +21,7 @@ class SubtaskOverview(TypedDict):
 
     subtask: str
     agent_id: str
-    status: str
+    status: SubtaskRowStatus
     label: str
     commit: str | None
 
@@ -27,7 +31,7 @@ class PlanOverview(TypedDict):
 
     kind: str  # "plan"
     run_id: str
-    status: str  # as stored, or "interrupted" when its orchestrator died
+    status: PlanStatus  # as stored, or interrupted when its orchestrator died
     goal: str
     base: str
     base_branch: str | None
@@ -71,12 +75,12 @@ def runs_overview(state: StateDir) -> tuple[list[RunRecord], list[PlanOverview]]
     """Every agent run and plan run of ``state``; a run whose orchestrator died is `interrupted`."""
     from runtime.orchestration.state import plan_lock_name
 
-    agents = [r if r.final or holder(state.locks, r.agent_id) is not None else r.with_(status="interrupted")
+    agents = [r if r.final or holder(state.locks, r.agent_id) is not None else r.with_(status=RunStatus.INTERRUPTED)
               for r in state.all_runs()]
     plans = plan_runs(state)
     for p in plans:
-        if p["status"] == "running" and holder(state.locks, plan_lock_name(p["run_id"])) is None:
-            p["status"] = "interrupted"  # its orchestrator died: `runtime run --resume` carries it on
+        if p["status"] == PlanStatus.RUNNING and holder(state.locks, plan_lock_name(p["run_id"])) is None:
+            p["status"] = PlanStatus.INTERRUPTED  # its orchestrator died: `runtime run --resume` carries it on
     return agents, plans
 
 

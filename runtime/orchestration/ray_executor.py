@@ -32,7 +32,7 @@ import anyio.abc
 
 from runtime.audit.log import AuditLog
 from runtime.audit.records import Worker
-from runtime.errors import FatalError
+from runtime.errors import FatalError, OutcomeStatus
 from runtime.manifests.catalog import Catalog
 from runtime.orchestration.executor import Executor, ExecutorFactory, Job, Listener, ProgressNote, SubtaskResult
 from runtime.orchestration.remote_job import (
@@ -46,6 +46,7 @@ from runtime.orchestration.remote_job import (
 )
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions
+from runtime.spawn.progress import ProgressState
 from runtime.workspace.git import Git, GitError
 
 if TYPE_CHECKING:
@@ -292,7 +293,7 @@ class RayExecutor:
         ref = self._remote.options(memory=job.memory_mb * 1024 * 1024, num_cpus=job.cpus or 1, **placement).remote(
             job.to_json(), base, self._options.use_sandbox, self._desk, job.agent_id)
         self._refs[handle] = ref
-        self._event(job, "dispatched", None)
+        self._event(job, ProgressState.DISPATCHED, None)
         try:
             remote, node = await anyio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
@@ -318,7 +319,7 @@ class RayExecutor:
         result = SubtaskResult.from_json(remote.result_json)
         for entry in remote.audit:
             self._audit.append(entry.record, entry.agent, worker=Worker(node=node, seq=entry.seq, time=entry.time))
-        self._event(job, "returned", node)
+        self._event(job, ProgressState.RETURNED, node)
         if remote.bundle is None:
             return result
         bundle = self._folder / f"{job.agent_id}.bundle"
@@ -375,9 +376,9 @@ class RayExecutor:
         except self._ray.exceptions.RayError:
             pass  # the desk is gone; the asker fails on its own (see _take)
 
-    def _event(self, job: Job, state: str, node: str | None) -> None:
+    def _event(self, job: Job, state: ProgressState, node: str | None) -> None:
         if self._listener is not None:
-            self._listener(job.subtask_id, {"agent": job.agent_id, "attempt": 0, "state": state, "turns": 0,
+            self._listener(job.subtask_id, {"agent": job.agent_id, "attempt": 0, "state": state.value, "turns": 0,
                                             "tool_calls": 0, "denials": 0, "elapsed_s": 0.0, "cost_usd": 0.0,
                                             "writes": [], "node": node})
 
@@ -444,7 +445,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _failed(job: Job, detail: str, message: str) -> SubtaskResult:
-    return SubtaskResult(job.subtask_id, Outcome("failed", detail, job.agent_id, "-", message=message))
+    return SubtaskResult(job.subtask_id, Outcome(OutcomeStatus.FAILED, detail, job.agent_id, "-", message=message))
 
 
 def ray_executor(address: str | None) -> ExecutorFactory:

@@ -17,6 +17,7 @@ from typing import Any
 
 from runtime.policy.compile import compile_document
 from runtime.verify.kinds.record import CheckRecord
+from runtime.verify.kinds.result import CheckStatus
 from runtime.verify.passes import VerifyContext, judge_work
 from runtime.workspace.git import Git
 from runtime.workspace.tree import remove_tree
@@ -26,7 +27,7 @@ async def recheck_imported(git: Git, task: Any, catalog: Any, base: str, commit:
                            report: str | None) -> list[CheckRecord]:
     """The checks the imported ``commit`` fails (empty: it passes), judged against ``base``."""
     if git.run("merge-base", "--is-ancestor", base, commit, ok=(0, 1)).returncode != 0:
-        return [CheckRecord("runtime", "base", "rejected",
+        return [CheckRecord("runtime", "base", CheckStatus.REJECTED,
                             f"the imported commit {commit[:12]} does not start from the job's base {base[:12]}")]
     folder = Path(tempfile.mkdtemp(prefix="runtime-recheck-"))
     worktree = folder / "tree"
@@ -39,4 +40,4 @@ async def recheck_imported(git: Git, task: Any, catalog: Any, base: str, commit:
         with contextlib.suppress(OSError):
             remove_tree(folder)
         git.run("worktree", "prune", ok=None)
-    return [r for r in records if r.status != "passed"]
+    return [r for r in records if r.status != CheckStatus.PASSED]

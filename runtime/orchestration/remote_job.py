@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload
 import anyio
 
 from runtime.audit.log import records
-from runtime.errors import FatalError
+from runtime.errors import FatalError, OutcomeStatus
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import Task, task_from_manifest
 from runtime.models.types import ModelError, ModelReply, ModelRequest
@@ -231,7 +231,7 @@ def run_job(job_json: str, base: bytes, use_sandbox: bool = True, desk: Desk | N
                               listener=lambda progress: told.tell("progress", progress_event(progress)))
         outcome = anyio.run(_spawn, job, options)
         out: bytes | None = None
-        if outcome.status == "ok" and outcome.commit and outcome.branch:
+        if outcome.status == OutcomeStatus.OK and outcome.commit and outcome.branch:
             path = folder / "agent.bundle"
             git.run("bundle", "create", "--quiet", str(path), f"refs/heads/{outcome.branch}", f"^{job.base}")
             out = path.read_bytes()
@@ -257,7 +257,7 @@ async def _spawn(job: Any, options: SpawnOptions) -> Outcome:
         role = task.role.name
         return await spawn_task(task, catalog, options)
     except (FatalError, GitError) as exc:
-        return Outcome("failed", "runtime", job.agent_id, role, message=str(exc))
+        return Outcome(OutcomeStatus.FAILED, "runtime", job.agent_id, role, message=str(exc))
 
 
 def _audit(state: Path) -> list[AuditEntry]:

@@ -4,8 +4,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from runtime.printable import printable
+
+if TYPE_CHECKING:
+    from runtime.verify.kinds.result import CheckStatus
+
+
+class PlanStatus(StrEnum):
+    """A plan run's status: running, then how it ended (the report's, and its row's in the run's state)."""
+
+    RUNNING = "running"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    FAILED = "failed"
+    QUESTIONS = "questions"
+    # Never stored: how `runtime status` and the console show a running plan whose orchestrator died.
+    INTERRUPTED = "interrupted"
+
+
+# The ends `runtime run --resume` refuses to continue (a failed run goes on where it stopped).
+PLAN_ENDED = frozenset({PlanStatus.ACCEPTED, PlanStatus.REJECTED, PlanStatus.QUESTIONS})
 
 
 @dataclass
@@ -22,7 +43,7 @@ class SubtaskLine:
     cost_usd: float = 0.0
     commit: str | None = None
     merged: str | None = None
-    checks: list[tuple[str, str]] = field(default_factory=list)
+    checks: list[tuple[str, CheckStatus]] = field(default_factory=list)  # (atom, status) of its last attempt
     questions: list[str] = field(default_factory=list)
     message: str = ""
     cause: str = ""  # why it is not ok, in one line (`Outcome.cause`)
@@ -42,7 +63,7 @@ class ReplanNote:
 class RunReport:
     run_id: str
     goal: str
-    status: str  # accepted | rejected | failed | questions
+    status: PlanStatus
     reason: str
     base: str = ""
     integration: str = ""
@@ -55,7 +76,7 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        return {"accepted": 0, "questions": 3}.get(self.status, 2)
+        return {PlanStatus.ACCEPTED: 0, PlanStatus.QUESTIONS: 3}.get(self.status, 2)
 
 
 def _fence(text: str) -> str:

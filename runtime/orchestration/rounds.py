@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
 
+from runtime.errors import OutcomeStatus
 from runtime.orchestration.events import Dispatch, Redispatch, RunEvent, SubtaskEnd
 from runtime.orchestration.executor import Executor, Job, SubtaskResult
-from runtime.orchestration.state import OrchestratorState
+from runtime.orchestration.state import OrchestratorState, SubtaskStatus
 from runtime.spawn.outcome import Outcome
 from runtime.verify.kinds.report_text import normalise, sections
 
@@ -84,7 +85,7 @@ async def _collect(ctx: RoundContext, sub: Subtask, handle: str) -> None:
         if result.bundle is not None and ctx.import_work is not None:
             result = await ctx.import_work(result, ctx.base)
         _record(ctx, sub, result)
-        if (result.outcome.status, result.outcome.detail) != ("failed", "node"):
+        if result.outcome.status != OutcomeStatus.FAILED or result.outcome.detail != "node":
             return
         ctx.emit(Redispatch(sub.id, result.outcome.agent_id, result.outcome.message))
         again = await _dispatch(ctx, sub)
@@ -96,19 +97,20 @@ async def _collect(ctx: RoundContext, sub: Subtask, handle: str) -> None:
 async def _dispatch(ctx: RoundContext, sub: Subtask) -> str | None:
     state, run_id = ctx.state, ctx.run_id
     stored = state.subtask(run_id, sub.id)
-    if stored is not None and stored.status == "ok" and stored.outcome_json:
+    if stored is not None and stored.status == OutcomeStatus.OK and stored.outcome_json:
         result = SubtaskResult(sub.id, Outcome.from_dict(json.loads(stored.outcome_json)))
         ctx.results[sub.id] = ctx.round_results[sub.id] = result
         return None  # accepted earlier (a resumed run): never run again
     task = sub.task
-    failed_inputs = [u for u in sub.uses if u not in ctx.results or ctx.results[u].outcome.status != "ok"]
+    failed_inputs = [u for u in sub.uses if u not in ctx.results or ctx.results[u].outcome.status != OutcomeStatus.OK]
     if failed_inputs:
         _record(ctx, sub, SubtaskResult(sub.id, Outcome(
-            "failed", "dependency", "-", task.role.name, message=f"its inputs did not succeed: {', '.join(failed_inputs)}")))
+            OutcomeStatus.FAILED, "dependency", "-", task.role.name,
+            message=f"its inputs did not succeed: {', '.join(failed_inputs)}")))
         return None
-    interrupted = stored is not None and stored.status == "running"
+    interrupted = stored is not None and stored.status == SubtaskStatus.RUNNING
     if stored is None:
-        state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id="", status="pending")
+        state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id="", status=SubtaskStatus.PENDING)
     # A run that died mid-subtask resumes the same agent (spawn recovers it); anything else is a new dispatch.
     if interrupted:
         row = state.subtask(run_id, sub.id)
@@ -118,11 +120,12 @@ async def _dispatch(ctx: RoundContext, sub: Subtask) -> str | None:
         dispatch = state.dispatched(run_id, sub.id)
     if dispatch > ctx.max_dispatches:
         _record(ctx, sub, SubtaskResult(sub.id, Outcome(
-            "failed", "loop", "-", task.role.name, message=f"dispatched {dispatch} times (the plan allows {ctx.max_dispatches})")))
+            OutcomeStatus.FAILED, "loop", "-", task.role.name,
+            message=f"dispatched {dispatch} times (the plan allows {ctx.max_dispatches})")))
         return None
     agent_id = stored.agent_id if interrupted and stored is not None and stored.agent_id else agent_id_for(run_id, sub.id, dispatch)
     context = "\n\n".join(ctx.describe_output(u, ctx.results[u]) for u in sub.uses) or None
-    state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status="running")
+    state.put_subtask(run_id, sub.id, round=ctx.round, sequence=sub.sequence, agent_id=agent_id, status=SubtaskStatus.RUNNING)
     ctx.emit(Dispatch(sub.id, agent_id, dispatch, ctx.base))
     job = Job(run_id, sub.id, agent_id, task.manifest, str(task.path), task.digest, str(ctx.catalog.root),
               ctx.catalog_digest, ctx.base, context,
@@ -141,4 +144,4 @@ def _record(ctx: RoundContext, sub: Subtask, result: SubtaskResult) -> None:
         label=outcome.label, branch=outcome.branch, commit_sha=outcome.commit, report=result.report,
         outcome_json=json.dumps(outcome.to_dict()),
     )
-    ctx.emit(SubtaskEnd(sub.id, outcome.label, outcome.commit, outcome.cause() if outcome.status != "ok" else None))
+    ctx.emit(SubtaskEnd(sub.id, outcome.label, outcome.commit, outcome.cause() if outcome.status != OutcomeStatus.OK else None))

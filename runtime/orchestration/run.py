@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from runtime.errors import FatalError, UsageError
+from runtime.errors import FatalError, OutcomeStatus, UsageError
 from runtime.orchestration.events import (
     Accepted,
     AgentProgress,
@@ -38,9 +38,9 @@ from runtime.orchestration.events import (
 )
 from runtime.orchestration.executor import ExecutorFactory, Listener, LocalExecutor, ProgressNote, SubtaskResult
 from runtime.orchestration.fanin import changed_files, ensure_integration_branch, existing_merge, integrate, is_ancestor
-from runtime.orchestration.judge import Judgement, judge
+from runtime.orchestration.judge import Judgement, JudgementStatus, judge
 from runtime.orchestration.recheck import recheck_imported
-from runtime.orchestration.report import ReplanNote, RunReport, SubtaskLine, render
+from runtime.orchestration.report import PLAN_ENDED, PlanStatus, ReplanNote, RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
 from runtime.orchestration.state import OrchestratorState, plan_lock_name
 from runtime.sandbox.toolchain import toolchain_mounts
@@ -100,7 +100,7 @@ def resumed_run(state_dir: Path, run_id: str) -> ResumedRun:
         state.close()
     if record is None:
         raise UsageError(f"no run {run_id} in {state_dir}")
-    if record.status in ("accepted", "rejected", "questions"):
+    if record.status in PLAN_ENDED:
         raise FatalError(f"run {run_id} already ended ({record.status}); nothing to resume")
     return ResumedRun(run_id, record.base, record.base_branch, record.integration, record.plan, record.plan_path,
                       record.replans)
@@ -200,7 +200,7 @@ def _importer(run: PlanRun, catalog: Catalog) -> Callable[[SubtaskResult, str], 
 
 
 def _refused(result: SubtaskResult, message: str) -> SubtaskResult:
-    refused = replace(result.outcome, status="rejected", detail=None, commit=None, merged=None, message=message)
+    refused = replace(result.outcome, status=OutcomeStatus.REJECTED, detail=None, commit=None, merged=None, message=message)
     return replace(result, outcome=refused, bundle=None)
 
 
@@ -209,7 +209,7 @@ def _integrate(run: PlanRun) -> dict[str, list[str]]:
     accepted: list[tuple[str, str, str]] = []
     for s in order:
         result = run.results.get(s.id)
-        if result is not None and result.outcome.status == "ok" and result.commit:
+        if result is not None and result.outcome.status == OutcomeStatus.OK and result.commit:
             # An accepted outcome's commit is on its agent branch: it names that branch.
             accepted.append((s.id, cast(str, result.branch), result.commit))
     done = run.state.merges(run.run_id)
@@ -278,7 +278,7 @@ def _start(plan: Plan, options: RunOptions) -> PlanRun:
         run = PlanRun(run_id, plan, git, state, state_dir, base, git.current_branch(), f"run/{run_id}", options)
         state.create_run(run_id, str(plan.path) if plan.path else None, plan.data, base, run.base_branch, run.integration)
     ensure_integration_branch(git, run.integration, run.base)
-    run.report = RunReport(run.run_id, plan.goal, "failed", "", base=run.base, integration=run.integration)
+    run.report = RunReport(run.run_id, plan.goal, PlanStatus.FAILED, "", base=run.base, integration=run.integration)
     return run
 
 
@@ -300,26 +300,27 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
             await _round(run, subtasks, number, catalog)
             checks = await _plan_checks(run, catalog)
             conflicts = {sid: paths for sid, paths in run.conflicts.items()
-                         if run.results.get(sid) and run.results[sid].outcome.status == "ok"}
+                         if run.results.get(sid) and run.results[sid].outcome.status == OutcomeStatus.OK}
             run.report.checks = [(c, code) for c, code, _ in checks]
             latest = {s.id: run.results[s.id].outcome for round_ in run.rounds for s in round_ if s.id in run.results}
             # A subtask a later round re-dispatched counts by its latest outcome.
             outcomes = {sid: outcome.label for sid, outcome in latest.items()}
-            causes = {sid: outcome.cause() for sid, outcome in latest.items() if outcome.status != "ok"}
+            causes = {sid: outcome.cause() for sid, outcome in latest.items() if outcome.status != OutcomeStatus.OK}
             review = (lambda checks=checks: reviewer(run, checks)) if reviewer else None
             verdict = judge(outcomes, conflicts, checks, review, causes)
             run.emit(Judged(verdict.status, verdict.reason))
-            if verdict.status == "ok":
+            if verdict.status == JudgementStatus.OK:
                 _accept(run, verdict)
                 break
             if number >= plan.max_replans or options.replanner is None:
-                run.report.status, run.report.reason = "rejected", verdict.reason
+                run.report.status, run.report.reason = PlanStatus.REJECTED, verdict.reason
                 break
             replanned = options.replanner(run, verdict)
             run.report.replans.append(ReplanNote(verdict.reason, tuple(verdict.gap)))
             if isinstance(replanned, list):
                 run.state.update_run(run.run_id, replans=len(run.report.replans))
-                run.report.status, run.report.reason, run.report.questions = "questions", "the planner needs answers", replanned
+                run.report.status, run.report.reason = PlanStatus.QUESTIONS, "the planner needs answers"
+                run.report.questions = replanned
                 break
             # Stored for --resume: the run's own [plan] table, the replanned subtasks.
             run.state.update_run(run.run_id, replans=len(run.report.replans),
@@ -349,7 +350,7 @@ async def run_plan(plan: Plan, catalog: Catalog, options: RunOptions) -> RunRepo
 
 
 def _accept(run: PlanRun, verdict: Judgement) -> None:
-    run.report.status, run.report.reason = "accepted", verdict.reason
+    run.report.status, run.report.reason = PlanStatus.ACCEPTED, verdict.reason
     if run.options.merge:
         if run.base_branch is None:
             raise FatalError("the run started on a detached HEAD: there is no base branch to merge into")
@@ -359,7 +360,7 @@ def _accept(run: PlanRun, verdict: Judgement) -> None:
             # Merged before the orchestrator died (a resumed run): merged once, not twice.
             run.report.merged_into_base = existing_merge(run.git, head, integration_head) or head
         elif head != run.base:
-            run.report.status = "rejected"
+            run.report.status = PlanStatus.REJECTED
             run.report.reason = f"{run.base_branch} moved during the run; the integration branch {run.integration} is kept"
             return
         else:

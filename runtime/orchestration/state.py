@@ -14,9 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
+from runtime.errors import OutcomeStatus
+from runtime.orchestration.report import PlanStatus
 from runtime.sqlite_schema import migrate
 
 if TYPE_CHECKING:
@@ -53,6 +56,26 @@ create table if not exists events (
 MIGRATIONS = (SCHEMA_V1,)
 
 
+class SubtaskStatus(StrEnum):
+    """A plan subtask's status before its outcome: waiting for its dispatch, or dispatched."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+
+
+# A subtask row's status: before its outcome, or its latest outcome's status.
+SubtaskRowStatus: TypeAlias = SubtaskStatus | OutcomeStatus
+
+
+def subtask_status(value: object) -> SubtaskRowStatus:
+    """The status ``value`` names; ValueError for anything else."""
+    members: list[SubtaskRowStatus] = [*SubtaskStatus, *OutcomeStatus]
+    for member in members:
+        if member == value:
+            return member
+    raise ValueError(f"a subtask's status must be one of {', '.join(members)}, not {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class RunRow:
     """A plan run as its row in `runs` holds it."""
@@ -60,7 +83,7 @@ class RunRow:
     run_id: str
     created: float
     updated: float
-    status: str  # running, then accepted | rejected | failed | questions
+    status: PlanStatus
     plan_path: str | None
     plan: JSONObject  # the plan's tables as last stored: the replanned subtasks under the run's own [plan]
     base: str
@@ -77,7 +100,7 @@ class RunRow:
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> RunRow:
-        return cls(row["run_id"], row["created"], row["updated"], row["status"], row["plan_path"],
+        return cls(row["run_id"], row["created"], row["updated"], PlanStatus(row["status"]), row["plan_path"],
                    json.loads(row["plan_json"]), row["base"], row["base_branch"], row["integration"], row["replans"],
                    row["detail"])
 
@@ -91,7 +114,7 @@ class SubtaskRow:
     round: int
     sequence: int
     agent_id: str  # "" until it is first dispatched
-    status: str
+    status: SubtaskRowStatus
     label: str | None
     dispatches: int
     branch: str | None
@@ -102,7 +125,8 @@ class SubtaskRow:
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> SubtaskRow:
-        return cls(row["run_id"], row["subtask_id"], row["round"], row["sequence"], row["agent_id"], row["status"],
+        return cls(row["run_id"], row["subtask_id"], row["round"], row["sequence"], row["agent_id"],
+                   subtask_status(row["status"]),
                    row["label"], row["dispatches"], row["branch"], row["commit_sha"], row["report"],
                    row["outcome_json"], row["updated"])
 
@@ -157,8 +181,8 @@ class OrchestratorState:
                    integration: str) -> None:
         now = time.time()
         self.conn.execute(
-            "insert into runs values (?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, null)",
-            (run_id, now, now, plan_path, json.dumps(plan), base, base_branch, integration),
+            "insert into runs values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, null)",
+            (run_id, now, now, PlanStatus.RUNNING, plan_path, json.dumps(plan), base, base_branch, integration),
         )
 
     @_locked
@@ -172,7 +196,9 @@ class OrchestratorState:
         return [RunRow.of(r) for r in self.conn.execute("select * from runs order by created")]
 
     @_locked
-    def update_run(self, /, run_id: str, **fields: Any) -> None:
+    def update_run(self, /, run_id: str, *, status: PlanStatus | None = None, **fields: Any) -> None:
+        if status is not None:
+            fields["status"] = status
         if "plan" in fields:
             fields["plan_json"] = json.dumps(fields.pop("plan"))
         fields["updated"] = time.time()
@@ -203,7 +229,8 @@ class OrchestratorState:
             "select * from subtasks where run_id = ? order by round, sequence, subtask_id", (run_id,))]
 
     @_locked
-    def put_subtask(self, /, run_id: str, subtask_id: str, **fields: Any) -> None:
+    def put_subtask(self, /, run_id: str, subtask_id: str, *, status: SubtaskRowStatus, **fields: Any) -> None:
+        fields["status"] = status
         fields["updated"] = time.time()
         if self.subtask(run_id, subtask_id) is None:
             cols = ["run_id", "subtask_id", *fields]
@@ -255,10 +282,10 @@ class OrchestratorState:
             "select time, kind, data from events where run_id = ? order by id", (run_id,)) if r["kind"] in EVENTS]
 
     @_locked
-    def changes_since(self, event_id: int) -> tuple[dict[str, str], set[str], int]:
+    def changes_since(self, event_id: int) -> tuple[dict[str, PlanStatus], set[str], int]:
         """For a watcher: every run's status, the runs with events stored after ``event_id``, and the last
         event's id (0 for none)."""
-        statuses = {str(r[0]): str(r[1]) for r in self.conn.execute("select run_id, status from runs")}
+        statuses = {str(r[0]): PlanStatus(r[1]) for r in self.conn.execute("select run_id, status from runs")}
         changed = {str(r[0]) for r in self.conn.execute("select distinct run_id from events where id > ?", (event_id,))}
         last = self.conn.execute("select coalesce(max(id), 0) from events").fetchone()[0]
         return statuses, changed, int(last)

@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING
 import anyio
 
 from runtime.audit.records import ApprovalDecided, ApprovalRequested, CommitIntent, Committed, MergedIn
+from runtime.errors import OutcomeStatus
 from runtime.manifests.control import control_name
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
+from runtime.spawn.state import RunStatus
 from runtime.spawn.world import tree_world
 from runtime.verify.commands import CommandLog
 from runtime.verify.gather import DEFAULT_CHANGE_SIZE
 from runtime.verify.kinds.change_size import ChangeSizeParams
+from runtime.verify.kinds.result import CheckStatus
 from runtime.verify.passes import judge_merge
 from runtime.verify.test_runs import load_hidden
 from runtime.workspace import hazards
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from runtime.spawn.pipeline import SpawnRun
 
 
-def last_checks(attempts: Sequence[Attempt]) -> list[tuple[str, str]]:
+def last_checks(attempts: Sequence[Attempt]) -> list[tuple[str, CheckStatus]]:
     """(atom, status) of the last attempt's checks."""
     return [(c.atom, c.status) for c in attempts[-1].checks] if attempts else []
 
@@ -59,7 +62,7 @@ def verdict_trailers(attempts: Sequence[Attempt]) -> str:
     return out
 
 
-def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]], label: str,
+def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, CheckStatus]], label: str,
                    attempts: Sequence[Attempt] = ()) -> str:
     task = run.task
     summary = ", ".join(f"{atom} {status}" for atom, status in checks) or "none"
@@ -76,10 +79,10 @@ def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, str]],
 
 async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
     """Commit verified work on the agent branch, and with --merge merge it; what happened, as a value."""
-    run.save("committing")
+    run.save(RunStatus.COMMITTING)
     commit: str | None
     try:
-        message = commit_message(run, True, last_checks(verdict.attempts), "ok", verdict.attempts)
+        message = commit_message(run, True, last_checks(verdict.attempts), OutcomeStatus.OK, verdict.attempts)
         # A resumed run verifies the work its interrupted attempt left on the branch: when this one
         # adds nothing, an empty commit still records the verdict on the branch's head.
         resumed = run.resumed is not None
@@ -103,14 +106,15 @@ async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) 
     records = await judge_merge(run.policy, run.git, base, tree, (base, commit), run.verify_running(hidden, log),
                                 run.state.run(run.agent_id) / "merge", use_sandbox=run.options.use_sandbox,
                                 world=tree_world(run, "merge-setup"))
-    return [f"{r.atom}: {r.feedback}" for r in records if r.status != "passed"]
+    return [f"{r.atom}: {r.feedback}" for r in records if r.status != CheckStatus.PASSED]
 
 
 async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
     """Merge the verified ``commit`` into the base branch, after its checks pass again on the simulated merge."""
     if run.base_branch is None:
-        return Acceptance(commit, failure=("failed", "merge", "the base is not a branch, so there is nothing to merge into"))
-    run.save("merging")
+        return Acceptance(commit, failure=(OutcomeStatus.FAILED, "merge",
+                                           "the base is not a branch, so there is nothing to merge into"))
+    run.save(RunStatus.MERGING)
     expected = run.git.resolve(run.base_branch)
     simulation = run.git.simulate_merge(expected, run.branch)
     if not simulation.clean or simulation.tree is None:
@@ -120,21 +124,21 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
         return Acceptance(commit, refused="the checks fail on the simulated merge:\n" + "\n".join(failures))
     control = changed_control_files(run, commit)
     if control and run.options.unattended:
-        return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} changes control files "
+        return Acceptance(commit, failure=(OutcomeStatus.FAILED, "merge", f"the verified commit {commit} changes control files "
                                            f"({', '.join(control)}) and was not merged: that needs a person's approval, "
                                            f"and nobody approves in this run (--unattended); it stays on {run.branch}"))
     if control:
         decision = await anyio.to_thread.run_sync(_approve_control_change, run, commit, control)
         if not decision.allowed:
             why = decision.reason or decision.status
-            return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} changes control files "
+            return Acceptance(commit, failure=(OutcomeStatus.FAILED, "merge", f"the verified commit {commit} changes control files "
                                                f"({', '.join(control)}) and was not merged: no approval ({why}); it "
                                                f"stays on {run.branch}"))
     message = f"Merge agent {run.agent_id} ({run.task.role.name}) into {run.base_branch}\n\nAgent-Id: {run.agent_id}\n"
     try:
         merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
     except GitError as exc:  # the base moved or its checkout changed meanwhile: an outcome, not a crash
-        return Acceptance(commit, failure=("failed", "merge", f"the verified commit {commit} was not merged: {exc}"))
+        return Acceptance(commit, failure=(OutcomeStatus.FAILED, "merge", f"the verified commit {commit} was not merged: {exc}"))
     run.audit.append(MergedIn(into=run.base_branch, commit=merged), run.agent_id)
     return Acceptance(commit, merged)
 
@@ -150,7 +154,7 @@ def _approve_control_change(run: SpawnRun, commit: str, paths: list[str]) -> App
     """Ask a person (`runtime approve`, or the terminal's prompt) before control files reach the base;
     the request expires, as a denial, after the task's approval timeout."""
     from runtime.approvals.service import console_notifier
-    from runtime.approvals.store import PENDING, ApprovalStore, iso
+    from runtime.approvals.store import ApprovalStatus, ApprovalStore, iso
 
     store = ApprovalStore.for_state(run.state.root)
     timeout = run.agent.limits.approval_timeout_s
@@ -166,7 +170,7 @@ def _approve_control_change(run: SpawnRun, commit: str, paths: list[str]) -> App
         hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
         console_notifier(store, hint=hint)(approval)
     final = store.wait(approval.id, timeout)
-    if final.status == PENDING:
+    if final.status == ApprovalStatus.PENDING:
         final = store.expire(approval.id, "no decision before the approval timeout") or final
     run.audit.append(ApprovalDecided(id=final.id, tool="merge", input_hash=final.input_hash, status=final.status,
                                      decision="allow" if final.allowed else "deny", by=final.decided_by,
@@ -205,7 +209,7 @@ def _quoted(path: str) -> str:
     return json.dumps(path)
 
 
-def keep_for_inspection(run: SpawnRun, checks: list[tuple[str, str]], label: str) -> str | None:
+def keep_for_inspection(run: SpawnRun, checks: list[tuple[str, CheckStatus]], label: str) -> str | None:
     """Commit whatever an unaccepted run changed on its branch (never merged), up to its change limit and
     never a nested repository; the commit, or None when there was nothing to keep."""
     if not run.worktree or not Path(run.worktree).exists():

@@ -23,7 +23,7 @@ from runtime.errors import UsageError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import catalog_now
 from runtime.manifests.task import Task, task_from_manifest
-from runtime.spawn.state import RunRecord, StateDir
+from runtime.spawn.state import RunRecord, RunStatus, StateDir
 from runtime.workspace.locks import holder
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def again_record(state: StateDir, agent_id: str) -> RunRecord:
         raise UsageError(f"no run of agent {agent_id} in {state.root} (`runtime status` lists them)")
     if holder(state.locks, agent_id) is not None:
         raise UsageError(f"agent {agent_id} is running now: wait for it to finish, then send it back")
-    if not record.final and record.status != "interrupted":
+    if not record.final and record.status != RunStatus.INTERRUPTED:
         raise UsageError(f"agent {agent_id} is {record.status}, and its orchestrator is gone: `runtime status` "
                          "says more")
     if record.merged:

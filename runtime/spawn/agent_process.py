@@ -32,7 +32,7 @@ from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
 from runtime.sandbox.supervise import ProcessResult, supervise
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
-from runtime.spawn.progress import Progress
+from runtime.spawn.progress import Progress, ProgressState
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.
 LOOP_REPEATS = 3
@@ -114,7 +114,7 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
         env = {**(setup.toolchain.host_env(env) if setup.toolchain else env), **extra_env}
     limits = agent.limits
     on_line = backend.on_line(setup.progress)
-    setup.progress.state = "running"
+    setup.progress.state = ProgressState.RUNNING
     setup.progress.changed()
     try:
         with contextlib.ExitStack() as stack:

@@ -27,7 +27,7 @@ from runtime.audit.records import (
     Tampering,
     record_of,
 )
-from runtime.errors import AgentFailed, LimitExhausted, ManifestError, RunFailure
+from runtime.errors import AgentFailed, LimitExhausted, ManifestError, OutcomeStatus, RunFailure
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import catalog_now
 from runtime.manifests.role import load_role
@@ -40,13 +40,15 @@ from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check,
 from runtime.spawn.backends import backend_for
 from runtime.spawn.backends.base import ModelAccess
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
-from runtime.spawn.progress import Progress
+from runtime.spawn.progress import Progress, ProgressState
 from runtime.spawn.scratch_writes import scratch_note, throw_away_scratch
 from runtime.spawn.sockets import remove_socket_folder, socket_folder
+from runtime.spawn.state import RunStatus
 from runtime.spawn.world import prepare_world
 from runtime.verify.commands import CommandLog
 from runtime.verify.kinds.record import by_cause
 from runtime.verify.kinds.report_text import field as report_field
+from runtime.verify.kinds.result import CheckStatus
 from runtime.verify.passes import VerifyContext, judge_work
 from runtime.verify.review import reviewer_for
 from runtime.verify.test_runs import load_hidden
@@ -228,7 +230,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
     with run.timed("setup"):  # the repository's world in the worktree ([worktree]), before any attempt
         world, made = await prepare_world(run)
     if made is not None:
-        run.save("running", setup=made)
+        run.save(RunStatus.RUNNING, setup=made)
     try:
         with run.timed("model-access"):
             broker, sock_folder = _start_broker(run)
@@ -270,7 +272,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                               peak_processes=result.peak_processes, disk_mb=result.disk_mb, series=series,
                               sent_back=feedback if k == 0 and run.options.again else None, policy=in_force.doc.hash)
             attempts.append(attempt)
-            run.save("running", attempts=tuple(attempts))
+            run.save(RunStatus.RUNNING, attempts=tuple(attempts))
             if breach == "loop":
                 raise AgentFailed("loop", f"attempt {n} repeated the same tool call {progress.repeats} times in a row")
             if breach:
@@ -288,10 +290,10 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                 # The agent found the task cannot be done as asked and said why: the honest way out. Its work is
                 # neither judged nor committed; the person, or a plan's planner, decides what comes next.
                 run.audit.append(Escalated(attempt=n, reason=reason[:4000]), run.agent_id)
-                return Verdict("escalated", None, reason, tuple(attempts))
-            progress.state = "verifying"
+                return Verdict(OutcomeStatus.ESCALATED, None, reason, tuple(attempts))
+            progress.state = ProgressState.VERIFYING
             progress.changed()
-            run.save("verifying")
+            run.save(RunStatus.VERIFYING)
             with run.timed("verify"):
                 # git over the whole tree: in a worker thread, as every git call of a spawn (plans share one loop)
                 scratch_pass = await anyio.to_thread.run_sync(throw_away_scratch, run.git, run.worktree, run.base,
@@ -309,9 +311,9 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
             with run.timed("verify"):
                 attempt.checks = await judge_work(run.policy, context)
             if thrown:
-                attempt.checks.append(CheckRecord("runtime", "scratch", "passed", scratch_note(thrown)))
+                attempt.checks.append(CheckRecord("runtime", "scratch", CheckStatus.PASSED, scratch_note(thrown)))
             if setup.report_problem:
-                attempt.checks.append(CheckRecord("runtime", "report-file", "rejected", setup.report_problem))
+                attempt.checks.append(CheckRecord("runtime", "report-file", CheckStatus.REJECTED, setup.report_problem))
             for check in attempt.checks:
                 run.audit.append(CheckJudged(attempt=n, atom=check.atom, check=check.kind, status=check.status,
                                              feedback=check.feedback[:4000]), run.agent_id)
@@ -320,24 +322,24 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                 # A forged report is no mistake a retry mends: the run ends, said as what it is.
                 run.audit.append(Tampering(attempt=n, checks=tuple(c.atom for c in forged),
                                            evidence=tuple([t for c in forged for t in c.tampering][:50])), run.agent_id)
-                return Verdict("rejected", "tampering", feedback_for(forged), tuple(attempts))
-            errors = [c for c in attempt.checks if c.status == "error"]
+                return Verdict(OutcomeStatus.REJECTED, "tampering", feedback_for(forged), tuple(attempts))
+            errors = [c for c in attempt.checks if c.status == CheckStatus.ERROR]
             if errors:
                 raise AgentFailed("verify", "; ".join(f"{c.atom} could not run: {c.feedback}" for c in errors))
-            rejected = [c for c in attempt.checks if c.status == "rejected"]
+            rejected = [c for c in attempt.checks if c.status == CheckStatus.REJECTED]
             if rejected and all(c.review for c in rejected):
                 # Every check passed and a reviewer asks a person to look: no retry answers that.
                 run.audit.append(NeedsReview(attempt=n, findings=tuple([f for c in rejected for f in c.review][:50])),
                                  run.agent_id)
-                return Verdict("needs-review", None, feedback_for(rejected), tuple(attempts))
+                return Verdict(OutcomeStatus.NEEDS_REVIEW, None, feedback_for(rejected), tuple(attempts))
             if not rejected:
-                return Verdict("ok", None, "", tuple(attempts))
+                return Verdict(OutcomeStatus.OK, None, "", tuple(attempts))
             feedback = feedback_for(rejected)
             if k < agent.retries:
                 attempt.feedback = feedback
                 run.audit.append(Retried(attempt=n, checks=tuple(c.atom for c in rejected)), run.agent_id)
                 continue
-            return Verdict("rejected", None, feedback, tuple(attempts))
+            return Verdict(OutcomeStatus.REJECTED, None, feedback, tuple(attempts))
         raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
     finally:
         if egress is not None:

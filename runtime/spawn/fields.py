@@ -8,10 +8,13 @@ record read and written again is the same JSON.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from enum import StrEnum
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSON, JSONObject
+
+_E = TypeVar("_E", bound=StrEnum)
 
 
 def _wrong(key: str, wanted: str, value: JSON) -> ValueError:
@@ -37,6 +40,15 @@ def text(data: JSONObject, key: str, default: str | None = None) -> str:
     if not isinstance(value, str):
         raise _wrong(key, "a string", value)
     return value
+
+
+def member(data: JSONObject, key: str, family: type[_E]) -> _E:
+    """A required string naming a member of ``family`` by its value."""
+    value = text(data, key)
+    try:
+        return family(value)
+    except ValueError:
+        raise ValueError(f"`{key}` must be one of {', '.join(family)}, not {value!r}") from None
 
 
 def optional_text(data: JSONObject, key: str, *, required: bool = False) -> str | None:

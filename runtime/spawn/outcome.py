@@ -10,19 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
+from runtime.errors import OutcomeStatus
 from runtime.spawn import fields
 from runtime.verify.kinds.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
 from runtime.verify.kinds.record import Bounded as _Bounded
+from runtime.verify.kinds.result import CheckStatus
 
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSONObject
     from runtime.verify.kinds.record import CheckJSON
 
-__all__ = ["STATUSES", "TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
-
-# escalated: the agent said the task cannot be done as asked, and why; nothing is committed.
-# needs-review: the checks passed and a reviewer asks a person to look; committed for inspection alone.
-STATUSES = ("ok", "rejected", "failed", "exhausted", "escalated", "needs-review")
+__all__ = ["TEXT_BOUNDS", "Acceptance", "Attempt", "CheckRecord", "Outcome", "Verdict", "excerpt"]
 
 
 class _AttemptHead(TypedDict):
@@ -116,7 +114,7 @@ _ATTEMPT_FIELDS = set(AttemptJSON.__annotations__)
 class Verdict:
     """How an agent's attempts ended: ok or rejected by its checks, or a typed failure, with every attempt."""
 
-    status: str
+    status: OutcomeStatus
     detail: str | None
     message: str
     attempts: tuple[Attempt, ...]
@@ -134,13 +132,13 @@ class Acceptance:
     merged: str | None = None
     message: str = ""
     refused: str | None = None  # the merge was refused (a conflict, checks failing on it): the work is `rejected`
-    failure: tuple[str, str, str] | None = None  # (outcome, detail, message): the merge failed, e.g. failed(merge)
+    failure: tuple[OutcomeStatus, str, str] | None = None  # (status, detail, message): the merge failed, e.g. failed(merge)
 
 
 class OutcomeJSON(TypedDict):
     """An `Outcome` as `runtime spawn --json` prints it, a plan's state keeps it and a worker node sends it back."""
 
-    status: str
+    status: OutcomeStatus
     detail: str | None
     agent_id: str
     role: str
@@ -159,7 +157,7 @@ class OutcomeJSON(TypedDict):
 
 @dataclass
 class Outcome(_Bounded):
-    status: str
+    status: OutcomeStatus
     detail: str | None
     agent_id: str
     role: str
@@ -179,8 +177,10 @@ class Outcome(_Bounded):
     id_free: bool = False
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"unknown outcome status {self.status!r}")
+        try:
+            self.status = OutcomeStatus(self.status)  # a status named by its value is held as the member
+        except ValueError:
+            raise ValueError(f"unknown outcome status {self.status!r}") from None
 
     @property
     def label(self) -> str:
@@ -188,17 +188,17 @@ class Outcome(_Bounded):
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.status == "ok" else 2
+        return 0 if self.status == OutcomeStatus.OK else 2
 
     def cause(self, limit: int = 300) -> str:
         """Why this outcome is not ok, in one line ('' when it is): the first failing check of the last
         attempt when its checks rejected the work (the work's own checks before the report's form),
         else the first line of the message (a failure, a refused merge)."""
-        if self.status == "ok":
+        if self.status == OutcomeStatus.OK:
             return ""
         text = ""
-        if self.status == "rejected" and self.attempts:
-            failing = [c for c in by_cause(self.attempts[-1].checks) if c.status != "passed"]
+        if self.status == OutcomeStatus.REJECTED and self.attempts:
+            failing = [c for c in by_cause(self.attempts[-1].checks) if c.status != CheckStatus.PASSED]
             if failing:
                 text = f"{failing[0].atom}: {first_line(failing[0].feedback)}"
         text = " ".join((text or first_line(self.message) or self.label).split())
@@ -215,7 +215,7 @@ class Outcome(_Bounded):
     def from_dict(cls, data: JSONObject) -> Outcome:
         """The outcome ``to_dict`` gave (its label is derived, not read)."""
         fields.only(data, _OUTCOME_FIELDS, "an outcome")
-        return cls(fields.text(data, "status"), fields.optional_text(data, "detail", required=True),
+        return cls(fields.member(data, "status", OutcomeStatus), fields.optional_text(data, "detail", required=True),
                    fields.text(data, "agent_id"), fields.text(data, "role"),
                    base=fields.optional_text(data, "base"), branch=fields.optional_text(data, "branch"),
                    commit=fields.optional_text(data, "commit"), merged=fields.optional_text(data, "merged"),

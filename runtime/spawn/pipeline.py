@@ -24,7 +24,7 @@ import anyio
 from runtime.audit.log import AuditLog
 from runtime.audit.records import Ended, Freed, Interrupted, Spawned
 from runtime.audit.redact import Redactor, secrets_from_env
-from runtime.errors import FatalError, ManifestError, RunFailure, UsageError
+from runtime.errors import FatalError, ManifestError, OutcomeStatus, RunFailure, UsageError
 from runtime.manifests.agent import AgentSpec
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
@@ -44,7 +44,7 @@ from runtime.spawn.preflight import preflight, preflight_reach, preflight_tests,
 from runtime.spawn.progress import Progress
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
 from runtime.spawn.remote import RemoteOrchestrator
-from runtime.spawn.state import RunRecord, StateDir, default_state_dir
+from runtime.spawn.state import RecordStatus, RunRecord, RunStatus, StateDir, default_state_dir
 from runtime.spawn.world import check_included
 from runtime.verify.commands import CommandLog
 from runtime.verify.passes import Running
@@ -104,7 +104,7 @@ class Journal:
     def __init__(self, state: StateDir, record: RunRecord) -> None:
         self._state, self.record = state, record
 
-    def save(self, status: str, **changes: Any) -> None:
+    def save(self, status: RecordStatus, **changes: Any) -> None:
         """Record ``status`` and ``changes`` (fields of `RunRecord`)."""
         self.record = self._state.write(self.record.with_(status=status, **changes))
 
@@ -161,7 +161,7 @@ class SpawnRun(SpawnSetup):
     journal: Journal
     submodules: tuple[str, ...] = ()  # the base's gitlink folders: read-only to the agent, refused by the gate
 
-    def save(self, status: str, **extra: Any) -> None:
+    def save(self, status: RecordStatus, **extra: Any) -> None:
         self.journal.save(status, **extra)
 
     def verify_running(self, hidden: Hidden | None, log: CommandLog) -> Running:
@@ -293,7 +293,7 @@ def _prepare(setup: SpawnSetup, resumed: Resume | None = None) -> SpawnRun:
     run = SpawnRun(**_fields(setup), base=base, base_branch=base_branch, worktree=worktree, run_ro=run_ro,
                    home=home, policy=policy, resumed=resumed.commit if resumed is not None else None,
                    journal=Journal(setup.state, record), submodules=submodules)
-    run.save("running")
+    run.save(RunStatus.RUNNING)
     run.audit.append(Spawned(task=str(task.path), sha256=task.digest, role=task.role.name, backend=setup.agent.backend,
                              base=base, branch=run.branch, sandbox=options.use_sandbox), run.agent_id)
     return run
@@ -319,11 +319,11 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
         with run.timed("commit"):
             acceptance: Acceptance | None = None
             inspection: str | None = None
-            if verdict.status == "ok":
+            if verdict.status == OutcomeStatus.OK:
                 acceptance = await accept(run, verdict)
-            elif verdict.label == "failed(setup)":
+            elif verdict.status == OutcomeStatus.FAILED and verdict.detail == "setup":
                 pass  # what the worktree holds is setup's, never an agent's work: nothing is kept
-            elif verdict.status == "escalated":
+            elif verdict.status == OutcomeStatus.ESCALATED:
                 pass  # the agent said the task cannot be done as asked: no commit, its reason is the outcome
             else:
                 inspection = await anyio.to_thread.run_sync(
@@ -337,7 +337,7 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
         raise
     except BaseException as exc:
         # A fault of the runtime itself (not of the agent or its work): recorded as failed(runtime), then raised.
-        crashed = _outcome(run, Verdict("failed", "runtime", str(exc), ()), None, None)
+        crashed = _outcome(run, Verdict(OutcomeStatus.FAILED, "runtime", str(exc), ()), None, None)
         with anyio.CancelScope(shield=True), run.timed("cleanup"):
             if not run.options.keep:
                 await anyio.to_thread.run_sync(_remove_worktree, run)
@@ -360,7 +360,7 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
 def _agent_did_nothing(outcome: Outcome) -> bool:
     """A run that failed before its agent did anything: no tool call, no report, nothing changed (a model
     that never answered, a sandbox that would not start). It leaves nothing to inspect."""
-    return (outcome.status == "failed" and outcome.commit is None and outcome.inspection is None
+    return (outcome.status == OutcomeStatus.FAILED and outcome.commit is None and outcome.inspection is None
             and all(a.tool_calls == 0 and not a.report for a in outcome.attempts))
 
 
@@ -390,7 +390,7 @@ def _outcome(run: SpawnRun, verdict: Verdict, acceptance: Acceptance | None, ins
         if acceptance.failure is not None:
             status, detail, message = acceptance.failure
         elif acceptance.refused is not None:
-            status, detail, message = "rejected", None, acceptance.refused
+            status, detail, message = OutcomeStatus.REJECTED, None, acceptance.refused
         elif acceptance.message:
             message = acceptance.message
     return Outcome(status, detail, run.agent_id, run.task.role.name, base=run.base, branch=run.branch, commit=commit,
@@ -399,12 +399,12 @@ def _outcome(run: SpawnRun, verdict: Verdict, acceptance: Acceptance | None, ins
 
 
 def _keep_interrupted(run: SpawnRun) -> None:
-    if run.journal.record.status in ("committing", "merging"):
+    if run.journal.record.status in (RunStatus.COMMITTING, RunStatus.MERGING):
         return  # interrupted after the verified commit: `recover` finishes it from what git says
     message = "interrupted; the work so far is on the agent branch, and running the task again resumes it"
     attempts = run.journal.record.attempts
-    work = keep_for_inspection(run, last_checks(attempts), "interrupted")
-    run.save("interrupted", label="interrupted", message=message, commit=None, merged=None, work=work,
+    work = keep_for_inspection(run, last_checks(attempts), RunStatus.INTERRUPTED)
+    run.save(RunStatus.INTERRUPTED, label=RunStatus.INTERRUPTED, message=message, commit=None, merged=None, work=work,
              attempts=attempts)
     run.audit.append(Interrupted(branch=run.branch, work=work), run.agent_id)
 
@@ -432,7 +432,7 @@ async def _resume_merge(setup: SpawnSetup, resume: ResumeMerge) -> Outcome:
                                          mode=policy_mode(setup.options)),
                    resumed=previous.resumed, journal=Journal(setup.state, previous))
     attempts = previous.attempts
-    verdict = Verdict("ok", None, "the verified commit of an interrupted run, merged now", attempts)
+    verdict = Verdict(OutcomeStatus.OK, None, "the verified commit of an interrupted run, merged now", attempts)
     try:
         acceptance = await merge_verified(run, resume.commit)
     except RunFailure as exc:

@@ -11,9 +11,11 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from runtime.audit.records import Gated, ToolRan
+from runtime.gate.decision import ALLOW
 
 if TYPE_CHECKING:
     from runtime.audit.log import AuditLog
@@ -28,11 +30,22 @@ class Denial:
     reason: str | None
 
 
+class ProgressState(StrEnum):
+    """Where a running agent is, as the live views show it."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    VERIFYING = "verifying"
+    # A cluster's executor (`runtime.orchestration.ray_executor`): the job sent out, and its result back.
+    DISPATCHED = "dispatched"
+    RETURNED = "returned"
+
+
 @dataclass
 class Progress:
     agent_id: str
     attempt: int = 1
-    state: str = "starting"
+    state: ProgressState = ProgressState.STARTING
     turns: int = 0
     tool_calls: int = 0
     denials: int = 0
@@ -78,12 +91,12 @@ class Progress:
             self._last_call = call
             decision = str(event.get("decision"))
             path = (event.get("input") or {}).get("file_path") if isinstance(event.get("input"), dict) else None
-            if decision == "allow" and event.get("tool") in ("Write", "Edit", "MultiEdit") and isinstance(path, str):
+            if decision == ALLOW and event.get("tool") in ("Write", "Edit", "MultiEdit") and isinstance(path, str):
                 self.writes.append(path)
             self.record(Gated(attempt=self.attempt, tool=_text(event.get("tool")), input=event.get("input"),
                               decision=decision, reason=_text(event.get("reason")), atom=_text(event.get("atom")),
                               rule=_text(event.get("rule"))))
-            if decision != "allow":
+            if decision != ALLOW:
                 self.denials += 1
                 self.denied.append(Denial(_text(event.get("tool")), _text(event.get("reason"))))
             else:

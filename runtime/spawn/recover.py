@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runtime.audit.records import Afresh, Again, Recovered
-from runtime.errors import FatalError
+from runtime.errors import FatalError, OutcomeStatus
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.sockets import clean_stale_socket_folders
-from runtime.spawn.state import RunRecord, StateDir
+from runtime.spawn.state import RunRecord, RunStatus, StateDir
 from runtime.workspace.git import Git, GitError
 from runtime.workspace.locks import holder
 from runtime.workspace.tree import remove_tree
@@ -181,7 +181,7 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
             raise FatalError(f"agent id {run.agent_id} is in use: branch {run.branch} exists; pick another agent id")
         return None
     status = previous.status
-    if status == "interrupted" and run.git.branch_exists(run.branch) and previous.base:
+    if status == RunStatus.INTERRUPTED and run.git.branch_exists(run.branch) and previous.base:
         worktree = run.state.worktree(run.agent_id)
         if worktree.exists():
             run.git.remove_worktree(worktree)
@@ -203,15 +203,16 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
                          f"the task file as it is now (the old branch kept as {PREVIOUS_REFS}/{run.agent_id}/N); "
                          f"`runtime again {run.agent_id}` starts a new series of attempts on its work, as first spawned")
     base = previous.base
-    commit = _verified_commit(run, base) if status in ("committing", "merging") else None
+    commit = _verified_commit(run, base) if status in (RunStatus.COMMITTING, RunStatus.MERGING) else None
     if commit is not None:
         merged = _merge_commit(run, commit, previous.base_branch)
         if merged is None and run.options.merge and previous.base_branch:
             run.audit.append(Recovered(finished=False, resumed="merge", commit=commit), run.agent_id)
             return ResumeMerge(commit, previous)
-        outcome = Outcome("ok", None, run.agent_id, previous.role, base=base, branch=run.branch,
+        outcome = Outcome(OutcomeStatus.OK, None, run.agent_id, previous.role, base=base, branch=run.branch,
                           commit=commit, merged=merged, message="finished after an interrupted run; nothing was committed twice")
-        run.state.write(previous.with_(status="ok", label="ok", commit=commit, merged=merged, message=outcome.message))
+        run.state.write(previous.with_(status=outcome.status, label=outcome.label, commit=commit, merged=merged,
+                                       message=outcome.message))
         run.audit.append(Recovered(finished=True, commit=commit), run.agent_id)
         return outcome
     worktree = run.state.worktree(run.agent_id)

@@ -16,17 +16,40 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
-from runtime.errors import FatalError
+from runtime.errors import FatalError, OutcomeStatus
 from runtime.spawn.outcome import Attempt, AttemptJSON
 from runtime.spawn.setup_record import SetupJSON, SetupRecord
 
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSONObject
 
-FINAL = ("ok", "rejected", "failed", "exhausted", "escalated", "needs-review")
+
+class RunStatus(StrEnum):
+    """A run record's status before its outcome: the phase it is in, or interrupted (its orchestrator died)."""
+
+    RUNNING = "running"
+    VERIFYING = "verifying"
+    COMMITTING = "committing"
+    MERGING = "merging"
+    INTERRUPTED = "interrupted"
+
+
+# A run record's status: a phase, or, once the run ended, its outcome's status (final).
+RecordStatus: TypeAlias = RunStatus | OutcomeStatus
+
+
+def record_status(value: object) -> RecordStatus:
+    """The status ``value`` names; ValueError for anything else."""
+    members: list[RecordStatus] = [*RunStatus, *OutcomeStatus]
+    for member in members:
+        if member == value:
+            return member
+    raise ValueError(f"`status` must be one of {', '.join(members)}, not {value!r}")
+
 # The version of `state.json`. A record without one was written before versions (its fields are version
 # 1's); a newer version than this runtime knows is refused in one line rather than misread.
 RECORD_VERSION = 1
@@ -37,7 +60,7 @@ class RunRecordJSON(TypedDict):
     fields of a version this runtime does not name, ahead of these."""
 
     agent_id: str
-    status: str
+    status: RecordStatus
     role: str
     task: str
     task_sha256: str
@@ -71,7 +94,7 @@ class RunRecord:
     is `StateDir`; everything else asks the record's fields."""
 
     agent_id: str
-    status: str = "running"  # running, verifying, committing, merging, interrupted, or a FINAL one
+    status: RecordStatus = RunStatus.RUNNING
     role: str = ""
     task: str = ""  # the task manifest's resolved path
     task_sha256: str = ""
@@ -101,9 +124,14 @@ class RunRecord:
     version: int = RECORD_VERSION
     extra: JSONObject = field(default_factory=dict)  # fields of a version this runtime does not name, as read
 
+    def __post_init__(self) -> None:
+        # `with_` takes its changes untyped: a status named by its value is held as the member, a misspelt one
+        # raises here rather than being written.
+        object.__setattr__(self, "status", record_status(self.status))
+
     @property
     def final(self) -> bool:
-        return self.status in FINAL
+        return isinstance(self.status, OutcomeStatus)
 
     def with_(self, **changes: Any) -> RunRecord:
         """The record with ``changes`` (field names; an unknown one is a bug, and raises)."""
@@ -136,6 +164,11 @@ class RunRecord:
                              f"({RECORD_VERSION}): use the runtime that wrote it")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         fields = {k: v for k, v in data.items() if k in names}
+        if "status" in fields:
+            try:
+                fields["status"] = record_status(fields["status"])
+            except ValueError as exc:
+                raise FatalError(f"{where}: {exc}; remove it or the run's folder") from None
         fields["attempts"] = tuple(Attempt.from_json(a) for a in data.get("attempts") or [])
         fields["setup"] = SetupRecord.from_json(data["setup"]) if isinstance(data.get("setup"), dict) else None
         return cls(**fields, extra={k: v for k, v in data.items() if k not in names})

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import ManifestError
+from runtime.gate.decision import ASK, DENY
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy
 from runtime.manifests.catalog import Catalog
@@ -23,11 +25,14 @@ from runtime.manifests.task import Task
 from runtime.policy.compile import compile_policy
 from runtime.policy.document import STRICT
 
+if TYPE_CHECKING:
+    from runtime.lang.verdicts import GateVerdict
+
 
 @dataclass(frozen=True)
 class Verdict:
     command: str
-    verdict: str  # allow, deny or ask
+    verdict: GateVerdict
     reason: str
     undecided: bool = False  # an ask because no rule decides the command
 
@@ -62,14 +67,14 @@ def task_command_errors(task: Task, catalog: Catalog, root: Path) -> tuple[list[
     errors: list[ManifestError] = []
     warnings: list[str] = []
     for (loc, command, what), verdict in zip(items, judge(policy, [c for _l, c, _w in items], root), strict=True):
-        if verdict.verdict == "deny":
+        if verdict.verdict == DENY:
             errors.append(task.src.error(loc, f"{what} `{command}` is refused to role `{task.role.name}` (strict "
                                               f"mode), so its agent cannot run it: {verdict.reason}"))
         elif verdict.undecided:
             errors.append(task.src.error(loc, f"no rule of role `{task.role.name}` decides the {what} `{command}` "
                                               "(strict mode), so its agent could run it only with a person's "
                                               f"approval each time: {verdict.reason}"))
-        elif verdict.verdict == "ask":
+        elif verdict.verdict == ASK:
             err = task.src.error(loc, f"{what} `{command}` needs a person's approval each time role "
                                       f"`{task.role.name}` runs it")
             warnings.append(str(err))

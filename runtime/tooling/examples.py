@@ -72,7 +72,8 @@ def run_examples(atom: Atom, root: str) -> list[ManifestError]:
         values = _values(atom, ex.params)
         if isinstance(ex, GateExample):
             decision = decide(example_policy(atom, values, root), ex.tool, ex.input, root)
-            got, why = decision.verdict, decision.reason
+            got: str = decision.verdict  # a gate's verdict, or below a check's status
+            why = decision.reason
         else:
             assert atom.verify is not None  # a verify example needs a verify kind, checked when the atom loaded
             missing = [p for p in KINDS[atom.verify].params if p not in values]

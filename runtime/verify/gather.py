@@ -30,7 +30,7 @@ from runtime.verify.kinds.base import MalformedInput
 from runtime.verify.kinds.kind import MAX_SOURCE_BYTES, BaseRunRef, Change, CommandRun, Gathering, Reviewed, TestSide
 from runtime.verify.kinds.record import CheckRecord
 from runtime.verify.kinds.registry import KINDS, evaluate, judged
-from runtime.verify.kinds.result import VerifyResult, error
+from runtime.verify.kinds.result import CheckStatus, VerifyResult, error
 from runtime.verify.kinds.runners.plan import TestPlan
 from runtime.verify.kinds.runners.results import TestRun
 from runtime.workspace.base_files import Blob, base_blobs, read_blob
@@ -305,7 +305,7 @@ def _unreadable(exc: GitError) -> CheckRecord:
     """The work git itself cannot read (attributes it cannot honour, a file it cannot convert): nothing can
     be judged or committed, and git's own words say what to fix."""
     detail = " ".join(exc.stderr.split())[:600] or str(exc)
-    return CheckRecord("runtime", "changes", "rejected",
+    return CheckRecord("runtime", "changes", CheckStatus.REJECTED,
                        f"git cannot read the work in the worktree, so it can be neither checked nor committed: {detail}")
 
 
@@ -334,11 +334,11 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
             continue
         result = await _judged(entry.kind, entry.params, gathering)
         status, feedback = result.status, result.feedback
-        if structural and entry.kind in ("scope-whitelist", "no-changes") and status != "error":
-            status, feedback = "rejected", structural + ("" if result.ok else "\n" + feedback)
+        if structural and entry.kind in ("scope-whitelist", "no-changes") and status != CheckStatus.ERROR:
+            status, feedback = CheckStatus.REJECTED, structural + ("" if result.ok else "\n" + feedback)
         records.append(CheckRecord(entry.atom, entry.kind, status, feedback, result.tests, result.edits, result.tampering))
     if structural and not any(r.kind in ("scope-whitelist", "no-changes") for r in records):
-        records.append(CheckRecord("runtime", "structure", "rejected", structural))
+        records.append(CheckRecord("runtime", "structure", CheckStatus.REJECTED, structural))
     if not policy.verify_entries(("change-size",)):
         # A role without the atom still gets its defaults: no change is ever unbounded.
         result = evaluate("change-size", change_size.DEFAULTS, change_size.sizes_of(gathering))
@@ -362,7 +362,7 @@ async def verify(policy: PolicyDocument, ws: Workspace, *, commands: bool = True
             moved = sorted(set(before.items()) ^ set(after.items()))
             names = sorted({path for path, _ in moved})
             records.append(CheckRecord(
-                "runtime", "checks-unchanged", "rejected",
+                "runtime", "checks-unchanged", CheckStatus.REJECTED,
                 "running the checks changed the work they check (" + ", ".join(names[:10]) + "); "
                 "tests and checks must not write files that are not ignored",
             ))

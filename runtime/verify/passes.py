@@ -31,6 +31,7 @@ from runtime.verify.gather import Review, Workspace, judge_commands, verify
 from runtime.verify.kinds.kind import Change
 from runtime.verify.kinds.record import CheckRecord
 from runtime.verify.kinds.registry import KINDS
+from runtime.verify.kinds.result import CheckStatus
 from runtime.verify.test_runs import Hidden, plan_context, plan_runners
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ async def judge_merge(policy: PolicyDocument, git: Git, base: str, tree: str, pa
                 result = await judge_commands(entry.kind, entry.params, runners.run, runners.at_base, on_work, on_base,
                                               package_json.decode("utf-8", "replace") if package_json else None)
             except LimitExhausted as exc:
-                records.append(CheckRecord(entry.atom, entry.kind, "rejected",
+                records.append(CheckRecord(entry.atom, entry.kind, CheckStatus.REJECTED,
                                            f"{exc.outcome}({exc.detail}): {exc.message}"))
                 continue
             records.append(CheckRecord(entry.atom, entry.kind, result.status, result.feedback, result.tests,

@@ -15,7 +15,7 @@ import pytest
 
 from runtime.approvals import ANSWER_GRACE_S, HOOK_TIMEOUT_S, HOOK_WAIT_MAX_S
 from runtime.approvals.service import ApprovalService, ask_orchestrator, console_notifier
-from runtime.approvals.store import APPROVED, DENIED, EXPIRED, PENDING, ApprovalStore
+from runtime.approvals.store import ApprovalStatus, ApprovalStore
 from runtime.audit.log import AuditLog, records, verify
 from runtime.policy.document import content_hash
 from tests.conftest import REPO, run_cli
@@ -92,7 +92,7 @@ def test_approved_calls_are_allowed_and_audited(env):
     assert decision == "allow" and "approved by alice (runtime approve)" in reason and "fine once" in reason
     [shown] = env.shown
     assert shown.agent == "ag-1" and shown.tool == "Bash" and shown.summary == "Bash: npm install left-pad"
-    assert shown.gate_reason == GATE_REASON and env.store.get(shown.id).status == APPROVED
+    assert shown.gate_reason == GATE_REASON and env.store.get(shown.id).status == ApprovalStatus.APPROVED
     [req] = env.records("approval-request")
     [dec] = env.records("approval-decision")
     assert req["agent"] == dec["agent"] == "ag-1"
@@ -117,7 +117,7 @@ def test_an_undecided_call_expires_and_is_denied(env):
     decision, reason = ask_orchestrator(env.socket, "Bash", CALL, GATE_REASON, 10)
     assert decision == "deny" and "expired" in reason and time.monotonic() - started < 5
     [a] = env.store.all()
-    assert a.status == EXPIRED and a.decided_by == "expiry"
+    assert a.status == ApprovalStatus.EXPIRED and a.decided_by == "expiry"
     [dec] = env.records("approval-decision")
     assert dec["data"]["status"] == "expired" and dec["data"]["decision"] == "deny"
 
@@ -128,7 +128,7 @@ def test_the_askers_own_bound_only_shortens_the_wait(env):
     decision, _ = ask_orchestrator(env.socket, "Bash", CALL, GATE_REASON, 0.5)
     assert decision == "deny" and time.monotonic() - started < 0.5 + ANSWER_GRACE_S + 1
     [a] = env.store.all()
-    assert a.status == EXPIRED and a.expires - a.created == pytest.approx(0.5, abs=0.05)
+    assert a.status == ApprovalStatus.EXPIRED and a.expires - a.created == pytest.approx(0.5, abs=0.05)
     # A longer bound than the service's does not lengthen it.
     env.services[0].timeout_s = 0.3
     ask_orchestrator(env.socket, "Bash", {"command": "npm ci"}, GATE_REASON, 100)
@@ -187,7 +187,7 @@ def test_an_oversized_request_is_denied_and_the_next_line_is_read_cleanly(env):
     # The oversized call was never recorded; the next line was a request of its own (and expired).
     assert second["decision"] == "deny" and "expired" in second["reason"]
     [only] = env.store.all()
-    assert only.tool == "Bash" and only.status == EXPIRED and len(env.shown) == 1
+    assert only.tool == "Bash" and only.status == ApprovalStatus.EXPIRED and len(env.shown) == 1
 
 
 def test_an_asker_that_hangs_up_withdraws_its_request(env):
@@ -201,10 +201,10 @@ def test_an_asker_that_hangs_up_withdraws_its_request(env):
     [a] = env.store.pending()
     sock.close()
     deadline = time.monotonic() + 10
-    while env.store.get(a.id).status == PENDING and time.monotonic() < deadline:
+    while env.store.get(a.id).status == ApprovalStatus.PENDING and time.monotonic() < deadline:
         time.sleep(0.05)
     gone = env.store.get(a.id)
-    assert gone.status == EXPIRED and gone.decided_by == "withdrawn"
+    assert gone.status == ApprovalStatus.EXPIRED and gone.decided_by == "withdrawn"
     deadline = time.monotonic() + 5
     while not env.records("approval-decision") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -223,7 +223,7 @@ def test_closing_the_service_denies_what_still_waits(env):
     t.join(10)
     assert answers and answers[0][0] == "deny"
     [a] = env.store.all()
-    assert a.status == EXPIRED and a.decided_by == "orchestrator"
+    assert a.status == ApprovalStatus.EXPIRED and a.decided_by == "orchestrator"
     assert [r["data"]["status"] for r in env.records("approval-decision")] == ["expired"]
     assert not env.socket.exists()
 
@@ -312,7 +312,7 @@ def test_check_approved_from_another_thread_allows(env, root):
     out = hook_decision(proc)
     assert out["permissionDecision"] == "allow" and "approved by alice" in out["permissionDecisionReason"]
     [a] = env.store.all()
-    assert a.status == APPROVED and a.tool == "Bash" and a.summary == "Bash: npm install left-pad"
+    assert a.status == ApprovalStatus.APPROVED and a.tool == "Bash" and a.summary == "Bash: npm install left-pad"
     assert [r["data"]["decision"] for r in env.records("approval-decision")] == ["allow"]
 
 
@@ -328,7 +328,7 @@ def test_check_denied_or_expired_exits_two(env, root):
                    "--approval-wait", "1", input=hook_input("npm install right-pad", root))
     assert proc.returncode == 2 and hook_decision(proc)["permissionDecision"] == "deny"
     assert "expired" in proc.stderr and time.monotonic() - started < 1 + ANSWER_GRACE_S + 5
-    assert [a.status for a in env.store.all()] == [DENIED, EXPIRED]
+    assert [a.status for a in env.store.all()] == [ApprovalStatus.DENIED, ApprovalStatus.EXPIRED]
     assert [r["data"]["status"] for r in env.records("approval-decision")] == ["denied", "expired"]
 
 
@@ -447,9 +447,9 @@ def test_the_interactive_prompt_decides_at_the_terminal(env, monkeypatch):
     second = env.store.request("ag-1", "Bash", {"command": "npm ci"}, GATE_REASON, 60)[0]
     notify(first)
     notify(second)
-    assert env.store.wait(first.id, 10).status == APPROVED
+    assert env.store.wait(first.id, 10).status == ApprovalStatus.APPROVED
     done = env.store.wait(second.id, 10)
-    assert done.status == DENIED and done.reason == "wrong file" and done.decided_by.endswith("(prompt)")
+    assert done.status == ApprovalStatus.DENIED and done.reason == "wrong file" and done.decided_by.endswith("(prompt)")
     assert f"approve [{first.id}]" in out.getvalue()
 
 
@@ -488,7 +488,7 @@ def test_a_person_s_allowing_reaches_the_policy_before_the_answer_goes_back(env)
     env.services.append(svc)
     env.decide_when_pending(True, "always", by="alice (console)")
     decision, _ = ask_orchestrator(env.socket, "Bash", CALL, GATE_REASON, 10)
-    assert decision == "allow" and len(seen) == 1 and env.store.get(seen[0]).status == APPROVED
+    assert decision == "allow" and len(seen) == 1 and env.store.get(seen[0]).status == ApprovalStatus.APPROVED
     env.decide_when_pending(False, "no")
     decision, _ = ask_orchestrator(env.socket, "Bash", {"command": "npm install other"}, GATE_REASON, 10)
     assert decision == "deny" and len(seen) == 1

@@ -13,11 +13,8 @@ import time
 import pytest
 
 from runtime.approvals.store import (
-    APPROVED,
-    DENIED,
-    EXPIRED,
-    PENDING,
     ApprovalError,
+    ApprovalStatus,
     ApprovalStore,
     input_hash,
     store_path,
@@ -61,7 +58,7 @@ def test_a_bash_call_keeps_its_command_only_when_nothing_in_it_was_redacted(stor
 
 def test_a_request_is_pending_with_a_short_id_and_the_hash_of_its_canonical_input(store):
     a, new = store.request("ag-1", "Bash", CALL, "`touch` needs approval", 60)
-    assert new and a.status == PENDING and a.pending
+    assert new and a.status == ApprovalStatus.PENDING and a.pending
     assert len(a.id) == 8 and int(a.id, 16) >= 0
     # Canonical JSON: key order and spacing do not change the hash.
     assert a.input_hash == input_hash({"command": "touch src/calc/x.txt"}) == input_hash(dict(CALL))
@@ -108,10 +105,10 @@ def test_decide_approves_or_denies_once(store):
     a = store.request("ag-1", "Bash", CALL, "r", 60)[0]
     b = store.request("ag-1", "Bash", {"command": "touch b"}, "r", 60)[0]
     approved = store.decide(a.id, True, "looks fine", "alice (runtime approve)")
-    assert approved.status == APPROVED and approved.allowed and approved.decided_by == "alice (runtime approve)"
+    assert approved.status == ApprovalStatus.APPROVED and approved.allowed and approved.decided_by == "alice (runtime approve)"
     assert approved.reason == "looks fine" and approved.decided >= approved.created
     denied = store.decide(b.id, False, "not that file", "bob")
-    assert denied.status == DENIED and not denied.allowed and denied.reason == "not that file"
+    assert denied.status == ApprovalStatus.DENIED and not denied.allowed and denied.reason == "not that file"
     with pytest.raises(ApprovalError, match="already approved by alice"):
         store.decide(a.id, False, "changed my mind", "alice")
     with pytest.raises(ApprovalError, match="already denied by bob"):
@@ -126,7 +123,7 @@ def test_a_denial_needs_a_reason(store):
     for empty in (None, "", "   "):
         with pytest.raises(ApprovalError, match="needs a reason"):
             store.decide(a.id, False, empty, "alice")
-    assert store.get(a.id).status == PENDING
+    assert store.get(a.id).status == ApprovalStatus.PENDING
 
 
 def test_an_expired_request_cannot_be_decided(store):
@@ -135,7 +132,7 @@ def test_an_expired_request_cannot_be_decided(store):
     with pytest.raises(ApprovalError, match="expired at .*the call was denied"):
         store.decide(a.id, True, None, "alice")
     gone = store.get(a.id)
-    assert gone.status == EXPIRED and gone.decided_by == "expiry"
+    assert gone.status == ApprovalStatus.EXPIRED and gone.decided_by == "expiry"
     with pytest.raises(ApprovalError, match="already expired"):
         store.decide(a.id, True, None, "alice")
 
@@ -143,9 +140,9 @@ def test_an_expired_request_cannot_be_decided(store):
 def test_sweep_and_pending_expire_old_requests(store):
     old = store.request("ag-1", "Bash", CALL, "r", 10, now=time.time() - 20)[0]
     fresh = store.request("ag-1", "Bash", {"command": "touch b"}, "r", 60)[0]
-    assert store.get(old.id).status == PENDING  # nothing swept it yet
+    assert store.get(old.id).status == ApprovalStatus.PENDING  # nothing swept it yet
     assert [a.id for a in store.pending()] == [fresh.id]
-    assert store.get(old.id).status == EXPIRED
+    assert store.get(old.id).status == ApprovalStatus.EXPIRED
     assert store.sweep() == []
     # An expired request for the same call does not block a new one.
     again, new = store.request("ag-1", "Bash", CALL, "r", 60)
@@ -157,22 +154,22 @@ def test_wait_returns_the_decision_taken_elsewhere(store):
     threading.Timer(0.3, lambda: ApprovalStore(store.path).decide(a.id, True, None, "alice")).start()
     started = time.monotonic()
     done = store.wait(a.id, 10)
-    assert done.status == APPROVED and time.monotonic() - started < 5
+    assert done.status == ApprovalStatus.APPROVED and time.monotonic() - started < 5
 
 
 def test_wait_expires_the_request_at_its_expiry(store):
     a = store.request("ag-1", "Bash", CALL, "r", 0.5)[0]
     started = time.monotonic()
     done = store.wait(a.id, 10)
-    assert done.status == EXPIRED and 0.3 < time.monotonic() - started < 3
+    assert done.status == ApprovalStatus.EXPIRED and 0.3 < time.monotonic() - started < 3
 
 
 def test_wait_with_a_shorter_timeout_or_a_stop_leaves_it_pending(store):
     a = store.request("ag-1", "Bash", CALL, "r", 30)[0]
-    assert store.wait(a.id, 0.2).status == PENDING
+    assert store.wait(a.id, 0.2).status == ApprovalStatus.PENDING
     stop = threading.Event()
     threading.Timer(0.2, stop.set).start()
-    assert store.wait(a.id, None, stop=stop).status == PENDING
+    assert store.wait(a.id, None, stop=stop).status == ApprovalStatus.PENDING
     with pytest.raises(ApprovalError):
         store.wait("ffffffff", 1)
 
@@ -180,7 +177,7 @@ def test_wait_with_a_shorter_timeout_or_a_stop_leaves_it_pending(store):
 def test_expire_withdraws_only_a_pending_request(store):
     a = store.request("ag-1", "Bash", CALL, "r", 30)[0]
     ended = store.expire(a.id, "the agent stopped waiting", by="withdrawn")
-    assert ended.status == EXPIRED and ended.reason == "the agent stopped waiting"
+    assert ended.status == ApprovalStatus.EXPIRED and ended.reason == "the agent stopped waiting"
     assert store.expire(a.id, "again") is None
 
 
@@ -201,7 +198,7 @@ def test_another_process_decides(store, tmp_path):
     code = (f"from runtime.approvals.store import ApprovalStore; "
             f"ApprovalStore({str(store.path)!r}).decide({a.id!r}, False, 'no', 'carol')")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
-    assert store.wait(a.id, 5).status == DENIED
+    assert store.wait(a.id, 5).status == ApprovalStatus.DENIED
 
 
 def test_bad_requests_are_refused(store):

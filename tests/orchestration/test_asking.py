@@ -226,7 +226,8 @@ def sub(sid: str, goal: str | None = None, role: str = "edit-local"):
 
 
 def done(label: str, report: str | None = None, message: str = ""):
-    return SimpleNamespace(outcome=SimpleNamespace(label=label, message=message), report=report)
+    return SimpleNamespace(outcome=SimpleNamespace(status=label.partition("(")[0], label=label, message=message),
+                           report=report)
 
 
 def plan_run(**extra: Any):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing's, without importing typing: the hook is a fresh process per call
 
-from runtime.gate.decision import allow, ask, deny
+from runtime.gate.decision import DENY, allow, ask, deny
 from runtime.gate.kinds.base import Gate, PolicyError, no_more
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class McpAllowlist(Gate):
             if not isinstance(value, str) or value[:1] == "~":
                 return deny(f"`{tool}`: `{field}` names a path to write, and must be an absolute path", self.atom, "mcp")
             d = ctx.check_write(value, (ctx.cwd,), tool)
-            if d.verdict == "deny":
+            if d.verdict == DENY:
                 return d
         for field in rule.urls:
             value = tool_input.get(field)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime.errors import ManifestError, ManifestErrors
+from runtime.errors import ManifestError, ManifestErrors, OutcomeStatus
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
 from runtime.models.types import ModelReach
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotations only: the run takes the replanner and the revie
     from runtime.lang.jsontypes import JSONDict, JSONList, JSONObject
     from runtime.orchestration.judge import Judgement
     from runtime.orchestration.run import PlanRun
+    from runtime.spawn.outcome import Outcome
 
 
 @dataclass
@@ -126,13 +127,14 @@ def validator(catalog: Catalog, base_dir: Path, defaults: AgentDefaults,
     return validate, state
 
 
-def _records(run: PlanRun, ids: set[str], outcome_filter: Callable[[str], bool]) -> list[SubtaskRecord]:
+def _records(run: PlanRun, ids: set[str], outcome_filter: Callable[[Outcome | None], bool]) -> list[SubtaskRecord]:
+    """The subtasks of ``ids`` whose latest outcome (None: not run) ``outcome_filter`` takes."""
     out = []
     for round_ in run.rounds:
         for sub in round_:
             result = run.results.get(sub.id)
             label = result.outcome.label if result else ""
-            if sub.id in ids and outcome_filter(label):
+            if sub.id in ids and outcome_filter(result.outcome if result else None):
                 report = (result.report if result and result.report else (result.outcome.message if result else "")) or ""
                 out.append(SubtaskRecord(sub.id, sub.task.goal, sub.task.role.name, label, report[:2000]))
     return out
@@ -151,8 +153,8 @@ class Replanner:
 
     def __call__(self, run: PlanRun, verdict: Judgement) -> Plan | list[str]:
         ids = {s.id for round_ in run.rounds for s in round_}
-        completed = _records(run, ids, lambda label: label == "ok")
-        failed = _records(run, ids, lambda label: label not in ("ok", ""))
+        completed = _records(run, ids, lambda outcome: outcome is not None and outcome.status == OutcomeStatus.OK)
+        failed = _records(run, ids, lambda outcome: outcome is not None and outcome.status != OutcomeStatus.OK)
         remaining = [SubtaskRecord(s.id, s.task.goal, s.task.role.name) for round_ in run.rounds for s in round_
                      if s.id not in run.results]
         context = PlannerContext(self.roles, self.files, self.memory,
@@ -171,7 +173,7 @@ class Replanner:
 def reviewer_for(config: ModelReach) -> Callable[[PlanRun, list[tuple[str, int, str]]], Review]:
     def ask(run: PlanRun, checks: list[tuple[str, int, str]]) -> Review:
         ids = {s.id for round_ in run.rounds for s in round_}
-        reports = _records(run, ids, lambda label: label != "")
+        reports = _records(run, ids, lambda outcome: outcome is not None)
         head = run.git.resolve(run.integration)
         files = [p for p in run.git.text("diff", "--name-only", "-z", run.base, head).split("\0") if p]
         summary = MergedSummary(reports, files, [CheckResult(c, code == 0, out[-2000:], code) for c, code, out in checks])

@@ -26,6 +26,7 @@ from runtime.models.broker import Usage
 from runtime.models.types import ModelError, ModelReach, one_line
 from runtime.orchestration.advisors.planner import SubtaskRecord, fence, rejection, schema_rejection, structured_call
 from runtime.orchestration.advisors.replies import ReviewReply
+from runtime.orchestration.judge import JudgementStatus
 
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSONDict
@@ -56,7 +57,7 @@ class MergedSummary:
 
 @dataclass
 class Review:
-    status: str  # "ok" | "replan"
+    status: JudgementStatus
     reason: str
     learn: list[str] = field(default_factory=list)
     attempts: int = 1
@@ -66,7 +67,7 @@ class Review:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == JudgementStatus.OK
 
 
 SYSTEM_PROMPT = """\
@@ -146,7 +147,8 @@ def review(config: ModelReach, goal: str, success_criteria: Sequence[str], merge
             messages += schema_rejection(bad)
             continue
         assert parsed is not None
-        if parsed.status == "replan" and not parsed.reason.strip():
+        status = JudgementStatus(parsed.status)  # the reply's schema names the same two
+        if status == JudgementStatus.REPLAN and not parsed.reason.strip():
             if attempt == attempts:
                 raise ModelError(f"{config.model}: the reviewer asked for a replan without a reason "
                                  f"(reviewer attempt {attempt} of {attempts})", kind="llm")
@@ -157,6 +159,6 @@ def review(config: ModelReach, goal: str, success_criteria: Sequence[str], merge
             ]
             continue
         learn = [one_line(item, 500) for item in parsed.learn if item.strip()]
-        return Review(parsed.status, parsed.reason.strip(), learn, attempt, usage.prompt_tokens,
+        return Review(status, parsed.reason.strip(), learn, attempt, usage.prompt_tokens,
                       usage.completion_tokens, usage.cost_usd)
     raise AssertionError("unreachable")  # pragma: no cover

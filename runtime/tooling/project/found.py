@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -61,12 +62,20 @@ class Skipped:
     why: str
 
 
+class Allowance(StrEnum):
+    """Whether the project's role lets the agent run a found command, and by what."""
+
+    EDIT_LOCAL = "edit-local"  # already allowed, by the role it extends
+    RULE = "rule"  # a new rule of the project's role allows it
+    REFUSED = "refused"
+
+
 @dataclass
 class Outcome:
     """What became of each found command."""
 
     found: Found
-    status: str  # "edit-local" (already allowed), "rule" (the project role's new rule allows it), "refused"
+    status: Allowance
     reason: str = ""  # why refused, or why left out of the task
     in_task: str = ""  # "test" or "check" when the task template runs it
     doubled: bool = False  # left out of the task: the test command runs it already

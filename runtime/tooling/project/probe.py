@@ -21,6 +21,7 @@ from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import PROJECT_FOLDER
 from runtime.manifests.task import load_task
 from runtime.spawn.state import default_state_dir
+from runtime.verify.kinds.result import CheckStatus
 from runtime.workspace.git import Git
 
 
@@ -126,7 +127,7 @@ def probe(repo: Path, task_path: Path, *, sandboxed: bool) -> Probe:
     passed, failing_tests, failing, notes = None, False, [], []
     for c in checks:
         if c.kind == "tests-green":
-            failing_tests = c.status != "passed"
+            failing_tests = c.status != CheckStatus.PASSED
             if c.tests is not None and c.tests.mode == "per-test":
                 passed = c.tests.passed
                 ran = max(c.tests.base_tests, passed)
@@ -134,7 +135,7 @@ def probe(repo: Path, task_path: Path, *, sandboxed: bool) -> Probe:
                              + ("" if not failing_tests else "; the others fail there already"))
             else:
                 notes.append(f"the tests at {head[:12]}: {'pass' if not failing_tests else 'fail'}")
-        elif c.kind == "checks-green" and c.status != "passed":
+        elif c.kind == "checks-green" and c.status != CheckStatus.PASSED:
             failing += [w for w in re.findall(r"`([^`]+)` exited with code", c.feedback)] or [c.feedback[:200]]
             notes.append(f"the checks at {head[:12]}: {', '.join(f'`{f}`' for f in failing)} "
                          f"{'fails' if len(failing) == 1 else 'fail'} there already")

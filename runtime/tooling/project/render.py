@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from runtime.tooling.project.available import missing
-from runtime.tooling.project.found import KINDS, Outcome
+from runtime.tooling.project.found import KINDS, Allowance, Outcome
 from runtime.tooling.project.read_other import make_targets
 from runtime.tooling.project.scan import read_text
 from runtime.verify.kinds.runners.plan import plan_tests
@@ -120,7 +120,7 @@ def choose(repo: Path, outcomes: list[Outcome], npm_scripts: Mapping[str, str] |
     for kind in KINDS:  # tests first
         for outcome in ranked:
             f = outcome.found
-            if f.kind != kind or outcome.status == "refused" or f.family in families:
+            if f.kind != kind or outcome.status == Allowance.REFUSED or f.family in families:
                 continue
             if not f.check:
                 outcome.reason = "it rewrites files, so it is no check"

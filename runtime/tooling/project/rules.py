@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runtime.gate.decision import ALLOW
 from runtime.gate.policy import Policy
 from runtime.gate.undecided import rule_refusal
 from runtime.lang.shapes import is_interpreter
@@ -49,7 +50,7 @@ from runtime.manifests.role import load_role
 from runtime.policy.compile import compile_policy
 from runtime.policy.document import STRICT
 from runtime.tooling.commands_allowed import Verdict, judge
-from runtime.tooling.project.found import Found, Outcome
+from runtime.tooling.project.found import Allowance, Found, Outcome
 
 PARENT = "edit-local"
 ATOM = "tools::bash-allowlist"
@@ -196,29 +197,29 @@ def project_rules(root: Path, toolchain: str, head: str, found: list[Found]) -> 
     grammars, parent = judge.catalog()
     commands = [f.command for f in found]
     base = judge.verdicts(PARENT, None, commands)
-    outcomes = {f.command: Outcome(f, "edit-local") for f in found}
+    outcomes = {f.command: Outcome(f, Allowance.EDIT_LOCAL) for f in found}
     new: list[NewRule] = []
     for f in found:
-        if base[f.command].verdict == "allow":
+        if base[f.command].verdict == ALLOW:
             continue
         rule = candidate(f.command, grammars, parent)
         if isinstance(rule, str):
-            outcomes[f.command] = Outcome(f, "refused", f"{base[f.command].reason} (no rule added: {rule})")
+            outcomes[f.command] = Outcome(f, Allowance.REFUSED, f"{base[f.command].reason} (no rule added: {rule})")
         elif all(n.rule != rule for n in new):
             new.append(NewRule(f.command, rule))
     text = head
     for _ in range(len(new) + 1):
         text = head + ("\n" + rules_text(parent, new) if new else "")
         verdicts = judge.verdicts("project", text, commands)
-        keep = [n for n in new if verdicts[n.command].verdict == "allow"]
+        keep = [n for n in new if verdicts[n.command].verdict == ALLOW]
         if len(keep) == len(new):
             break
         new = keep
     for f in found:
         verdict = verdicts[f.command]
-        if verdict.verdict == "allow":
-            status = "edit-local" if base[f.command].verdict == "allow" else "rule"
+        if verdict.verdict == ALLOW:
+            status = Allowance.EDIT_LOCAL if base[f.command].verdict == ALLOW else Allowance.RULE
             outcomes[f.command] = Outcome(f, status, rule=next((n.rule for n in new if n.command == f.command), None))
-        elif outcomes[f.command].status != "refused":
-            outcomes[f.command] = Outcome(f, "refused", verdict.reason)
+        elif outcomes[f.command].status != Allowance.REFUSED:
+            outcomes[f.command] = Outcome(f, Allowance.REFUSED, verdict.reason)
     return text, [outcomes[f.command] for f in found]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from pydantic import ConfigDict
 
@@ -67,12 +67,17 @@ class TestSide:
     plain: bool = True
 
 
+# A reviewer's word on a change. Literal rather than an enum: a kind's evidence model holds it, and the
+# evidence's JSON schema (`schemas/capability.schema.json`) says the three as they are.
+ReviewVerdict: TypeAlias = Literal["ok", "concerns", "unavailable"]
+
+
 @dataclass(frozen=True)
 class Reviewed:
     """What a reviewer said of a change (`runtime.verify.kinds.review`): ``verdict`` `ok`, `concerns` (its ``findings``)
     or `unavailable` (``why`` it could not answer)."""
 
-    verdict: Literal["ok", "concerns", "unavailable"]
+    verdict: ReviewVerdict
     findings: tuple[str, ...] = ()
     why: str = ""
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
+from runtime.verify.kinds.result import CheckStatus
 from runtime.verify.kinds.summary import TestsSummary
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class CheckJSON(TypedDict):
 
     atom: str
     kind: str
-    status: str
+    status: CheckStatus
     feedback: str
     tests: NotRequired[JSONDict]  # the summary, as its model dumps it
     test_edits: NotRequired[list[str]]
@@ -54,7 +55,7 @@ class CheckJSON(TypedDict):
 class CheckRecord(Bounded):
     atom: str
     kind: str
-    status: str  # passed | rejected | error
+    status: CheckStatus
     feedback: str
     # What a tests-green verdict rests on (which tests, from where, against which base run).
     tests: TestsSummary | None = None
@@ -65,6 +66,9 @@ class CheckRecord(Bounded):
     tampering: list[str] = field(default_factory=list)
     # What a reviewer asks a person to look at: the work ends `needs-review`, committed for inspection alone.
     review: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.status = CheckStatus.of(self.status)  # a status named by its value is held as the member
 
     def to_json(self) -> CheckJSON:
         out: CheckJSON = {"atom": self.atom, "kind": self.kind, "status": self.status, "feedback": self.feedback}
@@ -82,7 +86,7 @@ class CheckRecord(Bounded):
     def from_json(cls, data: JSONObject) -> CheckRecord:
         """A record `to_json` wrote (a record written before the typed summaries had none)."""
         tests = data.get("tests")
-        return cls(str(data["atom"]), str(data["kind"]), str(data["status"]), str(data["feedback"]),
+        return cls(str(data["atom"]), str(data["kind"]), CheckStatus.of(data["status"]), str(data["feedback"]),
                    TestsSummary.model_validate(tests) if isinstance(tests, dict) else None,
                    _strings(data.get("test_edits")), _strings(data.get("tampering")), _strings(data.get("review")))
 
@@ -104,7 +108,7 @@ REPORT_KINDS = frozenset({"report-fields", "severity-grades", "report-file"})
 def by_cause(checks: list[CheckRecord]) -> list[CheckRecord]:
     """Checks in the order a person reads why work failed: failing before passed, the work's before the
     report's form, otherwise in the role's order."""
-    return sorted(checks, key=lambda c: (c.status == "passed", c.kind in REPORT_KINDS))
+    return sorted(checks, key=lambda c: (c.status == CheckStatus.PASSED, c.kind in REPORT_KINDS))
 
 
 def first_line(text: str) -> str:

@@ -9,16 +9,28 @@ the runtime, not the agent, and must never be read as a pass.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSONDict
     from runtime.verify.kinds.summary import TestsSummary
 
-PASSED = "passed"
-REJECTED = "rejected"
-ERROR = "error"
-STATUSES = (PASSED, REJECTED, ERROR)
+
+class CheckStatus(StrEnum):
+    """A check's answer: on the agent's work (passed, rejected), or that the check itself could not run."""
+
+    PASSED = "passed"
+    REJECTED = "rejected"
+    ERROR = "error"
+
+    @classmethod
+    def of(cls, value: object) -> CheckStatus:
+        """The status ``value`` names, as a record read back holds it; ValueError for anything else."""
+        for member in cls:
+            if member == value:
+                return member
+        raise ValueError(f"verify status must be one of {', '.join(cls)}, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -26,7 +38,7 @@ class VerifyResult:
     """A status, feedback for the agent, and small structured details (counts, offending paths: each kind's
     own, shown as they are)."""
 
-    status: str
+    status: CheckStatus
     feedback: str
     evidence: JSONDict = field(default_factory=dict)
     tests: TestsSummary | None = None  # what a tests-green verdict rests on (runtime.verify.kinds.summary)
@@ -37,26 +49,26 @@ class VerifyResult:
     review: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"verify status must be one of {', '.join(STATUSES)}, not {self.status!r}")
+        # A kind built outside this module may name its status by value: it is held as the member.
+        object.__setattr__(self, "status", CheckStatus.of(self.status))
 
     @property
     def ok(self) -> bool:
-        return self.status == PASSED
+        return self.status == CheckStatus.PASSED
 
 
 def passed(feedback: str, evidence: JSONDict | None = None, tests: TestsSummary | None = None, *,
            edits: list[str] | None = None) -> VerifyResult:
-    return VerifyResult(PASSED, feedback, dict(evidence or {}), tests, list(edits or []))
+    return VerifyResult(CheckStatus.PASSED, feedback, dict(evidence or {}), tests, list(edits or []))
 
 
 def rejected(feedback: str, evidence: JSONDict | None = None, tests: TestsSummary | None = None, *,
            edits: list[str] | None = None, tampering: list[str] | None = None,
            review: list[str] | None = None) -> VerifyResult:
-    return VerifyResult(REJECTED, feedback, dict(evidence or {}), tests, list(edits or []), list(tampering or []),
+    return VerifyResult(CheckStatus.REJECTED, feedback, dict(evidence or {}), tests, list(edits or []), list(tampering or []),
                         list(review or []))
 
 
 def error(feedback: str, evidence: JSONDict | None = None, tests: TestsSummary | None = None, *,
            edits: list[str] | None = None) -> VerifyResult:
-    return VerifyResult(ERROR, feedback, dict(evidence or {}), tests, list(edits or []))
+    return VerifyResult(CheckStatus.ERROR, feedback, dict(evidence or {}), tests, list(edits or []))

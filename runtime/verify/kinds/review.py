@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from runtime.verify.kinds.base import MAX_LISTED, MalformedInput, listing
-from runtime.verify.kinds.kind import Evidence, Gathering, Kind
+from runtime.verify.kinds.kind import Evidence, Gathering, Kind, ReviewVerdict
 from runtime.verify.kinds.result import VerifyResult, passed, rejected
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class ReviewEvidence(Evidence):
     `concerns`, or `unavailable`: it could not answer), its ``findings`` and, when unavailable, ``why``."""
 
     asked: bool
-    verdict: Literal["ok", "concerns", "unavailable"]
+    verdict: ReviewVerdict
     findings: list[str] = []
     why: str = ""
 
