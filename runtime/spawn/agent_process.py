@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
 from runtime.manifests.task import Task
@@ -32,7 +32,11 @@ from runtime.sandbox.netrelay import EGRESS_PORT, with_forward
 from runtime.sandbox.supervise import ProcessResult, supervise
 from runtime.sandbox.toolchain import ToolchainMounts
 from runtime.spawn.backends import backend_for
+from runtime.spawn.backends.base import ModelAccess
 from runtime.spawn.progress import Progress, ProgressState
+
+if TYPE_CHECKING:
+    from runtime.models.broker import Usage
 
 # The same tool call, with the same input, this many times in a row: the agent is looping.
 LOOP_REPEATS = 3
@@ -50,11 +54,12 @@ class AttemptSetup:
     broker_socket: Path | None
     feedback: str | None
     progress: Progress
-    usage: Callable[[], Any] | None = None  # the broker's usage totals (turns, tokens, cost)
+    usage: Callable[[], Usage] | None = None  # the broker's usage totals (turns, tokens, cost)
     approvals_socket: Path | None = None  # the orchestrator's approvals service (None: `ask` is refused)
     report_problem: str | None = None  # set by the attempt: why the report file was refused
     egress_socket: Path | None = None  # the egress proxy (roles that may reach the web), else no way out
-    model_token: str | None = None  # claude-code: the per-run secret the model proxy checks
+    # The service through which the agent reaches its model (its backend's: `Backend.model_access`), None: none.
+    model: ModelAccess | None = None
     toolchain: ToolchainMounts | None = None  # without a sandbox, its folders go on PATH from the main checkout
 
 

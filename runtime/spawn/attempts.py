@@ -117,17 +117,15 @@ def _start_approvals(run: SpawnRun, folder: Path | None,
         return None, own
     try:
         store = ApprovalStore.for_state(run.state.root)
-        on_pending = getattr(run.options, "on_pending", None)
-        if on_pending is None:
-            explicit = run.options.state_dir or os.environ.get("RUNTIME_STATE_DIR")
-            hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
-            printed = console_notifier(store, hint=hint)
-            notifier = run.notifier()
+        explicit = run.options.state_dir or os.environ.get("RUNTIME_STATE_DIR")
+        hint = shlex.join(["--state-dir", str(run.state.root)]) if explicit else ""
+        printed = console_notifier(store, hint=hint)
+        notifier = run.notifier()
 
-            def on_pending(approval: Approval) -> None:
-                printed(approval)
-                notifier.send("waiting", approval.agent, request=approval.id, call=approval.summary,
-                              reason=approval.gate_reason, expires_at=iso(approval.expires))
+        def on_pending(approval: Approval) -> None:
+            printed(approval)
+            notifier.send("waiting", approval.agent, request=approval.id, call=approval.summary,
+                          reason=approval.gate_reason, expires_at=iso(approval.expires))
         remote = run.options.orchestrator
         service = ApprovalService(folder / "approvals.sock", run.agent_id, store,
                                   timeout_s=run.agent.limits.approval_timeout_s, audit=run.audit,
@@ -258,7 +256,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                                  broker.socket_path if broker else None, feedback, progress,
                                  usage=broker.usage if broker else None, approvals_socket=approvals.socket_path if approvals else None,
                                  egress_socket=egress.socket_path if egress else None,
-                                 model_token=getattr(broker, "token", None), toolchain=run.toolchain)
+                                 model=broker, toolchain=run.toolchain)
             with run.timed("agent"):
                 result = await run_attempt(setup)
             progress.report = _redact_transcripts(run, attempt_dir, progress.report)

@@ -129,7 +129,7 @@ def claude_command(setup: AttemptSetup, feedback_path: Path | None) -> tuple[lis
         setup.usage = _with_reported(setup.usage, setup.progress)
     env = {**CLI_ENV, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{MODEL_PORT}",
            # The per-run secret the model proxy checks; the real key is added outside the sandbox.
-           "ANTHROPIC_API_KEY": setup.model_token or ""}
+           "ANTHROPIC_API_KEY": (setup.model.token if isinstance(setup.model, AnthropicProxy) else None) or ""}
     return argv, prompt.encode(), env
 
 
