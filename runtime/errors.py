@@ -19,23 +19,11 @@ because a denial is an ordinary answer.
 
 from __future__ import annotations
 
-from enum import StrEnum
+TYPE_CHECKING = False  # typing's, without importing typing: every command imports this module, the hook too
+if TYPE_CHECKING:
+    from runtime.outcomes import OutcomeStatus
 
 INTERNAL_ERROR = 70
-
-
-class OutcomeStatus(StrEnum):
-    """How a run of an agent ended: its outcome's status (``runtime.spawn.outcome``), the final status of its
-    run record; a `RunFailure` is one of them."""
-
-    OK = "ok"
-    REJECTED = "rejected"
-    FAILED = "failed"
-    EXHAUSTED = "exhausted"
-    # The agent said the task cannot be done as asked, and why; nothing is committed.
-    ESCALATED = "escalated"
-    # The checks passed and a reviewer asks a person to look; committed for inspection alone.
-    NEEDS_REVIEW = "needs-review"
 
 
 class AgentRuntimeError(Exception):
@@ -91,8 +79,16 @@ class ManifestErrors(FatalError):
 class RunFailure(AgentRuntimeError):
     """An agent run that ended badly: it is reported as an outcome, not as a crash."""
 
-    outcome = OutcomeStatus.FAILED
+    # The outcome's status by its value: the member (`outcome`) is made when asked, so that importing this
+    # module (every command does, the hook too) never imports `enum`.
+    status = "failed"
     exit_code = 2
+
+    @property
+    def outcome(self) -> OutcomeStatus:
+        from runtime.outcomes import OutcomeStatus
+
+        return OutcomeStatus(self.status)
 
     def __init__(self, detail: str, message: str) -> None:
         self.detail = detail
@@ -107,4 +103,4 @@ class AgentFailed(RunFailure):
 class LimitExhausted(RunFailure):
     """exhausted(limit): the run hit one of its limits and was stopped."""
 
-    outcome = OutcomeStatus.EXHAUSTED
+    status = "exhausted"

@@ -2,7 +2,7 @@
 packages of the layers below its own (at any depth: lazy imports inside functions count too; imports for type
 annotations alone do not). Inside a package, no modules import each other in a circle.
 
-    lang, the top-level modules (errors, model, pids, printable, timeouts)
+    lang, the top-level modules (errors, model, outcomes, pids, printable, timeouts)
     verify.kinds (what each check reads and how it judges it: data the manifests and the policy validate
         against, below the running of a verify), audit, memory, ipc
     manifests

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
-from runtime.errors import OutcomeStatus
+from runtime.outcomes import OutcomeStatus
 from runtime.printable import printable
 from runtime.spawn.outcome import Outcome
 from runtime.verify.kinds.result import CheckStatus

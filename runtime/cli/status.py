@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runtime.errors import OutcomeStatus, UsageError
+from runtime.errors import UsageError
 from runtime.orchestration.overview import runs_overview
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.state import RunRecord, StateDir, default_state_dir
 from runtime.workspace.git import Git
 

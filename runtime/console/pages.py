@@ -14,7 +14,7 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from runtime.errors import OutcomeStatus
+from runtime.outcomes import OutcomeStatus
 from runtime.printable import printable
 
 if TYPE_CHECKING:

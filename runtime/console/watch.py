@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 from runtime.approvals.store import ApprovalError, ApprovalStore, store_path
 from runtime.audit.log import read_from
 from runtime.audit.records import Gated
-from runtime.errors import FatalError, OutcomeStatus
+from runtime.errors import FatalError
 from runtime.orchestration.report import PlanStatus
 from runtime.orchestration.state import OrchestratorState
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.state import RecordStatus, RunRecord
 
 if TYPE_CHECKING:

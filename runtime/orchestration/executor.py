@@ -21,9 +21,10 @@ from typing import NotRequired, Protocol, TypedDict
 import anyio
 import anyio.abc
 
-from runtime.errors import FatalError, OutcomeStatus
+from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import task_from_manifest
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions, spawn_task
 from runtime.spawn.progress import Progress

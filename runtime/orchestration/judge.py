@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from runtime.errors import OutcomeStatus
+from runtime.outcomes import OutcomeStatus
 
 
 class JudgementStatus(StrEnum):

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from runtime.errors import OutcomeStatus
 from runtime.memory.records import MAX_TEXT
 from runtime.memory.writer import issue_meta_validation_token, open_for_meta_validation
+from runtime.outcomes import OutcomeStatus
 from runtime.printable import printable
 
 if TYPE_CHECKING:  # annotations only

@@ -32,7 +32,7 @@ import anyio.abc
 
 from runtime.audit.log import AuditLog
 from runtime.audit.records import Worker
-from runtime.errors import FatalError, OutcomeStatus
+from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
 from runtime.orchestration.executor import Executor, ExecutorFactory, Job, Listener, ProgressNote, SubtaskResult
 from runtime.orchestration.remote_job import (
@@ -44,6 +44,7 @@ from runtime.orchestration.remote_job import (
     job_task,
     run_job,
 )
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.spawn.progress import ProgressState

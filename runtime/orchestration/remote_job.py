@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload
 import anyio
 
 from runtime.audit.log import records
-from runtime.errors import FatalError, OutcomeStatus
+from runtime.errors import FatalError
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.task import Task, task_from_manifest
 from runtime.models.types import ModelError, ModelReply, ModelRequest
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.backends import backend_for
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.pipeline import SpawnOptions, spawn_task

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from runtime.errors import OutcomeStatus
 from runtime.orchestration.events import Dispatch, Redispatch, RunEvent, SubtaskEnd
 from runtime.orchestration.executor import Executor, Job, SubtaskResult
 from runtime.orchestration.state import OrchestratorState, SubtaskStatus
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Outcome
 from runtime.verify.kinds.report_text import normalise, sections
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from runtime.errors import FatalError, OutcomeStatus, UsageError
+from runtime.errors import FatalError, UsageError
 from runtime.orchestration.events import (
     Accepted,
     AgentProgress,
@@ -43,6 +43,7 @@ from runtime.orchestration.recheck import recheck_imported
 from runtime.orchestration.report import PLAN_ENDED, PlanStatus, ReplanNote, RunReport, SubtaskLine, render
 from runtime.orchestration.rounds import RoundContext, questions_in, run_round
 from runtime.orchestration.state import OrchestratorState, plan_lock_name
+from runtime.outcomes import OutcomeStatus
 from runtime.sandbox.toolchain import toolchain_mounts
 from runtime.spawn.pipeline import SpawnOptions
 from runtime.spawn.state import default_state_dir

@@ -18,8 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
-from runtime.errors import OutcomeStatus
 from runtime.orchestration.report import PlanStatus
+from runtime.outcomes import OutcomeStatus
 from runtime.sqlite_schema import migrate
 
 if TYPE_CHECKING:

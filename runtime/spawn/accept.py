@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from runtime.audit.records import ApprovalDecided, ApprovalRequested, CommitIntent, Committed, MergedIn
-from runtime.errors import OutcomeStatus
 from runtime.manifests.control import control_name
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
 from runtime.spawn.state import RunStatus
 from runtime.spawn.world import tree_world

@@ -27,10 +27,11 @@ from runtime.audit.records import (
     Tampering,
     record_of,
 )
-from runtime.errors import AgentFailed, LimitExhausted, ManifestError, OutcomeStatus, RunFailure
+from runtime.errors import AgentFailed, LimitExhausted, ManifestError, RunFailure
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.locate import catalog_now
 from runtime.manifests.role import load_role
+from runtime.outcomes import OutcomeStatus
 from runtime.policy.compile import compile_document
 from runtime.policy.document import PolicyDocument, PolicyError
 from runtime.sandbox.agent import agent_sandbox

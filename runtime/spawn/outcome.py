@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
-from runtime.errors import OutcomeStatus
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn import fields
 from runtime.verify.kinds.record import TEXT_BOUNDS, CheckRecord, by_cause, excerpt, first_line
 from runtime.verify.kinds.record import Bounded as _Bounded

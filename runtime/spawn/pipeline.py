@@ -24,12 +24,13 @@ import anyio
 from runtime.audit.log import AuditLog
 from runtime.audit.records import Ended, Freed, Interrupted, Spawned
 from runtime.audit.redact import Redactor, secrets_from_env
-from runtime.errors import FatalError, ManifestError, OutcomeStatus, RunFailure, UsageError
+from runtime.errors import FatalError, ManifestError, RunFailure, UsageError
 from runtime.manifests.agent import AgentSpec
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
+from runtime.outcomes import OutcomeStatus
 from runtime.policy.compile import compile_document, compile_policy
 from runtime.policy.document import SANDBOXED, STRICT, PolicyDocument
 from runtime.sandbox.budget import check_limits

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runtime.audit.records import Afresh, Again, Recovered
-from runtime.errors import FatalError, OutcomeStatus
+from runtime.errors import FatalError
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.sockets import clean_stale_socket_folders
 from runtime.spawn.state import RunRecord, RunStatus, StateDir

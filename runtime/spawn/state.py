@@ -20,7 +20,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
-from runtime.errors import FatalError, OutcomeStatus
+from runtime.errors import FatalError
+from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Attempt, AttemptJSON
 from runtime.spawn.setup_record import SetupJSON, SetupRecord
 

@@ -7,6 +7,7 @@ take ASCII digits only)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -93,4 +94,25 @@ def test_a_cold_hook_imports_no_regular_expressions_for_a_compound_command(tmp_p
     out = subprocess.run([sys.executable, "-c", probe], input=call, capture_output=True, text=True, check=True)
     answer, imported = out.stdout.splitlines()
     assert answer.startswith("0 ") and '"allow"' in answer, out.stdout + out.stderr
+    assert imported == "[]", out.stdout
+
+
+def test_a_person_s_session_hook_imports_none_of_them_once_its_policy_is_cached(tmp_path):
+    """The main session of `runtime hook install` (its role and catalog looked up, its policy from the cache):
+    the same holds for every module that path reads (the catalog's lookup, the errors it could raise)."""
+    root = tmp_path / "wt"
+    (root / "src").mkdir(parents=True)
+    (root / "README.md").write_text("x\n")
+    env = {**os.environ, "RUNTIME_CACHE_DIR": str(tmp_path / "cache"), "CLAUDE_PROJECT_DIR": str(root)}
+    call = json.dumps({"hook_event_name": "PreToolUse", "cwd": str(root), "tool_name": "Bash",
+                       "tool_input": {"command": "ls -la src && head -20 README.md | grep -c x"}})
+    probe = ("import sys; from runtime.cli.check import respond; "
+             "out, err, code = respond(['--on-allow', 'defer', '--main-session', 'session'], sys.stdin.buffer.read()); "
+             "print(code, out.strip() or '-', err.strip() or '-'); "
+             "print(sorted(m for m in ('re', 'enum', 'functools', 'collections', 'json', 'typing') if m in sys.modules))")
+    for _ in range(2):  # the first call compiles the policy into the cache; the second reads it from there
+        out = subprocess.run([sys.executable, "-c", probe], input=call, capture_output=True, text=True, check=True,
+                             env=env, cwd=root)
+    answer, imported = out.stdout.splitlines()
+    assert answer.startswith("0 "), out.stdout + out.stderr
     assert imported == "[]", out.stdout

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime.errors import ManifestError, ManifestErrors, OutcomeStatus
+from runtime.errors import ManifestError, ManifestErrors
 from runtime.manifests.catalog import Catalog
 from runtime.manifests.role import load_role
 from runtime.models.types import ModelReach
@@ -29,6 +29,7 @@ from runtime.orchestration.advisors.planner import (
 )
 from runtime.orchestration.advisors.reviewer import CheckResult, MergedSummary, Review, review
 from runtime.orchestration.plans.load import Plan, plan_from_json
+from runtime.outcomes import OutcomeStatus
 
 if TYPE_CHECKING:  # annotations only: the run takes the replanner and the reviewer, it is not imported by them
     from runtime.lang.jsontypes import JSONDict, JSONList, JSONObject
