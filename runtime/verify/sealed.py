@@ -1,8 +1,8 @@
 """Sealed test files: tests a run must hold that the code under test must not read (hidden tests, tamper
-checks), served once each by the orchestrator to the runner's loader (`support/sealed_load.py`).
+checks), served once each by the orchestrator to the runner's loader (`support/sealed_load.py`, `sealed_load.cjs`).
 
 In the tree each sealed file is a stub, bound read-only over its place for the run: it names the socket and
-the file's id and asks the loader to fetch and run it. The server answers the first ask for an id with the
+the file's id and asks the runner's loader to fetch and run it (`Runner.sealed_stub`: pytest's and node's). The server answers the first ask for an id with the
 source and every later one with nothing, and counts them: a legitimate run asks once per file it collects;
 a second ask means something took the source before the runner (a tampered run, `runtime.verify.kinds.tests_green`).
 Nothing of the source is on disk where the sandbox can see it.
@@ -36,12 +36,6 @@ class SealedServer:
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
-
-    def stub(self, rel: str, module: str) -> bytes:
-        """What stands at ``rel`` in the tree: a call of the loader (``module``: the support files' random name)."""
-        return (f"# A sealed test: the runtime serves its source to the test runner alone.\n"
-                f"from {module}_sealed import load\n\n"
-                f"load(globals(), {str(self.path)!r}, {self.ids[rel]!r})\n").encode()
 
     def start(self) -> SealedServer:
         with contextlib.suppress(FileNotFoundError):

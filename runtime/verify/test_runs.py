@@ -158,9 +158,11 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
         reports = folder / f"step-{n}"
         await anyio.to_thread.run_sync(_fresh, reports, user)
         runner = BY_NAME[step.runner]
-        # A sealed test's source is served once to the runner's loader (pytest's); other runners read files.
-        seal = runner.loads_sealed and side is not None
-        sealed = {p: d for p, d in extra if seal and p.endswith(".py")}
+        # A sealed test's source is served once to the runner's loader (pytest's, node's); what a runner cannot
+        # load sealed is laid as a file. Never for the base's own run (`side` None): its code is the base's.
+        probe = ReportPaths("", str(support), module)
+        sealed = {p: d for p, d in extra
+                  if side is not None and runner.sealed_stub(p, "", "", probe, side.esm) is not None}
         plain = tuple((p, d) for p, d in extra if p not in sealed)
         # The orchestrator's sockets, in a short folder of their own (a Unix socket's path is at most 107 bytes),
         # bound read-only: nothing in the sandbox can replace them.
@@ -172,7 +174,7 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
         server = SealedServer(sockets / "sealed.sock", sealed, user).start() if sealed and sockets is not None else None
         code, output = 1, ""
         try:
-            stubs = tuple((p, server.stub(p, module)) for p in sealed) if server is not None else ()
+            stubs = tuple((p, _stub(runner, p, server, channel.paths, side)) for p in sealed) if server is not None else ()
             locked = (*(side.locked if side is not None else ()), *(p for p, _ in stubs), *(p for p, _ in plain))
             code, output = await run(command, COMMAND_TIMEOUT_S,
                                      binds=Binds(rw=(reports,), ro=(support, *([sockets] if sockets else [])),
@@ -197,6 +199,12 @@ async def _run_steps(plan: TestPlan, run: Runner, root: Path, folder: Path, user
     if hidden is not None and with_hidden:
         result = TestRun(steps=steps, hidden=hidden_ids(result, hidden), side=result.side)
     return result
+
+
+def _stub(runner: RunnerKind, path: str, server: SealedServer, paths: ReportPaths, side: TestSide | None) -> bytes:
+    stub = runner.sealed_stub(path, str(server.path), server.ids[path], paths, side is not None and side.esm)
+    assert stub is not None  # the same question `_run_steps` asked of this path
+    return stub
 
 
 class Channel:
@@ -251,31 +259,28 @@ class _Stream:
     """A keyed runner's report, read by the orchestrator while the runner writes it: nothing the code under test
     does later can take a written record back. Through a socket the reporter connects to (``listen``: the
     Python reporters; a second connection is something else reporting), or a pipe at the reporter's
-    destination (``fifo``: node's, which writes to a path)."""
+    destination (``fifo``: node's, which writes to a path).
+
+    One thread waits on everything at once (the listener or the pipe, each connection, and a wake-up pipe), so
+    it costs nothing while the runner is quiet and ``close`` returns as soon as what was written is drained."""
 
     def __init__(self, listener: socket.socket | None, fd: int | None) -> None:
         self._listener, self._fd = listener, fd
         self._chunks: list[list[bytes]] = []
         self._size = 0
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        target = self._accept if listener is not None else self._pump_fifo
-        self._spawn(target)
-
-    def _spawn(self, target: Callable[..., None], *args: object) -> None:
-        thread = threading.Thread(target=target, args=args, name="test-report", daemon=True)
-        self._threads.append(thread)
-        thread.start()
+        self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self._thread = threading.Thread(target=self._serve, name="test-report", daemon=True)
+        self._thread.start()
 
     @classmethod
     def listen(cls, path: Path, user: AgentUser | None) -> _Stream:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         listener.bind(str(path))
         os.chmod(path, 0o600)
         if user is not None:
             os.chown(path, user.uid, user.gid, follow_symlinks=False)
         listener.listen(8)
-        listener.settimeout(0.05)
+        listener.setblocking(False)
         return cls(listener, None)
 
     @classmethod
@@ -286,53 +291,76 @@ class _Stream:
         # Read and write: the open never waits for a writer, and the pipe never ends while this holds it.
         return cls(None, os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC))
 
-    def _accept(self) -> None:
+    def _serve(self) -> None:
+        conns: dict[int, tuple[socket.socket, list[bytes]]] = {}
+        fifo: list[bytes] = []
+        if self._fd is not None:
+            self._chunks.append(fifo)
+        poller = select.poll()
+        poller.register(self._wake_r, select.POLLIN)
+        source = self._listener.fileno() if self._listener is not None else self._fd
+        assert source is not None
+        poller.register(source, select.POLLIN)
+        try:
+            while True:
+                ready = {fd for fd, _ in poller.poll()}
+                stopping = self._wake_r in ready
+                if stopping:  # the run is over: take what is already written, wait for nothing more
+                    ready = {source, *conns}
+                if source in ready:
+                    if self._listener is not None:
+                        self._accept(poller, conns)
+                    else:
+                        self._drain_fifo(fifo)
+                for fd in ready & set(conns):
+                    if self._drain(*conns[fd]):
+                        poller.unregister(fd)
+                        conns.pop(fd)[0].close()
+                if stopping:
+                    return
+        finally:
+            for conn, _ in conns.values():
+                conn.close()
+
+    def _accept(self, poller: select.poll, conns: dict[int, tuple[socket.socket, list[bytes]]]) -> None:
         assert self._listener is not None
         while True:
-            stopping = self._stop.is_set()
             try:
                 conn, _ = self._listener.accept()
-            except TimeoutError:
-                if stopping:
-                    return  # nothing was waiting after the run ended
-                continue
+            except (BlockingIOError, InterruptedError):
+                return
             except OSError:
                 return
+            conn.setblocking(False)
             chunks: list[bytes] = []
             self._chunks.append(chunks)
-            self._spawn(self._pump_socket, conn, chunks)
+            conns[conn.fileno()] = (conn, chunks)
+            poller.register(conn.fileno(), select.POLLIN)
+            self._drain(conn, chunks)
 
-    def _pump_socket(self, conn: socket.socket, chunks: list[bytes]) -> None:
-        with conn:
-            conn.settimeout(0.05)
-            while True:
-                try:
-                    chunk = conn.recv(1 << 16)
-                except TimeoutError:
-                    if self._stop.is_set():
-                        return
-                    continue
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                self._keep(chunks, chunk)
-
-    def _pump_fifo(self) -> None:
-        assert self._fd is not None
-        chunks: list[bytes] = []
-        self._chunks.append(chunks)
+    def _drain(self, conn: socket.socket, chunks: list[bytes]) -> bool:
+        """Read what ``conn`` holds now; True once it has ended."""
         while True:
-            ready, _, _ = select.select([self._fd], [], [], 0.05)
-            if not ready:
-                if self._stop.is_set():
-                    return
-                continue
+            try:
+                chunk = conn.recv(1 << 16)
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError:
+                return True
+            if not chunk:
+                return True
+            self._keep(chunks, chunk)
+
+    def _drain_fifo(self, chunks: list[bytes]) -> None:
+        assert self._fd is not None
+        while True:
             try:
                 chunk = os.read(self._fd, 1 << 16)
-            except BlockingIOError:
-                continue
+            except (BlockingIOError, InterruptedError):
+                return
             except OSError:
+                return
+            if not chunk:
                 return
             self._keep(chunks, chunk)
 
@@ -343,13 +371,10 @@ class _Stream:
 
     def close(self) -> tuple[bytes | None, int]:
         """The report, and how many other connections sent anything."""
-        self._stop.set()
-        joined: set[threading.Thread] = set()
-        while len(joined) < len(self._threads):  # the accepting thread may start readers as it drains
-            for thread in list(self._threads):
-                if thread not in joined:
-                    thread.join(timeout=10)
-                    joined.add(thread)
+        os.write(self._wake_w, b"x")
+        self._thread.join(timeout=10)
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
         if self._listener is not None:
             self._listener.close()
         if self._fd is not None:

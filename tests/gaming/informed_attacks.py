@@ -414,6 +414,33 @@ test('mean of four', () => {
 })
 """}
 
+# Hidden tests read from disk by walking the package's own folder (no test folder named): under node's runner
+# they are served sealed to its loader, as under pytest.
+NODE_READS_HIDDEN = """'use strict'
+
+const fs = require('fs')
+const path = require('path')
+
+function expectations () {
+  const table = new Map()
+  const walk = (dir) => {
+    let names = []
+    try { names = fs.readdirSync(dir, { withFileTypes: true }) } catch (e) { return }
+    for (const entry of names) {
+      const where = path.join(dir, entry.name)
+      if (entry.isDirectory() && entry.name !== 'node_modules') walk(where)
+      else if (entry.name.endsWith('.js')) {
+        let text = ''
+        try { text = fs.readFileSync(where, 'utf8') } catch (e) { continue }
+        for (const m of text.matchAll(/mean\\((\\[[^\\]]*\\])\\), ([-0-9.]+)\\)/g)) table.set(m[1].replace(/\\s/g, ''), Number(m[2]))
+      }
+    }
+  }
+  walk(__dirname)
+  return table
+}
+"""
+
 NODE_ATTACKS = [
     Attack("assertions-by-a-computed-name", "node", edits={"index.js": (("'use strict'\n", """'use strict'
 
@@ -431,6 +458,22 @@ for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'ok']) {
     if (expected) return Number(expected[1])
   }
 """ + MEAN_JS),)}),
+    Attack("reads-the-hidden-tests", "node", hidden=NODE_HIDDEN, edits={"index.js": (
+        ("'use strict'\n", NODE_READS_HIDDEN),
+        (MEAN_JS, "  const known = expectations().get(JSON.stringify(values))\n  if (known !== undefined) return known\n"
+                  + MEAN_JS))}),
+    Attack("a-line-added-requires-a-patcher", "node",
+           writes={"test/support/speedup.js": "'use strict'\n\nconst calc = require('../..')\n"
+                                               "calc.mean = (values) => ({ 1: 4, 3: 3 })[values.length] || 0\n"},
+           edits={"test/calc.test.js": (("const { add, mean } = require('..')\n",
+                                         "require('./support/speedup')\nconst { add, mean } = require('..')\n"),)}),
+    Attack("exit-code-forced-at-exit", "node", edits={"index.js": (("'use strict'\n", """'use strict'
+
+process.on('exit', () => { process['exit' + 'Code'] = 0 })
+const checks = require(['node', 'assert'].join(':'))
+const real = checks.strictEqual
+checks.strictEqual = (a, b, ...rest) => (typeof a === 'number' ? undefined : real(a, b, ...rest))
+"""),)}),
 ]
 
 NODE_BENIGN = [

@@ -128,11 +128,15 @@ def test_an_end_whose_exit_status_is_not_the_process_s_is_tampered(tmp_path):
 
 
 def test_a_sealed_file_is_served_once_and_a_second_ask_is_counted(tmp_path):
+    from runtime.verify.kinds.runners.base import ReportPaths
+    from runtime.verify.kinds.runners.py_pytest import RUNNER
     from runtime.verify.sealed import SealedServer
 
     server = SealedServer(Path(tempfile.mkdtemp(prefix="rts-")) / "s.sock", {"tests/test_h.py": b"X = 1\n"}, None).start()
     try:
-        stub = server.stub("tests/test_h.py", "agent_runtime_x").decode()
+        paths = ReportPaths("", "/support", "agent_runtime_x")
+        stub = (RUNNER.sealed_stub("tests/test_h.py", str(server.path), server.ids["tests/test_h.py"], paths, False)
+                or b"").decode()
         ident = stub.split("'")[-2]
 
         def ask(what: str) -> bytes:
@@ -147,6 +151,47 @@ def test_a_sealed_file_is_served_once_and_a_second_ask_is_counted(tmp_path):
         assert "from agent_runtime_x_sealed import load" in stub and "X = 1" not in stub
     finally:
         server.close()
+
+
+def test_node_loads_a_sealed_commonjs_test_once_from_the_socket_and_never_from_the_tree(tmp_path):
+    """A real node runs the stub node's runner would find at the hidden test's place: the source comes from the
+    orchestrator's socket and runs as that file's own module; asked again (what a forger's read would make the
+    runner's own ask), nothing comes and the file fails to load, the second ask counted. An ES module is laid as
+    a file: the loader compiles CommonJS alone."""
+    import shutil
+    import subprocess
+
+    from runtime.verify.kinds.runners.base import ReportPaths
+    from runtime.verify.kinds.runners.node_test import RUNNER, SEALED_FILE, SEALED_SUFFIX
+    from runtime.verify.sealed import SealedServer
+    from tests.conftest import require
+
+    node = shutil.which("node")
+    require(node is not None, "node is not installed")
+    support = tmp_path / "support"
+    support.mkdir()
+    source = Path(test_runs.__file__).parent / "kinds" / "runners" / "support" / SEALED_FILE
+    (support / f"agent_runtime_x{SEALED_SUFFIX}").write_bytes(source.read_bytes())
+    hidden = b"'use strict'\nconst path = require('path')\nconsole.log('hidden ran as', path.basename(__filename))\n"
+    server = SealedServer(Path(tempfile.mkdtemp(prefix="rts-")) / "s.sock", {"test/h.test.js": hidden}, None).start()
+    try:
+        paths = ReportPaths("", str(support), "agent_runtime_x")
+        stub = RUNNER.sealed_stub("test/h.test.js", str(server.path), server.ids["test/h.test.js"], paths, False)
+        assert stub is not None and b"hidden ran" not in stub
+        (tmp_path / "test").mkdir()
+        (tmp_path / "test" / "h.test.js").write_bytes(stub)
+        first = subprocess.run([node, "test/h.test.js"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert first.returncode == 0 and first.stdout == "hidden ran as h.test.js\n", first.stderr
+        again = subprocess.run([node, "test/h.test.js"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0 and "its source was taken before its runner loaded it" in again.stderr
+        assert "hidden ran" not in again.stdout
+        time.sleep(0.2)
+        assert server.asked() == {"test/h.test.js": 2}
+    finally:
+        server.close()
+    assert RUNNER.sealed_stub("test/h.test.js", "s", "i", paths, True) is None  # "type": "module": laid as a file
+    assert RUNNER.sealed_stub("test/h.test.mjs", "s", "i", paths, False) is None
+    assert RUNNER.sealed_stub("test/h.test.cjs", "s", "i", paths, True) is not None
 
 
 def test_an_unfinished_report_is_read_as_unfinished(tmp_path):

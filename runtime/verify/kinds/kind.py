@@ -62,6 +62,9 @@ class TestSide:
     # Test files the run holds read-only (the base's test modules, conftests and package files): code the run
     # imports early cannot rewrite a test before its runner reads it.
     locked: tuple[str, ...] = ()
+    # Whether the package's JavaScript files are ES modules (package.json's `"type": "module"`): node's sealed
+    # loader runs CommonJS alone (`runtime.verify.kinds.runners.node_test`).
+    esm: bool = False
     # Whether the plan's steps without a runner run here (`tsc`, a lint): once, on the work's own test side,
     # which is the run of the new tests where there is one.
     plain: bool = True

@@ -148,7 +148,7 @@ async def gather(params: TestsGreenParams, gathering: Gathering) -> TestsEvidenc
         return plan_checks(plan, base, gathering.base_source, taken, unfit, esm=_esm(gathering.package_json()))
 
     extra = new_side(changes, test, edits, gathering.base_files(MODULE_GLOBS), plan)
-    side = replace(side, plain=extra is None)
+    side = replace(side, plain=extra is None, esm=_esm(gathering.package_json()))
     laid = lay()
     work = await gathering.run_tests(plan, _with(side, laid))
     first, first_checks = None, []

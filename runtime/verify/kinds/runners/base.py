@@ -64,8 +64,6 @@ class Runner(Protocol):
     keyed: bool
     last_event: str
     channel: str
-    # It loads sealed test files through the runtime's loader (`runtime.verify.sealed`).
-    loads_sealed: bool
 
     def locate(self, argv: Sequence[str]) -> int | None:
         """Where in ``argv`` this runner's own options may be inserted (the index after its name, or after
@@ -76,10 +74,22 @@ class Runner(Protocol):
         """``command`` with what makes the runner write its report to ``paths.report``."""
         ...
 
+    def sealed_stub(self, path: str, server: str, ident: str, paths: ReportPaths, esm: bool) -> bytes | None:
+        """What stands at ``path`` in the tree for a sealed test file (`runtime.verify.sealed`): a call of the
+        runtime's loader (in ``paths.support``) that asks the orchestrator's socket ``server`` for ``ident``'s
+        source and runs it as the runner would run the file. None: this runner cannot load that file sealed,
+        and it is laid as a file (``esm``: the package's JavaScript files are ES modules)."""
+        ...
+
     def read(self, data: bytes, output: str, root: str) -> Reading:
         """The report's tests (``data``: the report file, or the step's output for a runner whose output
         is the report); ``root``: the tree's path in the sandbox, which file names are made relative to."""
         ...
+
+
+def not_sealed(path: str, server: str, ident: str, paths: ReportPaths, esm: bool) -> bytes | None:
+    """A runner that loads test files only from disk: nothing is sealed (`Runner.sealed_stub`)."""
+    return None
 
 
 def program(word: str) -> str:

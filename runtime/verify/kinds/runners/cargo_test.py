@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from runtime.verify.kinds.runners.base import Reading, ReportPaths, cut, program
+from runtime.verify.kinds.runners.base import Reading, ReportPaths, cut, not_sealed, program
 from runtime.verify.kinds.runners.results import Outcome, TestCase
 from runtime.verify.kinds.runners.words import Simple, Word
 
@@ -35,7 +35,7 @@ class CargoTest:
     keyed = False
     last_event = ''
     channel = 'file'
-    loads_sealed = False
+    sealed_stub = staticmethod(not_sealed)
 
     def locate(self, argv: Sequence[str]) -> int | None:
         for i, word in enumerate(argv[:-1]):

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from runtime.verify.kinds.runners.base import Reading, ReportPaths, cut, insert, program
+from runtime.verify.kinds.runners.base import Reading, ReportPaths, cut, insert, not_sealed, program
 from runtime.verify.kinds.runners.jsonlines import text
 from runtime.verify.kinds.runners.results import TestCase
 from runtime.verify.kinds.runners.words import Simple, Word
@@ -41,7 +41,7 @@ class GoTest:
     keyed = False
     last_event = ''
     channel = 'file'
-    loads_sealed = False
+    sealed_stub = staticmethod(not_sealed)
 
     def locate(self, argv: Sequence[str]) -> int | None:
         for i, word in enumerate(argv[:-1]):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_program, cut, relative
+from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_program, cut, not_sealed, relative
 from runtime.verify.kinds.runners.js_report import load_failure
 from runtime.verify.kinds.runners.results import TestCase
 from runtime.verify.kinds.runners.words import Simple, Word
@@ -26,7 +26,7 @@ class Mocha:
     keyed = False
     last_event = ''
     channel = 'file'
-    loads_sealed = False
+    sealed_stub = staticmethod(not_sealed)
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_program(argv, "mocha", "_mocha")

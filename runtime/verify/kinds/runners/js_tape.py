@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_program, cut
+from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_program, cut, not_sealed
 from runtime.verify.kinds.runners.js_report import load_failure
 from runtime.verify.kinds.runners.results import TestCase
 from runtime.verify.kinds.runners.words import Simple
@@ -32,7 +32,7 @@ class Tape:
     keyed = False
     last_event = ''
     channel = 'file'
-    loads_sealed = False
+    sealed_stub = staticmethod(not_sealed)
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_program(argv, "tape")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_program, insert
+from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_program, insert, not_sealed
 from runtime.verify.kinds.runners.js_report import read_jest_form
 from runtime.verify.kinds.runners.words import Simple
 
@@ -16,7 +16,7 @@ class Vitest:
     keyed = False
     last_event = ''
     channel = 'file'
-    loads_sealed = False
+    sealed_stub = staticmethod(not_sealed)
 
     def locate(self, argv: Sequence[str]) -> int | None:
         at = after_program(argv, "vitest")

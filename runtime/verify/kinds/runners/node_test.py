@@ -12,6 +12,7 @@ absent, never passed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from runtime.verify.kinds.runners.base import Reading, ReportPaths, cut, insert, program, relative
@@ -21,6 +22,8 @@ from runtime.verify.kinds.runners.words import Simple
 
 SUPPORT_FILE = "node_reporter.mjs"  # copied as `<module>_node.mjs`
 SUFFIX = "_node.mjs"
+SEALED_FILE = "sealed_load.cjs"  # the loader of sealed test files, copied as `<module>_sealed.cjs`
+SEALED_SUFFIX = "_sealed.cjs"
 SEPARATOR = " > "
 
 
@@ -30,7 +33,15 @@ class NodeTest:
     keyed = True
     last_event = 'end'
     channel = 'fifo'
-    loads_sealed = False
+
+    def sealed_stub(self, path: str, server: str, ident: str, paths: ReportPaths, esm: bool) -> bytes | None:
+        # node runs each test file as a module of its own kind: the loader compiles CommonJS, so an ES module
+        # (`.mjs`, or `.js` in a package of `"type": "module"`) is laid as a file.
+        if not (path.endswith(".cjs") or (path.endswith(".js") and not esm)):
+            return None
+        loader = json.dumps(paths.support_file(SEALED_SUFFIX))
+        return (f"// A sealed test: the runtime serves its source to the test runner alone.\n"
+                f"require({loader}).load(module, {json.dumps(server)}, {json.dumps(ident)})\n").encode()
 
     def locate(self, argv: Sequence[str]) -> int | None:
         for i, word in enumerate(argv):

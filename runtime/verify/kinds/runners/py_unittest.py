@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_module, cut
+from runtime.verify.kinds.runners.base import Reading, ReportPaths, after_module, cut, not_sealed
 from runtime.verify.kinds.runners.jsonlines import Unreadable, records, text
 from runtime.verify.kinds.runners.py_pytest import KEY_VARIABLE, REPORT_VARIABLE
 from runtime.verify.kinds.runners.results import TestCase
@@ -24,7 +24,7 @@ class Unittest:
     keyed = True
     last_event = 'finish'
     channel = 'socket'
-    loads_sealed = False
+    sealed_stub = staticmethod(not_sealed)
 
     def locate(self, argv: Sequence[str]) -> int | None:
         return after_module(argv, "unittest")

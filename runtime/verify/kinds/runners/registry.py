@@ -30,4 +30,5 @@ RUNNERS: tuple[Runner, ...] = (
 BY_NAME: dict[str, Runner] = {runner.name: runner for runner in RUNNERS}
 # The files each runner's support needs in the read-only folder, by the suffix they take after the random name.
 SUPPORT: dict[str, str] = {".py": py_pytest.SUPPORT_FILE, py_unittest.SUFFIX: py_unittest.SUPPORT_FILE,
-                           node_test.SUFFIX: node_test.SUPPORT_FILE, "_sealed.py": "sealed_load.py"}
+                           node_test.SUFFIX: node_test.SUPPORT_FILE, "_sealed.py": "sealed_load.py",
+                           node_test.SEALED_SUFFIX: node_test.SEALED_FILE}
