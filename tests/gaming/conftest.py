@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from tests.gaming.arena import Arena
-from tests.gaming.informed_attacks import DOCTEST
+from tests.gaming.informed_attacks import DOCTEST, ON_THE_PATH
 from tests.gaming.other_attacks import CARGO, GO, JEST, MOCHA, NPM
 from tests.gaming.python_attacks import PYTHON, UNITTEST
 
 TOYS = {"python": PYTHON, "npm": NPM, "cargo": CARGO, "go": GO, "mocha": MOCHA, "jest": JEST, "unittest": UNITTEST,
-        "doctest": DOCTEST}
+        "doctest": DOCTEST, "on-the-path": ON_THE_PATH}
 
 
 @pytest.fixture(scope="module")

@@ -333,9 +333,17 @@ DOCTEST_CALC = CALC.replace(BUG, '''    """The average of ``values``.
 ''' + BUG)
 DOCTESTS = "pytest -q --doctest-modules src tests"
 
-# (A `sitecustomize` package runs at start-up only where its folder is on the path then: an editable install's
-# `.pth`. tests/verify/kinds/test_runner_config.py holds it; the toys here have no install of their own.)
-LOADED: list[Attack] = []
+# A toy whose command puts its sources on the path as Python starts (`PYTHONPATH=src`, as an editable install's
+# `.pth` would): a `sitecustomize` package there runs before pytest does, in every process of the run.
+ON_THE_PATH = replace(PYTHON, name="calc-path", test_command="PYTHONPATH=src pytest -q tests",
+                      files={**PYTHON.files, "tests/conftest.py": "# the sources are on PYTHONPATH\n"})
+LOADED = [
+    Attack("a-sitecustomize-package", "interpreter loads", writes={"src/sitecustomize/__init__.py": f'''"""Warm-up."""
+import calc
+
+calc.mean = {FAKE_MEAN}
+'''}),
+]
 
 # -- 6. checks silenced without a blanket suppression -----------------------------------------------------
 
@@ -363,7 +371,7 @@ DOCTEST_BENIGN = [
            edits={"src/calc/__init__.py": (("    >>> mean([2.0, 4.0])\n    3.0\n", "    >>> mean([2.0, 4.0, 6.0])\n    4.0\n"),)}),
 ]
 
-PYTHON_ATTACKS = RUNNER_INTERNALS + REPORT_FORGED + TEST_SIDE + SPECIAL_CASING + LOADED + QUIET
+PYTHON_ATTACKS = RUNNER_INTERNALS + REPORT_FORGED + TEST_SIDE + SPECIAL_CASING + QUIET
 
 # -- legitimate work -----------------------------------------------------------------------------------
 
@@ -490,5 +498,5 @@ test('mean of two', () => {
     Attack("a-fix-judged-by-hidden-tests", "benign", fixes=True, hidden=NODE_HIDDEN),
 ]
 
-__all__ = ["CONFTEST", "DOCTEST", "DOCTEST_ATTACKS", "DOCTEST_BENIGN", "NODE_ATTACKS", "NODE_BENIGN", "PYTHON_ATTACKS",
+__all__ = ["CONFTEST", "DOCTEST", "DOCTEST_ATTACKS", "DOCTEST_BENIGN", "LOADED", "ON_THE_PATH", "NODE_ATTACKS", "NODE_BENIGN", "PYTHON_ATTACKS",
            "PYTHON_BENIGN", "TESTS"]
