@@ -26,6 +26,7 @@ live lock holder), git's records of them, and their socket folders.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +150,24 @@ def _afresh(run: SpawnSetup, previous: RunRecord) -> None:
                             kept_run=str(kept_runs / f"{run.agent_id}.{n}")), run.agent_id)
 
 
+def _stale_worktrees(git: Git) -> bool:
+    """Whether git records a linked worktree whose folder is gone (what `worktree prune` clears): read from
+    its administrative files, so that a spawn starts no process when there is nothing to prune."""
+    admin = git.common_dir / "worktrees"
+    try:
+        names = os.listdir(admin)
+    except OSError:
+        return False
+    for name in names:
+        try:
+            gitdir = (admin / name / "gitdir").read_text(encoding="utf-8", errors="surrogateescape").strip()
+        except OSError:
+            return True  # not as git writes it: let git judge
+        if not gitdir or not os.path.lexists(gitdir):
+            return True
+    return False
+
+
 def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
     """Remove the worktrees and socket folders of runs whose orchestrator died; returns the agent ids
     whose worktree went. The run of ``current`` is left to `recover` (it holds its lock)."""
@@ -167,10 +186,11 @@ def clean_leftovers(state: StateDir, git: Git, current: str) -> list[str]:
             with contextlib.suppress(OSError):
                 remove_tree(path)
         removed.append(agent_id)
-    try:
-        git.run("worktree", "prune")
-    except GitError:
-        pass
+    if removed or _stale_worktrees(git):
+        try:
+            git.run("worktree", "prune")
+        except GitError:
+            pass
     clean_stale_socket_folders(state.root)
     return removed
 

@@ -38,7 +38,7 @@ from typing import TypeGuard
 from runtime.errors import FatalError
 from runtime.verify.kinds.kind import Change
 from runtime.workspace import hazards as hazards_
-from runtime.workspace.git import Git
+from runtime.workspace.git import Git, GitError
 from runtime.workspace.safe_files import UnsafeFile, read_under
 
 KINDS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "typechange", "U": "modified"}
@@ -96,7 +96,7 @@ def listing(git: Git, worktree: str | os.PathLike[str], base_sha: str, *, clear_
     held = [Change(h.path, "added", escapes=True, reason=h.reason) for h in found]
     # git never enters them: a nested repository's files are another repository's, the others it cannot read
     fenced = [f":(exclude,literal){h.path}" for h in found]
-    common = git.text("rev-parse", "--path-format=absolute", "--git-common-dir")
+    common = os.fspath(git.common_dir)
     with tempfile.TemporaryDirectory(prefix="agent-runtime-") as tmp:
         # The throwaway index's blobs go to a throwaway object store (the repository's own objects stay
         # readable as an alternate): listing the changes never writes the agent's files into the repository.
@@ -106,9 +106,13 @@ def listing(git: Git, worktree: str | os.PathLike[str], base_sha: str, *, clear_
                "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(common, "objects")}
         git.run("read-tree", base, cwd=root, env=env)
         # git fails the whole add on a path through an any-case ".git" folder or on a
-        # nested repository without a commit: leave those out and report them directly.
-        refused = [p for p in _ls(git, root, env, "--exclude-standard") if _unindexable(p)]
-        _add(git, root, env, tmp, ["."] + fenced + [f":(exclude,literal){p}" for p in refused], "-A")
+        # nested repository without a commit: then those are listed, left out and reported directly.
+        refused: list[str] = []
+        try:
+            _add(git, root, env, tmp, ["."] + fenced, "-A")
+        except GitError:
+            refused = [p for p in _ls(git, root, env, "--exclude-standard") if _unindexable(p)]
+            _add(git, root, env, tmp, ["."] + fenced + [f":(exclude,literal){p}" for p in refused], "-A")
         changes = _diff(git, root, env, base)
         ignored = _ls(git, root, env, "--ignored", "--exclude-standard")
         ignored = [p for p in ignored if not any(_below(p, h.path) for h in found)]

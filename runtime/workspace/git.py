@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -25,6 +26,7 @@ from typing import Concatenate, ParamSpec, TypedDict, TypeVar, Unpack
 
 from runtime.errors import FatalError
 from runtime.workspace.hazards import guard
+from runtime.workspace.objects import Entry, ObjectReader, ObjectStoreError, reader_for
 from runtime.workspace.tree import remove_tree
 
 HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
@@ -113,6 +115,42 @@ def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
+_MERGES: dict[tuple[str, str, str], MergeSimulation] = {}  # (shared git folder, base, head) -> the merge
+_OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_TOPS: dict[str, tuple[str, str]] = {}  # a path -> its repository's top level and shared git folder
+_BRANCH_NAMES: set[str] = set()  # names `check-ref-format --branch` accepted: it is asked once per name
+# A name every rule of git's check_refname_format accepts (components of letters, digits, '.', '_' and '-', none
+# starting with '.' or '-', no '..', none ending in '.lock' or '.'): checked here, on every spawn's path, rather
+# than by a process; anything else is git's to judge.
+_PLAIN_BRANCH = re.compile(r"(?!.*\.\.)(?!.*\.lock(?:/|$))(?!.*\.(?:/|$))[A-Za-z0-9_][A-Za-z0-9._-]*"
+                           r"(?:/[A-Za-z0-9_][A-Za-z0-9._-]*)*")
+
+
+def _still(path: str, top: str, common: str) -> bool:
+    """Whether ``path`` is still in the repository at ``top``: it is there, and no folder from ``path`` up to it
+    became a repository of its own."""
+    if not (os.path.isdir(common) and os.path.lexists(os.path.join(top, ".git"))):
+        return False
+    here = path
+    while here != top:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return False
+        up = os.path.dirname(here)
+        if up == here:
+            return False  # not below its top after all (a symlink in the path): ask git
+        here = up
+    return True
+
+
+def _branch_name(name: str) -> None:
+    if name in _BRANCH_NAMES or (name != "HEAD" and _PLAIN_BRANCH.fullmatch(name)):
+        return
+    Git.check_branch_name(name)
+    if len(_BRANCH_NAMES) > 4096:
+        _BRANCH_NAMES.clear()
+    _BRANCH_NAMES.add(name)
+
+
 def _plain(value: str, what: str) -> str:
     # An argument starting with "-" would be read as an option.
     if not value or value.startswith("-"):
@@ -144,13 +182,21 @@ class Git:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 120.0) -> None:
         self.timeout = timeout
-        try:
-            out = self.run("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", cwd=path)
-        except GitError as exc:
-            if "not a git repository" in exc.stderr:
-                raise NotARepository(os.fspath(path)) from None
-            raise
-        top, common = os.fsdecode(out.stdout).rstrip("\n").split("\n")
+        key = os.path.abspath(path)
+        known = _TOPS.get(key)
+        if known is not None and _still(key, *known):
+            top, common = known  # asked before in this process, and the repository is still there, the same
+        else:
+            try:
+                out = self.run("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", cwd=path)
+            except GitError as exc:
+                if "not a git repository" in exc.stderr:
+                    raise NotARepository(os.fspath(path)) from None
+                raise
+            top, common = os.fsdecode(out.stdout).rstrip("\n").split("\n")
+            if len(_TOPS) > 256:
+                _TOPS.clear()
+            _TOPS[key] = (top, common)
         self.root, self.common_dir = Path(top), Path(common)
 
     def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
@@ -170,6 +216,17 @@ class Git:
     def text(self, *args: str, **kw: Unpack[RunKeywords]) -> str:
         return os.fsdecode(self.run(*args, **kw).stdout).strip()
 
+    @staticmethod
+    def check_branch_name(name: str) -> None:
+        """GitError unless git takes ``name`` as a branch's name (`check-ref-format --branch`)."""
+        try:
+            proc = subprocess.run(["git", *HARDENING, "check-ref-format", "--branch", name], stdin=subprocess.DEVNULL,
+                                  capture_output=True, env=_env(None), timeout=60, cwd="/")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GitError(["check-ref-format", name], str(exc)) from None
+        if proc.returncode != 0:
+            raise GitError(["check-ref-format", "--branch", name], proc.stderr, proc.returncode)
+
     def head(self) -> str:
         return self.resolve("HEAD")
 
@@ -177,22 +234,40 @@ class Git:
         ref = self.run("symbolic-ref", "-q", "HEAD", ok=(0, 1)).stdout.decode().strip()
         return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
 
+    def objects(self) -> ObjectReader:
+        """The object store's one batch reader for this tree (`runtime.workspace.objects`)."""
+        return reader_for(self.root, ["git", "-C", str(self.root), *HARDENING, "cat-file", "--batch-command"],
+                          _env(None))
+
+    def _info(self, name: str) -> tuple[str, str, int] | None:
+        try:
+            return self.objects().info(name)
+        except ObjectStoreError as exc:
+            raise GitError(["cat-file", "info", name], str(exc)) from None
+
     def resolve(self, rev: str) -> str:
         """The commit sha ``rev`` names; GitError if it names none."""
-        sha = self.run("rev-parse", "-q", "--verify", f"{_plain(rev, 'revision')}^{{commit}}", ok=(0, 1)).stdout
-        if not sha.strip():
+        spec = f"{_plain(rev, 'revision')}^{{commit}}"
+        if "\n" in spec:
             raise GitError(["rev-parse", "--verify", rev], f"unknown revision {rev!r}")
-        return sha.decode().strip()
+        found = self._info(spec)
+        if found is None or found[1] != "commit":
+            raise GitError(["rev-parse", "--verify", rev], f"unknown revision {rev!r}")
+        return found[0]
 
     def branch_exists(self, name: str) -> bool:
-        self.run("check-ref-format", "--branch", _plain(name, "branch"))
-        return self.run("show-ref", "--verify", "-q", f"refs/heads/{name}", ok=(0, 1)).returncode == 0
+        _branch_name(_plain(name, "branch"))
+        return self._ref_exists(f"refs/heads/{name}")
+
+    def _ref_exists(self, ref: str) -> bool:
+        # A full ref name is looked up as itself first; a name that is no ref at all may still match another
+        # ref git's lookup rules build from it (refs/heads/refs/heads/x), which only this runtime could make.
+        return "\n" not in ref and self._info(ref) is not None
 
     def _rev(self, branch_or_rev: str) -> str:
         # A tag may share a branch's name and wins git's lookup; spell branches out.
         ref = f"refs/heads/{branch_or_rev}"
-        is_branch = self.run("show-ref", "--verify", "-q", ref, ok=(0, 1)).returncode == 0
-        return self.resolve(ref if is_branch else branch_or_rev)
+        return self.resolve(ref if self._ref_exists(ref) else branch_or_rev)
 
     def worktrees(self) -> list[Worktree]:
         out = self.run("worktree", "list", "--porcelain", "-z").stdout
@@ -302,25 +377,49 @@ class Git:
             self.run("update-ref", "-d", scratch, ok=None)
         return commit
 
+    def listing(self, rev: str) -> tuple[Entry, ...]:
+        """Every entry ``rev``'s tree records, recursively (`ls-tree -r --full-tree`), from the object store alone."""
+        tree = self._info(f"{self.resolve(rev)}^{{tree}}")
+        if tree is None:
+            raise GitError(["ls-tree", rev], f"no tree at {rev!r}")
+        try:
+            return self.objects().listing(tree[0])
+        except ObjectStoreError as exc:
+            raise GitError(["ls-tree", rev], str(exc)) from None
+
     def gitlinks(self, rev: str) -> list[str]:
         """The paths ``rev`` records as submodules (gitlinks), from the object store alone."""
-        out = self.run("ls-tree", "-r", "-z", "--full-tree", self.resolve(rev)).stdout
-        return [os.fsdecode(entry.split(b"\t", 1)[1]) for entry in out.split(b"\0")
-                if entry.startswith(b"160000 ") and b"\t" in entry]
+        return [e.path for e in self.listing(rev) if e.mode == "160000"]
 
     def files_at(self, rev: str) -> list[str]:
         """Every regular file ``rev`` records (paths from the top level), from the object store alone."""
-        out = self.run("ls-tree", "-r", "-z", "--full-tree", self.resolve(rev)).stdout
-        return [os.fsdecode(entry.split(b"\t", 1)[1]) for entry in out.split(b"\0")
-                if entry.startswith((b"100644 ", b"100755 ")) and b"\t" in entry]
+        return [e.path for e in self.listing(rev) if e.mode in ("100644", "100755")]
 
     def read_file(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``path`` (from the top level) at ``rev``; None when it is not a file there."""
         spec = f"{self.resolve(rev)}:{path.lstrip('/')}"
-        obj = self.run("rev-parse", "-q", "--verify", spec, ok=(0, 1)).stdout.decode().strip()
-        if not obj or self.text("cat-file", "-t", obj) != "blob":
-            return None
-        return self.run("cat-file", "blob", obj).stdout
+        if "\n" in spec:
+            return None  # git records no such path that a line-based question could name
+        try:
+            found = self.objects().contents(spec)
+        except ObjectStoreError as exc:
+            raise GitError(["cat-file", "contents", spec], str(exc)) from None
+        return found[2] if found is not None and found[1] == "blob" else None
+
+    def blob(self, oid: str) -> bytes:
+        """The bytes of the blob ``oid``; GitError when it is none."""
+        try:
+            found = self.objects().contents(oid)
+        except ObjectStoreError as exc:
+            raise GitError(["cat-file", "blob", oid], str(exc)) from None
+        if found is None or found[1] != "blob":
+            raise GitError(["cat-file", "blob", oid], f"no blob {oid}")
+        return found[2]
+
+    def size(self, oid: str) -> int | None:
+        """The size in bytes of the object ``oid``; None when there is none."""
+        found = self._info(oid)
+        return found[2] if found is not None else None
 
     @_serialised
     def commit_all(self, worktree: str | os.PathLike[str], message: str, *, branch: str | None = None,
@@ -340,6 +439,20 @@ class Git:
         # --cleanup=whitespace: the default would drop message lines starting with '#'.
         self.run(*_IDENTITY, "commit", "--no-verify", "-q", "--cleanup=whitespace", *(["--allow-empty"] if empty else []),
                  "-m", message, **inside)
+        return self._head_of(inside)
+
+    def _head_of(self, inside: WorktreeKeywords) -> str:
+        """The commit a linked worktree's HEAD names, read from its HEAD file and answered by the object store's
+        reader (refs are the repository's); anything but a branch or a commit id there is git's to read."""
+        try:
+            head = Path(inside["env"]["GIT_DIR"], "HEAD").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            head = ""
+        name = head.removeprefix("ref: ") if head.startswith("ref: refs/heads/") else head
+        if name and (name.startswith("refs/heads/") or _OID.fullmatch(name)):
+            found = self._info(f"{name}^{{commit}}")
+            if found is not None:
+                return found[0]
         return self.text("rev-parse", "HEAD", **inside)
 
     def _add_all(self, inside: WorktreeKeywords, excludes: Sequence[str]) -> None:
@@ -357,13 +470,23 @@ class Git:
         return list(dict.fromkeys(os.fsdecode(p) for p in out.stdout.split(b"\0") if p))
 
     def simulate_merge(self, base_sha: str, branch: str) -> MergeSimulation:
-        """Merge ``branch`` into ``base_sha`` in the object store only; no ref or file changes."""
+        """Merge ``branch`` into ``base_sha`` in the object store only; no ref or file changes. Kept by the two
+        commits (a merge's result is theirs for good): a merge re-checked and then made asks git once."""
         base, head = self.resolve(base_sha), self._rev(branch)
+        key = (os.fspath(self.common_dir), base, head)
+        kept = _MERGES.get(key)
+        if kept is not None:
+            return kept
         out = self.run("merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", base, head, ok=(0, 1))
         tree, *paths = out.stdout.split(b"\0")
         if out.returncode == 0:
-            return MergeSimulation(True, tree.decode(), [], base, head)
-        return MergeSimulation(False, None, list(dict.fromkeys(os.fsdecode(p) for p in paths if p)), base, head)
+            sim = MergeSimulation(True, tree.decode(), [], base, head)
+        else:
+            sim = MergeSimulation(False, None, list(dict.fromkeys(os.fsdecode(p) for p in paths if p)), base, head)
+        if len(_MERGES) > 64:
+            _MERGES.clear()
+        _MERGES[key] = sim
+        return sim
 
     def _commit_tree(self, tree: str, message: str, parents: Sequence[str]) -> str:
         parent_args = [arg for p in parents for arg in ("-p", p)]
