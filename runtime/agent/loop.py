@@ -20,7 +20,6 @@ from runtime.agent.events import emit
 from runtime.agent.schemas import tool_schemas
 from runtime.agent.tools import TOOLS
 from runtime.approvals import DEFAULT_TIMEOUT_S
-from runtime.approvals.service import ask_orchestrator
 from runtime.gate.decision import ALLOW, ASK, DENY, unattended
 from runtime.gate.engine import decide
 from runtime.gate.policy import Policy, load_policy
@@ -119,6 +118,8 @@ def main(argv: list[str]) -> int:
             verdict, reason, extra = decision.verdict, decision.reason, {}
             if verdict == ASK and args.approvals:
                 # Held pending in the orchestrator until a person decides (or it expires: a deny).
+                from runtime.approvals.service import ask_orchestrator  # only a run a person may answer asks
+
                 answer, why = ask_orchestrator(args.approvals, call.name, call.arguments, decision.reason,
                                                args.approval_timeout)
                 extra = {"gate": ASK, "approval": answer}

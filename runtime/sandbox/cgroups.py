@@ -153,9 +153,17 @@ def _under(mount: _Mount, path: str) -> Path | None:
     return mount.point / rel if rel else mount.point
 
 
-def _read(path: Path) -> str:
-    with open(path, encoding="ascii", errors="replace") as fh:
-        return fh.read()
+def _read(path: Path | str) -> str:
+    # os.open and os.read rather than open(): the limits watcher reads these files many times a second, and a
+    # text file object costs it several times the read itself.
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("ascii", "replace")
 
 
 def _words(path: Path) -> set[str]:
@@ -280,6 +288,7 @@ class RunCgroup:
     def __init__(self, folders: dict[str, tuple[int, Path]], memory_bytes: int | None = None) -> None:
         self.folders = folders  # controller -> (version, folder)
         self.distinct = sorted({f for _, f in folders.values()})
+        self._procs = str(self.distinct[0] / "cgroup.procs") if self.distinct else ""
         self.memory_bytes = memory_bytes
         self._hits = 0  # how many times the memory limit was hit, as last read
 
@@ -388,10 +397,22 @@ class RunCgroup:
             processes = _int_file(self.folders["pids"][1] / "pids.peak")
         return memory, processes
 
+    def event_files(self) -> list[Path]:
+        """The files the kernel notifies a change of (cgroup v2's ``pids.events`` and ``memory.events``), for
+        every controller that has them; empty when any controller is v1's, whose counters must be polled."""
+        files = []
+        for controller, name in (("pids", "pids.events"), ("memory", "memory.events")):
+            if controller in self.folders:
+                version, folder = self.folders[controller]
+                if version != 2:
+                    return []
+                files.append(folder / name)
+        return files
+
     def members(self) -> list[int]:
         """The processes in the cgroup now (host pids)."""
         try:
-            return [int(p) for p in _read(self.distinct[0] / "cgroup.procs").split()]
+            return [int(p) for p in _read(self._procs).split()]
         except (OSError, ValueError):
             return []
 

@@ -14,10 +14,11 @@ costs a bounded wait.
 The kernel holds the run first (`runtime.sandbox.limits.Hold`): a cgroup of its own bounds its
 processes (threads included), its memory (tmpfs and page cache included) and its CPU, rlimits stand
 in where the machine has no cgroup, every file is capped at the disk budget, and the disk the tree
-writes is counted by the kernel per process. A watcher thread reads the kernel's counters every few
-milliseconds (a fork refused, a process killed for memory, the disk over budget) and SIGKILLs the
-run's cgroup on the first breach; every `Limits.look_s` (10 ms) the event loop sees it and stops the
-rest. Every `Limits.poll_s` it also snapshots the tree with psutil (the
+writes is counted by the kernel per process. A watcher thread reads the kernel's counters the
+moment the kernel says one changed (a fork refused, a process killed for memory) and the disk at a pace
+set by how fast the tree writes, and SIGKILLs the
+run's cgroup on the first breach, which ends the main process the event loop waits on (without a cgroup
+it looks every `Limits.look_s`, 10 ms), and it stops the rest. Every `Limits.poll_s` it also snapshots the tree with psutil (the
 descendants of every process ever seen, so a re-parented child stays known, plus every member of
 the agent's session) for what no counter gives: the figures where there is no cgroup, the limits
 there, and the caller's `check()` hook (turns, tool calls, tokens, cost); and checks the wall clock.
@@ -348,7 +349,9 @@ async def _monitor(proc: Process, tree: _Tree, hold: Hold, limits: Limits, check
         hold.pids = pids
         if hold.breached:
             return hold.breached
-        with anyio.move_on_after(min(limits.look_s, remaining)):
+        # Where the run has a cgroup, the watcher's kill of it on a breach ends the main process, which wakes
+        # this wait: it need not look more often than it samples. Without one, it looks every `look_s`.
+        with anyio.move_on_after(min(limits.look_s if hold.cgroup is None else limits.poll_s, remaining)):
             await proc.wait()
 
 

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 MAX_OUTPUT = 200_000
 
+# Commands that are bash builtins doing nothing (a check a template leaves as `true`): answered without a sandbox.
+NO_OPS = frozenset({"true", ":"})
+
 
 @dataclass(frozen=True)
 class Binds:
@@ -113,6 +116,11 @@ def command_runner(worktree: Path, sandbox: SandboxSpec | None, home: Path, tool
     limits = limits if limits is not None else default_check_limits()
 
     async def run(command: str, timeout_s: float, *, binds: Binds = NO_BINDS) -> tuple[int, str]:
+        if command.strip() in NO_OPS:
+            # bash's builtin, whatever the sandbox or the tree holds: nothing to start a sandbox for
+            if log is not None:
+                log.write(where, command, 0, "")
+            return 0, ""
         argv = ["/bin/bash", "-c", f"{command} 2>&1"]
         if egress is not None and sandbox is not None:
             argv = with_forward(argv, EGRESS_PORT, egress)
