@@ -75,6 +75,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/agents.py
 	$(BIN)/python bench/spawn.py
 	$(BIN)/python bench/verify.py
+	$(BIN)/python bench/realrepos.py
 	$(BIN)/python bench/workspace.py
 	$(BIN)/python bench/scratch.py
 	$(BIN)/python bench/sandbox_start.py
