@@ -11,14 +11,12 @@ a file named ``*`` or ``:(glob)x`` names only itself.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runtime.workspace.git import Git, GitError
+from runtime.workspace.git import OID, Git, GitError
 
 REGULAR_MODES = ("100644", "100755")  # a symlink (120000) or submodule (160000) holds no file text
-_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")  # SHA-1 or SHA-256
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ def base_blobs(git: Git, rev: str, paths: Iterable[str]) -> dict[str, Blob]:
 
 def read_blob(git: Git, blob: Blob, limit: int) -> bytes | None:
     """The bytes of ``blob``; None when it is larger than ``limit`` (it is never read then)."""
-    if not _OID.fullmatch(blob.oid):
+    if not OID.fullmatch(blob.oid):
         raise GitError(["cat-file", "blob", blob.oid], f"refusing object id {blob.oid!r}")
     if blob.size > limit:
         return None

@@ -116,7 +116,7 @@ def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
 
 
 _MERGES: dict[tuple[str, str, str], MergeSimulation] = {}  # (shared git folder, base, head) -> the merge
-_OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1 or SHA-256
 _TOPS: dict[str, tuple[str, str]] = {}  # a path -> its repository's top level and shared git folder
 _BRANCH_NAMES: set[str] = set()  # names `check-ref-format --branch` accepted: it is asked once per name
 # A name every rule of git's check_refname_format accepts (components of letters, digits, '.', '_' and '-', none
@@ -124,6 +124,15 @@ _BRANCH_NAMES: set[str] = set()  # names `check-ref-format --branch` accepted: i
 # than by a process; anything else is git's to judge.
 _PLAIN_BRANCH = re.compile(r"(?!.*\.\.)(?!.*\.lock(?:/|$))(?!.*\.(?:/|$))[A-Za-z0-9_][A-Za-z0-9._-]*"
                            r"(?:/[A-Za-z0-9_][A-Za-z0-9._-]*)*")
+
+
+@contextlib.contextmanager
+def _reading(*command: str) -> Iterator[None]:
+    """The object store's reader failing is a git command failing."""
+    try:
+        yield
+    except ObjectStoreError as exc:
+        raise GitError(list(command), str(exc)) from None
 
 
 def _still(path: str, top: str, common: str) -> bool:
@@ -240,10 +249,8 @@ class Git:
                           _env(None))
 
     def _info(self, name: str) -> tuple[str, str, int] | None:
-        try:
+        with _reading("cat-file", "info", name):
             return self.objects().info(name)
-        except ObjectStoreError as exc:
-            raise GitError(["cat-file", "info", name], str(exc)) from None
 
     def resolve(self, rev: str) -> str:
         """The commit sha ``rev`` names; GitError if it names none."""
@@ -382,10 +389,8 @@ class Git:
         tree = self._info(f"{self.resolve(rev)}^{{tree}}")
         if tree is None:
             raise GitError(["ls-tree", rev], f"no tree at {rev!r}")
-        try:
+        with _reading("ls-tree", rev):
             return self.objects().listing(tree[0])
-        except ObjectStoreError as exc:
-            raise GitError(["ls-tree", rev], str(exc)) from None
 
     def gitlinks(self, rev: str) -> list[str]:
         """The paths ``rev`` records as submodules (gitlinks), from the object store alone."""
@@ -400,18 +405,14 @@ class Git:
         spec = f"{self.resolve(rev)}:{path.lstrip('/')}"
         if "\n" in spec:
             return None  # git records no such path that a line-based question could name
-        try:
+        with _reading("cat-file", "contents", spec):
             found = self.objects().contents(spec)
-        except ObjectStoreError as exc:
-            raise GitError(["cat-file", "contents", spec], str(exc)) from None
         return found[2] if found is not None and found[1] == "blob" else None
 
     def blob(self, oid: str) -> bytes:
         """The bytes of the blob ``oid``; GitError when it is none."""
-        try:
+        with _reading("cat-file", "blob", oid):
             found = self.objects().contents(oid)
-        except ObjectStoreError as exc:
-            raise GitError(["cat-file", "blob", oid], str(exc)) from None
         if found is None or found[1] != "blob":
             raise GitError(["cat-file", "blob", oid], f"no blob {oid}")
         return found[2]
@@ -449,7 +450,7 @@ class Git:
         except (OSError, UnicodeDecodeError):
             head = ""
         name = head.removeprefix("ref: ") if head.startswith("ref: refs/heads/") else head
-        if name and (name.startswith("refs/heads/") or _OID.fullmatch(name)):
+        if name and (name.startswith("refs/heads/") or OID.fullmatch(name)):
             found = self._info(f"{name}^{{commit}}")
             if found is not None:
                 return found[0]

@@ -22,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 
 class ObjectStoreError(Exception):
@@ -60,14 +59,15 @@ class ObjectReader:
             weakref.finalize(self, _stop, self._proc)
         return self._proc
 
-    def _ask(self, command: str, name: str, read: bool) -> tuple[str, str, bytes | int] | None:
+    def _ask(self, name: str, read: bool) -> tuple[str, str, int, bytes] | None:
+        """(object id, type, size, and the bytes when ``read``) of the object ``name`` names; None: it names none."""
         if "\n" in name or "\r" in name or not name:
             raise ObjectStoreError(f"cannot ask the batch for {name!r}")
         with self._lock:
             proc = self._process()
             assert proc.stdin is not None and proc.stdout is not None
             try:
-                proc.stdin.write(f"{command} {name}\n".encode("utf-8", "surrogateescape"))
+                proc.stdin.write(f"{'contents' if read else 'info'} {name}\n".encode("utf-8", "surrogateescape"))
                 proc.stdin.flush()
                 header = proc.stdout.readline()
                 if not header.endswith(b"\n"):
@@ -76,11 +76,11 @@ class ObjectReader:
                 if len(fields) == 3 and fields[2].isdigit():
                     oid, kind, size = fields[0].decode(), fields[1].decode(), int(fields[2])
                     if not read:
-                        return oid, kind, size
-                    data = _read_exactly(proc.stdout, size + 1)
+                        return oid, kind, size, b""
+                    data = proc.stdout.read(size + 1)  # a buffered reader: all of it, or less only at its end
                     if len(data) != size + 1 or data[-1:] != b"\n":
                         raise ObjectStoreError("the batch process ended inside an object")
-                    return oid, kind, data[:-1]
+                    return oid, kind, size, data[:-1]
                 if fields and fields[-1] in (b"missing", b"ambiguous"):
                     return None
                 raise ObjectStoreError(f"the batch process answered {header[:200]!r}")
@@ -91,21 +91,13 @@ class ObjectReader:
 
     def info(self, name: str) -> tuple[str, str, int] | None:
         """(object id, type, size) of the object ``name`` names (any revision syntax); None when it names none."""
-        got = self._ask("info", name, read=False)
-        if got is None:
-            return None
-        oid, kind, size = got
-        assert isinstance(size, int)
-        return oid, kind, size
+        got = self._ask(name, read=False)
+        return None if got is None else got[:3]
 
     def contents(self, name: str) -> tuple[str, str, bytes] | None:
         """(object id, type, bytes) of the object ``name`` names; None when it names none."""
-        got = self._ask("contents", name, read=True)
-        if got is None:
-            return None
-        oid, kind, data = got
-        assert isinstance(data, bytes)
-        return oid, kind, data
+        got = self._ask(name, read=True)
+        return None if got is None else (got[0], got[1], got[3])
 
     def listing(self, tree: str) -> tuple[Entry, ...]:
         """Every entry below the tree ``tree`` (an object id), recursively, as `ls-tree -r --full-tree` lists
@@ -148,17 +140,6 @@ class ObjectReader:
             if self._proc is not None:
                 _stop(self._proc)
                 self._proc = None
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
-    chunks, got = [], 0
-    while got < size:
-        chunk = stream.read(size - got)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
