@@ -138,10 +138,35 @@ def _limits() -> list[Finding]:
     return out
 
 
+def _caches(root: Path) -> list[Finding]:
+    """The toolchain's build caches a spawn in this repository starts from (`runtime.sandbox.caches`)."""
+    from runtime.sandbox.caches import KINDS
+    from runtime.sandbox.caches.store import snapshots
+    from runtime.sandbox.identity import agent_user
+    from runtime.spawn.state import default_state_dir
+
+    if agent_user() is None:
+        return [Finding("build caches", True, "not shared: the orchestrator is not root, so its agents run as its own "
+                        "uid and could write a shared cache through its links; each run builds in its private /tmp")]
+    folder = default_state_dir(root) / "caches"
+    out = []
+    for name in KINDS:
+        found = snapshots(folder / name)
+        if not found:
+            detail = f"none yet: the first spawn on a base fills it (Go and Rust presets), in {folder / name}"
+        else:
+            size = sum(s.bytes for s in found) / 2**20
+            detail = (f"{len(found)} sealed, {size:.1f} MiB, the newest from base {found[0].base} "
+                      f"({found[0].path}); each sandbox gets a layer of its own")
+        out.append(Finding(f"{name} build cache", True, detail))
+    return out
+
+
 def run(args: Doctor) -> int:
     from runtime.cli.allow import repository
 
     sandbox, limits, session = _sandbox(), _limits(), _session()
+    limits += _caches(repository(Path.cwd()))
     session += _mcp(str(repository(Path.cwd())))
     can_spawn = all(f.ok for f in sandbox)
     if args.json:

@@ -228,7 +228,8 @@ async def _plan_checks(run: PlanRun, catalog: Catalog) -> list[tuple[str, int, s
     if run.plan.checks:
         home = run.state_dir / "runs" / run.run_id / "checks-home"
         home.mkdir(parents=True, exist_ok=True)
-        toolchain = toolchain_mounts(catalog.toolchain, run.git.root) if catalog.toolchain else None
+        caches = run.state_dir / "caches" if run.options.use_sandbox else None
+        toolchain = toolchain_mounts(catalog.toolchain, run.git.root, caches) if catalog.toolchain else None
         world = None
         if catalog.toolchain.worktree:
             from runtime.audit.log import AuditLog

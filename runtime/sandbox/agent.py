@@ -94,6 +94,7 @@ def with_toolchain(spec: SandboxSpec, mounts: ToolchainMounts | None) -> Sandbox
     mounts = runtime_in_checkout(mounts)
     make_mount_points(mounts, spec.worktree)
     spec.toolchain_binds = mounts.binds(spec.worktree)
+    spec.caches = mounts.caches
     spec.expose(mounts.expose)
     spec.env = {**spec.env, **mounts.env, "PATH": mounts.search_path(spec.worktree, spec.env["PATH"])}
     return spec

@@ -21,7 +21,8 @@ Mount order matters because later mounts win:
    of the tmpfs instead of being hidden by it;
 2. empty tmpfs over the `masked` folders, then the private HOME and the extra
    binds (sockets, run folders, the interpreter and the runtime), then the
-   `late_binds` in their order;
+   `late_binds` in their order, then the run's layers of the toolchain's
+   build caches read-write in its private /tmp (`cache_binds`);
 3. the worktree read-only, then the folders of the scope's files and the
    writable paths inside it read-write, then the folders inside those folders
    read-only again, unless `read_only_worktree`; or, for verify's commands,
@@ -64,10 +65,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.errors import FatalError
 from runtime.sandbox.identity import AgentUser, agent_user
 from runtime.workspace.tree import walk
+
+if TYPE_CHECKING:
+    from runtime.sandbox.caches.kind import CacheSlot
 
 # Namespaces and process hygiene, the same for every sandbox.
 _FIXED_FLAGS = (
@@ -370,6 +375,11 @@ class SandboxSpec:
     user: AgentUser | None = field(default_factory=agent_user)
     # The run's memory limit, in MiB, which sizes the private tmpfs mounts (TMPFS_SHARE); None: unsized.
     tmpfs_mb: int | None = None
+    # The toolchain's build caches this sandbox starts from (`runtime.sandbox.caches`): each start gets a fresh
+    # layer of its own (`runtime.sandbox.launch.sandboxed`), which it binds read-write as `cache_binds`:
+    # (the layer, where the sandbox shows it: a folder of its private /tmp).
+    caches: tuple[CacheSlot, ...] = ()
+    cache_binds: tuple[tuple[Path, Path], ...] = ()
 
     def expose(self, paths: Iterable[Path]) -> None:
         """Bind read-only whichever of ``paths`` the sandbox would not show: anything outside the
@@ -460,6 +470,11 @@ class SandboxSpec:
         for path in (home, *extra_rw, *extra_ro, *(p for _, p in late)):
             if _overlaps(path, worktree):
                 raise SandboxSpecError(f"{path} overlaps the worktree {worktree}: bind it through writable or readonly")
+        for layer, inside in self.cache_binds:
+            if _overlaps(self._resolve(layer, "cache layer"), worktree):
+                raise SandboxSpecError(f"the cache layer {layer} overlaps the worktree {worktree}")
+            if not any(_inside(Path(os.path.normpath(inside)), Path(t)) and str(inside) != t for t in PRIVATE_TMPFS):
+                raise SandboxSpecError(f"a cache is shown at {inside}, which is not inside a private tmpfs")
         for mode, _ in late:
             if mode not in ("ro", "rw"):
                 raise SandboxSpecError(f"late bind mode {mode!r} is neither ro nor rw")
@@ -486,6 +501,8 @@ class SandboxSpec:
             out += ["--ro-bind", str(path), str(path)]
         for mode, path in late:
             out += ["--ro-bind" if mode == "ro" else "--bind", str(path), str(path)]
+        for layer, inside in self.cache_binds:
+            out += ["--bind", str(layer), str(inside)]
         if scratch is not None:
             out += ["--bind", str(scratch), str(worktree)]
             for rel in self.scratch_readonly:

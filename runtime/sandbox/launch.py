@@ -11,6 +11,7 @@ then (it reads it before the first exec).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import stat
 import sys
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from runtime.sandbox.bwrap import SandboxSpec, SandboxUnavailable, bwrap_path, check_user_namespaces, setpriv_path
+from runtime.sandbox.caches import KINDS, store
 from runtime.sandbox.identity import AgentUser
 from runtime.sandbox.seccomp import filter_program, program_fd
 
@@ -72,8 +74,11 @@ def sandboxed(spec: SandboxSpec, argv: Sequence[str]) -> Iterator[tuple[list[str
     orchestrator's at both ends: `parent_guard` for bubblewrap itself, and a pipe whose write end
     only this process holds for what runs inside (`runtime.sandbox.bwrap.alive_check`)."""
     spec.grant()
+    layers: list[Path] = []
     placeholders = spec.make_placeholders()
     try:
+        if spec.caches:
+            spec, layers = _with_layers(spec)
         fd = program_fd()
         alive_read, alive_write = os.pipe()  # not inheritable: no child ever holds the write end
         try:
@@ -83,6 +88,30 @@ def sandboxed(spec: SandboxSpec, argv: Sequence[str]) -> Iterator[tuple[list[str
                 os.close(end)
     finally:
         spec.remove_placeholders(placeholders)
+        for layer in layers:
+            store.remove(layer)
+
+
+def _with_layers(spec: SandboxSpec) -> tuple[SandboxSpec, list[Path]]:
+    """``spec`` binding a fresh layer of each of its caches (a fill's own folder as it is), and the layers
+    made, to remove when the sandbox has ended. A cache with no snapshot yet is left out: the tool builds in
+    the sandbox's private /tmp, as without one."""
+    binds: list[tuple[Path, Path]] = []
+    made: list[Path] = []
+    try:
+        for slot in spec.caches:
+            if slot.filling is not None:
+                binds.append((slot.filling, slot.inside))
+                continue
+            layer = store.open_layer(slot, KINDS[slot.kind], spec.user)
+            if layer is not None:
+                made.append(layer)
+                binds.append((layer, slot.inside))
+    except BaseException:
+        for layer in made:
+            store.remove(layer)
+        raise
+    return dataclasses.replace(spec, cache_binds=tuple(binds)), made
 
 
 def hand_over(folder: Path, user: AgentUser | None) -> None:

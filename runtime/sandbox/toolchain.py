@@ -29,6 +29,8 @@ from pathlib import Path
 
 from runtime.errors import FatalError
 from runtime.manifests.toolchain import Toolchain
+from runtime.sandbox.caches import BY_PROBE, CacheSlot
+from runtime.sandbox.identity import agent_user
 
 
 class ToolchainMissing(FatalError):
@@ -43,6 +45,7 @@ class ToolchainMounts:
     path: tuple[str, ...] = ()  # relative folders first on PATH
     host_path: tuple[str, ...] = ()  # folders of the host programs, on PATH after them
     env: dict[str, str] = field(default_factory=dict)
+    caches: tuple[CacheSlot, ...] = ()  # the build caches a sandbox over the repository starts from
 
     def binds(self, worktree: Path) -> list[tuple[Path, Path]]:
         """(source, destination) read-only binds, in mount order, for an agent working in ``worktree``."""
@@ -83,9 +86,11 @@ def _venv_home(folder: Path) -> Path | None:
     return None
 
 
-def toolchain_mounts(toolchain: Toolchain, repo: Path) -> ToolchainMounts:
+def toolchain_mounts(toolchain: Toolchain, repo: Path, caches: Path | None = None) -> ToolchainMounts:
     """What the sandbox shows of ``toolchain`` for the repository at ``repo``; ToolchainMissing when a
-    declared folder or program is not there."""
+    declared folder or program is not there. With ``caches`` (the state folder's `caches/`), the build
+    caches of its presets' toolchains (`runtime.sandbox.caches`), where a root orchestrator's agents run as
+    another uid (anywhere else a shared cache could be written through its links, so none is used)."""
     repo = repo.resolve()
     folders: list[tuple[Path, str]] = []
     expose: list[Path] = []
@@ -114,10 +119,18 @@ def toolchain_mounts(toolchain: Toolchain, repo: Path) -> ToolchainMounts:
         more, values = PROBES[probe](toolchain.where(probe))
         expose += more
         env.update(values)
+    slots: list[CacheSlot] = []
+    if caches is not None and agent_user() is not None:
+        for probe in toolchain.probes:
+            kind = BY_PROBE.get(probe)
+            inside = env.get(kind.variable) if kind is not None else None
+            # the preset's folder of the sandbox's private /tmp (a variable the repository set itself is its own)
+            if kind is not None and inside is not None and inside.startswith("/tmp/"):
+                slots.append(CacheSlot(kind.name, caches / kind.name, Path(inside)))
     # The worktree's own folders first on PATH ([worktree] path: what setup makes, a per-worktree environment).
     return ToolchainMounts(repo, tuple(folders), tuple(dict.fromkeys(expose)),
                            tuple(dict.fromkeys((*toolchain.worktree.path, *toolchain.path))),
-                           tuple(dict.fromkeys(host_path)), env)
+                           tuple(dict.fromkeys(host_path)), env, tuple(slots))
 
 
 def _go(where: str) -> tuple[list[Path], dict[str, str]]:

@@ -39,6 +39,7 @@ from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
 from runtime.spawn.agent_process import declared_env
 from runtime.spawn.attempts import run_attempts
+from runtime.spawn.caches import warming
 from runtime.spawn.notify import Notifier
 from runtime.spawn.outcome import Acceptance, Outcome, Verdict
 from runtime.spawn.preflight import preflight, preflight_reach, preflight_tests, toolchain_file
@@ -226,7 +227,8 @@ def _checked_before_anything(task: Task, catalog: Catalog,
         _check_merge_target(git, options)
     state_root = Path(options.state_dir or default_state_dir(git.root))
     preflight_tests(task, git, git.resolve(options.base or "HEAD"), sandboxed=options.use_sandbox, state=state_root)
-    toolchain = toolchain_mounts(catalog.toolchain, git.root) if catalog.toolchain else None
+    caches = state_root / "caches" if options.use_sandbox else None
+    toolchain = toolchain_mounts(catalog.toolchain, git.root, caches) if catalog.toolchain else None
     world = catalog.toolchain.worktree
     check_included(git, world, catalog.toolchain.source)
     preflight_reach(task, git, git.resolve(options.base or "HEAD"), toolchain, sandboxed=options.use_sandbox,
@@ -316,7 +318,8 @@ async def _run(setup: SpawnSetup, resumed: Resume | None = None) -> Outcome:
         run = await anyio.to_thread.run_sync(_prepare, setup, resumed)
     # Each phase returns what it did; the outcome is built once, from those values, at the end.
     try:
-        verdict = await run_attempts(run)
+        async with warming(run.git, run.base, run.toolchain):  # the build caches filled from the base, beside
+            verdict = await run_attempts(run)
         with run.timed("commit"):
             acceptance: Acceptance | None = None
             inspection: str | None = None

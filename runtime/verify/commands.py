@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Awaitable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -333,12 +333,14 @@ def _base_copy(stack: contextlib.ExitStack, git: Git, base: str, folder: Path, u
 @contextlib.contextmanager
 def _tree_sandbox(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...],
                   toolchain: ToolchainMounts | None, declared: Mapping[str, str] | None = None,
-                  ) -> Iterator[tuple[Path, SandboxSpec | None]]:
+                  prepare: Callable[[Path], None] | None = None) -> Iterator[tuple[Path, SandboxSpec | None]]:
     from runtime.sandbox.agent import control_paths, runtime_binds, with_toolchain
 
     with tempfile.TemporaryDirectory(prefix="runtime-tree-") as tmp:
         with git.checkout_tree(tree, Path(tmp) / "tree", parents=parents) as path:
             path = Path(path)
+            if prepare is not None:
+                prepare(path)
             sandbox = None
             if use_sandbox:
                 sandbox = SandboxSpec(worktree=path, home=home, writable=[path], env=agent_env(home, declared or {}),
@@ -351,13 +353,15 @@ def _tree_sandbox(git: Git, tree: str, home: Path, use_sandbox: bool, parents: t
 @contextlib.contextmanager
 def tree_runner(git: Git, tree: str, home: Path, use_sandbox: bool, parents: tuple[str, ...] = (),
                 toolchain: ToolchainMounts | None = None, limits: Limits | None = None,
-                log: CommandLog | None = None) -> Iterator[RunCommand]:
-    """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox.
+                log: CommandLog | None = None, prepare: Callable[[Path], None] | None = None,
+                ) -> Iterator[RunCommand]:
+    """A runner of commands on a checkout of ``tree`` (a merge result), each in the sandbox; with
+    ``prepare``, the checkout handed to it first.
 
     The checkout is a throwaway folder: it is writable, nothing else is, and it
     has no network.
     """
-    with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain) as (path, sandbox):
+    with _tree_sandbox(git, tree, home, use_sandbox, parents, toolchain, prepare=prepare) as (path, sandbox):
         yield command_runner(path, sandbox, home, toolchain, limits=limits, log=log, where="merge")
 
 
