@@ -89,7 +89,7 @@ def sandboxed(spec: SandboxSpec, argv: Sequence[str]) -> Iterator[tuple[list[str
     finally:
         spec.remove_placeholders(placeholders)
         for layer in layers:
-            store.remove(layer)
+            store.AHEAD.remove(layer)  # in a thread: nothing waits on it
 
 
 def _with_layers(spec: SandboxSpec) -> tuple[SandboxSpec, list[Path]]:

@@ -5,6 +5,7 @@ run cached per base commit, computed once however many ask."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import tempfile
 import time
@@ -151,6 +152,7 @@ def test_a_sealed_file_is_served_once_and_a_second_ask_is_counted(tmp_path):
         assert "from agent_runtime_x_sealed import load" in stub and "X = 1" not in stub
     finally:
         server.close()
+        shutil.rmtree(server.path.parent, ignore_errors=True)
 
 
 def test_node_loads_a_sealed_commonjs_test_once_from_the_socket_and_never_from_the_tree(tmp_path):
@@ -189,6 +191,7 @@ def test_node_loads_a_sealed_commonjs_test_once_from_the_socket_and_never_from_t
         assert server.asked() == {"test/h.test.js": 2}
     finally:
         server.close()
+        shutil.rmtree(server.path.parent, ignore_errors=True)
     assert RUNNER.sealed_stub("test/h.test.js", "s", "i", paths, True) is None  # "type": "module": laid as a file
     assert RUNNER.sealed_stub("test/h.test.mjs", "s", "i", paths, False) is None
     assert RUNNER.sealed_stub("test/h.test.cjs", "s", "i", paths, True) is not None

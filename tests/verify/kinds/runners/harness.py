@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import tempfile
 import textwrap
@@ -70,6 +71,7 @@ def run_plan(plan: TestPlan, root: Path, reports: Path, env: Mapping[str, str] |
         if any(r.code != 0 for r in out):
             break
         channel = None
+        sockets = None
         if step.runner is not None:
             folder = reports / f"step-{n}"
             folder.mkdir(mode=0o700)
@@ -83,6 +85,8 @@ def run_plan(plan: TestPlan, root: Path, reports: Path, env: Mapping[str, str] |
         if channel is not None:
             runner = BY_NAME[step.runner or ""]
             data, tampered = channel.close(done.returncode, output)
+            if sockets is not None:
+                shutil.rmtree(sockets, ignore_errors=True)
             reading = (Reading(problem="the runner wrote no report") if data is None
                        else runner.read(data, output, str(root)))
         out.append(Ran(command, done.returncode, output, reading, data, tampered))
