@@ -69,12 +69,14 @@ def open_layer(slot: CacheSlot, kind: CacheKind, user: AgentUser | None) -> Path
     sealed = newest(slot.folder) if user is not None else None
     if user is None or sealed is None:
         return None
-    made = AHEAD.take(sealed, slot.folder / LAYERS, kind, user)
-    if made is not None:
-        return made
-    with _locked(slot.folder, fcntl.LOCK_SH):
-        sealed = newest(slot.folder)
-        return None if sealed is None else _layer(sealed, slot.folder / LAYERS, kind, user)
+    made = AHEAD.take(sealed, user)
+    if made is None:
+        with _locked(slot.folder, fcntl.LOCK_SH):
+            sealed = newest(slot.folder)
+            made = None if sealed is None else _layer(sealed, slot.folder / LAYERS, kind, user)
+    if sealed is not None:
+        AHEAD.ahead(sealed, slot.folder / LAYERS, kind, user)  # after: two at once only slow each other down
+    return made
 
 
 class _Ahead:
@@ -86,36 +88,44 @@ class _Ahead:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ready: dict[tuple[str, int, int], Path] = {}
+        self._making: set[tuple[str, int, int]] = set()
         self._threads: list[threading.Thread] = []
 
-    def take(self, sealed: Path, parent: Path, kind: CacheKind, user: AgentUser) -> Path | None:
+    def take(self, sealed: Path, user: AgentUser) -> Path | None:
+        """The layer made ahead over ``sealed`` for ``user``, if one is ready (those over an older snapshot of
+        the same cache are removed)."""
         key = (str(sealed), user.uid, user.gid)
         with self._lock:
             made = self._ready.pop(key, None)
             stale = [k for k in self._ready if k[0] != key[0] and Path(k[0]).parent == sealed.parent]
-            old = [self._ready.pop(k) for k in stale]  # made over an older snapshot
-            self._start(self._make, key, sealed, parent, kind, user)
-        for layer in old:
-            self.remove(layer)
+            for old in (self._ready.pop(k) for k in stale):
+                self._start(remove, old)
         return made
+
+    def ahead(self, sealed: Path, parent: Path, kind: CacheKind, user: AgentUser) -> None:
+        """Make the next layer over ``sealed`` for ``user`` in a thread, unless one is ready or on its way."""
+        key = (str(sealed), user.uid, user.gid)
+        with self._lock:
+            if key not in self._ready and key not in self._making:
+                self._making.add(key)
+                self._start(self._make, key, sealed, parent, kind, user)
 
     def remove(self, layer: Path) -> None:
         with self._lock:
             self._start(remove, layer)
 
     def _make(self, key: tuple[str, int, int], sealed: Path, parent: Path, kind: CacheKind, user: AgentUser) -> None:
+        layer = None
         try:
             with _locked(sealed.parent.parent, fcntl.LOCK_SH):
                 layer = _layer(sealed, parent, kind, user) if sealed.is_dir() else None
         except OSError:
-            return  # made on the spot instead, where its error is the sandbox's
-        if layer is None:
-            return
-        with self._lock:
-            if key in self._ready:
-                self._start(remove, layer)
-            else:
-                self._ready[key] = layer
+            pass  # made on the spot instead, where its error is the sandbox's
+        finally:
+            with self._lock:
+                self._making.discard(key)
+                if layer is not None:
+                    self._ready[key] = layer
 
     def _start(self, target: Callable[..., None], *args: object) -> None:
         # with self._lock held
