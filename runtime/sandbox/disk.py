@@ -11,7 +11,7 @@ not counted here, and the run's cgroup charges them to its memory.
 Why a meter and not a file system of a fixed size: the worktree is a git worktree on the host's own
 file system, where the orchestrator's git and the agent's next attempt find it; a size-capped mount
 (a loop device, a tmpfs) would need root, move the worktree off the host's disk or lose it with the
-machine, and project quotas need a file system mounted for them. The meter is read every 10 ms
+machine, and project quotas need a file system mounted for them. The meter is read every ~10 ms
 beside the cgroup's counters (`runtime.sandbox.supervise`), and ``RLIMIT_FSIZE``
 (`runtime.sandbox.rlimits`) stops any single file at the budget between two looks.
 
@@ -23,31 +23,74 @@ beside the slack the budget gives (`runtime.manifests.agent`).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 
 
-def _io(pid: int) -> int:
-    # os.open and os.read (the watcher reads this for every process of every run many times a second).
+def _figure(data: bytes) -> int:
+    """``write_bytes`` less ``cancelled_write_bytes`` of a /proc/PID/io."""
     try:
-        fd = os.open(f"/proc/{pid}/io", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            data = os.read(fd, 4096)
-        finally:
+        start = data.index(b"\nwrite_bytes: ") + 14
+        cut = data.index(b"\ncancelled_write_bytes: ", start)
+        return int(data[start:cut]) - int(data[cut + 24:].split(b"\n", 1)[0])
+    except ValueError:
+        return 0
+
+
+class Meter:
+    """What a tree of processes has written, read through a descriptor per process kept open: a look reads
+    each figure again with one pread. Why kept: the watcher looks every ~10 ms, and opening and closing
+    each process's file was most of a look's cost. A process that has ended reads as an error (ESRCH): its
+    bytes are its parent's now, and its descriptor is closed; a pid used again is opened afresh."""
+
+    def __init__(self) -> None:
+        self._fds: dict[int, int] = {}
+        # The watcher's thread and the run's own monitor both look: a descriptor closed by one while the other
+        # reads it could be a number reused for another file by then.
+        self._lock = threading.Lock()
+
+    def written(self, pids: Iterable[int]) -> int:
+        """Bytes the processes ``pids`` (a whole tree) have written to disk, net of what they took back."""
+        with self._lock:
+            return self._written(pids)
+
+    def _written(self, pids: Iterable[int]) -> int:
+        total, seen = 0, set()
+        for pid in pids:
+            seen.add(pid)
+            fd = self._fds.get(pid)
+            if fd is None:
+                try:
+                    fd = self._fds[pid] = os.open(f"/proc/{pid}/io", os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    continue  # ended between the listing and the open: its parent has its bytes now
+            try:
+                total += _figure(os.pread(fd, 4096, 0))
+            except OSError:
+                self._drop(pid)
+        for pid in [p for p in self._fds if p not in seen]:
+            self._drop(pid)
+        return max(0, total)
+
+    def _drop(self, pid: int) -> None:
+        fd = self._fds.pop(pid, None)
+        if fd is not None:
             os.close(fd)
-        written = cancelled = 0
-        for line in data.split(b"\n"):
-            if line.startswith(b"write_bytes:"):
-                written = int(line[12:])
-            elif line.startswith(b"cancelled_write_bytes:"):
-                cancelled = int(line[22:])
-    except (OSError, ValueError):
-        return 0  # ended between the listing and the read: its parent has its bytes now
-    return written - cancelled
+
+    def close(self) -> None:
+        with self._lock:
+            for pid in list(self._fds):
+                self._drop(pid)
 
 
 def written(pids: Iterable[int]) -> int:
-    """Bytes the processes ``pids`` (a whole tree) have written to disk, net of what they took back."""
-    return max(0, sum(_io(pid) for pid in pids))
+    """Bytes the processes ``pids`` (a whole tree) have written to disk, net of what they took back (a look
+    with descriptors of its own: `Meter` keeps them between looks)."""
+    meter = Meter()
+    try:
+        return meter.written(pids)
+    finally:
+        meter.close()
 
 
 def readable() -> bool:

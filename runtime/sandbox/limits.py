@@ -71,6 +71,7 @@ class Hold:
     def __init__(self, spend: Spend, cgroup: RunCgroup | None, rlimits: Rlimits) -> None:
         self.spend, self.cgroup, self.rlimits = spend, cgroup, rlimits
         self.disk_peak = 0
+        self._meter = disk.Meter()
         self.breached: str | None = None  # set by the watcher, once
         self.pids: list[int] = []  # the tree as the caller last sampled it (where there is no cgroup)
         self._stop = threading.Event()
@@ -118,9 +119,9 @@ class Hold:
         if self.disk_peak >= budget:
             return "disk"  # seen at an earlier look, before the tree ended
         members = self.cgroup.members() if self.cgroup is not None else (pids or [])
-        used = disk.written(members)
+        used = self._meter.written(members)
         if used >= budget:
-            used = min(used, disk.written(self.cgroup.members() if self.cgroup is not None else members))
+            used = min(used, self._meter.written(self.cgroup.members() if self.cgroup is not None else members))
         self.disk_peak = max(self.disk_peak, used)
         return "disk" if used >= budget else None
 
@@ -203,6 +204,7 @@ class Hold:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._wake_r = self._wake_w = -1
+        self._meter.close()
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 self.cgroup.kill(wait_s=1.0)

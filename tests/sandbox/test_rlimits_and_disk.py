@@ -52,3 +52,29 @@ def test_a_truncated_file_is_taken_back(tmp_path):
         assert disk.written([pid]) < 1 << 20  # written, then cancelled before writeback
     finally:
         proc.communicate("")
+
+
+def test_a_kept_meter_reads_again_and_lets_go_of_a_process_that_ended(tmp_path):
+    """`disk.Meter` keeps a descriptor per process between looks: a second look sees what was written since,
+    and a process that has ended is dropped (its descriptor closed), not read as another's figure."""
+    code = ("import os, sys\nprint(os.getpid(), flush=True)\nsys.stdin.readline()\n"
+            f"open('{tmp_path}/f', 'wb').write(b'x' * (4 << 20))\nos.fsync(os.open('{tmp_path}/f', os.O_RDONLY))\n"
+            "print('wrote', flush=True)\nsys.stdin.readline()")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    meter = disk.Meter()
+    try:
+        pid = int(proc.stdout.readline())
+        assert meter.written([pid]) < 1 << 20
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == "wrote\n"
+        assert meter.written([pid]) >= 4 << 20  # the same descriptor, read again
+        proc.communicate("\n")
+        opened = len(os.listdir("/proc/self/fd"))
+        assert meter.written([pid]) == 0  # ended and reaped: nothing, and its descriptor is let go
+        assert len(os.listdir("/proc/self/fd")) == opened - 1
+    finally:
+        meter.close()
+        if proc.poll() is None:
+            proc.kill()
