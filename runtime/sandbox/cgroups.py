@@ -291,6 +291,8 @@ class RunCgroup:
         self._procs = str(self.distinct[0] / "cgroup.procs") if self.distinct else ""
         self.memory_bytes = memory_bytes
         self._hits = 0  # how many times the memory limit was hit, as last read
+        self._activity: tuple[str, int, bytes] | None = None  # (unit, descriptor, key) of `activity`
+        self._usage = -1  # v1's memory.usage_in_bytes, kept open for `usage_alarm`
 
     @classmethod
     def make(cls, budget: Budget, found: Support | None = None) -> RunCgroup | None:
@@ -409,6 +411,59 @@ class RunCgroup:
                 files.append(folder / name)
         return files
 
+    def activity(self) -> tuple[str, int] | None:
+        """A count of the kernel's that moves whenever the tree may have written to disk, read with one pread of
+        a descriptor kept open: ("cpu-us", v2's CPU time, ``cpu.stat`` usage_usec, which every v2 cgroup has)
+        or ("memory", v1's charged memory, ``memory.usage_in_bytes``: page cache a tree writes is charged to
+        it); None where neither is here. The limits watcher looks at the disk only when it moved."""
+        if self._activity is None:
+            v2 = next((f for v, f in self.folders.values() if v == 2), None)
+            memory = self.folders.get("memory")
+            found = (("cpu-us", v2 / "cpu.stat", b"usage_usec ") if v2 is not None else
+                     ("memory", memory[1] / "memory.usage_in_bytes", b"") if memory is not None else None)
+            if found is None:
+                return None
+            try:
+                self._activity = (found[0], os.open(found[1], os.O_RDONLY | os.O_CLOEXEC), found[2])
+            except OSError:
+                return None
+        unit, fd, key = self._activity
+        try:
+            data = os.pread(fd, 8192, 0)
+            if not key:
+                return unit, int(data)
+            data = b"\n" + data
+            start = data.index(b"\n" + key) + len(key) + 1
+            return unit, int(data[start:data.index(b"\n", start)])
+        except (OSError, ValueError):
+            return None
+
+    def usage_alarm(self, room: int) -> int | None:
+        """An eventfd the kernel signals when the cgroup's charged memory grows by ``room`` bytes from now (v1's
+        threshold notification, ``cgroup.event_control``: page cache a tree writes is charged memory, so a tree
+        that starts to write crosses it at once). None where there is none (v2 has no thresholds), or where the
+        memory limit is too near for the memory to grow that far (a writer there reclaims as it writes).
+        Closing the eventfd withdraws it."""
+        memory = self.folders.get("memory")
+        if memory is None or memory[0] != 1:
+            return None
+        folder = memory[1]
+        try:
+            if self._usage < 0:
+                self._usage = os.open(folder / "memory.usage_in_bytes", os.O_RDONLY | os.O_CLOEXEC)
+            now = int(os.pread(self._usage, 64, 0))
+        except (OSError, ValueError):
+            return None
+        if self.memory_bytes is not None and now + 2 * room > self.memory_bytes:
+            return None
+        alarm = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        try:
+            _write(folder / "cgroup.event_control", f"{alarm} {self._usage} {now + room}")
+        except OSError:
+            os.close(alarm)
+            return None
+        return alarm
+
     def members(self) -> list[int]:
         """The processes in the cgroup now (host pids)."""
         try:
@@ -442,6 +497,12 @@ class RunCgroup:
     def remove(self) -> None:
         """Remove the folders (after `kill`); a folder still busy is retried briefly, then left for the
         next run of this machine to clear (`_clear_leftovers`)."""
+        if self._activity is not None:
+            os.close(self._activity[1])
+            self._activity = None
+        if self._usage >= 0:
+            os.close(self._usage)
+            self._usage = -1
         for folder in self.distinct:
             for _ in range(50):
                 try:

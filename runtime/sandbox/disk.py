@@ -11,8 +11,8 @@ not counted here, and the run's cgroup charges them to its memory.
 Why a meter and not a file system of a fixed size: the worktree is a git worktree on the host's own
 file system, where the orchestrator's git and the agent's next attempt find it; a size-capped mount
 (a loop device, a tmpfs) would need root, move the worktree off the host's disk or lose it with the
-machine, and project quotas need a file system mounted for them. The meter is read every ~10 ms
-beside the cgroup's counters (`runtime.sandbox.supervise`), and ``RLIMIT_FSIZE``
+machine, and project quotas need a file system mounted for them. The meter is read every ~10 ms while
+the tree runs, beside the cgroup's counters (`runtime.sandbox.limits`), and ``RLIMIT_FSIZE``
 (`runtime.sandbox.rlimits`) stops any single file at the budget between two looks.
 
 It counts writes, not the space they take: a file written twice counts twice. What a repository's

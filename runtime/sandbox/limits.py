@@ -36,9 +36,10 @@ MIB = 1024 * 1024
 RESOURCE_BREACHES = ("processes", "memory", "disk")
 # How often the watcher reads the counters where the kernel cannot tell it of a change (cgroup v1): the kernel
 # enforces the limits itself (a fork refused, a process killed), so a look only reports a breach and ends the
-# rest of the tree. A look at the counters costs ~0.35 ms in the watcher's thread: one every 5 ms cost 53 ms of
-# CPU per agent-second; one every 100 ms, and the disk at its own pace below, ~4 ms (a wake-up of the thread is
-# most of a look's cost).
+# rest of the tree. A wake-up of the watcher's thread and a look cost ~0.15-0.3 ms of CPU (most of it the wake,
+# its caches cold after a sleep): one every 5 ms cost 53 ms per agent-second; the counters every 100 ms, the disk
+# at its own pace below and its meter only when the tree moved (`_Quiet`), and a still tree waited on with the
+# kernel's memory alarm where there is one, ~5 ms.
 LOOK_S = 0.1
 CLOSE_LOOK_S = 0.001  # the shortest wait between two looks at the disk, while the tree writes fast
 DISK_LOOK_S = 0.1  # the longest, while it writes little
@@ -46,6 +47,12 @@ DISK_LOOK_S = 0.1  # the longest, while it writes little
 # often enough that such a writer goes at most a quarter past its budget from a standing start. With a spawn's
 # default budget (64 MiB and the change) that is a look every ~10 ms; a budget of gigabytes, every `DISK_LOOK_S`.
 FAST_WRITE = 8 * 1024 * MIB
+# The most a process can write to disk in a microsecond of its CPU time (`_Quiet`): 64 GiB a CPU-second, several
+# times a page-cache writer's ~3 GiB and an O_DIRECT writer's disk.
+WRITE_PER_CPU_US = 64 * 1024 * MIB // 1_000_000
+# Looks in a row at which a tree must be still before the watcher waits on the kernel's alarm instead of its
+# pace: a tree that starts, pauses and writes (an interpreter's start, then its work) stays at the pace.
+STILL_LOOKS = 5
 WATCHER_NICE = -10
 
 
@@ -106,7 +113,7 @@ class Hold:
     def prefix(self) -> list[str]:
         return [*(self.cgroup.join_prefix() if self.cgroup is not None else []), *self.rlimits.prefix()]
 
-    def breach(self, pids: list[int] | None = None, *, counters: bool = True) -> str | None:
+    def breach(self, pids: list[int] | None = None, *, counters: bool = True, meter: bool = True) -> str | None:
         """The first limit the run has broken: the kernel's counters, then the disk meter over ``pids``
         (the cgroup's members where there is one). The disk is broken when the tree has written its whole
         budget (RLIMIT_FSIZE stops a single file right there). A reading at the budget is read again
@@ -118,6 +125,8 @@ class Hold:
             return None
         if self.disk_peak >= budget:
             return "disk"  # seen at an earlier look, before the tree ended
+        if not meter:
+            return None
         members = self.cgroup.members() if self.cgroup is not None else (pids or [])
         used = self._meter.written(members)
         if used >= budget:
@@ -134,8 +143,10 @@ class Hold:
 
     def _watch(self) -> None:
         """Look at the counters whenever the kernel says one changed (cgroup v2's event files, through inotify)
-        and at the disk at a pace set by how fast the tree writes: an idle run costs next to nothing, a breach
-        is seen at once. Where the kernel cannot tell (cgroup v1, no inotify), every `LOOK_S` as well."""
+        and at the disk at a pace set by how fast the tree writes, reading its meter only when the tree moved
+        (`_Quiet`); a tree still for `STILL_LOOKS` looks is waited on with the kernel's memory alarm where there
+        is one (v1), which rings when it starts to write. An idle run costs next to nothing, a breach is seen at
+        once. Where the kernel cannot tell of the counters (cgroup v1, no inotify), every `LOOK_S` as well."""
         budget = self.spend.disk_bytes
         # Ahead of the run it watches: on a loaded machine (the run itself may be what loads it) a watcher at
         # the same priority waits its turn while a writer fills the page cache. It sleeps nearly always, so
@@ -148,7 +159,11 @@ class Hold:
         if events is not None:
             poller.register(events.fd, select.POLLIN)
         seen, at = 0, time.monotonic()
-        counters_due, told = at, True
+        counters_due, told, rang = at, True, False
+        quiet = _Quiet(self.cgroup, budget)
+        metered = at
+        alarm = -1  # v1's memory threshold, armed while the tree is quiet (`RunCgroup.usage_alarm`)
+        stillness = 0  # looks in a row at which the tree had not moved
         try:
             while not self._stop.is_set():
                 now = time.monotonic()
@@ -157,8 +172,14 @@ class Hold:
                 counters = told or (events is None and now >= counters_due - CLOSE_LOOK_S)
                 if counters and events is None:
                     counters_due = now + LOOK_S
+                # The meter (a read per process) only when the tree may have written since it last read: the
+                # kernel's count of its activity moved (or its memory rang), or `DISK_LOOK_S` went by.
+                moved = quiet.moved() or rang
+                meter = moved or now - metered >= DISK_LOOK_S - CLOSE_LOOK_S
+                if meter:
+                    metered = now
                 try:
-                    found = self.breach(self.pids, counters=counters)
+                    found = self.breach(self.pids, counters=counters, meter=meter)
                 except Exception:  # the run's own monitor still looks, and its stop still kills
                     log.exception("the limits watcher failed")
                     return
@@ -168,15 +189,35 @@ class Hold:
                     return
                 wait = _disk_wait(budget, self.disk_peak, seen, now - at)
                 seen, at = self.disk_peak, now
+                # A quiet tree is looked at when the kernel rings (its memory grew: it writes), and every
+                # `DISK_LOOK_S`; one that moved, at the disk's pace.
+                stillness = 0 if moved else stillness + 1
+                if stillness >= STILL_LOOKS and budget is not None and self.cgroup is not None and alarm < 0:
+                    alarm = self.cgroup.usage_alarm(max(1, budget // 16)) or -1
+                    if alarm >= 0:
+                        poller.register(alarm, select.POLLIN)
+                        if quiet.moved():  # it wrote while the alarm was being set, above where it rings: look now
+                            rang = True
+                            continue
+                elif moved and alarm >= 0:
+                    poller.unregister(alarm)
+                    os.close(alarm)
+                    alarm = -1
+                if alarm >= 0:
+                    wait = max(CLOSE_LOOK_S, metered + DISK_LOOK_S - time.monotonic())
                 if events is None:
                     left = max(0.0, counters_due - time.monotonic())
                     wait = left if wait is None else min(wait, left)
-                told = bool(poller.poll(-1 if wait is None else max(1, math.ceil(wait * 1000))))
+                ready = {fd for fd, _ in poller.poll(-1 if wait is None else max(1, math.ceil(wait * 1000)))}
+                rang = alarm in ready
+                told = bool(ready - {alarm})
                 if events is not None:
                     events.drain()
         finally:
             if events is not None:
                 events.close()
+            if alarm >= 0:
+                os.close(alarm)
 
     def peaks(self) -> tuple[float | None, int | None]:
         return self.cgroup.peaks() if self.cgroup is not None else (None, None)
@@ -211,6 +252,40 @@ class Hold:
             self.cgroup.remove()
 
 
+class _Quiet:
+    """Whether a run's tree may have written to disk since the last look at its meter, from one count of the
+    kernel's (`RunCgroup.activity`): its CPU time (v2), at `WRITE_PER_CPU_US` bytes a microsecond, or its charged
+    memory (v1), which page cache it writes grows. Below a sixteenth of the budget, nothing the meter would
+    count can have happened: a process writes by running, and what it writes is charged to its memory until
+    the memory is near its limit, where the kernel makes room by reclaiming as it writes (there, every look
+    reads the meter). Why: a look at the meter reads a file per process, and an idle tree (an agent waiting
+    on its model) needs none.
+
+    What neither count sees is a page of the page cache written again after it was written back (a loop of
+    write and fsync over one file, bounded by the disk's speed): the meter still reads every `DISK_LOOK_S`."""
+
+    def __init__(self, cgroup: RunCgroup | None, budget: int | None) -> None:
+        self._cgroup, self._slack = cgroup, (budget or 0) // 16
+        self._limit = cgroup.memory_bytes if cgroup is not None else None
+        self._at: int | None = None
+
+    def moved(self) -> bool:
+        count = self._cgroup.activity() if self._cgroup is not None and self._slack else None
+        if count is None:
+            return True
+        unit, value = count
+        if self._at is None:
+            moved = True
+        elif unit == "cpu-us":
+            moved = (value - self._at) * WRITE_PER_CPU_US >= self._slack
+        else:
+            moved = abs(value - self._at) >= self._slack or (
+                self._limit is not None and value > self._limit - 2 * self._slack)
+        if moved:
+            self._at = value  # read before the meter is: what comes after is the next look's
+        return moved
+
+
 def describe(found: Support | None = None) -> str:
     """One line: which of a run's limits the kernel holds here, and what stands in for the rest."""
     found = support() if found is None else found
@@ -225,7 +300,8 @@ def describe(found: Support | None = None) -> str:
     if "memory" not in held:
         parts.append("memory by RLIMIT_DATA per process and the tree sampled every 0.1 s (tmpfs by its size alone)")
     parts.append("tmpfs sized")
-    parts.append("disk counted per process every 10 ms" if disk.readable() else "disk per file only (no I/O figures)")
+    parts.append("disk counted per process, every ~10 ms while the tree runs" if disk.readable()
+                 else "disk per file only (no I/O figures)")
     parts.append("each file capped at the disk limit" if have_prlimit() else "no prlimit: rlimits unset")
     line = "limits: " + "; ".join(parts)
     if found.missing:

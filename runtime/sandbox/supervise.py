@@ -490,5 +490,6 @@ async def _supervise(hold: Hold, argv: Sequence[str], cwd: Path | str, env: Mapp
     memory_mb, processes = hold.peaks()
     return ProcessResult(proc.returncode, breach, time.monotonic() - started,
                          memory_mb if memory_mb is not None else round(tree.peak_memory_mb, 1),
-                         processes if processes is not None else tree.peak_processes, leftovers,
+                         # sampled: a main process that ended before the first sample still was one
+                         processes if processes is not None else max(1, tree.peak_processes), leftovers,
                          out.dropped + err.dropped, round(hold.disk_peak / (1024 * 1024), 1))
