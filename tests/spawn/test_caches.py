@@ -17,7 +17,7 @@ import pytest
 from runtime.manifests.toolchain import PRESETS, Toolchain
 from runtime.sandbox.caches import store
 from runtime.sandbox.caches.cargo import CARGO, Unsafe
-from runtime.sandbox.caches.kind import FillSite
+from runtime.sandbox.caches.kind import CacheSlot, FillSite
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.caches import warm
@@ -279,3 +279,21 @@ def test_a_unit_whose_sources_the_run_could_change_is_pruned(tmp_path):
     assert sorted(p.name for p in prints.iterdir()) == ["dep-aaaa", "gen-cccc"]
     assert sorted(p.name for p in deps.iterdir()) == ["dep-aaaa.d", "gen-cccc.d", "libdep-aaaa.rlib", "libgen-cccc.rlib"]
     assert not (tmp_path / "target" / "debug" / "incremental").exists()
+
+
+def test_a_seal_follows_no_link_the_fill_left(tmp_path):
+    # The fill's folder was written by a sandbox: a link in it to a folder of the host shaped like cargo's
+    # target must not lead the kind's prune (which removes, as root) out of it.
+    outside = tmp_path / "host"
+    (outside / ".fingerprint" / "victim-0000").mkdir(parents=True)
+    (outside / "keep.txt").write_text("the host's")
+    folder = tmp_path / "caches" / "cargo"
+    fill = folder / "fills" / "fill-x"
+    (fill / "debug" / "deps").mkdir(parents=True)
+    (fill / "debug" / "deps" / "libdep-aaaa.rlib").write_bytes(b"x")
+    (fill / "evil").symlink_to(outside)
+    slot = CacheSlot("cargo", folder, Path("/tmp/cargo-target"))
+    sealed = store.seal(slot, CARGO, fill, "f" * 40, FillSite(tmp_path / "tree", ()), "sealed")
+    assert (outside / "keep.txt").read_text() == "the host's" and (outside / ".fingerprint" / "victim-0000").is_dir()
+    assert not (sealed / "evil").exists() and not (sealed / "evil").is_symlink()
+    assert (folder / "bases" / ("f" * 40)).read_text() == "sealed\n"

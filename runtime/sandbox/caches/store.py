@@ -226,8 +226,9 @@ def seal(slot: CacheSlot, kind: CacheKind, fill: Path, base: str, site: FillSite
     may not share taken out, anything but files and folders removed, everything the orchestrator's and
     read-only; then evict past the bounds. ``site``: where the fill ran; ``note``: how it went, kept for the
     base."""
-    kind.prune(fill, site)
     uid, gid = os.geteuid(), os.getegid()
+    # What the fill wrote is made plain first (no symlink is followed by anything after, the kind's prune
+    # included, which removes as root), then the kind takes out what it may not share.
     for here, dirs, files in os.walk(fill, topdown=False):
         for name in files + dirs:
             path = os.path.join(here, name)
@@ -242,6 +243,7 @@ def seal(slot: CacheSlot, kind: CacheKind, fill: Path, base: str, site: FillSite
                 os.unlink(path)  # a symlink, a fifo, a socket: nothing a build cache needs
     os.chown(fill, uid, gid)
     os.chmod(fill, 0o555)
+    kind.prune(fill, site)
     with _locked(slot.folder, fcntl.LOCK_EX):
         (slot.folder / SEALED).mkdir(exist_ok=True)
         dest = slot.folder / SEALED / f"{time.time_ns():020d}-{base[:12]}"
