@@ -7,7 +7,7 @@ annotations alone do not). Inside a package, no modules import each other in a c
         against, below the running of a verify), audit, memory, ipc
     manifests
     policy (the compiled document), models, workspace
-    gate (the hook, its policy cache among it), approvals, sandbox
+    gate (the hook, its policy cache among it), approvals, sandbox, attest (signed provenance of commits)
     agent (the builtin agent's loop, run inside the sandbox), verify (a verify pass: its runs in the sandbox,
         its gathering, its reviewer)
     spawn
@@ -32,7 +32,7 @@ LAYERS = [
     {"verify.kinds", "audit", "memory", "ipc"},
     {"manifests"},
     {"policy", "models", "workspace"},
-    {"gate", "approvals", "sandbox"},
+    {"gate", "approvals", "sandbox", "attest"},
     {"agent", "verify"},
     {"spawn"},
     {"orchestration"},

@@ -162,16 +162,41 @@ def _caches(root: Path) -> list[Finding]:
     return out
 
 
+def _signing() -> list[Finding]:
+    """Where the key that signs verified commits' attestations is (`runtime.attest.signing`)."""
+    import shutil
+
+    from runtime.attest.signing import ENV, key_path, load_key
+    from runtime.errors import FatalError
+
+    if shutil.which("ssh-keygen") is None:
+        return [Finding("signing key", False, "ssh-keygen is not installed (Debian: openssh-client): a spawn cannot "
+                        "sign its verified commits' attestations")]
+    path = key_path()
+    named = f" (named by {ENV})" if os.environ.get(ENV) else ""
+    try:
+        key = load_key(path)
+    except FatalError as exc:
+        return [Finding("signing key", False, str(exc))]
+    if key is None:
+        return [Finding("signing key", True, f"none yet: made at {path}{named} when the first verified commit is "
+                        "attested")]
+    return [Finding("signing key", True, f"{path}{named}, {key.fingerprint}; `runtime attest key` prints its "
+                    "allowed_signers line")]
+
+
 def run(args: Doctor) -> int:
     from runtime.cli.allow import repository
 
     sandbox, limits, session = _sandbox(), _limits(), _session()
     limits += _caches(repository(Path.cwd()))
     session += _mcp(str(repository(Path.cwd())))
+    provenance = _signing()
     can_spawn = all(f.ok for f in sandbox)
     if args.json:
         print(json.dumps({"sandbox": [asdict(f) for f in sandbox], "limits": [asdict(f) for f in limits],
-                          "session": [asdict(f) for f in session], "spawn_in_os_sandbox": can_spawn}, indent=2))
+                          "session": [asdict(f) for f in session], "provenance": [asdict(f) for f in provenance],
+                          "spawn_in_os_sandbox": can_spawn}, indent=2))
         return 0 if can_spawn else 1
     from rich.table import Table
 
@@ -181,7 +206,7 @@ def run(args: Doctor) -> int:
     table = Table(title="what a spawned agent gets on this machine")
     for col in ("", "check", "detail"):
         table.add_column(col, overflow="fold")
-    for f in (*sandbox, *limits, *session):
+    for f in (*sandbox, *limits, *session, *provenance):
         table.add_row(text("ok", "green") if f.ok else text("no", "yellow"), text(f.what), text(f.detail))
     out.print(table)
     if not can_spawn:

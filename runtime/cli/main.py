@@ -46,6 +46,7 @@ VERBS = {
     "memory": "runtime.cli.memory",
     "verify": "runtime.cli.verify",
     "audit": "runtime.cli.audit",
+    "attest": "runtime.cli.attest",
     "status": "runtime.cli.status",
     "show": "runtime.cli.show_agent",
     "doctor": "runtime.cli.doctor",

@@ -385,6 +385,39 @@ class AuditShow(WithCatalog, group=AUDIT, command="show", help="print records, f
     json: bool = flag("--json", help="one JSON record per line")
 
 
+ATTEST = Group("attest", help="signed provenance of the commits the runtime makes: show it, check it (a CI step, a "
+               "server's pre-receive hook)", dest="action")
+
+
+class AttestShow(Settings, group=ATTEST, command="show", help="a commit's attestation: what it says, and whether it "
+                 "holds"):
+    commit: str = arg(metavar="COMMIT", help="a commit (default HEAD)", nargs="?", default="HEAD")
+    key: str | None = arg("--key", metavar="FILE", help="whose signatures hold: an allowed_signers file or a public "
+                          "key (default: this machine's signing key)")
+    json: bool = flag("--json", help="the finding and the in-toto statement, as JSON")
+
+
+class AttestVerify(Settings, group=ATTEST, command="verify", help="check the attestations of commits: exit 1 when one "
+                   "is invalid, or missing where required"):
+    revs: tuple[str, ...] = arg(nargs="*", metavar="REV", help="commits and ranges, as git log takes them (A..B, "
+                                "^X); default HEAD")
+    key: str | None = arg("--key", metavar="FILE", help="whose signatures hold: an allowed_signers file or a public "
+                          "key (default: this machine's signing key)")
+    require: str = arg("--require", default="agent", choices=("none", "agent", "all"),
+                       help="what must carry a valid attestation: the commits that say they are the runtime's (agent, "
+                       "the default), every commit (all), or only what has one (none)")
+    pre_receive: bool = flag("--pre-receive", help="as a server's pre-receive hook: read its `old new ref` lines and "
+                             "check the commits the push brings to branches, with the notes the push brings")
+    notes: str = arg("--notes", default="refs/notes/agent-runtime", metavar="REF",
+                     help="where the attestations are (default refs/notes/agent-runtime)")
+    json: bool = flag("--json", help="one JSON finding per commit")
+
+
+class AttestKey(Settings, group=ATTEST, command="key", help="the orchestrator's signing key (made if there is none): "
+                "where it is, and its line for an allowed_signers file"):
+    json: bool = flag("--json", help="the key's path, public key, fingerprint and allowed_signers line, as JSON")
+
+
 class Status(WithCatalog, command="status", help="the runs of this repository and their state"):
     agent: str | None = arg(nargs="?", help="one agent id")
     state_dir: str | None = arg("--state-dir", metavar="DIR")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runtime.attest.statement import merge_predicate
+from runtime.attest.store import attest
 from runtime.orchestration.events import MergeCommitted, MergeConflict
 from runtime.orchestration.state import OrchestratorState
 from runtime.workspace.git import Git
@@ -46,6 +48,8 @@ def integrate(git: Git, state: OrchestratorState, run_id: str, branch: str, acce
             continue
         message = f"Integrate {subtask_id} into {branch}\n\nRun: {run_id}\nSubtask: {subtask_id}\nCommit: {commit}\n"
         merged = git.merge(branch, agent_branch, message, expected_base=head)
+        attest(git, merged, f"refs/heads/{branch}", merge_predicate(branch, commit, [head, commit], run_id=run_id,
+                                                                     subtask=subtask_id), None)
         state.record_merge(run_id, subtask_id, commit, merged)
         state.event(run_id, MergeCommitted(subtask_id, merged))
         out.merged[subtask_id] = merged

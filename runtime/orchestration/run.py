@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from runtime.attest.statement import CheckFacts, merge_predicate
+from runtime.attest.store import attest
 from runtime.errors import FatalError, UsageError
 from runtime.orchestration.events import (
     Accepted,
@@ -368,6 +370,12 @@ def _accept(run: PlanRun, verdict: Judgement) -> None:
         else:
             run.report.merged_into_base = run.git.merge(
                 run.base_branch, run.integration, f"Merge run {run.run_id}: {run.plan.goal}\n\nRun: {run.run_id}\n", expected_base=head)
+            # the plan's checks ran on the integration branch's head, which is what this merge brings
+            checks = [CheckFacts(atom=f"plan: {command}", kind="command", status="passed" if code == 0 else "failed")
+                      for command, code in run.report.checks]
+            attest(run.git, run.report.merged_into_base, f"refs/heads/{run.base_branch}",
+                   merge_predicate(run.base_branch, integration_head, [head, integration_head], checks, run_id=run.run_id),
+                   run.state_dir / "runs" / run.run_id)
         run.emit(Merged(run.base_branch, run.report.merged_into_base))
     if run.options.remember is not None:
         run.options.remember(run, verdict)  # memory is written here, on acceptance, and nowhere else

@@ -23,11 +23,13 @@ from runtime.audit.records import ApprovalDecided, ApprovalRequested, CommitInte
 from runtime.manifests.control import control_name
 from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Acceptance, Attempt, Verdict
+from runtime.spawn.provenance import attest_merge, attest_work
 from runtime.spawn.state import RunStatus
 from runtime.spawn.world import tree_world
 from runtime.verify.commands import CommandLog
 from runtime.verify.gather import DEFAULT_CHANGE_SIZE
 from runtime.verify.kinds.change_size import ChangeSizeParams
+from runtime.verify.kinds.record import CheckRecord
 from runtime.verify.kinds.result import CheckStatus
 from runtime.verify.passes import judge_merge
 from runtime.verify.test_runs import load_hidden
@@ -63,11 +65,12 @@ def verdict_trailers(attempts: Sequence[Attempt]) -> str:
 
 
 def commit_message(run: SpawnRun, verified: bool, checks: list[tuple[str, CheckStatus]], label: str,
-                   attempts: Sequence[Attempt] = ()) -> str:
+                   attempts: Sequence[Attempt] = (), head: str | None = None) -> str:
+    """The commit's message; ``head``: the audit record of the intent to commit (else written here)."""
     task = run.task
     summary = ", ".join(f"{atom} {status}" for atom, status in checks) or "none"
     title = task.goal.strip().splitlines()[0][:72]
-    head = run.audit.append(CommitIntent(verified=verified, label=label), run.agent_id).hash
+    head = head or run.audit.append(CommitIntent(verified=verified, label=label), run.agent_id).hash
     return (
         f"agent {run.agent_id} ({task.role.name}): {title}\n\n"
         f"Task: {task.path}\nTask-Sha256: {task.digest}\nChecks: {summary}\n" + verdict_trailers(attempts) +
@@ -81,8 +84,9 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
     """Commit verified work on the agent branch, and with --merge merge it; what happened, as a value."""
     run.save(RunStatus.COMMITTING)
     commit: str | None
+    head = run.audit.append(CommitIntent(verified=True, label=OutcomeStatus.OK), run.agent_id).hash
     try:
-        message = commit_message(run, True, last_checks(verdict.attempts), OutcomeStatus.OK, verdict.attempts)
+        message = commit_message(run, True, last_checks(verdict.attempts), OutcomeStatus.OK, verdict.attempts, head)
         # A resumed run verifies the work its interrupted attempt left on the branch: when this one
         # adds nothing, an empty commit still records the verdict on the branch's head.
         resumed = run.resumed is not None
@@ -90,6 +94,9 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
             functools.partial(run.git.commit_all, run.worktree, message, allow_empty=resumed))
     except NothingToCommit:
         commit = None  # a read-only role: verified, nothing to commit
+    if commit is not None:
+        # signed and noted before anything says it was committed: a run stopped in between attests it on recovery
+        await anyio.to_thread.run_sync(attest_work, run, commit, run.base, verdict.attempts, head)
     run.audit.append(Committed(commit=commit, branch=run.branch), run.agent_id)
     if not run.options.merge:
         return Acceptance(commit)
@@ -98,14 +105,18 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
     return await merge_verified(run, commit)
 
 
-async def _merged_checks_pass(run: SpawnRun, tree: str, base: str, commit: str) -> list[str]:
+async def _merged_checks(run: SpawnRun, tree: str, base: str, commit: str) -> list[CheckRecord]:
     """The task's test and check commands again, on the simulated merge: gathered and judged as verify does
-    (`runtime.verify.passes.judge_merge`); what fails, one line per check."""
+    (`runtime.verify.passes.judge_merge`)."""
     hidden = await anyio.to_thread.run_sync(load_hidden, run.git, run.task)
     log = CommandLog(run.state.run(run.agent_id) / "merge-commands", run.audit.redactor)
-    records = await judge_merge(run.policy, run.git, base, tree, (base, commit), run.verify_running(hidden, log),
-                                run.state.run(run.agent_id) / "merge", use_sandbox=run.options.use_sandbox,
-                                world=tree_world(run, "merge-setup"))
+    return await judge_merge(run.policy, run.git, base, tree, (base, commit), run.verify_running(hidden, log),
+                             run.state.run(run.agent_id) / "merge", use_sandbox=run.options.use_sandbox,
+                             world=tree_world(run, "merge-setup"))
+
+
+def merge_failures(records: Sequence[CheckRecord]) -> list[str]:
+    """What fails of the checks run again on a simulated merge, one line per check."""
     return [f"{r.atom}: {r.feedback}" for r in records if r.status != CheckStatus.PASSED]
 
 
@@ -119,7 +130,8 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
     simulation = run.git.simulate_merge(expected, run.branch)
     if not simulation.clean or simulation.tree is None:
         return Acceptance(commit, refused=f"merging into {run.base_branch} conflicts in: {', '.join(simulation.conflicts)}")
-    failures = await _merged_checks_pass(run, simulation.tree, expected, commit)
+    rechecked = await _merged_checks(run, simulation.tree, expected, commit)
+    failures = merge_failures(rechecked)
     if failures:
         return Acceptance(commit, refused="the checks fail on the simulated merge:\n" + "\n".join(failures))
     control = changed_control_files(run, commit)
@@ -139,6 +151,7 @@ async def merge_verified(run: SpawnRun, commit: str) -> Acceptance:
         merged = run.git.merge(run.base_branch, run.branch, message, expected_base=expected)
     except GitError as exc:  # the base moved or its checkout changed meanwhile: an outcome, not a crash
         return Acceptance(commit, failure=(OutcomeStatus.FAILED, "merge", f"the verified commit {commit} was not merged: {exc}"))
+    await anyio.to_thread.run_sync(attest_merge, run, merged, commit, run.base_branch, (expected, commit), rechecked)
     run.audit.append(MergedIn(into=run.base_branch, commit=merged), run.agent_id)
     return Acceptance(commit, merged)
 

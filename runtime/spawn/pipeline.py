@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from runtime.attest.signing import ensure_key
 from runtime.audit.log import AuditLog
 from runtime.audit.records import Ended, Freed, Interrupted, Spawned
 from runtime.audit.redact import Redactor, secrets_from_env
@@ -237,6 +238,7 @@ def _checked_before_anything(task: Task, catalog: Catalog,
     # The policy as the worktree will have it, compiled once here: a role or toolchain it refuses (a
     # toolchain folder inside the write scope) is one line before any branch or worktree exists.
     compile_policy(task.role, task, git.root, catalog)
+    ensure_key()  # verified work is signed with it: a key that cannot be read or made stops the run here
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
     state.root.mkdir(parents=True, exist_ok=True)
     return git, toolchain, state

@@ -36,6 +36,7 @@ from runtime.audit.records import Afresh, Again, Recovered
 from runtime.errors import FatalError
 from runtime.outcomes import OutcomeStatus
 from runtime.spawn.outcome import Outcome
+from runtime.spawn.provenance import attest_merge, attest_work, attested
 from runtime.spawn.sockets import clean_stale_socket_folders
 from runtime.spawn.state import RunRecord, RunStatus, StateDir
 from runtime.workspace.git import Git, GitError
@@ -226,7 +227,14 @@ def recover(run: SpawnSetup) -> Outcome | ResumeMerge | Resume | None:
     base = previous.base
     commit = _verified_commit(run, base) if status in (RunStatus.COMMITTING, RunStatus.MERGING) else None
     if commit is not None:
+        if not attested(run, commit):  # stopped between the commit and its attestation
+            trailers = run.git.text("log", "-1", "--format=%(trailers:key=Audit-Head,valueonly)", commit).split()
+            attest_work(run, commit, base, previous.attempts, trailers[-1] if trailers else "")
         merged = _merge_commit(run, commit, previous.base_branch)
+        if merged is not None and merged != commit and previous.base_branch and not attested(run, merged):
+            parents, _, message = run.git.text("log", "-1", "--format=%P%n%B", merged).partition("\n")
+            if f"Agent-Id: {run.agent_id}" in message.splitlines():  # the orchestrator's merge, not a person's
+                attest_merge(run, merged, commit, previous.base_branch, parents.split(), ())
         if merged is None and run.options.merge and previous.base_branch:
             run.audit.append(Recovered(finished=False, resumed="merge", commit=commit), run.agent_id)
             return ResumeMerge(commit, previous)

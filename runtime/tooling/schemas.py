@@ -1,10 +1,12 @@
-"""JSON Schemas of the manifest kinds (capability, role, program, task, toolchain, plan), for editors (`#:schema` lines)."""
+"""JSON Schemas of the manifest kinds (capability, role, program, task, toolchain, plan), for editors (`#:schema` lines),
+and of an attestation's statement (`runtime attest`), for whoever reads one elsewhere."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
 
+from runtime.attest.statement import Statement
 from runtime.manifests.atom import AliasFile, AtomFile, GateExample, VerifyExample
 from runtime.manifests.notify import NotifyFile
 from runtime.manifests.program import ProgramFile
@@ -94,6 +96,10 @@ def manifest_schemas() -> dict[str, JSONDict]:
         schema: JSONDict = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE}/{name}",
                             **_schema(model, title)}
         out[name] = schema
+    # The in-toto statement an attestation's envelope carries, with the runtime's predicate (`runtime.attest`).
+    out["attestation.schema.json"] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                                      "$id": f"{BASE}/attestation.schema.json",
+                                      **_schema(Statement, "An attestation's in-toto statement (runtime attest)")}
     # A plan's subtasks never open control files (only a task file given to `runtime spawn` may).
     _at(out["plan.schema.json"], "$defs", "ScopeSection", "properties").pop("control-files")
     return out

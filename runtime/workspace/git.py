@@ -19,6 +19,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,7 @@ class RunKeywords(TypedDict, total=False):
     cwd: str | os.PathLike[str] | None
     env: Mapping[str, str] | None
     ok: Sequence[int] | None
+    input: bytes | None
 
 
 class WorktreeKeywords(TypedDict):
@@ -209,11 +211,15 @@ class Git:
         self.root, self.common_dir = Path(top), Path(common)
 
     def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
-            ok: Sequence[int] | None = (0,)) -> subprocess.CompletedProcess[bytes]:
-        """Run one hardened git command; a return code outside ``ok`` (None: any) is a GitError."""
+            ok: Sequence[int] | None = (0,), input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run one hardened git command (``input``: its standard input, else none); a return code outside ``ok``
+        (None: any) is a GitError."""
         cmd = ["git", "-C", str(cwd or self.root), *HARDENING, *args]
         try:
-            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, env=_env(env), timeout=self.timeout)
+            if input is None:
+                proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, env=_env(env), timeout=self.timeout)
+            else:
+                proc = subprocess.run(cmd, input=input, capture_output=True, env=_env(env), timeout=self.timeout)
         except subprocess.TimeoutExpired:
             raise GitError(args, f"timed out after {self.timeout:g}s") from None
         except OSError as exc:
@@ -364,6 +370,20 @@ class Git:
     @_serialised
     def delete_branch(self, name: str) -> None:
         self.run("branch", "-D", _plain(name, "branch"))
+
+    @_serialised
+    def add_note(self, ref: str, commit: str, text: str) -> None:
+        """Note ``text`` on ``commit`` under the notes ref ``ref`` (replacing a note there), as agent-runtime. Another
+        process's note on the same ref at the same moment makes git's ref lock refuse one of them: tried again."""
+        blob = self.text("hash-object", "-w", "--stdin", input=text.encode("utf-8"))
+        for tries in range(20):
+            proc = self.run(*_IDENTITY, "notes", f"--ref={_plain(ref, 'ref')}", "add", "-f", "-C", blob,
+                            _plain(commit, "commit"), ok=None)
+            if proc.returncode == 0:
+                return
+            if b"lock" not in proc.stderr or tries == 19:
+                raise GitError(["notes", "add", commit], proc.stderr, proc.returncode)
+            time.sleep(0.02 * (tries + 1))
 
     def bundle(self, branch: str, path: str | os.PathLike[str]) -> None:
         """Write ``branch`` (and what it needs) to a bundle file: a branch's work as one artifact."""

@@ -72,3 +72,19 @@ def test_the_mcp_servers_of_a_person_s_setup_are_listed_with_their_rule(tmp_path
     assert found["MCP server github"] == "the repository's .mcp.json; rule of role `session`: allowed: get_*"
     assert found["MCP server notes"].startswith(f"your user scope ({home}/.claude.json); no rule: each call asked")
     assert "your Claude Code rules allow mcp__notes__search" in found["MCP server notes"]
+
+
+def test_the_signing_key_is_named_before_and_after_it_is_made(tmp_path):
+    key = tmp_path / "keys" / "signing"
+    before = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"]
+    assert before == [{"what": "signing key", "ok": True,
+                       "detail": f"none yet: made at {key} (named by RUNTIME_SIGNING_KEY) when the first verified "
+                                 "commit is attested"}]
+    made = subprocess.run([RUNTIME, "attest", "key", "--json"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RUNTIME_SIGNING_KEY": str(key)})
+    fingerprint = json.loads(made.stdout)["fingerprint"]
+    (after,) = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"]
+    assert after["ok"] and str(key) in after["detail"] and fingerprint in after["detail"]
+    key.chmod(0o644)
+    (loose,) = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"]
+    assert not loose["ok"] and "chmod 600" in loose["detail"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
+from tests.conftest import RUNTIME
 from tests.orchestration.conftest import (
     BASE_BRANCH,
     BUGGY,
@@ -93,6 +95,17 @@ def test_example_plan_runs_accepted_and_merged(orchestra: Orchestra):
     assert o.show(BASE_BRANCH, "src/calc/median.py")
     mean_src = o.show(BASE_BRANCH, "src/calc/__init__.py")
     assert BUGGY not in mean_src and f"/ {FIXED}" in mean_src
+
+    # Every commit the run brought to trunk carries an attestation that holds: the three agents' verified
+    # commits, the three integrations and the merge (the plan's check recorded on it).
+    checked = subprocess.run([RUNTIME, "attest", "verify", "--require", "all", "--json", f"{o.base}..{BASE_BRANCH}"],
+                             cwd=o.repo, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    made = sorted(json.loads(line)["statement"]["predicate"]["made"] for line in checked.stdout.splitlines())
+    assert made == ["merge"] * 4 + ["work"] * 3
+    top = next(json.loads(line) for line in checked.stdout.splitlines() if json.loads(line)["commit"] == merge)
+    assert top["statement"]["predicate"]["merge"]["checks"] == [
+        {"atom": "plan: pytest -q tests", "kind": "command", "status": "passed", "test-edits": [], "review": []}]
 
     # The second group started from the integration of the first: its worktree saw the fixed mean
     # (its `pytest -q tests` with at least 4 tests passed, which the buggy mean would fail).

@@ -16,19 +16,23 @@ import anyio
 import pytest
 
 from runtime.approvals.store import ApprovalStore
+from runtime.attest.signing import TrustRoot, load_key
+from runtime.attest.verdict import Repo, Status, check
 from runtime.audit.records import AuditRecord
 from runtime.errors import LimitExhausted
+from runtime.manifests.agent import LimitsSection
 from runtime.manifests.toolchain import Toolchain
 from runtime.policy.document import Entry
 from runtime.spawn import accept as accept_module
 from runtime.spawn.accept import (
     _approve_control_change,
-    _merged_checks_pass,
+    _merged_checks,
     accept,
     changed_control_files,
     commit_message,
     keep_for_inspection,
     last_checks,
+    merge_failures,
     merge_verified,
     verdict_trailers,
 )
@@ -81,11 +85,20 @@ def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
                              verification=SimpleNamespace(hidden_tests=None)),
         audit=Audit(), options=SimpleNamespace(merge=False, use_sandbox=False, state_dir=None, unattended=False), resumed=None,
         saves=saves, save=lambda status, **extra: saves.append(status), policy=Policy(),
-        agent=SimpleNamespace(limits=SimpleNamespace(approval_timeout_s=5.0)), home=tmp_path / "home",
-        toolchain=None, state=SimpleNamespace(root=tmp_path / "state", run=lambda agent: tmp_path / "state" / "runs" / agent),
+        agent=SimpleNamespace(limits=LimitsSection.model_validate({"approval-timeout-s": 5}), backend="builtin",
+                              model="scripted/fix"),
+        home=tmp_path / "home", toolchain=None,
+        state=SimpleNamespace(root=tmp_path / "state", run=lambda agent: tmp_path / "state" / "runs" / agent,
+                              audit=tmp_path / "state" / "audit.jsonl"),
         catalog=SimpleNamespace(toolchain=Toolchain()),  # no [worktree]: the merge's tree needs no world
         **fields,
     )
+
+
+@pytest.fixture(autouse=True)
+def _signing_key(tmp_path, monkeypatch):
+    """Verified work is signed: with a key of the test's own."""
+    monkeypatch.setenv("RUNTIME_SIGNING_KEY", str(tmp_path / "keys" / "signing"))
 
 
 @pytest.fixture
@@ -122,6 +135,13 @@ def run(template, tmp_path, monkeypatch):
         link.write_text(link.read_text().replace(str(source), str(root)))
     repo = root / "repo"
     return stand_in(root, git=Git(repo), repo=repo, base=base, worktree=worktree)
+
+
+def findings(run, *revs: str):
+    """The attestations' findings on ``revs``, checked against the test's signing key."""
+    key = load_key()
+    assert key is not None
+    return check(Repo(run.repo), list(revs), TrustRoot.of_key(key))
 
 
 def edit(run, files: dict[str, str]) -> None:
@@ -186,6 +206,13 @@ def test_verified_work_is_committed_on_the_agent_branch_and_not_merged(run):
     assert "Verified: yes" in lines and "Checks: quality::tests-green passed" in lines
     assert run.saves == ["committing"]
     assert run.audit.of("commit") == [{"commit": got.commit, "branch": BRANCH}]
+    # signed, noted and filed before the commit is recorded: it holds, and says what the commit says
+    (finding,) = findings(run, f"{got.commit}^!")
+    assert finding.status == Status.VALID, finding.reason
+    facts = finding.statement.predicate
+    assert (facts.agent_id, facts.task.sha256, facts.base) == (AGENT, "d" * 64, run.base)
+    assert facts.gate.audit_head == "hash-1" and [c.atom for c in facts.checks] == ["quality::tests-green"]
+    assert (run.state.run(AGENT) / "attestations" / f"{got.commit}.intoto.json").is_file()
 
 
 def test_a_run_that_changed_nothing_is_verified_with_no_commit(run):
@@ -221,6 +248,7 @@ def test_with_merge_verified_work_is_merged_into_the_base_branch(run):
     assert message(run, got.merged) == ["Merge agent ag-1 (edit-local) into trunk", "", "Agent-Id: ag-1"]
     assert run.saves == ["committing", "merging"]
     assert run.audit.of("merge") == [{"into": "trunk", "commit": got.merged}]
+    assert [f.status for f in findings(run, f"{run.base}..trunk")] == [Status.VALID, Status.VALID]
 
 
 # -- merging --------------------------------------------------------------------------------------
@@ -255,9 +283,11 @@ def test_a_merge_whose_checks_fail_on_the_simulated_result_is_refused(run, monke
 
     async def failing(run_, tree, base, commit_):
         seen.append((tree, base, commit_))
-        return ["quality::tests-green: 1 test(s) failed", "quality::check-green: ruff exited 1"]
+        return [CheckRecord("quality::tests-green", "tests-green", "rejected", "1 test(s) failed"),
+                CheckRecord("quality::check-green", "check-green", "rejected", "ruff exited 1"),
+                CheckRecord("scope::files-whitelist", "scope-whitelist", "passed", "")]
 
-    monkeypatch.setattr(accept_module, "_merged_checks_pass", failing)
+    monkeypatch.setattr(accept_module, "_merged_checks", failing)
     got = anyio.run(merge_verified, run, commit)
     assert got.refused == ("the checks fail on the simulated merge:\nquality::tests-green: 1 test(s) failed\n"
                            "quality::check-green: ruff exited 1")
@@ -272,7 +302,7 @@ def test_a_base_that_moved_during_the_checks_is_not_overwritten(run, monkeypatch
         git(run.repo, "commit", "-q", "--allow-empty", "-m", "someone else, meanwhile")
         return []
 
-    monkeypatch.setattr(accept_module, "_merged_checks_pass", moving)
+    monkeypatch.setattr(accept_module, "_merged_checks", moving)
     got = anyio.run(merge_verified, run, commit)
     outcome, detail, text = got.failure
     assert (outcome, detail, got.merged) == ("failed", "merge", None)
@@ -364,7 +394,7 @@ def test_a_person_decides_on_control_files_and_the_decision_is_audited(bare, app
 
 
 def test_no_decision_before_the_approval_timeout_is_a_denial(bare, capsys):
-    bare.agent.limits.approval_timeout_s = 0.1
+    bare.agent.limits = SimpleNamespace(approval_timeout_s=0.1)  # (a stand-in: no attestation is made here)
     bare.options.state_dir = str(bare.state.root)
     final = _approve_control_change(bare, "c" * 40, [".mcp.json"])
     assert not final.allowed and final.status == "expired"
@@ -409,14 +439,14 @@ def fake_runner(monkeypatch, answers: dict[str, Any], at_base: dict[str, tuple[i
 def test_without_test_or_check_commands_nothing_runs_on_the_merge(bare, monkeypatch):
     calls = fake_runner(monkeypatch, {})
     bare.policy = Policy([Entry("scope::files-whitelist", "scope-whitelist", {})])
-    assert anyio.run(_merged_checks_pass, bare, "tree", "base", "commit") == []
+    assert merge_failures(anyio.run(_merged_checks, bare, "tree", "base", "commit")) == []
     assert calls == []
 
 
 def test_passing_commands_give_no_failure_and_run_on_the_merge_tree(bare, monkeypatch):
     calls = fake_runner(monkeypatch, {"pytest -q": (0, "3 passed in 0.1s"), "ruff check": (0, ""), "mypy": (0, "")})
     bare.policy = Policy([TESTS, CHECKS])
-    assert anyio.run(_merged_checks_pass, bare, "tree-sha", "base-sha", "commit-sha") == []
+    assert merge_failures(anyio.run(_merged_checks, bare, "tree-sha", "base-sha", "commit-sha")) == []
     log = CommandLog(bare.state.run(bare.agent_id) / "merge-commands")  # each command's whole output
     assert calls == [(bare.git, "tree-sha", "base-sha", bare.home, False, ("base-sha", "commit-sha"), None, "limits", log, {},
                      None)]  # no [worktree]: no world to lay in the merge's tree
@@ -427,7 +457,7 @@ def test_each_failing_command_check_is_named_with_its_feedback(bare, monkeypatch
                               "ruff check": (0, ""), "mypy": (2, "error: bad type")},
                 {"pytest -q": (0, "2 passed in 0.1s"), "mypy": (0, "")})
     bare.policy = Policy([TESTS, CHECKS])
-    failures = anyio.run(_merged_checks_pass, bare, "t", "b", "c")
+    failures = merge_failures(anyio.run(_merged_checks, bare, "t", "b", "c"))
     assert len(failures) == 2
     assert failures[0].startswith("quality::tests-green: The tests are not green: `pytest -q` exited with code 1")
     assert failures[1].startswith("quality::check-green: ") and "mypy" in failures[1]
@@ -437,7 +467,7 @@ def test_a_command_that_exhausts_a_limit_is_a_failure_and_the_next_still_runs(ba
     fake_runner(monkeypatch, {"pytest -q": LimitExhausted("timeout", "the command ran past 900 s"),
                               "ruff check": (1, "E1"), "mypy": (0, "")}, {"ruff check": (0, "")})
     bare.policy = Policy([TESTS, CHECKS])
-    failures = anyio.run(_merged_checks_pass, bare, "t", "b", "c")
+    failures = merge_failures(anyio.run(_merged_checks, bare, "t", "b", "c"))
     assert failures[0] == "quality::tests-green: exhausted(timeout): the command ran past 900 s"
     assert failures[1].startswith("quality::check-green: ") and "ruff check" in failures[1]
 
@@ -452,11 +482,11 @@ def test_a_merge_failing_only_as_its_base_does_passes_with_baseline(bare, monkey
                 {"pytest -q": (1, net), "ruff check": (1, lint.replace(":3:", ":1:"))}, asked)
     bare.policy = Policy([Entry(TESTS.atom, TESTS.kind, {**TESTS.params, "baseline": True}),
                           Entry(CHECKS.atom, CHECKS.kind, {**CHECKS.params, "baseline": True})])
-    assert anyio.run(_merged_checks_pass, bare, "t", "b", "c") == []
+    assert merge_failures(anyio.run(_merged_checks, bare, "t", "b", "c")) == []
     assert asked == ["pytest -q", "ruff check"]
     asked.clear()
     bare.policy = Policy([TESTS, CHECKS])  # without `baseline`: the base is not asked, the failures stand
-    assert len(anyio.run(_merged_checks_pass, bare, "t", "b", "c")) == 2 and asked == []
+    assert len(merge_failures(anyio.run(_merged_checks, bare, "t", "b", "c"))) == 2 and asked == []
 
 
 # -- keeping unaccepted work for inspection -------------------------------------------------------
@@ -576,7 +606,7 @@ def test_the_merge_s_tests_are_judged_per_test_against_the_base_branch_s_head(ba
     bare.git = SimpleNamespace(read_file=lambda rev, path: None)
     bare.catalog = SimpleNamespace(toolchain=Toolchain())
     bare.policy = Policy([Entry("quality::tests-green", "tests-green", {"command": "pytest -q", "min-count": 1})])
-    failures = anyio.run(_merged_checks_pass, bare, "tree", "head-of-trunk", "commit")
+    failures = merge_failures(anyio.run(_merged_checks, bare, "tree", "head-of-trunk", "commit"))
     assert asked == [("base", "head-of-trunk"), ("work", "pytest -q")]  # the base first: what checks copy
     assert len(failures) == 1 and failures[0].startswith("quality::tests-green: The tests are not green")
     assert "tests/test_a.py::test_two" in failures[0]

@@ -10,8 +10,11 @@ from typing import Any
 
 import pytest
 
+from runtime.attest.signing import TrustRoot, load_key
+from runtime.attest.verdict import Repo, Status, check
 from runtime.audit.records import AuditRecord
 from runtime.errors import FatalError
+from runtime.manifests.agent import LimitsSection
 from runtime.spawn import sockets
 from runtime.spawn.outcome import Outcome
 from runtime.spawn.recover import Resume, ResumeMerge, clean_leftovers, recover
@@ -45,15 +48,22 @@ def template(tmp_path_factory) -> tuple[Path, str]:
     return repo, git(repo, "rev-parse", "HEAD")
 
 
+TASK_SHA = "e" * 64
+
+
 @pytest.fixture
-def setup(template, tmp_path):
+def setup(template, tmp_path, monkeypatch):
     source, base = template
     repo = tmp_path / "repo"
     shutil.copytree(source, repo, symlinks=True)
     state = StateDir(tmp_path / "state")
+    monkeypatch.setenv("RUNTIME_SIGNING_KEY", str(tmp_path / "keys" / "signing"))  # a recovered commit is signed
     return SimpleNamespace(agent_id=AGENT, branch=BRANCH, git=Git(repo), state=state, audit=Audit(),
-                           options=SimpleNamespace(merge=False, again=False, feedback=None, afresh=False), repo=repo,
-                           base=base, task=SimpleNamespace(path=Path("tasks/fix.toml")))
+                           options=SimpleNamespace(merge=False, again=False, feedback=None, afresh=False,
+                                                   use_sandbox=True), repo=repo, base=base,
+                           task=SimpleNamespace(path=Path("tasks/fix.toml"), digest=TASK_SHA, goal="Fix a.",
+                                                role=SimpleNamespace(name="edit-local")),
+                           agent=SimpleNamespace(backend="builtin", model="scripted/fix", limits=LimitsSection()))
 
 
 def record(setup, status: str, **fields: Any) -> RunRecord:
@@ -71,7 +81,8 @@ def commit_on(setup, branch: str, message: str, parents: tuple[str, ...] | None 
 
 
 def verified_message(agent: str = AGENT) -> str:
-    return f"agent {agent} (edit-local): Fix a.\n\nAgent-Id: {agent}\nRole: edit-local\nVerified: yes\nAudit-Head: h\n"
+    return (f"agent {agent} (edit-local): Fix a.\n\nTask-Sha256: {TASK_SHA}\nAgent-Id: {agent}\nRole: edit-local\n"
+            "Verified: yes\nAudit-Head: h\n")
 
 
 def worktree(setup) -> Path:
@@ -188,6 +199,12 @@ def test_a_verified_commit_on_the_branch_finishes_the_run_without_committing_aga
     assert (saved.status, saved.label, saved.commit, saved.merged) == ("ok", "ok", commit, None)
     assert git(setup.repo, "rev-list", "--count", f"{setup.base}..{BRANCH}") == "1"
     assert recovered(setup) == [{"finished": True, "commit": commit}]
+    # stopped between the commit and its attestation: the commit is attested now, as the spawn would have
+    key = load_key()
+    assert key is not None
+    (finding,) = check(Repo(setup.repo), [f"{commit}^!"], TrustRoot.of_key(key))
+    assert finding.status == Status.VALID, finding.reason
+    assert finding.statement is not None and finding.statement.predicate.gate.audit_head == "h"
 
 
 def test_a_verified_commit_the_base_already_merged_names_that_merge(setup):

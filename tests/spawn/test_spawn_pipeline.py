@@ -201,6 +201,20 @@ def test_merge_into_trunk(spawner: Spawner):
     assert s.git("status", "--porcelain", "--untracked-files=no") == ""
     assert [m["data"]["commit"] for m in s.audit(kind="merge")] == [merged]
     assert s.state_json("ag-merge")["merged"] == merged
+    # both the verified commit and the merge carry an attestation that holds (and every commit since the base is
+    # one of them)
+    checked = s.cli("attest", "verify", "--require", "all", "--json", f"{s.base}..{BASE_BRANCH}")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    findings = {f["commit"]: f for f in map(json.loads, checked.stdout.splitlines())}
+    assert set(findings) == {out["commit"], merged}
+    work = findings[out["commit"]]["statement"]["predicate"]
+    assert work["made"] == "work" and work["agent-id"] == "ag-merge" and work["verified"]
+    assert work["task"]["sha256"] in s.message(out["commit"]) and work["sandbox"] is True
+    assert {c["atom"]: c["status"] for c in work["checks"]}["quality::tests-green"] == "passed"
+    merge = findings[merged]["statement"]["predicate"]
+    assert merge["made"] == "merge" and merge["merge"]["parents"] == [s.base, out["commit"]]
+    assert merge["merge"]["checks"] and all(c["status"] == "passed" for c in merge["merge"]["checks"])
+    assert (s.run_dir("ag-merge") / "attestations" / f"{out['commit']}.intoto.json").is_file()
 
 
 def _racing_agent(extra: str = "") -> str:
