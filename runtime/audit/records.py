@@ -116,6 +116,7 @@ class Egress(AuditRecord):
     bytes_down: int | None = _optional()
     duration_s: float | None = _optional()
     ended: str | None = _optional()
+    credentialed: int | None = _optional()  # requests the proxy added the host's declared credential to
 
     def _null_written(self, name: str) -> bool:
         return name == "status" and self.event == "request"

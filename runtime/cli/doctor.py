@@ -185,13 +185,45 @@ def _signing() -> list[Finding]:
                     "allowed_signers line")]
 
 
+def _egress_ca() -> list[Finding]:
+    """Whether a run's CA can be made here and a client that trusts it completes a TLS handshake with a leaf it
+    minted (what the egress proxy does for a host with a credential)."""
+    import socket
+    import ssl
+    import threading
+    import time
+
+    from runtime.sandbox.egress_ca import RunCA, system_roots
+
+    started = time.perf_counter()
+    try:
+        ca = RunCA.make(("doctor.invalid",))
+        server_ctx = ca.server_context("doctor.invalid")
+        client_ctx = ssl.create_default_context(cadata=ca.certificate_pem.decode())
+        left, right = socket.socketpair()
+        with left, right:
+            left.settimeout(10)
+            right.settimeout(10)
+            served = threading.Thread(target=lambda: server_ctx.wrap_socket(right, server_side=True).close(),
+                                      daemon=True)
+            served.start()
+            client_ctx.wrap_socket(left, server_hostname="doctor.invalid").close()
+            served.join(10)
+    except Exception as exc:  # noqa: BLE001 - what failed is the finding
+        return [Finding("egress CA", False, f"a run's CA cannot be used here ({type(exc).__name__}: {exc}): a role "
+                        "with `credentials` cannot run")]
+    roots = "the system's roots found" if system_roots() else "no system roots found: sites are verified against none"
+    return [Finding("egress CA", True, f"a run's CA made and a handshake with its leaf verified in "
+                    f"{(time.perf_counter() - started) * 1000:.0f} ms; {roots}")]
+
+
 def run(args: Doctor) -> int:
     from runtime.cli.allow import repository
 
     sandbox, limits, session = _sandbox(), _limits(), _session()
     limits += _caches(repository(Path.cwd()))
     session += _mcp(str(repository(Path.cwd())))
-    provenance = _signing()
+    provenance = _signing() + _egress_ca()
     can_spawn = all(f.ok for f in sandbox)
     if args.json:
         print(json.dumps({"sandbox": [asdict(f) for f in sandbox], "limits": [asdict(f) for f in limits],

@@ -27,7 +27,7 @@ from runtime.verify.kinds.registry import KINDS
 
 PARAM_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 ParamType = Literal["bool", "int", "str", "str-list", "test-results", "test-source", "mcp-rules", "ask-or-deny", "glob-list", "secret-path-list", "control-path-list", "tool-list", "command", "command-list",
-                    "program-rules", "domain-list", "cidr-list", "port-list"]
+                    "program-rules", "domain-list", "cidr-list", "port-list", "credential-list"]
 assert set(get_args(ParamType)) == set(PARAM_TYPES), "ParamType must list every parameter type"
 
 

@@ -113,7 +113,8 @@ GATE_KINDS: dict[str, GateKind] = {
     "dep-files": GateKind(_GATES + "dep_files:DepFiles", {"globs": "glob-list", "commands": "str-list"}),
     "no-network": GateKind(_GATES + "no_network:NoNetwork", {"programs": "str-list", "tools": "tool-list"}),
     "egress-allowlist": GateKind(_GATES + "egress:EgressAllowlist",
-                                 {"domains": "domain-list", "addresses": "cidr-list", "ports": "port-list"}),
+                                 {"domains": "domain-list", "addresses": "cidr-list", "ports": "port-list",
+                                  "credentials": "credential-list"}),
     "mcp-allowlist": GateKind(_GATES + "mcp:McpAllowlist", {"servers": "mcp-rules", "configured": "ask-or-deny"}),
 }
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Literal, TypeAlias, TypeVar
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from runtime.lang.globs import check_glob
 from runtime.lang.jsontypes import JSON, JSONDict
@@ -252,6 +252,78 @@ class McpRule(Model):
         return v
 
 
+HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")  # a token, as HTTP names a header
+_SEND_NEEDS = {"header": "header", "basic": "username", "query": "query"}  # send -> the key it needs
+_NEEDED_BY = {key: send for send, key in _SEND_NEEDS.items()}
+
+
+class CredentialRule(Model):
+    """One credential of ``net::egress-allowlist`` (a role's parameter, never a task's): the egress proxy adds it
+    to every request to ``host`` (a name, not a pattern), terminating TLS for that host alone; the secret comes
+    from the orchestrator's environment variable, a file or a command, and never enters the sandbox. ``send``:
+    an `Authorization: Bearer` header, `basic` auth (``username`` and the secret), a named ``header``, or a
+    ``query`` parameter (for registries that need one)."""
+
+    host: str
+    env: str | None = None
+    file: str | None = None
+    command: list[str] | None = None
+    send: Literal["bearer", "basic", "header", "query"] = "bearer"
+    header: str | None = None
+    username: str | None = None
+    query: str | None = None
+
+    def policy_json(self) -> JSONDict:
+        return {"host": self.host, "env": self.env, "file": self.file,
+                "command": list(self.command) if self.command is not None else None, "send": self.send,
+                "header": self.header, "username": self.username, "query": self.query}
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, v: str) -> str:
+        from runtime.lang.domains import is_ip_literal, normalise_host
+
+        name = normalise_host(v)
+        if name is None or is_ip_literal(v) or "*" in v:
+            raise ValueError(f"`{v}` is not a host name (one name: a credential is added for it alone)")
+        return name
+
+    @model_validator(mode="after")
+    def _shape(self) -> CredentialRule:
+        sources = [k for k in ("env", "file", "command") if getattr(self, k) is not None]
+        if len(sources) != 1:
+            raise ValueError("a credential names exactly one source of its secret: `env`, `file` or `command`")
+        if self.env is not None and not ENV_NAME.fullmatch(self.env):
+            raise ValueError(f"`{self.env}` is not an environment variable's name")
+        if self.command is not None and not self.command:
+            raise ValueError("`command` is a program and its arguments")
+        wanted = _SEND_NEEDS.get(self.send)
+        for key, send in _NEEDED_BY.items():
+            if getattr(self, key) is not None and send != self.send:
+                raise ValueError(f"`{key}` is for `send = \"{send}\"`")
+        if wanted is not None and not getattr(self, wanted):
+            raise ValueError(f"`send = \"{self.send}\"` needs `{wanted}`")
+        if self.header is not None and not HEADER_NAME.fullmatch(self.header):
+            raise ValueError(f"`{self.header}` is not a header's name")
+        return self
+
+
+def _credential_rules(v: JSON) -> list[CredentialRule]:
+    if not isinstance(v, list):
+        raise ValueError("expected an array of credentials")
+    out = []
+    for n, item in enumerate(v):
+        try:
+            out.append(CredentialRule.model_validate(item))
+        except ValidationError as exc:
+            raise ValueError(f"credential {n + 1}: {describe(exc.errors(include_url=False)[0])}") from None
+    hosts = [c.host for c in out]
+    for n, host in enumerate(hosts):
+        if host in hosts[:n]:
+            raise ValueError(f"credential {n + 1}: a second credential for `{host}`")
+    return out
+
+
 def _mcp_rules(v: JSON) -> list[McpRule]:
     if not isinstance(v, list):
         raise ValueError("expected an array of MCP rules")
@@ -452,7 +524,7 @@ def _program_rules(v: JSON, grammars: Mapping[str, GrammarFields] | None = None)
     return rules
 
 
-ParamValue: TypeAlias = "bool | int | str | list[str] | list[int] | list[ProgramRule] | list[McpRule]"
+ParamValue: TypeAlias = "bool | int | str | list[str] | list[int] | list[ProgramRule] | list[McpRule] | list[CredentialRule]"
 """A parameter's value as its type checks it (``check_value``): what roles, tasks and atoms' defaults hold."""
 
 PARAM_TYPES: dict[str, Callable[[JSON], ParamValue]] = {
@@ -474,6 +546,7 @@ PARAM_TYPES: dict[str, Callable[[JSON], ParamValue]] = {
     "domain-list": _domain_list,
     "cidr-list": _cidr_list,
     "port-list": _port_list,
+    "credential-list": _credential_rules,
 }
 
 
@@ -487,7 +560,7 @@ def check_value(type_name: str, value: JSON, grammars: Mapping[str, GrammarField
     return PARAM_TYPES[type_name](value)
 
 
-T = TypeVar("T", str, int, ProgramRule, McpRule)
+T = TypeVar("T", str, int, ProgramRule, McpRule, CredentialRule)
 
 
 def param_list(value: ParamValue | None, item: type[T]) -> list[T]:
@@ -504,5 +577,5 @@ def param_list(value: ParamValue | None, item: type[T]) -> list[T]:
 def param_json(value: ParamValue) -> JSON:
     """A value as the compiled policy holds it: rules as their tables, the rest as they are."""
     if isinstance(value, list):
-        return [x.policy_json() if isinstance(x, (ProgramRule, McpRule)) else x for x in value]
+        return [x.policy_json() if isinstance(x, (ProgramRule, McpRule, CredentialRule)) else x for x in value]
     return value

@@ -126,7 +126,21 @@ class WriteDenylistParams(TypedDict):
     globs: list[str]
 
 
+class CredentialJSON(TypedDict):
+    """A credential the egress proxy adds (`runtime.manifests.params.CredentialRule`), as the policy holds it."""
+
+    host: str
+    env: str | None
+    file: str | None
+    command: list[str] | None
+    send: str
+    header: str | None
+    username: str | None
+    query: str | None
+
+
 class EgressAllowlistParams(TypedDict):
     domains: list[str]
     addresses: list[str]
     ports: list[int]
+    credentials: list[CredentialJSON]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
     from runtime.policy.compiled import (
         BashAllowlistParams,
+        CredentialJSON,
         EgressAllowlistParams,
         EntryPart,
         PolicyBody,
@@ -126,6 +127,17 @@ class Entry:
 
     def __repr__(self) -> str:
         return f"Entry({self.atom!r}, {self.kind!r})"
+
+
+class Egress:
+    """What a role may reach through the egress proxy (`net::egress-allowlist`): names, the non-public ranges its
+    catalog opened, ports, and the credentials the proxy adds for some of those names."""
+
+    __slots__ = ("addresses", "credentials", "domains", "ports")
+
+    def __init__(self, domains: tuple[str, ...], addresses: tuple[str, ...], ports: tuple[int, ...],
+                 credentials: tuple[CredentialJSON, ...]) -> None:
+        self.domains, self.addresses, self.ports, self.credentials = domains, addresses, ports, credentials
 
 
 class TaskRef:
@@ -301,25 +313,28 @@ class PolicyDocument:
         """The control files the policy's task may change (`[scope] control-files`), relative to the root."""
         return [path for params in self.gate_params("write-whitelist") for path in params.get("control-files", [])]
 
-    def egress(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]] | None:
-        """(domains, addresses, ports) the role may reach through the egress proxy; None when it shows no
-        web tool or declares no domain (its sandbox has no way out)."""
+    def egress(self) -> Egress | None:
+        """What the role may reach through the egress proxy, and the credentials the proxy adds; None when it
+        shows no web tool or declares no domain (its sandbox has no way out)."""
         if not WEB_TOOLS & set(self.tools):
             return None
         domains: list[str] = []
         addresses: list[str] = []
         ports: list[int] = []
+        credentials: list[CredentialJSON] = []
         for params in self.gate_params("egress-allowlist"):
             domains += params["domains"]
             addresses += params["addresses"]
             ports += params["ports"]
+            credentials += params.get("credentials", [])
         if not domains:
             return None
-        return tuple(dict.fromkeys(domains)), tuple(dict.fromkeys(addresses)), tuple(dict.fromkeys(ports))
+        return Egress(tuple(dict.fromkeys(domains)), tuple(dict.fromkeys(addresses)), tuple(dict.fromkeys(ports)),
+                      tuple(credentials))
 
     def egress_domains(self) -> tuple[str, ...]:
         rules = self.egress()
-        return rules[0] if rules is not None else ()
+        return rules.domains if rules is not None else ()
 
     def change_limit(self) -> int | None:
         """The bytes a change may add (`scope::change-size`'s `max-change-bytes`); None without that check."""

@@ -60,13 +60,14 @@ import ipaddress
 import os
 import secrets
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import h11
 
@@ -75,6 +76,8 @@ from runtime.ipc.unix_service import SUN_PATH_MAX, bind_private, remove_if_ours
 from runtime.lang.domains import WEB_PORTS, domain_allowed, is_ip_literal, normalise_host, pattern_error
 from runtime.policy.document import PolicyDocument
 from runtime.sandbox.addresses import address_refusal, parse
+from runtime.sandbox.credentials import Credential
+from runtime.sandbox.egress_ca import RunCA
 
 if TYPE_CHECKING:
     from runtime.lang.jsontypes import JSON, JSONDict, JSONObject
@@ -119,11 +122,20 @@ class EgressRules:
     domains: tuple[str, ...]
     addresses: tuple[str, ...] = ()
     ports: tuple[int, ...] = WEB_PORTS
+    credentials: tuple[Credential, ...] = ()  # added by the proxy for their hosts (TLS terminated there alone)
 
     def __post_init__(self) -> None:
         for pattern in self.domains:
             if (why := pattern_error(pattern)) is not None:
                 raise EgressConfigError(why)
+        for credential in self.credentials:
+            if not domain_allowed(self.domains, credential.host):
+                raise EgressConfigError(f"a credential is declared for `{credential.host}`, which is not among the "
+                                        f"domains this agent may reach ({', '.join(self.domains) or 'none'})")
+
+    def credential_for(self, host: str) -> Credential | None:
+        name = normalise_host(host)
+        return next((c for c in self.credentials if c.host == name), None)
         for cidr in self.addresses:
             try:
                 ipaddress.ip_network(cidr, strict=False)
@@ -152,10 +164,11 @@ class EgressRules:
         return address_refusal(ip)
 
 
-def egress_rules(policy: PolicyDocument) -> EgressRules | None:
-    """The rules of a compiled policy: None when the role shows no web tool or declares no domain."""
+def egress_rules(policy: PolicyDocument, credentials: tuple[Credential, ...] = ()) -> EgressRules | None:
+    """The rules of a compiled policy, with the credentials resolved for it (`runtime.sandbox.credentials`): None
+    when the role shows no web tool or declares no domain."""
     rules = policy.egress()
-    return None if rules is None else EgressRules(*rules)
+    return None if rules is None else EgressRules(rules.domains, rules.addresses, rules.ports, credentials)
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -237,12 +250,16 @@ class EgressProxy:
     thread_name = "egress-proxy"
 
     def __init__(self, socket_path: str | os.PathLike[str], rules: EgressRules, audit: Audit | None = None,
-                 resolver: Resolver = system_resolver, limits: Limits = Limits()) -> None:
+                 resolver: Resolver = system_resolver, limits: Limits = Limits(),
+                 upstream_tls: ssl.SSLContext | None = None) -> None:
         self.socket_path = Path(socket_path)
         if len(os.fsencode(self.socket_path)) > SUN_PATH_MAX:
             raise ValueError(f"socket path too long for a Unix socket ({len(os.fsencode(self.socket_path))} "
                              f"bytes, at most {SUN_PATH_MAX}): {self.socket_path}")
         self.rules, self.audit, self.resolver, self.limits = rules, audit, resolver, limits
+        # the hosts with a credential: TLS terminated with this run's CA (`runtime.sandbox.egress_ca`)
+        self.ca = RunCA.make(tuple(c.host for c in rules.credentials)) if rules.credentials else None
+        self.upstream_tls = upstream_tls
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -374,7 +391,9 @@ class EgressProxy:
         record = {**exchange.fields(event), **fields}
         try:
             async with asyncio.timeout(self.limits.audit_timeout_s):
-                return await loop.run_in_executor(self._auditor, self._sink, record)
+                # shielded: a connection cut by `close()` while its end record waits for the writer still has it
+                # written (the writer's queue is drained before the proxy ends)
+                return await asyncio.shield(loop.run_in_executor(self._auditor, self._sink, record))
         except (TimeoutError, RuntimeError):
             return False
 
@@ -439,8 +458,15 @@ class EgressProxy:
             await self._refuse(client, exchange, 403, "CONNECT needs host:port")
             return
         exchange.host, exchange.port = host.strip("[]"), int(port_text)
+        credential = self.rules.credential_for(exchange.host)
         upstream = await self._open_upstream(client, exchange)
         if upstream is None:
+            return
+        if credential is not None:
+            try:
+                await self._credentialed(client, upstream, exchange, credential)
+            finally:
+                upstream.writer.transport.abort()
             return
         try:
             if not await self._record(exchange, "request", decision="allow", status=200, reason="in the allowlist"):
@@ -451,6 +477,116 @@ class EgressProxy:
             await self._tunnel(client, upstream, exchange)
         finally:
             upstream.writer.transport.abort()
+
+    # -- a host the proxy adds a credential for ---------------------------------------------------------
+
+    async def _credentialed(self, client: _Stream, upstream: _Stream, exchange: _Exchange, credential: Credential) -> None:
+        """TLS terminated here with the run's CA (the sandbox trusts it, for these names alone), each request
+        read by h11, refused if it brings a credential of its own, given the declared one, and sent on over TLS
+        to the checked address, the site's certificate verified for the declared name with the system's roots."""
+        assert self.ca is not None
+        host = credential.host
+        if not await self._record(exchange, "request", decision="allow", status=200,
+                                  reason="in the allowlist; its credential added by the proxy"):
+            await client.answer(500, "the runtime's egress proxy cannot write its audit record; nothing was sent",
+                                self.limits.linger_s)
+            return
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        counts = {"up": 0, "down": 0, "requests": 0}
+        ended = "closed"
+        try:
+            client.writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            # no await between the answer and the handshake: the client's first TLS bytes reach the TLS layer
+            async with asyncio.timeout(self.limits.header_timeout_s):
+                inner = await _server_tls(client, self.ca.server_context(host))
+            context = self.upstream_tls or _upstream_tls()
+            async with asyncio.timeout(self.limits.connect_timeout_s):
+                await upstream.writer.start_tls(context, server_hostname=host)
+            ended = await self._relay(inner, upstream, host, exchange.port or 443, credential, counts)
+        except ssl.SSLError as exc:
+            ended = f"tls: {exc.reason or exc}"
+        except TimeoutError:
+            ended = "idle"
+        except asyncio.CancelledError:
+            ended = "proxy closed"
+            raise
+        finally:
+            await self._record(exchange, "end", bytes_up=counts["up"], bytes_down=counts["down"],
+                               duration_s=round(loop.time() - started, 3), ended=ended,
+                               credentialed=counts["requests"])
+
+    async def _relay(self, client: _Stream, upstream: _Stream, host: str, port: int, credential: Credential,
+                     counts: dict[str, int]) -> str:
+        """HTTP/1.1 requests one after another on the terminated connection; how it ended."""
+        inbound = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
+        outbound = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEADER_BYTES)
+        while True:
+            request = await self._next(inbound, client, self.limits.idle_timeout_s, counts, "up")
+            if not isinstance(request, h11.Request):
+                return "closed"
+            refusal = _inner_refusal(request, host, port, credential)
+            if refusal is not None:
+                await _send(client, inbound, h11.Response(status_code=403, headers=[
+                    (b"content-type", b"text/plain"), (b"content-length", str(len(refusal) + 1).encode()),
+                    (b"connection", b"close")]), counts)
+                await _send(client, inbound, h11.Data(data=refusal.encode() + b"\n"), counts)
+                await _send(client, inbound, h11.EndOfMessage(), counts)
+                return f"refused: {refusal}"
+            await _send(upstream, outbound, _credited(request, credential), None)
+            counts["requests"] += 1
+            if inbound.they_are_waiting_for_100_continue:
+                await _send(client, inbound, h11.InformationalResponse(status_code=100, headers=[]), counts)
+            while True:  # the request's body, as its framing says
+                event = await self._next(inbound, client, self.limits.idle_timeout_s, counts, "up")
+                if isinstance(event, h11.Data):
+                    await _send(upstream, outbound, h11.Data(data=event.data), None)
+                elif isinstance(event, h11.EndOfMessage):
+                    await _send(upstream, outbound, h11.EndOfMessage(), None)
+                    break
+                else:
+                    return "closed"
+            blank = _Blanker(credential.echoes())  # the secret, were the site to send it back
+            while True:  # the site's answer
+                event = await self._next(outbound, upstream, self.limits.idle_timeout_s, None, None)
+                if isinstance(event, h11.InformationalResponse):
+                    continue
+                if isinstance(event, h11.Response):
+                    headers = [(n, blank.whole(v)) for n, v in event.headers
+                               if n.decode("latin-1") not in _HOP_BY_HOP or n == b"transfer-encoding"]
+                    await _send(client, inbound, h11.Response(status_code=event.status_code, headers=headers,
+                                                              reason=event.reason), counts)
+                elif isinstance(event, h11.Data):
+                    if data := blank.feed(event.data):
+                        await _send(client, inbound, h11.Data(data=data), counts)
+                elif isinstance(event, h11.EndOfMessage):
+                    if data := blank.rest():
+                        await _send(client, inbound, h11.Data(data=data), counts)
+                    await _send(client, inbound, h11.EndOfMessage(), counts)
+                    break
+                else:
+                    return "the site closed"
+            if inbound.our_state is not h11.DONE or outbound.our_state is not h11.DONE \
+                    or inbound.their_state is not h11.DONE or outbound.their_state is not h11.DONE:
+                return "closed"
+            inbound.start_next_cycle()
+            outbound.start_next_cycle()
+
+    async def _next(self, conn: h11.Connection, stream: _Stream, idle: float, counts: dict[str, int] | None,
+                    key: str | None) -> object:
+        """The next h11 event of ``conn``, reading ``stream`` as needed; malformed input ends it (None)."""
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError:
+                return None
+            if event is not h11.NEED_DATA:
+                return event
+            async with asyncio.timeout(idle):
+                data = await stream.reader.read(_CHUNK)
+            if counts is not None and key is not None:
+                counts[key] += len(data)
+            conn.receive_data(data)  # b"": the peer closed; h11 says what that means
 
     async def _forward(self, client: _Stream, exchange: _Exchange, target: str, parsed: h11.Request) -> None:
         try:
@@ -621,3 +757,89 @@ class EgressProxy:
             return "idle"
         except OSError:
             return "error"
+
+
+def _upstream_tls() -> ssl.SSLContext:
+    """The system's roots, as they are now (made per connection)."""
+    context = ssl.create_default_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+async def _server_tls(client: _Stream, context: ssl.SSLContext) -> _Stream:
+    """The client's connection turned into TLS, this side the server; a new stream over it."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_HEADER_BYTES)
+    protocol = asyncio.StreamReaderProtocol(reader)
+    transport = await loop.start_tls(client.writer.transport, protocol, context, server_side=True)
+    if transport is None:
+        raise OSError("the client went away during the TLS handshake")
+    protocol.connection_made(transport)
+    return _Stream(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
+
+
+async def _send(stream: _Stream, conn: h11.Connection, event: h11.Event, counts: dict[str, int] | None) -> None:
+    data = conn.send(event)
+    if data:
+        stream.writer.write(data)
+        if counts is not None:
+            counts["down"] += len(data)
+        await stream.writer.drain()
+
+
+def _inner_refusal(request: h11.Request, host: str, port: int, credential: Credential) -> str | None:
+    """Why a request on a terminated connection is not sent on: another host named inside, or a credential of
+    the agent's own."""
+    names = {n: v for n, v in request.headers}
+    said = names.get(b"host", b"").decode("latin-1").lower()
+    if said not in (host, f"{host}:{port}"):
+        return f"the request names host `{said[:255]}` inside a connection to `{host}`"
+    target = request.target.decode("latin-1")
+    if not target.startswith("/"):
+        return "only origin-form targets (a path) are sent on a credentialed connection"
+    added = credential.header()
+    if b"authorization" in names or b"proxy-authorization" in names or (added is not None and added[0] in names):
+        return f"the request to `{host}` carries a credential of its own; the runtime adds the declared one"
+    if credential.send == "query" and credential.name is not None:
+        query = urlsplit(target).query
+        if any(part.split("=", 1)[0] == credential.name for part in query.split("&")):
+            return f"the request to `{host}` carries the `{credential.name}` parameter itself"
+    return None
+
+
+class _Blanker:
+    """Blanks every form of a secret in a stream of bytes with as many `*`: the framing (a Content-Length) holds,
+    and a form cut across two chunks is caught, the last bytes of each chunk held back until the next."""
+
+    def __init__(self, forms: tuple[bytes, ...]) -> None:
+        self.forms, self.keep, self.held = forms, max((len(f) for f in forms), default=1) - 1, b""
+
+    def whole(self, data: bytes) -> bytes:
+        for form in self.forms:
+            data = data.replace(form, b"*" * len(form))
+        return data
+
+    def feed(self, data: bytes) -> bytes:
+        data = self.whole(self.held + data)
+        cut = max(len(data) - self.keep, 0)
+        out, self.held = data[:cut], data[cut:]
+        return out
+
+    def rest(self) -> bytes:
+        out, self.held = self.whole(self.held), b""
+        return out
+
+
+def _credited(request: h11.Request, credential: Credential) -> h11.Request:
+    """The request as it goes on: hop-by-hop headers dropped (its framing kept), the answer asked uncompressed
+    (so that `_Blanker` reads it), the credential added."""
+    headers = [(n, v) for n, v in request.headers
+               if (n.decode("latin-1") not in _HOP_BY_HOP or n == b"transfer-encoding") and n != b"accept-encoding"]
+    added = credential.header()
+    if added is not None:
+        headers.append(added)
+    target = request.target
+    if credential.send == "query" and credential.name is not None:
+        pair = f"{quote(credential.name)}={quote(credential.secret, safe='')}".encode("ascii")
+        target += (b"&" if b"?" in target else b"?") + pair
+    return h11.Request(method=request.method, target=target, headers=headers)

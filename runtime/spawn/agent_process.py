@@ -42,6 +42,18 @@ if TYPE_CHECKING:
 LOOP_REPEATS = 3
 
 
+TRUST_BUNDLE = "egress-trust.pem"  # the system's roots and the run's CA
+TRUST_CA = "egress-ca.pem"  # the run's CA alone (for clients that add it to roots of their own)
+
+
+def trust_env(folder: Path) -> dict[str, str]:
+    """Where each usual client reads its trusted roots from, pointed at the run's trust store: Python's ssl and
+    OpenSSL (and Go, on Linux), requests, curl, git, pip, cargo; node adds the CA to its own roots."""
+    bundle = str(folder / TRUST_BUNDLE)
+    return {"SSL_CERT_FILE": bundle, "REQUESTS_CA_BUNDLE": bundle, "CURL_CA_BUNDLE": bundle, "GIT_SSL_CAINFO": bundle,
+            "PIP_CERT": bundle, "CARGO_HTTP_CAINFO": bundle, "NODE_EXTRA_CA_CERTS": str(folder / TRUST_CA)}
+
+
 @dataclass
 class AttemptSetup:
     task: Task
@@ -58,6 +70,8 @@ class AttemptSetup:
     approvals_socket: Path | None = None  # the orchestrator's approvals service (None: `ask` is refused)
     report_problem: str | None = None  # set by the attempt: why the report file was refused
     egress_socket: Path | None = None  # the egress proxy (roles that may reach the web), else no way out
+    # where the trust store of a proxy that adds credentials lies (TRUST_BUNDLE, TRUST_CA), else None
+    egress_trust: Path | None = None
     # The service through which the agent reaches its model (its backend's: `Backend.model_access`), None: none.
     model: ModelAccess | None = None
     toolchain: ToolchainMounts | None = None  # without a sandbox, its folders go on PATH from the main checkout
@@ -111,6 +125,8 @@ async def run_attempt(setup: AttemptSetup) -> ProcessResult:
         proxy = f"http://127.0.0.1:{EGRESS_PORT}"
         extra_env = {**extra_env, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy,
                      "https_proxy": proxy, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+        if setup.egress_trust is not None:
+            extra_env.update(trust_env(setup.egress_trust))
     if setup.sandbox is not None:
         setup.sandbox.env.update(extra_env)
         env = setup.sandbox.env

@@ -37,7 +37,7 @@ from runtime.policy.document import PolicyDocument, PolicyError
 from runtime.sandbox.agent import agent_sandbox
 from runtime.sandbox.identity import agent_user
 from runtime.sandbox.launch import hand_over
-from runtime.spawn.agent_process import AttemptSetup, declared_env, limit_check, run_attempt
+from runtime.spawn.agent_process import TRUST_BUNDLE, TRUST_CA, AttemptSetup, declared_env, limit_check, run_attempt
 from runtime.spawn.backends import backend_for
 from runtime.spawn.backends.base import ModelAccess
 from runtime.spawn.outcome import Attempt, CheckRecord, Verdict
@@ -173,14 +173,19 @@ def _start_egress(run: SpawnRun, folder: Path) -> EgressProxy | None:
     (then the sandbox has no way out at all). Every request it sees goes to the audit log."""
     from runtime.sandbox.egress import EgressProxy, egress_rules
 
-    rules = egress_rules(run.policy)
+    rules = egress_rules(run.policy, run.credentials)
     if rules is None:
         return None
 
     def audit(record: JSONObject) -> None:
         run.audit.append(record_of(Egress.kind, record), run.agent_id)
 
-    return EgressProxy(folder / "egress.sock", rules, audit=audit).start()
+    proxy = EgressProxy(folder / "egress.sock", rules, audit=audit).start()
+    if proxy.ca is not None:
+        # what the sandbox's clients trust: the system's roots and this run's CA (for the credentialed names alone)
+        (run.run_ro / TRUST_BUNDLE).write_bytes(proxy.ca.trust_bundle())
+        (run.run_ro / TRUST_CA).write_bytes(proxy.ca.certificate_pem)
+    return proxy
 
 
 def _redact_transcripts(run: SpawnRun, attempt_dir: Path, report: str | None) -> str | None:
@@ -257,6 +262,7 @@ async def _attempts(run: SpawnRun, attempts: list[Attempt]) -> Verdict:
                                  broker.socket_path if broker else None, feedback, progress,
                                  usage=broker.usage if broker else None, approvals_socket=approvals.socket_path if approvals else None,
                                  egress_socket=egress.socket_path if egress else None,
+                                 egress_trust=run.run_ro if egress is not None and egress.ca is not None else None,
                                  model=broker, toolchain=run.toolchain)
             with run.timed("agent"):
                 result = await run_attempt(setup)

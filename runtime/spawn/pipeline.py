@@ -32,9 +32,11 @@ from runtime.manifests.compose import compose_bundle
 from runtime.manifests.locate import find_catalog
 from runtime.manifests.task import Task, load_task
 from runtime.outcomes import OutcomeStatus
-from runtime.policy.compile import compile_document, compile_policy
+from runtime.policy.compile import compile_document
 from runtime.policy.document import SANDBOXED, STRICT, PolicyDocument
 from runtime.sandbox.budget import check_limits
+from runtime.sandbox.credentials import Credential
+from runtime.sandbox.credentials import resolve as resolve_credentials
 from runtime.sandbox.launch import preflight as sandbox_preflight
 from runtime.sandbox.toolchain import ToolchainMounts, toolchain_mounts
 from runtime.spawn.accept import accept, keep_for_inspection, last_checks, merge_verified
@@ -124,6 +126,7 @@ class SpawnSetup:
     options: SpawnOptions
     toolchain: ToolchainMounts | None  # the repository's tools, shown read-only in every sandbox
     clock: PhaseClock
+    credentials: tuple[Credential, ...] = ()  # what the egress proxy adds for declared hosts (never the agent's)
 
     @property
     def agent_id(self) -> str:
@@ -194,12 +197,16 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
         raise ManifestError(task.src.path, 1, "the task has no [agent] table: say which backend runs it")
     # git, files and probes: in a worker thread, since parallel spawns share one event loop.
     started = time.perf_counter()
-    git, toolchain, state = await anyio.to_thread.run_sync(_checked_before_anything, task, catalog, options)
-    audit = AuditLog(state.audit, redactor=Redactor(secrets_from_env(os.environ)))
+    git, toolchain, state, credentials = await anyio.to_thread.run_sync(_checked_before_anything, task, catalog,
+                                                                        options)
+    secrets = secrets_from_env(os.environ)
+    for credential in credentials:
+        secrets.update(credential.forms())
+    audit = AuditLog(state.audit, redactor=Redactor(secrets))
     with acquire(state.locks, task.agent_id):
         clean_leftovers(state, git, task.agent_id)
         setup = SpawnSetup(task, catalog, git, state, audit, options, toolchain,
-                           PhaseClock(checks=round(time.perf_counter() - started, 4)))
+                           PhaseClock(checks=round(time.perf_counter() - started, 4)), credentials)
         finished = recover(setup)
         if isinstance(finished, ResumeMerge):
             return await _resume_merge(setup, finished)
@@ -210,8 +217,8 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
         return await _run(setup)
 
 
-def _checked_before_anything(task: Task, catalog: Catalog,
-                              options: SpawnOptions) -> tuple[Git, ToolchainMounts | None, StateDir]:
+def _checked_before_anything(task: Task, catalog: Catalog, options: SpawnOptions
+                              ) -> tuple[Git, ToolchainMounts | None, StateDir, tuple[Credential, ...]]:
     """Everything cheap that can be wrong, checked before anything is created; then the state folder."""
     if options.use_sandbox:
         sandbox_preflight()
@@ -237,11 +244,17 @@ def _checked_before_anything(task: Task, catalog: Catalog,
                     setup_path=world.path if world.setup else ())
     # The policy as the worktree will have it, compiled once here: a role or toolchain it refuses (a
     # toolchain folder inside the write scope) is one line before any branch or worktree exists.
-    compile_policy(task.role, task, git.root, catalog)
+    egress = compile_document(task.role, task, git.root, catalog).egress()
     ensure_key()  # verified work is signed with it: a key that cannot be read or made stops the run here
+    # the secrets the egress proxy adds for declared hosts, read now (never handed to the agent)
+    credentials = resolve_credentials(egress.credentials) if egress is not None else ()
+    if egress is not None:  # a credential for a host off the list is one line here, not a proxy that will not start
+        from runtime.sandbox.egress import EgressRules  # roles that reach the web alone pay for its imports
+
+        EgressRules(egress.domains, egress.addresses, egress.ports, credentials)
     state = StateDir(Path(options.state_dir or default_state_dir(git.root)).resolve())
     state.root.mkdir(parents=True, exist_ok=True)
-    return git, toolchain, state
+    return git, toolchain, state, credentials
 
 
 def _check_merge_target(git: Git, options: SpawnOptions) -> None:

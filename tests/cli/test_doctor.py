@@ -76,15 +76,16 @@ def test_the_mcp_servers_of_a_person_s_setup_are_listed_with_their_rule(tmp_path
 
 def test_the_signing_key_is_named_before_and_after_it_is_made(tmp_path):
     key = tmp_path / "keys" / "signing"
-    before = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"]
+    before = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"][:1]
     assert before == [{"what": "signing key", "ok": True,
                        "detail": f"none yet: made at {key} (named by RUNTIME_SIGNING_KEY) when the first verified "
                                  "commit is attested"}]
     made = subprocess.run([RUNTIME, "attest", "key", "--json"], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "RUNTIME_SIGNING_KEY": str(key)})
     fingerprint = json.loads(made.stdout)["fingerprint"]
-    (after,) = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"]
+    after, ca = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"]
     assert after["ok"] and str(key) in after["detail"] and fingerprint in after["detail"]
+    assert ca["what"] == "egress CA" and ca["ok"] and "handshake with its leaf verified" in ca["detail"]
     key.chmod(0o644)
-    (loose,) = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"]
+    loose = json.loads(_doctor("--json", RUNTIME_SIGNING_KEY=str(key)).stdout)["provenance"][0]
     assert not loose["ok"] and "chmod 600" in loose["detail"]

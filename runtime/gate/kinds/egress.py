@@ -21,6 +21,7 @@ class EgressAllowlist(Gate):
         if not isinstance(ports, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in ports):
             raise PolicyError("parameter `ports` must be a list of port numbers")
         self.ports = tuple(ports)
+        params.pop("credentials", None)  # the egress proxy's to add, outside the sandbox; nothing the gate judges
         if self.domains:
             from runtime.lang.domains import pattern_error  # only policies that name domains pay for it
         for pattern in self.domains:
