@@ -82,6 +82,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/limits.py
 	$(BIN)/python bench/console.py
 	$(BIN)/python bench/world.py
+	$(BIN)/python bench/egress_tls.py
 	$(BIN)/python bench/install.py
 
 # A long random run of the gate's differential tests (commands the gate allows, run for real).

@@ -11,6 +11,7 @@ have make || missing+=(make)
 have npm || missing+=(npm)                 # the Claude Code CLI the end-to-end tests drive
 have bwrap || missing+=(bubblewrap)        # the agents' OS sandbox
 have setpriv || missing+=(util-linux)      # a root orchestrator drops to the agent's uid with it
+have ssh-keygen || missing+=(openssh-client)  # signs the attestation of each verified commit
 have socat || missing+=(socat)             # Claude Code's own sandbox relays its network through it on Linux
 have strace || missing+=(strace)           # the gate's differential tests trace what allowed commands execute
 have ip || missing+=(iproute2)             # the Ray tests' loopback-only network namespace

@@ -17,7 +17,8 @@ PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # Extra -> the one module that may import it (lazily, turning its absence into one line).
 OPTIONAL = {"litellm": ("models", "runtime/models/llm.py"), "ray": ("ray", "runtime/orchestration/ray_executor.py"),
             "starlette": ("console", "runtime/console/app.py"), "uvicorn": ("console", "runtime/console/app.py"),
-            "pygments": ("console", "runtime/console/diff_view.py")}
+            "pygments": ("console", "runtime/console/diff_view.py"),
+            "cryptography": ("credentials", "runtime/sandbox/egress_ca.py")}
 
 
 def _name(requirement: str) -> str:
@@ -53,8 +54,8 @@ def test_the_core_declares_no_model_sdk_and_the_extras_hold_them():
     assert not core & {"litellm", "openai", "anthropic", "mcp", "tokenizers", "huggingface-hub", "boto3"}
     extras = PROJECT["optional-dependencies"]
     assert [_name(r) for r in extras["models"]] == ["litellm", "mcp"]  # litellm imports mcp without declaring it
-    # The suite exercises model calls through litellm, and the console on uvicorn.
-    assert f"{DISTRIBUTION}[models,console]" in extras["dev"]
+    # The suite exercises model calls through litellm, the console on uvicorn, and the egress CA on cryptography.
+    assert f"{DISTRIBUTION}[models,console,credentials]" in extras["dev"]
     assert [_name(r) for r in extras["console"]] == ["starlette", "uvicorn", "pygments"]
 
 

@@ -34,7 +34,7 @@ def attest(git: Git, commit: str, name: str, predicate: Predicate, folder: Path 
     """Sign a statement of ``commit`` (subject ``name``: its branch) and store it: the note, and
     ``<folder>/attestations/<commit>.intoto.json`` when a run folder is given."""
     key = key or ensure_key()
-    tree = git.text("rev-parse", "--verify", "--end-of-options", f"{commit}^{{tree}}")
+    tree = git.tree_of(commit)
     said = statement(commit, tree, name, predicate)
     body = said.to_json()
     signed = envelope(body, key.fingerprint, sign(key, pae("application/vnd.in-toto+json", body)))

@@ -1,22 +1,28 @@
-"""runtime audit verify|show: the hash-chained audit log of this repository's runs."""
+"""runtime audit verify|show|export: the hash-chained audit log of this repository's runs."""
 
 from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from runtime.audit.log import records, verify
-from runtime.cli.settings import AuditVerify
+from runtime.cli.settings import AuditExport, AuditVerify
 from runtime.cli.status import state_dir
+from runtime.errors import UsageError
 from runtime.printable import printable
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from runtime.cli.settings import AuditShow
 
 
-def run(args: AuditVerify | AuditShow) -> int:
+def run(args: AuditVerify | AuditShow | AuditExport) -> int:
     path = state_dir(args.state_dir).audit
+    if isinstance(args, AuditExport):
+        return _export(args, path)
     if isinstance(args, AuditVerify):
         problems = verify(path)
         if args.json:
@@ -50,6 +56,25 @@ def run(args: AuditVerify | AuditShow) -> int:
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             print(printable(f"note: no record in {path} has kind `{args.kind}`{hint}; the kinds there: "
                             f"{', '.join(sorted(kinds)) or 'none yet'}"), file=sys.stderr)
+    return 0
+
+
+def _export(args: AuditExport, path: Path) -> int:
+    """One JSON object per line on standard output: an OCSF event per record, or the record's line."""
+    if args.since is not None:
+        try:
+            datetime.fromisoformat(args.since.replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"--since {args.since}: not an ISO-8601 time (2026-12-05T09:00:00Z)") from None
+    chosen = records(path, agent=args.agent, kind=args.kind, since=args.since)
+    if args.format == "ocsf":
+        from runtime.audit.ocsf import events
+
+        for event in events(chosen):
+            print(json.dumps(event, separators=(",", ":")))
+    else:
+        for entry in chosen:
+            print(json.dumps(entry.to_json(), separators=(",", ":")))
     return 0
 
 

@@ -193,8 +193,13 @@ def _egress_ca() -> list[Finding]:
     import threading
     import time
 
-    from runtime.sandbox.egress_ca import RunCA, system_roots
+    from runtime.errors import FatalError
+    from runtime.sandbox.egress_ca import RunCA, require, system_roots
 
+    try:
+        require()
+    except FatalError as exc:
+        return [Finding("egress CA", False, f"{exc}; other roles are not concerned")]
     started = time.perf_counter()
     try:
         ca = RunCA.make(("doctor.invalid",))

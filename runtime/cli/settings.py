@@ -385,6 +385,19 @@ class AuditShow(WithCatalog, group=AUDIT, command="show", help="print records, f
     json: bool = flag("--json", help="one JSON record per line")
 
 
+class AuditExport(WithCatalog, group=AUDIT, command="export", help="the records for another tool: OCSF events for a "
+                  "SIEM, or the log's own lines"):
+    state_dir: str | None = arg("--state-dir", metavar="DIR")
+    format: str = arg("--format", default="ocsf", choices=("ocsf", "jsonl"),
+                      help="ocsf: one OCSF 1.5.0 event per line (gate decisions as process, file, HTTP or API "
+                      "activity with their disposition; egress as HTTP activity; the rest as base events); jsonl: the "
+                      "log's lines as they are")
+    agent: str | None = arg("--agent", help="only this agent's records")
+    kind: str | None = arg("--kind", help="only records of this kind")
+    since: str | None = arg("--since", metavar="TIME", help="only records at or after this ISO-8601 time (UTC if it "
+                            "names no zone)")
+
+
 ATTEST = Group("attest", help="signed provenance of the commits the runtime makes: show it, check it (a CI step, a "
                "server's pre-receive hook)", dest="action")
 

@@ -500,9 +500,6 @@ class EgressProxy:
             # no await between the answer and the handshake: the client's first TLS bytes reach the TLS layer
             async with asyncio.timeout(self.limits.header_timeout_s):
                 inner = await _server_tls(client, self.ca.server_context(host))
-            context = self.upstream_tls or _upstream_tls()
-            async with asyncio.timeout(self.limits.connect_timeout_s):
-                await upstream.writer.start_tls(context, server_hostname=host)
             ended = await self._relay(inner, upstream, host, exchange.port or 443, credential, counts)
         except ssl.SSLError as exc:
             ended = f"tls: {exc.reason or exc}"
@@ -518,51 +515,61 @@ class EgressProxy:
 
     async def _relay(self, client: _Stream, upstream: _Stream, host: str, port: int, credential: Credential,
                      counts: dict[str, int]) -> str:
-        """HTTP/1.1 requests one after another on the terminated connection; how it ended."""
+        """HTTP/1.1 requests one after another on the terminated connection; how it ended. What goes each way is
+        gathered and written when the relay next waits (one TLS record where the site's answer came in one)."""
         inbound = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
         outbound = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEADER_BYTES)
+        to_client, to_site = _Out(client, inbound, counts), _Out(upstream, outbound)
+        sides = (to_client, to_site)
+        site_tls = False
         while True:
-            request = await self._next(inbound, client, self.limits.idle_timeout_s, counts, "up")
+            request = await self._next(inbound, client, counts, "up", sides)
             if not isinstance(request, h11.Request):
                 return "closed"
             refusal = _inner_refusal(request, host, port, credential)
             if refusal is not None:
-                await _send(client, inbound, h11.Response(status_code=403, headers=[
-                    (b"content-type", b"text/plain"), (b"content-length", str(len(refusal) + 1).encode()),
-                    (b"connection", b"close")]), counts)
-                await _send(client, inbound, h11.Data(data=refusal.encode() + b"\n"), counts)
-                await _send(client, inbound, h11.EndOfMessage(), counts)
+                await _answer_inside(to_client, 403, refusal)
                 return f"refused: {refusal}"
-            await _send(upstream, outbound, _credited(request, credential), None)
+            if not site_tls:  # the site's TLS, at the first request: a site that fails it is answered 502 inside
+                try:
+                    async with asyncio.timeout(self.limits.connect_timeout_s):
+                        await upstream.writer.start_tls(self.upstream_tls or _upstream_tls(), server_hostname=host)
+                except (ssl.SSLError, OSError, TimeoutError) as exc:
+                    why = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
+                    await _answer_inside(to_client, 502, f"the runtime's egress proxy could not reach `{host}` over "
+                                                         f"TLS verified with the system's roots ({why}); nothing was sent")
+                    return f"tls: {why}"
+                site_tls = True
+            await to_site.put(_credited(request, credential))
             counts["requests"] += 1
             if inbound.they_are_waiting_for_100_continue:
-                await _send(client, inbound, h11.InformationalResponse(status_code=100, headers=[]), counts)
+                await to_client.put(h11.InformationalResponse(status_code=100, headers=[]))
             while True:  # the request's body, as its framing says
-                event = await self._next(inbound, client, self.limits.idle_timeout_s, counts, "up")
+                event = await self._next(inbound, client, counts, "up", sides)
                 if isinstance(event, h11.Data):
-                    await _send(upstream, outbound, h11.Data(data=event.data), None)
+                    await to_site.put(h11.Data(data=event.data))
                 elif isinstance(event, h11.EndOfMessage):
-                    await _send(upstream, outbound, h11.EndOfMessage(), None)
+                    await to_site.put(h11.EndOfMessage())
                     break
                 else:
                     return "closed"
             blank = _Blanker(credential.echoes())  # the secret, were the site to send it back
             while True:  # the site's answer
-                event = await self._next(outbound, upstream, self.limits.idle_timeout_s, None, None)
+                event = await self._next(outbound, upstream, None, None, sides)
                 if isinstance(event, h11.InformationalResponse):
                     continue
                 if isinstance(event, h11.Response):
                     headers = [(n, blank.whole(v)) for n, v in event.headers
                                if n.decode("latin-1") not in _HOP_BY_HOP or n == b"transfer-encoding"]
-                    await _send(client, inbound, h11.Response(status_code=event.status_code, headers=headers,
-                                                              reason=event.reason), counts)
+                    await to_client.put(h11.Response(status_code=event.status_code, headers=headers, reason=event.reason))
                 elif isinstance(event, h11.Data):
                     if data := blank.feed(event.data):
-                        await _send(client, inbound, h11.Data(data=data), counts)
+                        await to_client.put(h11.Data(data=data))
                 elif isinstance(event, h11.EndOfMessage):
                     if data := blank.rest():
-                        await _send(client, inbound, h11.Data(data=data), counts)
-                    await _send(client, inbound, h11.EndOfMessage(), counts)
+                        await to_client.put(h11.Data(data=data))
+                    await to_client.put(h11.EndOfMessage())
+                    await to_client.flush()
                     break
                 else:
                     return "the site closed"
@@ -572,17 +579,20 @@ class EgressProxy:
             inbound.start_next_cycle()
             outbound.start_next_cycle()
 
-    async def _next(self, conn: h11.Connection, stream: _Stream, idle: float, counts: dict[str, int] | None,
-                    key: str | None) -> object:
-        """The next h11 event of ``conn``, reading ``stream`` as needed; malformed input ends it (None)."""
+    async def _next(self, conn: h11.Connection, stream: _Stream, counts: dict[str, int] | None, key: str | None,
+                    sides: tuple[_Out, ...]) -> h11.Event | None:
+        """The next h11 event of ``conn``, reading ``stream`` as needed (what waits to go either way is written
+        first); malformed input ends it (None)."""
         while True:
             try:
                 event = conn.next_event()
             except h11.RemoteProtocolError:
                 return None
             if event is not h11.NEED_DATA:
-                return event
-            async with asyncio.timeout(idle):
+                return event  # type: ignore[return-value]
+            for side in sides:
+                await side.flush()
+            async with asyncio.timeout(self.limits.idle_timeout_s):
                 data = await stream.reader.read(_CHUNK)
             if counts is not None and key is not None:
                 counts[key] += len(data)
@@ -778,13 +788,38 @@ async def _server_tls(client: _Stream, context: ssl.SSLContext) -> _Stream:
     return _Stream(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
 
 
-async def _send(stream: _Stream, conn: h11.Connection, event: h11.Event, counts: dict[str, int] | None) -> None:
-    data = conn.send(event)
-    if data:
-        stream.writer.write(data)
-        if counts is not None:
-            counts["down"] += len(data)
-        await stream.writer.drain()
+async def _answer_inside(out: _Out, status: int, message: str) -> None:
+    """An answer of the proxy's own on a terminated connection, which it then closes."""
+    body = message.encode() + b"\n"
+    await out.put(h11.Response(status_code=status, headers=[(b"content-type", b"text/plain"),
+                                                            (b"content-length", str(len(body)).encode()),
+                                                            (b"connection", b"close")]))
+    await out.put(h11.Data(data=body))
+    await out.put(h11.EndOfMessage())
+    await out.flush()
+
+
+class _Out:
+    """One direction of a terminated connection: events made bytes by its h11 connection, gathered until the
+    relay waits (or a chunk's worth is there), then written at once."""
+
+    def __init__(self, stream: _Stream, conn: h11.Connection, counts: dict[str, int] | None = None) -> None:
+        self.stream, self.conn, self.counts, self.pending = stream, conn, counts, bytearray()
+
+    async def put(self, event: h11.Event) -> None:
+        data = self.conn.send(event)
+        if data:
+            self.pending += data
+            if self.counts is not None:
+                self.counts["down"] += len(data)
+        if len(self.pending) >= _CHUNK:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if self.pending:
+            self.stream.writer.write(bytes(self.pending))
+            self.pending.clear()
+            await self.stream.writer.drain()
 
 
 def _inner_refusal(request: h11.Request, host: str, port: int, credential: Credential) -> str | None:

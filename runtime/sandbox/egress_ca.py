@@ -7,7 +7,7 @@ mints a leaf certificate per host on demand and terminates TLS with it; every ot
 its certificate the site's own.
 
 Made with the `cryptography` package's x509 builder (an EC P-256 key: fast to make, and every client here takes
-it).
+it), which the `credentials` extra installs: only roles that declare credentials need it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,22 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runtime.errors import FatalError
+
 VALIDITY = datetime.timedelta(hours=24)
 _SYSTEM_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem")
+
+
+EXTRA = "agent-role-runtime[credentials]"
+
+
+def require() -> None:
+    """A FatalError saying what to install when the `credentials` extra (the `cryptography` package) is not there."""
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        raise FatalError(f"a role with egress `credentials` needs the per-run CA's library: install `{EXTRA}` "
+                         "(the `cryptography` package)") from None
 
 
 def system_roots() -> bytes:
@@ -45,6 +59,7 @@ class RunCA:
 
     @classmethod
     def make(cls, hosts: tuple[str, ...]) -> RunCA:
+        require()
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec

@@ -248,6 +248,10 @@ def _checked_before_anything(task: Task, catalog: Catalog, options: SpawnOptions
     ensure_key()  # verified work is signed with it: a key that cannot be read or made stops the run here
     # the secrets the egress proxy adds for declared hosts, read now (never handed to the agent)
     credentials = resolve_credentials(egress.credentials) if egress is not None else ()
+    if credentials:
+        from runtime.sandbox.egress_ca import require
+
+        require()  # the per-run CA's library, before anything is made
     if egress is not None:  # a credential for a host off the list is one line here, not a proxy that will not start
         from runtime.sandbox.egress import EgressRules  # roles that reach the web alone pay for its imports
 

@@ -375,15 +375,22 @@ class Git:
     def add_note(self, ref: str, commit: str, text: str) -> None:
         """Note ``text`` on ``commit`` under the notes ref ``ref`` (replacing a note there), as agent-runtime. Another
         process's note on the same ref at the same moment makes git's ref lock refuse one of them: tried again."""
-        blob = self.text("hash-object", "-w", "--stdin", input=text.encode("utf-8"))
         for tries in range(20):
-            proc = self.run(*_IDENTITY, "notes", f"--ref={_plain(ref, 'ref')}", "add", "-f", "-C", blob,
-                            _plain(commit, "commit"), ok=None)
+            proc = self.run(*_IDENTITY, "notes", f"--ref={_plain(ref, 'ref')}", "add", "-f", "-F", "-",
+                            _plain(commit, "commit"), ok=None, input=text.encode("utf-8"))
             if proc.returncode == 0:
                 return
             if b"lock" not in proc.stderr or tries == 19:
                 raise GitError(["notes", "add", commit], proc.stderr, proc.returncode)
             time.sleep(0.02 * (tries + 1))
+
+    def tree_of(self, commit: str) -> str:
+        """The tree ``commit`` holds (the object store's reader: no process)."""
+        with _reading("cat-file", "commit", commit):
+            found = self.objects().info(f"{_plain(commit, 'commit')}^{{tree}}")
+        if found is None:
+            raise GitError(["cat-file", commit], f"{commit} names no commit")
+        return found[0]
 
     def bundle(self, branch: str, path: str | os.PathLike[str]) -> None:
         """Write ``branch`` (and what it needs) to a bundle file: a branch's work as one artifact."""

@@ -154,7 +154,7 @@ def test_two_spawns_race_for_one_agent_id(spawner: Spawner):
 def _path_without_bwrap(tmp: Path) -> str:
     bin_dir = tmp / "bin-without-bwrap"
     bin_dir.mkdir()
-    for tool in ("git",):
+    for tool in ("git", "ssh-keygen"):  # ssh-keygen signs the attestation of verified work
         os.symlink(f"/usr/bin/{tool}", bin_dir / tool)
     return str(bin_dir)
 

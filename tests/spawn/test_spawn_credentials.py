@@ -1,16 +1,18 @@
 """Credentials added at the egress, end to end: an agent in the OS sandbox clones a repository over HTTPS with
-git, downloads from an authenticated package index with pip and calls an API with curl, each through the egress
-proxy, which adds the declared secret; nothing the agent can reach holds the secret (its environment, /proc,
-its files, the transcripts, the audit log, an echo of its request by a host without the credential).
+git, downloads from an authenticated package index with pip, installs from an authenticated npm registry and calls
+an API with curl, each through the egress proxy, which adds the declared secret; nothing the agent can reach holds
+the secret (its environment, /proc, its files, the transcripts, the audit log, the host's echo of the request).
 
 The host is a loopback HTTPS server with a certificate of a CA of the test's own (given to the orchestrator as
 its system roots, `SSL_CERT_FILE`), answering only requests with the right basic auth: git's smart HTTP
-(`git http-backend`), a PyPI simple index with one wheel, and an echo of what it saw.
+(`git http-backend`), a PyPI simple index with one wheel, an npm registry with one package, and an echo of what
+it saw.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import http.server
 import io
@@ -19,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -34,6 +37,18 @@ from tests.support import git
 SECRET = "reg-6b1f0c9e2d7a4f38a5c1"
 USER = "ci"
 PY = sys.executable
+
+
+def _npm_tarball() -> bytes:
+    """A real npm package tarball: package/package.json and its one module."""
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed, tarfile.open(fileobj=packed, mode="w") as tar:
+        for name, data in (("package/package.json", b'{"name": "tinypkg", "version": "1.0.0", "main": "index.js"}\n'),
+                           ("package/index.js", b"module.exports = 42;\n")):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
 
 
 def _wheel() -> tuple[str, bytes]:
@@ -91,6 +106,16 @@ class _Registry(http.server.BaseHTTPRequestHandler):
             self._send(200, page.encode(), [("Content-Type", "text/html")])
         elif self.path == f"/files/{name}":
             self._send(200, data, [("Content-Type", "application/octet-stream")])
+        elif self.path == "/npm/tinypkg":
+            tarball = _npm_tarball()
+            base = f"https://{self.headers['Host']}/npm"
+            doc = {"name": "tinypkg", "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {
+                "name": "tinypkg", "version": "1.0.0", "main": "index.js",
+                "dist": {"tarball": f"{base}/tinypkg/-/tinypkg-1.0.0.tgz", "shasum": hashlib.sha1(tarball).hexdigest(),
+                         "integrity": "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()}}}}
+            self._send(200, json.dumps(doc).encode(), [("Content-Type", "application/json")])
+        elif self.path == "/npm/tinypkg/-/tinypkg-1.0.0.tgz":
+            self._send(200, _npm_tarball(), [("Content-Type", "application/octet-stream")])
         elif self.path.startswith("/git/"):
             self._git(body)
         else:
@@ -152,7 +177,7 @@ def _catalog(tmp_path: Path, port: int) -> Path:
     return catalog
 
 
-def test_git_pip_and_curl_get_through_with_a_secret_the_sandbox_never_holds(spawner: Spawner, registry, tmp_path):
+def test_git_pip_npm_and_curl_get_through_with_a_secret_the_sandbox_never_holds(spawner: Spawner, registry, tmp_path):
     require(shutil.which("curl") is not None, "curl is not installed")
     s = spawner
     port, roots = registry
@@ -162,6 +187,8 @@ def test_git_pip_and_curl_get_through_with_a_secret_the_sandbox_never_holds(spaw
         f"git clone -q {url}/git/repo.git $HOME/clone > $HOME/git.out 2>&1",
         f"{PY} -m pip download -q --no-deps --disable-pip-version-check --no-cache-dir --index-url {url}/simple/ "
         "tinypkg -d $HOME/dl > $HOME/pip.out 2>&1",
+        f"npm install -q --no-audit --no-fund --no-save --prefix $HOME/npmproj --registry {url}/npm/ tinypkg "
+        "> $HOME/npm.out 2>&1",
         # what the agent could look at for the secret: its environment, every process's, its own files
         "env > $HOME/env.txt", "cat /proc/[0-9]*/environ > $HOME/proc.txt 2>/dev/null",
         "printf 'Summary: fetched\\n## Findings\\n- [LOW] none\\n' > $RUNTIME_REPORT_FILE",
@@ -180,6 +207,8 @@ def test_git_pip_and_curl_get_through_with_a_secret_the_sandbox_never_holds(spaw
     assert json.loads((home / "curl.json").read_text())["authorization"] == "*" * len(basic)
     assert (home / "clone" / "README").read_text() == "cloned through the egress proxy\n", (home / "git.out").read_text()
     assert (home / "dl" / "tinypkg-1.0-py3-none-any.whl").is_file(), (home / "pip.out").read_text()
+    installed = home / "npmproj" / "node_modules" / "tinypkg" / "index.js"
+    assert installed.read_text() == "module.exports = 42;\n", (home / "npm.out").read_text()
     assert all(auth is not None for _, auth in _Registry.seen)  # no request reached the host without it
     # and the secret is nowhere the agent reaches, nor in what the run keeps
     env = (home / "env.txt").read_text()
@@ -190,7 +219,7 @@ def test_git_pip_and_curl_get_through_with_a_secret_the_sandbox_never_holds(spaw
         if path.is_file():
             assert not any(form in path.read_bytes() for form in forms), path
     ends = [e["data"] for e in s.audit(kind="egress", agent="ag-cred") if e["data"]["event"] == "end"]
-    assert sum(e.get("credentialed") or 0 for e in ends) >= 4  # curl, git's two or more, pip's index and file
+    assert sum(e.get("credentialed") or 0 for e in ends) >= 6  # curl, git's two or more, pip's and npm's two each
 
 
 @pytest.mark.parametrize("declared,env,said", [
