@@ -29,20 +29,37 @@ class Made:
     file: Path | None
 
 
+def signed(git: Git, commit: str, name: str, predicate: Predicate, key: SigningKey | None = None) -> Made:
+    """A signed statement of ``commit`` (subject ``name``: its branch), not yet stored."""
+    key = key or ensure_key()
+    said = statement(commit, git.tree_of(commit), name, predicate)
+    body = said.to_json()
+    envelope_ = envelope(body, key.fingerprint, sign(key, pae("application/vnd.in-toto+json", body)))
+    return Made(said, envelope_.to_text(), None)
+
+
 def attest(git: Git, commit: str, name: str, predicate: Predicate, folder: Path | None,
            key: SigningKey | None = None) -> Made:
-    """Sign a statement of ``commit`` (subject ``name``: its branch) and store it: the note, and
-    ``<folder>/attestations/<commit>.intoto.json`` when a run folder is given."""
-    key = key or ensure_key()
-    tree = git.tree_of(commit)
-    said = statement(commit, tree, name, predicate)
-    body = said.to_json()
-    signed = envelope(body, key.fingerprint, sign(key, pae("application/vnd.in-toto+json", body)))
-    text = signed.to_text()
-    git.add_note(NOTES_REF, commit, text)
-    file = None
-    if folder is not None:
-        file = folder / "attestations" / f"{commit}.intoto.json"
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(text, encoding="utf-8")
-    return Made(said, text, file)
+    """Sign a statement of ``commit`` and store it: the note, and ``<folder>/attestations/<commit>.intoto.json``
+    when a run folder is given."""
+    made = signed(git, commit, name, predicate, key)
+    git.add_notes(NOTES_REF, [(commit, made.text)])
+    return _filed(made, folder)
+
+
+def attest_all(git: Git, made: list[Made], folder: Path | None) -> None:
+    """Store signed statements together: one notes commit for them all (a plan's integrations, one git process
+    per round of merges rather than one per merge)."""
+    if made:
+        git.add_notes(NOTES_REF, [(m.statement.commit, m.text) for m in made])
+        for one in made:
+            _filed(one, folder)
+
+
+def _filed(made: Made, folder: Path | None) -> Made:
+    if folder is None:
+        return made
+    file = folder / "attestations" / f"{made.statement.commit}.intoto.json"
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(made.text, encoding="utf-8")
+    return Made(made.statement, made.text, file)

@@ -96,7 +96,8 @@ async def accept(run: SpawnRun, verdict: Verdict) -> Acceptance:
         commit = None  # a read-only role: verified, nothing to commit
     if commit is not None:
         # signed and noted before anything says it was committed: a run stopped in between attests it on recovery
-        await anyio.to_thread.run_sync(attest_work, run, commit, run.base, verdict.attempts, head)
+        since = run.audit_from if run.resumed is None else 0
+        await anyio.to_thread.run_sync(attest_work, run, commit, run.base, verdict.attempts, head, since)
     run.audit.append(Committed(commit=commit, branch=run.branch), run.agent_id)
     if not run.options.merge:
         return Acceptance(commit)

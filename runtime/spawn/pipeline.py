@@ -127,6 +127,7 @@ class SpawnSetup:
     toolchain: ToolchainMounts | None  # the repository's tools, shown read-only in every sandbox
     clock: PhaseClock
     credentials: tuple[Credential, ...] = ()  # what the egress proxy adds for declared hosts (never the agent's)
+    audit_from: int = 0  # the audit log's size when this spawn started: its records are after it
 
     @property
     def agent_id(self) -> str:
@@ -205,8 +206,12 @@ async def spawn_task(task: Task, catalog: Catalog, options: SpawnOptions) -> Out
     audit = AuditLog(state.audit, redactor=Redactor(secrets))
     with acquire(state.locks, task.agent_id):
         clean_leftovers(state, git, task.agent_id)
+        try:
+            audit_from = state.audit.stat().st_size
+        except FileNotFoundError:
+            audit_from = 0
         setup = SpawnSetup(task, catalog, git, state, audit, options, toolchain,
-                           PhaseClock(checks=round(time.perf_counter() - started, 4)), credentials)
+                           PhaseClock(checks=round(time.perf_counter() - started, 4)), credentials, audit_from)
         finished = recover(setup)
         if isinstance(finished, ResumeMerge):
             return await _resume_merge(setup, finished)

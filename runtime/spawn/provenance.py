@@ -5,14 +5,14 @@ checks, the gate's and the egress proxy's records in the audit log), signed and 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from runtime import __version__
 from runtime.attest.statement import CheckFacts, EgressFacts, GateFacts, Predicate, TaskFacts, merge_predicate
 from runtime.attest.store import NOTES_REF, attest
-from runtime.audit.log import records
-from runtime.audit.records import Egress, Gated
+from runtime.audit.log import read_from
+from runtime.audit.records import AuditEntry, Egress, Gated
 from runtime.verify.kinds.record import CheckRecord
 
 if TYPE_CHECKING:
@@ -25,12 +25,24 @@ def checks_of(records_: Sequence[CheckRecord]) -> list[CheckFacts]:
                        review=list(c.review)) for c in records_]
 
 
-def _activity(setup: SpawnSetup, head: str) -> tuple[GateFacts, EgressFacts]:
-    """The gate's decisions and the egress of this agent id, as the audit log holds them."""
+def _entries(setup: SpawnSetup, since: int) -> Iterator[AuditEntry]:
+    """This agent's records from byte ``since`` of the log on (a run reads the lines written since it started,
+    not the whole log: a plan's log grows with every agent)."""
+    offset = since
+    while True:
+        entries, after = read_from(setup.state.audit, offset)
+        yield from (e for e in entries if e.agent == setup.agent_id)
+        if after == offset:
+            return
+        offset = after
+
+
+def _activity(setup: SpawnSetup, head: str, since: int) -> tuple[GateFacts, EgressFacts]:
+    """The gate's decisions and the egress of this agent id, as the audit log holds them from ``since`` on."""
     decisions: Counter[str] = Counter()
     requests = refused = up = down = 0
     hosts: set[str] = set()
-    for entry in records(setup.state.audit, agent=setup.agent_id):
+    for entry in _entries(setup, since):
         record = entry.record
         if isinstance(record, Gated):
             decisions[record.decision] += 1
@@ -49,11 +61,12 @@ def _activity(setup: SpawnSetup, head: str) -> tuple[GateFacts, EgressFacts]:
     return gate, EgressFacts(requests=requests, refused=refused, bytes_up=up, bytes_down=down, hosts=sorted(hosts))
 
 
-def work_predicate(setup: SpawnSetup, base: str, attempts: Sequence[Attempt], head: str) -> Predicate:
+def work_predicate(setup: SpawnSetup, base: str, attempts: Sequence[Attempt], head: str, since: int = 0) -> Predicate:
     """The predicate of the verified commit of ``attempts`` on ``base``; ``head``: the audit record the commit
-    message names (`Audit-Head`)."""
+    message names (`Audit-Head`); ``since``: where in the log this run's records start (0: a run that carries on an
+    earlier one reads them all)."""
     task, agent = setup.task, setup.agent
-    gate, egress = _activity(setup, head)
+    gate, egress = _activity(setup, head, since)
     last = attempts[-1] if attempts else None
     return Predicate(
         made="work", runtime=__version__, agent_id=setup.agent_id, role=task.role.name,
@@ -64,8 +77,10 @@ def work_predicate(setup: SpawnSetup, base: str, attempts: Sequence[Attempt], he
         gate=gate, egress=egress)
 
 
-def attest_work(setup: SpawnSetup, commit: str, base: str, attempts: Sequence[Attempt], head: str) -> None:
-    attest(setup.git, commit, setup.branch, work_predicate(setup, base, attempts, head), setup.state.run(setup.agent_id))
+def attest_work(setup: SpawnSetup, commit: str, base: str, attempts: Sequence[Attempt], head: str,
+                since: int = 0) -> None:
+    attest(setup.git, commit, setup.branch, work_predicate(setup, base, attempts, head, since),
+           setup.state.run(setup.agent_id))
 
 
 def attest_merge(setup: SpawnSetup, merged: str, commit: str, into: str, parents: Sequence[str],

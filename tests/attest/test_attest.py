@@ -188,3 +188,16 @@ def test_cli_verify_and_show(tmp_path, key):
     assert data["status"] == "valid" and data["statement"]["predicate"]["task"]["sha256"] == TASK_SHA
     printed = subprocess.run([RUNTIME, "attest", "key"], cwd=repo, capture_output=True, text=True, env=env)
     assert key.allowed_signers_line() in printed.stdout and str(key.path) in printed.stdout
+
+
+def test_notes_stored_together_are_one_notes_commit_and_keep_the_earlier_ones(tmp_path, key):
+    repo = _repo(tmp_path)
+    commits = [_agent_commit(repo, agent=f"ag-{n}", text=f"{n}\n") for n in range(3)]
+    repository = Git(repo)
+    repository.add_notes(NOTES_REF, [(commits[0], "first\n")])
+    repository.add_notes(NOTES_REF, [(commits[1], "second\n"), (commits[2], "third\n"), (commits[0], "again\n")])
+    shown = [git(repo, "notes", f"--ref={NOTES_REF}", "show", c) for c in commits]
+    assert shown == ["again", "second", "third"]
+    assert git(repo, "rev-list", "--count", NOTES_REF) == "2"  # a commit per batch, the earlier one its parent
+    with pytest.raises(Exception, match="not a notes ref"):
+        repository.add_notes("refs/heads/trunk", [(commits[0], "x\n")])

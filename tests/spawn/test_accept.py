@@ -78,7 +78,7 @@ def stand_in(tmp_path: Path, **fields: Any) -> SimpleNamespace:
     def verify_running(hidden, log) -> Running:  # as `SpawnRun.verify_running`, its limits a marker
         return Running(tmp_path / "home", Toolchain(), None, "limits", tmp_path / "state" / "base-tests", {}, hidden, log)
 
-    return SimpleNamespace(verify_running=verify_running,
+    return SimpleNamespace(verify_running=verify_running, audit_from=0,
         agent_id=AGENT, branch=BRANCH, base_branch="trunk",
         task=SimpleNamespace(goal="Fix a.\nIt is wrong.", role=SimpleNamespace(name="edit-local"),
                              path=Path("/tasks/fix-a.toml"), digest="d" * 64, agent=SimpleNamespace(env=()), fields={},
