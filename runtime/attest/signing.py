@@ -144,8 +144,26 @@ def sign(key: SigningKey, data: bytes) -> bytes:
     proc = _ssh_keygen(["-Y", "sign", "-f", str(key.path), "-n", NAMESPACE], data)
     if proc.returncode != 0:
         raise FatalError(f"{key.path}: ssh-keygen could not sign: {proc.stderr.decode(errors='replace').strip()}")
-    text = proc.stdout.decode("ascii").strip().splitlines()
-    return base64.b64decode("".join(line for line in text if line not in _ARMOUR))
+    return _unarmoured(proc.stdout)
+
+
+def sign_all(key: SigningKey, items: list[bytes]) -> list[bytes]:
+    """The signatures of several messages, made by one `ssh-keygen` (it signs each file it is given)."""
+    if len(items) < 2:
+        return [sign(key, data) for data in items]
+    with tempfile.TemporaryDirectory(prefix="rt-sign-") as tmp:
+        files = [Path(tmp) / f"{n}" for n in range(len(items))]
+        for file, data in zip(files, items, strict=True):
+            file.write_bytes(data)
+        proc = _ssh_keygen(["-Y", "sign", "-f", str(key.path), "-n", NAMESPACE, *map(str, files)])
+        if proc.returncode != 0:
+            raise FatalError(f"{key.path}: ssh-keygen could not sign: {proc.stderr.decode(errors='replace').strip()}")
+        return [_unarmoured(file.with_name(file.name + ".sig").read_bytes()) for file in files]
+
+
+def _unarmoured(text: bytes) -> bytes:
+    lines = text.decode("ascii").strip().splitlines()
+    return base64.b64decode("".join(line for line in lines if line not in _ARMOUR))
 
 
 def _armoured(signature: bytes) -> bytes:

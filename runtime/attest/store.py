@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime.attest.envelope import envelope, pae
-from runtime.attest.signing import SigningKey, ensure_key, sign
+from runtime.attest.envelope import PAYLOAD_TYPE, envelope, pae
+from runtime.attest.signing import SigningKey, ensure_key, sign_all
 from runtime.attest.statement import Predicate, Statement, statement
 
 if TYPE_CHECKING:
@@ -31,11 +31,17 @@ class Made:
 
 def signed(git: Git, commit: str, name: str, predicate: Predicate, key: SigningKey | None = None) -> Made:
     """A signed statement of ``commit`` (subject ``name``: its branch), not yet stored."""
+    return signed_all(git, [(commit, name, predicate)], key)[0]
+
+
+def signed_all(git: Git, subjects: list[tuple[str, str, Predicate]], key: SigningKey | None = None) -> list[Made]:
+    """Signed statements of each (commit, name, predicate), one `ssh-keygen` for them all."""
     key = key or ensure_key()
-    said = statement(commit, git.tree_of(commit), name, predicate)
-    body = said.to_json()
-    envelope_ = envelope(body, key.fingerprint, sign(key, pae("application/vnd.in-toto+json", body)))
-    return Made(said, envelope_.to_text(), None)
+    said = [statement(commit, git.tree_of(commit), name, predicate) for commit, name, predicate in subjects]
+    bodies = [one.to_json() for one in said]
+    signatures = sign_all(key, [pae(PAYLOAD_TYPE, body) for body in bodies])
+    return [Made(one, envelope(body, key.fingerprint, sig).to_text(), None)
+            for one, body, sig in zip(said, bodies, signatures, strict=True)]
 
 
 def attest(git: Git, commit: str, name: str, predicate: Predicate, folder: Path | None,

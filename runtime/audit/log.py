@@ -230,13 +230,19 @@ def read_from(path: str | os.PathLike[str], offset: int, limit: int = 16 * 1024 
             chunk = handle.read(limit)
     except FileNotFoundError:
         return [], offset
+    out, end = read_lines(chunk)
+    return out, offset + end
+
+
+def read_lines(chunk: bytes) -> tuple[list[AuditEntry], int]:
+    """The well-formed records of the whole lines of ``chunk``, and the bytes those lines take."""
     end = chunk.rfind(b"\n") + 1
     out = []
     for raw in chunk[:end].split(b"\n"):
         record, _ = _parse(raw) if raw else (None, "")
         if record is not None:
             out.append(_entry(record))
-    return out, offset + end
+    return out, end
 
 
 # -- internals ---------------------------------------------------------------

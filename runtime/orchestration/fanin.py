@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runtime.attest.statement import merge_predicate
-from runtime.attest.store import Made, attest_all, signed
+from runtime.attest.statement import Predicate, merge_predicate
+from runtime.attest.store import attest_all, signed_all
 from runtime.orchestration.events import MergeCommitted, MergeConflict
 from runtime.orchestration.state import OrchestratorState
 from runtime.workspace.git import Git
@@ -31,16 +31,16 @@ def ensure_integration_branch(git: Git, name: str, base: str) -> None:
 def integrate(git: Git, state: OrchestratorState, run_id: str, branch: str, accepted: list[tuple[str, str, str]]) -> Integration:
     """Merge each (subtask id, agent branch, commit) into ``branch``, skipping those already merged."""
     out = Integration(merged=dict(state.merges(run_id)))
-    attested: list[Made] = []
+    merges: list[tuple[str, str, Predicate]] = []
     try:
-        _merge_each(git, state, run_id, branch, accepted, out, attested)
-    finally:
-        attest_all(git, attested, None)  # the merges' attestations, in one notes commit
+        _merge_each(git, state, run_id, branch, accepted, out, merges)
+    finally:  # the merges' attestations: signed by one ssh-keygen, kept in one notes commit
+        attest_all(git, signed_all(git, merges), None)
     return out
 
 
 def _merge_each(git: Git, state: OrchestratorState, run_id: str, branch: str, accepted: list[tuple[str, str, str]],
-                out: Integration, attested: list[Made]) -> None:
+                out: Integration, merges: list[tuple[str, str, Predicate]]) -> None:
     for subtask_id, agent_branch, commit in accepted:
         if subtask_id in out.merged:
             continue
@@ -58,8 +58,8 @@ def _merge_each(git: Git, state: OrchestratorState, run_id: str, branch: str, ac
             continue
         message = f"Integrate {subtask_id} into {branch}\n\nRun: {run_id}\nSubtask: {subtask_id}\nCommit: {commit}\n"
         merged = git.merge(branch, agent_branch, message, expected_base=head)
-        attested.append(signed(git, merged, f"refs/heads/{branch}", merge_predicate(
-            branch, commit, [head, commit], run_id=run_id, subtask=subtask_id)))
+        merges.append((merged, f"refs/heads/{branch}", merge_predicate(branch, commit, [head, commit], run_id=run_id,
+                                                                       subtask=subtask_id)))
         state.record_merge(run_id, subtask_id, commit, merged)
         state.event(run_id, MergeCommitted(subtask_id, merged))
         out.merged[subtask_id] = merged

@@ -4,6 +4,7 @@ checks, the gate's and the egress proxy's records in the audit log), signed and 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 from runtime import __version__
 from runtime.attest.statement import CheckFacts, EgressFacts, GateFacts, Predicate, TaskFacts, merge_predicate
 from runtime.attest.store import NOTES_REF, attest
-from runtime.audit.log import read_from
+from runtime.audit.log import read_lines
 from runtime.audit.records import AuditEntry, Egress, Gated
 from runtime.verify.kinds.record import CheckRecord
 
@@ -26,15 +27,20 @@ def checks_of(records_: Sequence[CheckRecord]) -> list[CheckFacts]:
 
 
 def _entries(setup: SpawnSetup, since: int) -> Iterator[AuditEntry]:
-    """This agent's records from byte ``since`` of the log on (a run reads the lines written since it started,
-    not the whole log: a plan's log grows with every agent)."""
-    offset = since
-    while True:
-        entries, after = read_from(setup.state.audit, offset)
-        yield from (e for e in entries if e.agent == setup.agent_id)
-        if after == offset:
-            return
-        offset = after
+    """This agent's gate and egress records from byte ``since`` of the log on: the lines written since the run
+    started, not the whole log (a plan's grows with every agent), and of those only the lines that name this
+    agent and kind are parsed (each line is canonical JSON: `"agent":"<id>"` is spelt so in it)."""
+    named = b'"agent":' + json.dumps(setup.agent_id).encode() + b',"data"'
+    kinds = (b'"kind":"gate"', b'"kind":"egress"')
+    try:
+        with open(setup.state.audit, "rb") as handle:
+            handle.seek(since)
+            for raw in handle:
+                if raw.endswith(b"\n") and named in raw and any(k in raw for k in kinds):
+                    entries, _ = read_lines(raw)
+                    yield from entries
+    except FileNotFoundError:
+        return
 
 
 def _activity(setup: SpawnSetup, head: str, since: int) -> tuple[GateFacts, EgressFacts]:

@@ -58,6 +58,12 @@ def test_happy_path_denials_commit_status_and_audit(spawner: Spawner):
     # The in-scope change is committed on agent/<id>, on top of the base, and nothing else.
     assert s.git("rev-parse", f"{commit}^") == s.base
     assert s.git("diff", "--name-only", s.base, commit).splitlines() == ["src/calc/__init__.py"]
+    # Its attestation counts the gate's decisions as the audit log holds them, and names the log's head.
+    shown = json.loads(s.cli("attest", "show", "--json", commit).stdout)
+    gate = shown["statement"]["predicate"]["gate"]
+    logged = [e["data"]["decision"] for e in s.audit(kind="gate", agent="ag-happy")]
+    assert gate["decisions"] == {d: logged.count(d) for d in set(logged)} and gate["decisions"]["deny"] == 2
+    assert gate["tool-calls"] == len(logged) and f"Audit-Head: {gate['audit-head']}" in s.message(commit)
     assert FIXED in s.show(commit, "src/calc/__init__.py") and BUGGY not in s.show(commit, "src/calc/__init__.py")
     message = s.message(commit)
     digest = hashlib.sha256(task.read_bytes()).hexdigest()
