@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import REPO
 
 SCRIPT = REPO / "scripts/system-deps.sh"
-PRESENT = ["git", "make", "npm", "bwrap", "setpriv", "strace", "ip", "cargo", "go", "chromium", "chromedriver"]  # socat left out
+PRESENT = ["git", "make", "npm", "bwrap", "setpriv", "ssh-keygen", "strace", "ip", "cargo", "go", "chromium", "chromedriver"]  # socat left out
 
 
 def _machine(tmp_path: Path, uid: int) -> tuple[Path, Path]:

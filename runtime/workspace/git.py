@@ -291,6 +291,31 @@ class Git:
                 trees.append(Worktree(Path(info["worktree"]), info.get("HEAD"), info.get("branch")))
         return trees
 
+    def holding(self, ref: str) -> list[Path]:
+        """The worktrees that have ``ref`` checked out, read from git's own HEAD files (the main checkout's and
+        each linked worktree's record) rather than asked of `git worktree list`; anything unusual there (a
+        bare repository, a HEAD that does not read as git writes it) is git's to answer."""
+        found: list[Path] = []
+        main = self.common_dir.parent
+        heads = [(self.common_dir / "HEAD", main)] if self.common_dir.name == ".git" else []
+        for record in sorted((self.common_dir / "worktrees").glob("*/gitdir")):
+            try:
+                heads.append((record.parent / "HEAD", Path(os.path.dirname(record.read_text().rstrip("\n")))))
+            except (OSError, UnicodeDecodeError):
+                continue  # being added or removed right now: not holding anything yet, or no longer
+        for head, tree in heads:
+            try:
+                text = head.read_text(encoding="ascii")
+            except FileNotFoundError:
+                continue
+            except (OSError, UnicodeDecodeError):
+                return [w.path for w in self.worktrees() if w.branch == ref]
+            if not (text.startswith("ref: ") or OID.fullmatch(text.strip())):
+                return [w.path for w in self.worktrees() if w.branch == ref]
+            if text.strip() == f"ref: {ref}":
+                found.append(tree)
+        return found
+
     def dirty_checkout(self, branch: str) -> Path | None:
         """The worktree that has ``branch`` checked out with uncommitted changes to tracked files, if any:
         a merge into it would have to overwrite them, so it is refused."""
@@ -360,12 +385,19 @@ class Git:
         at a folder deeper than PATH_MAX or one made unwritable. Then git drops its record of the
         worktree, which no longer exists."""
         path = Path(path).absolute()
-        if self.worktree_gitdir(path) is None:
+        admin = self.worktree_gitdir(path)
+        if admin is None:
             if os.path.lexists(path):
                 raise GitError(["worktree", "remove", str(path)], f"{path} is not a worktree of {self.root}")
+            self.run("worktree", "prune")
+            return
+        remove_tree(path)
+        if admin.parent == self.common_dir / "worktrees":
+            # What `worktree prune` would do for this one worktree, without a process: its record, found among
+            # git's own (`worktree_gitdir`, never read from the agent's tree), goes with it.
+            remove_tree(admin)
         else:
-            remove_tree(path)
-        self.run("worktree", "prune")
+            self.run("worktree", "prune")
 
     @_serialised
     def delete_branch(self, name: str) -> None:
@@ -576,7 +608,7 @@ class Git:
         if not sim.clean:
             raise GitError(["merge", branch], f"merge conflicts in {', '.join(sim.conflicts) or 'the tree'}")
         commit = self._commit_tree(str(sim.tree), message, (current, sim.head))
-        holders = [w for w in self.worktrees() if w.branch == ref]
+        holders = self.holding(ref)
         if not holders:
             try:
                 self.run("update-ref", "-m", f"agent-runtime: merge {branch}", ref, commit, current)
@@ -585,7 +617,7 @@ class Git:
             return commit
         if len(holders) > 1:
             raise GitError(["merge", branch], f"{base_branch} is checked out in {len(holders)} worktrees")
-        checkout = holders[0].path
+        checkout = holders[0]
         if self.dirty_checkout(base_branch) is not None:
             raise GitError(["merge", branch], f"{base_branch} is checked out in {checkout} with uncommitted changes")
         self.run("merge", "--ff-only", "--no-autostash", "-q", commit, cwd=checkout)

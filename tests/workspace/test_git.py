@@ -315,17 +315,38 @@ def test_merge_loses_a_race_with_a_base_that_moves_mid_merge(repo, tmp_path, mon
     base = git.head()
     agent_commit(git, tmp_path, "a1", {"src/new.py": "n = 1\n"})
     sh(repo, "checkout", "-qb", "elsewhere")
-    real_worktrees = git.worktrees
+    real_holding = git.holding
 
-    def racing_worktrees():
+    def racing_holding(ref):
         sh(repo, "commit", "-q", "--allow-empty", "-m", "someone else's work")
         sh(repo, "branch", "-f", "trunk", "HEAD")  # trunk moves right now
-        return real_worktrees()
+        return real_holding(ref)
 
-    monkeypatch.setattr(git, "worktrees", racing_worktrees)
+    monkeypatch.setattr(git, "holding", racing_holding)
     with pytest.raises(BaseMoved):
         git.merge("trunk", "agent/a1", "merge agent a1", expected_base=base)
     assert sh(repo, "rev-parse", "trunk") == sh(repo, "rev-parse", "elsewhere")
+
+
+def test_who_holds_a_branch_is_read_from_gits_own_records_as_git_says_it(repo, tmp_path):
+    git = Git(repo)
+    git.add_worktree(tmp_path / "wt1", "agent/a1")
+    git.add_worktree(tmp_path / "wt2", "agent/a2")
+    for ref in ("refs/heads/trunk", "refs/heads/agent/a1", "refs/heads/agent/a2", "refs/heads/none"):
+        assert git.holding(ref) == [w.path for w in git.worktrees() if w.branch == ref], ref
+    assert git.holding("refs/heads/agent/a1") == [(tmp_path / "wt1").resolve()]
+
+
+def test_a_removed_worktree_leaves_no_record_and_no_process_to_prune_it(repo, tmp_path, monkeypatch):
+    git = Git(repo)
+    git.add_worktree(tmp_path / "wt", "agent/a1")
+    ran = []
+    real_run = git.run
+    monkeypatch.setattr(git, "run", lambda *args, **kw: ran.append(args) or real_run(*args, **kw))
+    git.remove_worktree(tmp_path / "wt")
+    assert ran == [] and not (tmp_path / "wt").exists()
+    assert sh(repo, "worktree", "list", "--porcelain").count("worktree ") == 1  # the main checkout alone
+    assert sh(repo, "worktree", "prune", "--dry-run", "-v") == ""  # nothing left for git to prune
 
 
 def test_remove_worktree_the_agent_made_unwritable(repo, tmp_path):
