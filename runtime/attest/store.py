@@ -29,13 +29,9 @@ class Made:
     file: Path | None
 
 
-def signed(git: Git, commit: str, name: str, predicate: Predicate, key: SigningKey | None = None) -> Made:
-    """A signed statement of ``commit`` (subject ``name``: its branch), not yet stored."""
-    return signed_all(git, [(commit, name, predicate)], key)[0]
-
-
 def signed_all(git: Git, subjects: list[tuple[str, str, Predicate]], key: SigningKey | None = None) -> list[Made]:
-    """Signed statements of each (commit, name, predicate), one `ssh-keygen` for them all."""
+    """Signed statements of each (commit, name, predicate: the commit's subject name is its branch), not yet
+    stored; one `ssh-keygen` for them all."""
     key = key or ensure_key()
     said = [statement(commit, git.tree_of(commit), name, predicate) for commit, name, predicate in subjects]
     bodies = [one.to_json() for one in said]
@@ -48,7 +44,7 @@ def attest(git: Git, commit: str, name: str, predicate: Predicate, folder: Path 
            key: SigningKey | None = None) -> Made:
     """Sign a statement of ``commit`` and store it: the note, and ``<folder>/attestations/<commit>.intoto.json``
     when a run folder is given."""
-    made = signed(git, commit, name, predicate, key)
+    (made,) = signed_all(git, [(commit, name, predicate)], key)
     git.add_notes(NOTES_REF, [(commit, made.text)])
     return _filed(made, folder)
 

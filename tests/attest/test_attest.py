@@ -19,6 +19,7 @@ from runtime.attest.statement import Predicate, TaskFacts, merge_predicate
 from runtime.attest.store import NOTES_REF, attest
 from runtime.attest.verdict import Repo, Require, Status, check
 from runtime.workspace.git import Git
+from tests.attest.support import person_repo
 from tests.conftest import REPO, RUNTIME, require
 from tests.support import git
 
@@ -34,16 +35,6 @@ def _ssh_keygen():
 def key(tmp_path, monkeypatch):
     monkeypatch.setenv("RUNTIME_SIGNING_KEY", str(tmp_path / "keys" / "signing"))
     return ensure_key()
-
-
-def _repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "trunk")
-    (repo / "a.txt").write_text("one\n")
-    git(repo, "add", "a.txt")
-    git(repo, "commit", "-qm", "a person's commit")
-    return repo
 
 
 def _agent_commit(repo: Path, agent: str = "ag-1", text: str = "two\n") -> str:
@@ -64,7 +55,7 @@ def _findings(repo: Path, *revs: str, trust: TrustRoot):
 
 
 def test_a_signed_commit_holds_and_the_note_and_run_file_are_one(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_commit(repo)
     made = attest(Git(repo), commit, "agent/ag-1", _work(), tmp_path / "run")
     assert made.file is not None and made.file.read_text() == made.text
@@ -92,7 +83,7 @@ def test_a_signed_commit_holds_and_the_note_and_run_file_are_one(tmp_path, key):
 
 
 def test_a_tampered_note_is_refused(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_commit(repo)
     made = attest(Git(repo), commit, "agent/ag-1", _work(), None)
     envelope = json.loads(made.text)
@@ -111,7 +102,7 @@ def test_a_tampered_note_is_refused(tmp_path, key):
 
 
 def test_a_commit_rewritten_after_it_was_attested_is_refused(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_commit(repo)
     attest(Git(repo), commit, "agent/ag-1", _work(), None)
     (repo / "a.txt").write_text("something else\n")
@@ -126,7 +117,7 @@ def test_a_commit_rewritten_after_it_was_attested_is_refused(tmp_path, key):
 
 
 def test_another_key_is_refused(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_commit(repo)
     attest(Git(repo), commit, "agent/ag-1", _work(), None)
     other = ensure_key(tmp_path / "other" / "key")
@@ -141,7 +132,7 @@ def test_another_key_is_refused(tmp_path, key):
 
 
 def test_facts_the_commit_contradicts_are_refused(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_commit(repo, agent="ag-1")
     attest(Git(repo), commit, "agent/ag-1", _work(agent="ag-2"), None)
     [finding] = _findings(repo, "HEAD^!", trust=TrustRoot.of_key(key))
@@ -153,7 +144,7 @@ def test_facts_the_commit_contradicts_are_refused(tmp_path, key):
 
 
 def test_a_verified_trailer_typed_by_hand_is_unattested_and_a_persons_commit_is_plain(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     _agent_commit(repo)
     findings = _findings(repo, "trunk", trust=TrustRoot.of_key(key))
     assert [f.status for f in findings] == [Status.UNATTESTED, Status.PLAIN]
@@ -171,7 +162,7 @@ def test_the_key_is_made_once_private_and_a_loose_one_is_refused(tmp_path, key):
 
 
 def test_cli_verify_and_show(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_commit(repo)
     attest(Git(repo), commit, "agent/ag-1", _work(), None)
     env = dict(os.environ)
@@ -191,7 +182,7 @@ def test_cli_verify_and_show(tmp_path, key):
 
 
 def test_notes_stored_together_are_one_notes_commit_and_keep_the_earlier_ones(tmp_path, key):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commits = [_agent_commit(repo, agent=f"ag-{n}", text=f"{n}\n") for n in range(3)]
     repository = Git(repo)
     repository.add_notes(NOTES_REF, [(commits[0], "first\n")])

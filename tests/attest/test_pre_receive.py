@@ -17,6 +17,7 @@ from runtime.attest.signing import ensure_key
 from runtime.attest.statement import Predicate, TaskFacts
 from runtime.attest.store import NOTES_REF, attest
 from runtime.workspace.git import Git
+from tests.attest.support import person_repo
 from tests.conftest import RUNTIME, require
 from tests.support import git
 
@@ -44,16 +45,6 @@ def _push(repo: Path, bare: Path, *refs: str) -> subprocess.CompletedProcess[str
     return subprocess.run(["git", "-C", str(repo), "push", str(bare), *refs], capture_output=True, text=True, env=env)
 
 
-def _repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "trunk")
-    (repo / "a.txt").write_text("one\n")
-    git(repo, "add", "a.txt")
-    git(repo, "commit", "-qm", "a person's commit")
-    return repo
-
-
 def _agent_branch(repo: Path, agent: str) -> str:
     git(repo, "checkout", "-q", "-b", f"agent/{agent}", "trunk")
     (repo / f"{agent}.txt").write_text(agent)
@@ -75,7 +66,7 @@ def _refs(bare: Path) -> str:
 
 
 def test_a_push_is_refused_without_its_attestation_and_taken_with_it(tmp_path, server):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     assert _push(repo, server, "trunk").returncode == 0  # a person's commits: nothing to attest
     commit = _agent_branch(repo, "ag-1")
     _attest(repo, commit, "ag-1")
@@ -90,7 +81,7 @@ def test_a_push_is_refused_without_its_attestation_and_taken_with_it(tmp_path, s
 
 
 def test_a_tampered_attestation_is_refused(tmp_path, server):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_branch(repo, "ag-2")
     _attest(repo, commit, "ag-2")
     text = git(repo, "notes", f"--ref={NOTES_REF}", "show", commit)
@@ -106,7 +97,7 @@ def test_a_tampered_attestation_is_refused(tmp_path, server):
 
 
 def test_an_attestation_signed_by_another_key_is_refused(tmp_path, server):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_branch(repo, "ag-3")
     _attest(repo, commit, "ag-3", key=ensure_key(tmp_path / "intruder" / "key"))
     refused = _push(repo, server, "agent/ag-3", NOTES_REF)
@@ -115,7 +106,7 @@ def test_an_attestation_signed_by_another_key_is_refused(tmp_path, server):
 
 
 def test_a_rewritten_commit_with_the_note_copied_is_refused(tmp_path, server):
-    repo = _repo(tmp_path)
+    repo = person_repo(tmp_path)
     commit = _agent_branch(repo, "ag-4")
     _attest(repo, commit, "ag-4")
     git(repo, "checkout", "-q", "agent/ag-4")
